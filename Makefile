@@ -1,0 +1,112 @@
+# cellfs: one Makefile.  `make`, `make check`, `make run`, `make bench`.
+# SANITIZE=address,undefined or SANITIZE=thread builds a separate variant
+# under build/<variant>/; the plain build also puts cellfs and cellfs-fsck
+# at the top of the tree.
+
+SANITIZE ?=
+VARIANT := $(if $(SANITIZE),$(subst $(comma),-,$(SANITIZE)),default)
+comma := ,
+B := build/$(VARIANT)
+
+CC ?= cc
+OPT ?= -O2 -g
+WARN := -Wall -Wextra -Wstrict-prototypes -Wmissing-prototypes \
+	-Wwrite-strings -Wvla -fno-common -Wno-unused-parameter
+ifdef CI
+WARN += -Werror
+endif
+ifneq ($(SANITIZE),)
+SANFLAGS := -fsanitize=$(SANITIZE) -fno-omit-frame-pointer
+OPT := -O1 -g
+endif
+
+PKGS := fuse3 sqlite3 snappy
+CPPFLAGS = -I. -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 \
+	$(shell pkg-config --cflags fuse3 2>/dev/null)
+CFLAGS = -std=c11 $(OPT) $(WARN) $(SANFLAGS) -pthread -MMD -MP
+LDFLAGS = $(SANFLAGS) -pthread
+LIBS = -lsqlite3 -lsnappy -lm
+FUSE_LIBS = $(shell pkg-config --libs fuse3 2>/dev/null)
+
+LIB_SRC := $(wildcard util/*.c meta/*.c engine/*.c tsd/*.c)
+FS_SRC := $(wildcard fs/*.c)
+FS_MAIN := fs/main.c
+FSCK_MAIN := fs/fsck_main.c
+FS_LIB_SRC := $(filter-out $(FS_MAIN) $(FSCK_MAIN),$(FS_SRC))
+TEST_SRC := $(wildcard tests/test-*.c)
+HELPER_SRC := $(wildcard tests/helper-*.c)
+BENCH_SRC := $(wildcard tests/bench/*.c)
+
+LIB_OBJ := $(LIB_SRC:%.c=$(B)/%.o)
+FS_LIB_OBJ := $(FS_LIB_SRC:%.c=$(B)/%.o)
+TEST_BIN := $(TEST_SRC:tests/%.c=$(B)/tests/%)
+HELPER_BIN := $(HELPER_SRC:tests/%.c=$(B)/tests/%)
+DAEMON := $(if $(wildcard $(FS_MAIN)),$(B)/cellfs)
+FSCK := $(if $(wildcard $(FSCK_MAIN)),$(B)/cellfs-fsck)
+
+# Debian packages the build, the tests and the benchmarks need.
+DEBS := build-essential pkg-config libfuse3-dev fuse3 libsnappy-dev \
+	libsqlite3-dev sqlite3 sharness rsync tar attr gnuplot-nox \
+	libleveldb-dev librocksdb-dev liblmdb-dev
+
+.PHONY: all deps check check-build run bench bench-quick clean
+all: $(B)/libcellfs.a $(DAEMON) $(FSCK) $(TEST_BIN) $(HELPER_BIN)
+ifeq ($(VARIANT),default)
+all: $(if $(DAEMON),cellfs) $(if $(FSCK),cellfs-fsck)
+cellfs: $(B)/cellfs
+	cp $< $@
+cellfs-fsck: $(B)/cellfs-fsck
+	cp $< $@
+endif
+
+# Installs what is missing (as root through apt-get; otherwise says what
+# to install).
+deps:
+	@missing=$$(for p in $(DEBS); do \
+		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | \
+		grep -q 'install ok installed' || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+		echo "cellfs: installing Debian packages:" $$missing; \
+		if [ "$$(id -u)" = 0 ]; then \
+			apt-get update -qq && \
+			DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+				$$missing >/dev/null; \
+		else \
+			sudo apt-get update -qq && \
+			sudo DEBIAN_FRONTEND=noninteractive apt-get install \
+				-y -qq $$missing >/dev/null; \
+		fi; \
+	fi
+
+$(B)/libcellfs.a: $(LIB_OBJ)
+	@mkdir -p $(@D)
+	rm -f $@
+	ar rcs $@ $^
+
+$(B)/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+
+$(B)/cellfs: $(B)/$(FS_MAIN:.c=.o) $(FS_LIB_OBJ) $(B)/libcellfs.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(FUSE_LIBS) $(LIBS)
+
+$(B)/cellfs-fsck: $(B)/$(FSCK_MAIN:.c=.o) $(FS_LIB_OBJ) $(B)/libcellfs.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(FUSE_LIBS) $(LIBS)
+
+$(B)/tests/%: $(B)/tests/%.o $(B)/libcellfs.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
+
+# C tests (tests/test-*.c) and shell tests (tests/t[0-9]*.sh), by prove.
+# Shell tests find the binaries through CELLFS_BUILD.
+check: deps
+	@$(MAKE) --no-print-directory check-build
+
+check-build: all
+	@cd tests && CELLFS_BUILD=$(CURDIR)/$(B) CELLFS_TOP=$(CURDIR) \
+		prove $(PROVE_OPTS) --exec '' \
+		$(TEST_BIN:$(B)/tests/%=../$(B)/tests/%) $(wildcard tests/t[0-9]*.sh)
+
+clean:
+	rm -rf build cellfs cellfs-fsck
+
+-include $(shell find build -name '*.d' 2>/dev/null)

@@ -1,0 +1,285 @@
+/*
+ * cellfs.h: the public API of the cellfs engine, an HBase-style table
+ * store on an LSM tree.  This is all fs/ and tsd/ may include from engine/.
+ *
+ * Data model (HBase): a table holds rows; a row holds cells addressed by
+ * (family, qualifier, timestamp).  Rows and qualifiers are arbitrary bytes;
+ * family names are [A-Za-z0-9_.-]+.  Timestamps are milliseconds since the
+ * epoch.  Each table is a sorted set of regions, each owning a key range.
+ *
+ * Versions and deletes follow HBase with one fix: a delete masks only
+ * cells written before it (by sequence), so a Put issued after a Delete
+ * is visible even with an older timestamp, and compaction never changes
+ * what a read returns.  docs/engine.md states the exact rules.
+ *
+ * Handles are opaque.  Every function returns CF_OK (0) or a negative
+ * CF_E* code from util/err.h unless stated otherwise.  All functions are
+ * thread safe; a cf_scanner is used by one thread at a time.
+ */
+#ifndef CF_CELLFS_H
+#define CF_CELLFS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/err.h"
+#include "util/buf.h"
+
+typedef struct cf_db cf_db;
+typedef struct cf_table cf_table;
+typedef struct cf_batch cf_batch;
+typedef struct cf_row cf_row;
+typedef struct cf_scanner cf_scanner;
+
+/* "Now": a Put or Delete at CF_TS_NOW takes the current time. */
+#define CF_TS_NOW INT64_MAX
+#define CF_TTL_FOREVER INT64_MAX
+#define CF_ROW_MAX 32767	/* longest row key (HBase's limit) */
+#define CF_FAMILY_MAX 200	/* longest family name */
+#define CF_TABLE_MAX 128	/* longest table name */
+
+/* --- opening ---------------------------------------------------------- */
+
+enum cf_sync_mode { CF_SYNC_BATCH = 0, CF_SYNC_ALWAYS = 1, CF_SYNC_NONE = 2 };
+
+struct cf_options {
+	uint64_t flush_size;	/* memstore bytes of a region that flush it */
+	uint64_t split_size;	/* store bytes of a region that split it */
+	uint64_t block_cache;	/* block cache capacity in bytes */
+	uint64_t memstore_limit; /* all memstores together; 0: 4*flush_size */
+	int sync_mode;		/* enum cf_sync_mode */
+	unsigned sync_ms;	/* CF_SYNC_BATCH: longest wait for fsync */
+	uint64_t max_value;	/* largest value accepted */
+	int background;		/* 1: flush/compaction threads; 0: only on
+				   explicit calls (tests) */
+	int compact_threshold;	/* files in a store that start a minor
+				   compaction (default 3) */
+	int stall_files;	/* files in a store at which writers slow
+				   down (default 12) */
+};
+
+/* Fills o with the defaults of SPEC.md section 1. */
+void cf_options_default(struct cf_options *o);
+
+/* Opens (creating if missing) the data directory dir: replays the WAL,
+ * removes files the catalog does not name, starts background threads.
+ * *out is owned by the caller until cf_db_close().
+ * Errors: CF_EBUSY (another process has it), CF_ECORRUPT, CF_EIO. */
+int cf_db_open(const char *dir, const struct cf_options *o, cf_db **out);
+/* Flushes nothing; stops threads, syncs the WAL, frees everything.  Every
+ * table handle must be closed before. */
+void cf_db_close(cf_db *db);
+/* Makes every acknowledged write durable (fsync; one group commit serves
+ * all callers waiting at once). */
+int cf_db_sync(cf_db *db);
+/* Flushes every region's memstore; with wait, returns once on disk. */
+int cf_db_flush(cf_db *db);
+/* Runs a minor (major = 0) or major compaction of every store, now. */
+int cf_db_compact(cf_db *db, int major);
+
+/* --- families and tables ---------------------------------------------- */
+
+enum cf_compression { CF_COMPRESS_NONE = 0, CF_COMPRESS_SNAPPY = 1 };
+enum cf_bloom { CF_BLOOM_NONE = 0, CF_BLOOM_ROW = 1, CF_BLOOM_ROWCOL = 2 };
+
+struct cf_family {
+	char name[CF_FAMILY_MAX + 1];
+	int versions;		/* VERSIONS >= 1 (default 1) */
+	int min_versions;	/* MIN_VERSIONS >= 0 (default 0) */
+	int64_t ttl;		/* TTL in seconds, or CF_TTL_FOREVER */
+	int keep_deleted;	/* KEEP_DELETED_CELLS */
+	int compression;	/* enum cf_compression (default SNAPPY) */
+	int bloom;		/* enum cf_bloom (default ROW) */
+	uint32_t blocksize;	/* BLOCKSIZE (default 65536) */
+	int in_memory;		/* IN_MEMORY: block cache priority */
+};
+
+/* Sets every setting of f to its default and its name to name. */
+void cf_family_default(struct cf_family *f, const char *name);
+/* Appends "NAME VERSIONS=1 MIN_VERSIONS=0 TTL=FOREVER ..." (no newline),
+ * every setting spelled out. */
+int cf_family_format(const struct cf_family *f, struct buf *out);
+/* Parses one schema line "NAME [KEY=VALUE ...]" (len bytes, no newline);
+ * unnamed settings take their defaults.  CF_EINVAL with a reason in
+ * why (if non-NULL, static string) on a malformed line. */
+int cf_family_parse(const char *line, size_t len, struct cf_family *f,
+		    const char **why);
+/* 1 if name is a valid table name (SPEC section 2) / family name. */
+int cf_table_name_valid(const char *name);
+int cf_family_name_valid(const char *name, size_t len);
+
+/* Creates table name with families fams[0..n).  CF_EEXIST, CF_EINVAL. */
+int cf_table_create(cf_db *db, const char *name, const struct cf_family *fams,
+		    size_t n);
+/* Drops a table with its data.  With only_if_empty, CF_ENOTEMPTY when it
+ * holds any visible cell. */
+int cf_table_drop(cf_db *db, const char *name, int only_if_empty);
+/* The table names, sorted: *names is one malloc'd array of *n pointers
+ * into the same block; free(*names) frees all. */
+int cf_table_list(cf_db *db, char ***names, size_t *n);
+
+/* Opens a handle on table name (CF_ENOTFOUND).  Handles are cheap and
+ * reference counted; on a dropped table every call returns CF_ECLOSED. */
+int cf_table_open(cf_db *db, const char *name, cf_table **out);
+void cf_table_close(cf_table *t);
+const char *cf_table_name(const cf_table *t);
+
+/* The table's families: a malloc'd array (caller frees) of *n entries. */
+int cf_table_schema(cf_table *t, struct cf_family **fams, size_t *n);
+/* Makes the schema exactly fams[0..n): families added, changed, or
+ * dropped with their data; atomic.  CF_EINVAL on a bad setting. */
+int cf_table_alter(cf_table *t, const struct cf_family *fams, size_t n);
+/* 1 if the table has family fam (famlen bytes). */
+int cf_table_has_family(cf_table *t, const char *fam, size_t famlen);
+
+/* --- writing ---------------------------------------------------------- */
+
+/* A batch of mutations over any rows of one table.  Applying it is atomic
+ * per row; the whole batch shares one WAL record.  Owned by the caller. */
+int cf_batch_new(cf_batch **out);
+void cf_batch_free(cf_batch *b);
+void cf_batch_clear(cf_batch *b);
+size_t cf_batch_count(const cf_batch *b);
+
+/* Put value at (row, fam:qual, ts); ts may be CF_TS_NOW. */
+int cf_batch_put(cf_batch *b, const void *row, size_t rowlen,
+		 const char *fam, size_t famlen, const void *qual, size_t qlen,
+		 int64_t ts, const void *val, size_t vlen);
+
+enum cf_delete_kind {
+	CF_DEL_VERSION = 1,	/* Delete: the version at exactly ts */
+	CF_DEL_COLUMN = 2,	/* DeleteColumn: every version <= ts */
+	CF_DEL_FAMILY = 3,	/* DeleteFamily: every column, versions <= ts */
+	CF_DEL_ROW = 4		/* every family of the row, versions <= ts */
+};
+/* fam/qual are ignored where the kind does not use them.  ts may be
+ * CF_TS_NOW (for CF_DEL_VERSION: the latest version's timestamp). */
+int cf_batch_delete(cf_batch *b, enum cf_delete_kind kind, const void *row,
+		    size_t rowlen, const char *fam, size_t famlen,
+		    const void *qual, size_t qlen, int64_t ts);
+
+/* Applies b.  Errors: CF_ENOTFOUND (unknown family), CF_ETOOBIG (value
+ * over max_value, row over CF_ROW_MAX), CF_ENOSPC, CF_EIO.  When it
+ * returns CF_OK the batch is in the WAL (durable per the sync mode).
+ * On error nothing of b was applied. */
+int cf_table_apply(cf_table *t, const cf_batch *b);
+
+/* HBase Append: atomically appends data to the latest value of the cell
+ * (absent = empty).  The new value is stored into *out if non-NULL. */
+int cf_table_append(cf_table *t, const void *row, size_t rowlen,
+		    const char *fam, size_t famlen, const void *qual,
+		    size_t qlen, const void *data, size_t dlen,
+		    struct buf *out);
+/* HBase Increment: the cell holds an 8-byte big-endian signed counter
+ * (absent = 0); adds delta atomically and returns the result.
+ * CF_EINVAL if the current value is not 8 bytes; CF_ERANGE on overflow. */
+int cf_table_increment(cf_table *t, const void *row, size_t rowlen,
+		       const char *fam, size_t famlen, const void *qual,
+		       size_t qlen, int64_t delta, int64_t *result);
+/* HBase CheckAndPut/CheckAndMutate: applies b (which must touch only
+ * row) iff the latest value of fam:qual equals expect (elen bytes), or
+ * with expect == NULL iff the cell is absent.  *applied says which. */
+int cf_table_check_and_apply(cf_table *t, const void *row, size_t rowlen,
+			     const char *fam, size_t famlen, const void *qual,
+			     size_t qlen, const void *expect, size_t elen,
+			     const cf_batch *b, int *applied);
+
+/* --- reading ---------------------------------------------------------- */
+
+struct cf_column {
+	const char *fam;	/* family name */
+	size_t famlen;
+	const void *qual;	/* NULL: the whole family */
+	size_t qlen;
+};
+
+struct cf_read_opts {
+	const struct cf_column *columns;	/* NULL: every family */
+	size_t ncolumns;
+	int64_t min_ts;		/* time range [min_ts, max_ts); default */
+	int64_t max_ts;		/* 0 and INT64_MAX: everything */
+	int max_versions;	/* per column; 0 means 1; INT32_MAX: all kept */
+	int keys_only;		/* values not returned (vlen still set) */
+};
+
+#define CF_READ_OPTS_INIT { NULL, 0, 0, INT64_MAX, 1, 0 }
+
+/* One cell of a result.  Pointers stay valid as long as the cf_row. */
+struct cf_cell {
+	const char *fam;
+	size_t famlen;
+	const unsigned char *qual;
+	size_t qlen;
+	int64_t ts;
+	const unsigned char *val;	/* NULL with keys_only */
+	size_t vlen;
+};
+
+/* A row of a result: its cells in order (family, qualifier ascending,
+ * timestamp descending), seen at one consistent point. */
+const unsigned char *cf_row_key(const cf_row *r, size_t *len);
+size_t cf_row_count(const cf_row *r);
+const struct cf_cell *cf_row_cell(const cf_row *r, size_t i);
+void cf_row_free(cf_row *r);
+
+/* Get: the visible cells of row.  *out (caller frees with cf_row_free)
+ * holds zero cells when nothing is visible. */
+int cf_table_get(cf_table *t, const void *row, size_t rowlen,
+		 const struct cf_read_opts *o, cf_row **out);
+
+struct cf_scan_opts {
+	struct cf_read_opts read;
+	const void *start;	/* first row (inclusive); NULL: table start */
+	size_t startlen;
+	const void *stop;	/* last row (exclusive); NULL: table end */
+	size_t stoplen;
+	const void *prefix;	/* only rows beginning with prefix */
+	size_t prefixlen;
+	uint64_t limit;		/* at most this many rows; 0: no limit */
+};
+
+/* Opens a scan.  It sees each row at one consistent point; rows written
+ * while it runs may or may not be seen.  Rows with no visible cell are
+ * skipped. */
+int cf_scan_open(cf_table *t, const struct cf_scan_opts *o, cf_scanner **out);
+/* The next row into *row (owned by the scanner, valid until the next call
+ * or close), or *row = NULL at the end. */
+int cf_scan_next(cf_scanner *s, const cf_row **row);
+void cf_scan_close(cf_scanner *s);
+
+/* --- regions and status ----------------------------------------------- */
+
+struct cf_region_info {
+	uint64_t id;
+	unsigned char *start;	/* malloc'd copies, freed with the array */
+	size_t startlen;
+	unsigned char *end;	/* endlen 0: the table's end */
+	size_t endlen;
+	uint64_t files;		/* store files */
+	uint64_t disk_bytes;
+	uint64_t mem_bytes;	/* memstore */
+};
+
+/* The regions in key order; free with cf_regions_free(). */
+int cf_table_regions(cf_table *t, struct cf_region_info **out, size_t *n);
+void cf_regions_free(struct cf_region_info *r, size_t n);
+/* Splits the region holding key at key (a no-op CF_EEXIST if key already
+ * starts a region).  keylen 0: at the region's middle key. */
+int cf_table_split(cf_table *t, const void *key, size_t keylen);
+int cf_table_flush(cf_table *t);
+int cf_table_compact(cf_table *t, int major);
+
+struct cf_stats {
+	uint64_t puts, deletes, appends, increments, gets, scans, scan_rows;
+	uint64_t bytes_written, bytes_read;
+	uint64_t flushes, compactions, major_compactions, splits;
+	uint64_t cache_hits, cache_misses, bloom_skips, files_skipped;
+	uint64_t wal_syncs, wal_bytes, stalls;
+	uint64_t errors;	/* failed engine operations */
+	uint64_t regions, store_files, disk_bytes, mem_bytes;
+};
+
+int cf_db_stats(cf_db *db, struct cf_stats *s);
+int cf_table_stats(cf_table *t, struct cf_stats *s);
+
+#endif

@@ -1,0 +1,59 @@
+/*
+ * iter.h: an iterator over (internal key, value) entries in ikey order,
+ * implemented by memstores, store files, and the merging iterator.
+ *
+ * Keys and values returned stay valid until the next call that moves the
+ * iterator.  Errors (I/O, checksum) make the iterator invalid and are
+ * reported by status(); a reader must check status() when valid() turns 0.
+ */
+#ifndef CF_ITER_H
+#define CF_ITER_H
+
+#include <stddef.h>
+
+struct iter;
+
+struct iter_ops {
+	void (*seek_first)(struct iter *it);
+	/* Positions at the first entry >= key (an encoded ikey). */
+	void (*seek)(struct iter *it, const unsigned char *key, size_t n);
+	void (*next)(struct iter *it);
+	int (*valid)(const struct iter *it);
+	const unsigned char *(*key)(const struct iter *it, size_t *n);
+	const unsigned char *(*value)(const struct iter *it, size_t *n);
+	int (*status)(const struct iter *it);	/* CF_OK or CF_E* */
+	void (*destroy)(struct iter *it);
+};
+
+struct iter {
+	const struct iter_ops *ops;
+};
+
+static inline void iter_seek_first(struct iter *it) { it->ops->seek_first(it); }
+static inline void iter_seek(struct iter *it, const unsigned char *k, size_t n)
+{
+	it->ops->seek(it, k, n);
+}
+static inline void iter_next(struct iter *it) { it->ops->next(it); }
+static inline int iter_valid(const struct iter *it) { return it->ops->valid(it); }
+static inline const unsigned char *iter_key(const struct iter *it, size_t *n)
+{
+	return it->ops->key(it, n);
+}
+static inline const unsigned char *iter_value(const struct iter *it, size_t *n)
+{
+	return it->ops->value(it, n);
+}
+static inline int iter_status(const struct iter *it) { return it->ops->status(it); }
+static inline void iter_destroy(struct iter *it)
+{
+	if (it)
+		it->ops->destroy(it);
+}
+
+/* A merging iterator over children[0..n) (ownership of the children
+ * passes to it).  Among equal keys, the lower child index comes first.
+ * Returns NULL on allocation failure (children destroyed). */
+struct iter *iter_merge(struct iter **children, size_t n);
+
+#endif

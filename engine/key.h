@@ -1,0 +1,71 @@
+/*
+ * key.h: the internal key of a cell, as stored in memstores, WAL records
+ * and store files (docs/sst_format.md):
+ *
+ *   u16be rowlen | row | u8 famlen | fam | qual | i64be ts | u64be seqtype
+ *
+ * seqtype = seq << 8 | type.  The qualifier length is what remains.
+ * Order: row, family, qualifier ascending (bytewise, shorter first on a
+ * common prefix), then timestamp descending, then seqtype descending
+ * (newest write first).
+ */
+#ifndef CF_KEY_H
+#define CF_KEY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum cf_type {
+	KT_PUT = 4,
+	KT_DELETE = 8,		/* one version: exactly ts */
+	KT_DELETE_COLUMN = 12,	/* every version <= ts */
+	KT_DELETE_FAMILY = 14	/* every column of the family, <= ts;
+				   stored with an empty qualifier */
+};
+
+#define KEY_TRAILER 16		/* ts + seqtype */
+#define KEY_OVERHEAD (2 + 1 + KEY_TRAILER)
+#define SEQ_MAX ((UINT64_C(1) << 56) - 1)
+
+struct ikey {
+	const unsigned char *row;
+	size_t rowlen;
+	const unsigned char *fam;
+	size_t famlen;
+	const unsigned char *qual;
+	size_t qlen;
+	int64_t ts;
+	uint64_t seq;
+	int type;
+};
+
+static inline size_t ikey_size(const struct ikey *k)
+{
+	return KEY_OVERHEAD + k->rowlen + k->famlen + k->qlen;
+}
+
+/* Writes k at dst (ikey_size(k) bytes); returns the size. */
+size_t ikey_encode(unsigned char *dst, const struct ikey *k);
+/* Parses n bytes at p; pointers in *k point into p.  CF_ECORRUPT if
+ * malformed. */
+int ikey_decode(const unsigned char *p, size_t n, struct ikey *k);
+/* <0, 0, >0 as a sorts before, with, after b. */
+int ikey_cmp(const unsigned char *a, size_t an, const unsigned char *b,
+	     size_t bn);
+/* Compares only (row, fam, qual): 0 when both name the same column. */
+int ikey_cmp_column(const unsigned char *a, size_t an,
+		    const unsigned char *b, size_t bn);
+/* Compares only the rows. */
+int ikey_cmp_row(const unsigned char *a, size_t an, const unsigned char *b,
+		 size_t bn);
+/* The row of an encoded key, without a full decode. */
+static inline const unsigned char *ikey_row(const unsigned char *p,
+					    size_t *rowlen)
+{
+	*rowlen = ((size_t)p[0] << 8) | p[1];
+	return p + 2;
+}
+/* Bytewise compare of two byte strings, shorter first on a tie. */
+int bytes_cmp(const void *a, size_t an, const void *b, size_t bn);
+
+#endif

@@ -1,0 +1,66 @@
+/*
+ * wal.h: the write-ahead log (format: docs/wal_format.md), shared by all
+ * regions of a db.  A log is a directory of numbered segment files; each
+ * record is framed with its length and a CRC-32C.  The engine puts one
+ * encoded batch in a record; the WAL does not look inside.
+ *
+ * Concurrency: wal_append is called by one thread at a time (the write
+ * leader); wal_sync may run concurrently from any thread and is a group
+ * commit: a caller whose bytes were covered by an fsync that started after
+ * they were appended returns without a second fsync.  wal.c states its
+ * lock order; no lock is held when a function returns.
+ */
+#ifndef CF_WAL_H
+#define CF_WAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct wal;
+
+/* Opens a new segment numbered first_segment in dir (created if
+ * missing) for appending.  Segments roll at segment_size bytes. */
+int wal_open(const char *dir, uint64_t first_segment, uint64_t segment_size,
+	     struct wal **out);
+/* Syncs and closes. */
+void wal_close(struct wal *w);
+/* Appends one record whose entries have sequence numbers <= max_seq.
+ * Not synced.  CF_EIO, CF_ENOSPC: the partial record is cut off again so
+ * the log stays valid, and the call may be retried. */
+int wal_append(struct wal *w, const void *rec, size_t n, uint64_t max_seq);
+/* Makes every record appended before the call durable.  CF_EIO. */
+int wal_sync(struct wal *w);
+/* 1 if some appended bytes are not yet synced. */
+int wal_dirty(struct wal *w);
+uint64_t wal_syncs(const struct wal *w);	/* fsyncs done */
+uint64_t wal_bytes(const struct wal *w);	/* bytes appended */
+/* Registers an existing, closed segment (from before wal_open, found
+ * by replay) whose records have seq <= max_seq, so wal_purge can delete
+ * it later. */
+int wal_adopt(struct wal *w, uint64_t segment, uint64_t max_seq);
+/* Deletes every closed segment all of whose records have
+ * seq < min_unflushed (those edits are in store files).  */
+int wal_purge(struct wal *w, uint64_t min_unflushed);
+
+/* Segment numbers present in dir, ascending: *ids malloc'd (caller
+ * frees).  */
+int wal_list(const char *dir, uint64_t **ids, size_t *n);
+/* The path of segment id in dir into buf (size >= strlen(dir) + 32). */
+void wal_segment_path(char *buf, size_t size, const char *dir, uint64_t id);
+
+struct wal_reader;
+
+int wal_reader_open(const char *path, struct wal_reader **out);
+/*
+ * The next record: *rec points at n bytes valid until the next call;
+ * *rec = NULL at the end.  A torn tail (an incomplete or bad last record
+ * with nothing valid after it, as a crash leaves) ends the segment
+ * quietly and sets *torn_off (if non-NULL) to where valid data ends.
+ * A bad record followed by valid ones is CF_ECORRUPT, never data.
+ */
+int wal_reader_next(struct wal_reader *r, const void **rec, size_t *n);
+uint64_t wal_reader_valid_end(const struct wal_reader *r);
+int wal_reader_torn(const struct wal_reader *r);
+void wal_reader_close(struct wal_reader *r);
+
+#endif

@@ -1,0 +1,106 @@
+/*
+ * meta.h: the catalog, in SQLite (DATADIR/catalog.db): tables, families
+ * with their settings, regions with their key ranges and flushed WAL
+ * positions, and the store files of each region (the manifest).
+ *
+ * meta/ knows nothing of file formats: family settings are opaque text,
+ * keys are opaque blobs.  Each flush, compaction and split of the engine
+ * is one transaction: meta_begin, any number of changes, meta_commit (or
+ * meta_rollback).  Changes outside a transaction commit at once.
+ *
+ * A struct meta is used by one thread at a time (the engine serializes
+ * catalog access with its own mutex).  Prepared statements only.
+ */
+#ifndef CF_META_H
+#define CF_META_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct meta;
+
+/* Opens (creating if missing) the catalog at path.  CF_ECORRUPT when the
+ * file is not a catalog, CF_EIO on other SQLite failures. */
+int meta_open(const char *path, struct meta **out);
+void meta_close(struct meta *m);
+/* Runs SQLite's integrity check: CF_OK or CF_ECORRUPT. */
+int meta_check(struct meta *m);
+
+int meta_begin(struct meta *m);
+int meta_commit(struct meta *m);
+void meta_rollback(struct meta *m);
+
+/* Named counters and positions ("next_file", "last_seq", ...). */
+int meta_get_u64(struct meta *m, const char *key, uint64_t *v); /* ENOTFOUND */
+int meta_set_u64(struct meta *m, const char *key, uint64_t v);
+
+struct meta_table {
+	int64_t id;
+	const char *name;
+};
+
+/* Adds a table; its id into *id.  CF_EEXIST. */
+int meta_table_add(struct meta *m, const char *name, int64_t *id);
+/* Removes the table with its families, regions and files. */
+int meta_table_del(struct meta *m, int64_t id);
+/* Calls fn for each table (ordered by name); stops on non-zero return and
+ * returns it.  Strings are valid during the call only. */
+int meta_table_list(struct meta *m,
+		    int (*fn)(const struct meta_table *t, void *arg),
+		    void *arg);
+
+/* Inserts or replaces a family's settings text. */
+int meta_family_put(struct meta *m, int64_t table_id, const char *name,
+		    const char *settings);
+int meta_family_del(struct meta *m, int64_t table_id, const char *name);
+int meta_family_list(struct meta *m, int64_t table_id,
+		     int (*fn)(const char *name, const char *settings,
+			       void *arg),
+		     void *arg);
+
+struct meta_region {
+	int64_t id;		/* unique, positive */
+	int64_t table_id;
+	const void *start;	/* inclusive; startlen 0: table start */
+	size_t startlen;
+	const void *end;	/* exclusive; endlen 0: table end */
+	size_t endlen;
+	uint64_t flushed_seq;	/* edits <= this are in store files */
+};
+
+/* Inserts or replaces a region. */
+int meta_region_put(struct meta *m, const struct meta_region *r);
+/* Removes a region and its file rows. */
+int meta_region_del(struct meta *m, int64_t id);
+int meta_region_set_flushed(struct meta *m, int64_t id, uint64_t seq);
+/* Regions of a table ordered by start key. */
+int meta_region_list(struct meta *m, int64_t table_id,
+		     int (*fn)(const struct meta_region *r, void *arg),
+		     void *arg);
+
+struct meta_file {
+	uint64_t id;		/* unique file number: its name */
+	int64_t region_id;	/* region that uses the file */
+	const char *family;
+	int64_t home_region;	/* region directory that holds the file
+				   (differs from region_id for a split
+				   daughter's reference) */
+	uint64_t size;
+	uint64_t max_seq;
+	const void *lo;		/* reference bounds on rows: [lo, hi); */
+	size_t lolen;		/* lolen/hilen 0 with NULL: unbounded */
+	const void *hi;
+	size_t hilen;
+};
+
+int meta_file_add(struct meta *m, const struct meta_file *f);
+/* CF_ENOTFOUND if absent. */
+int meta_file_del(struct meta *m, int64_t region_id, uint64_t id);
+/* Files of a region, by id. */
+int meta_file_list(struct meta *m, int64_t region_id,
+		   int (*fn)(const struct meta_file *f, void *arg),
+		   void *arg);
+/* How many file rows (any region) name physical file id. */
+int meta_file_refs(struct meta *m, uint64_t id, int64_t *count);
+
+#endif

@@ -1,0 +1,127 @@
+/*
+ * env.h: the OS layer.  Every file operation of meta/ (except SQLite's own
+ * I/O) and engine/ goes through here, as LevelDB's Env: errno is read only
+ * in env.c and mapped to CF_E* codes; EINTR is retried here; short writes
+ * are completed here.
+ *
+ * Tests swap behaviour through the fault hooks below: make the Nth matching
+ * operation fail with ENOSPC or EIO, make writes short, and simulate a
+ * power loss by dropping every byte written since a file's last sync.
+ *
+ * The clock lives here too, so TTL tests can move time.
+ *
+ * Thread safety: every function may be called from any thread.  The fault
+ * table is protected by one internal mutex (a leaf lock: nothing is called
+ * while holding it).
+ */
+#ifndef CF_ENV_H
+#define CF_ENV_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* An open file.  Not shared between threads for writes; pread is safe
+ * from any number of threads. */
+struct env_file;
+
+enum env_open_mode {
+	ENV_READ = 0,		/* existing file, read only */
+	ENV_WRITE_NEW = 1,	/* create or truncate, write only */
+	ENV_APPEND = 2,		/* create if missing, append */
+	ENV_RDWR = 3		/* existing file, read and write */
+};
+
+/* Opens path; *out owned by the caller until env_close().
+ * Errors: CF_ENOTFOUND, CF_EIO, CF_ENOSPC, CF_ENOMEM. */
+int env_open(const char *path, enum env_open_mode mode, struct env_file **out);
+/* Closes f (NULL is a no-op).  Returns the close(2) error, if any. */
+int env_close(struct env_file *f);
+/* Appends all n bytes at the end (ENV_WRITE_NEW/APPEND) or at the current
+ * position.  Errors: CF_EIO, CF_ENOSPC (some prefix may have been written:
+ * callers that care truncate back with env_truncate). */
+int env_write(struct env_file *f, const void *p, size_t n);
+/* Reads exactly n bytes at off.  Errors: CF_EIO, CF_ECORRUPT when the file
+ * ends before off + n. */
+int env_pread(struct env_file *f, void *p, size_t n, uint64_t off);
+/* Reads up to n bytes at off into p; *got says how many (0 at EOF). */
+int env_pread_some(struct env_file *f, void *p, size_t n, uint64_t off,
+		   size_t *got);
+/* fdatasync(2).  Errors: CF_EIO. */
+int env_sync(struct env_file *f);
+int env_truncate(struct env_file *f, uint64_t size);
+/* The file's size in bytes, or a negative CF_E* code. */
+int64_t env_size(struct env_file *f);
+/* Current write offset (bytes written since open plus initial size for
+ * ENV_APPEND). */
+uint64_t env_offset(const struct env_file *f);
+const char *env_path(const struct env_file *f);
+
+/* Path-level operations. */
+int env_exists(const char *path);	/* 1, 0 */
+int env_file_size(const char *path, uint64_t *size);
+int env_mkdir(const char *path, int mode);	/* ok if it exists */
+int env_mkdir_p(const char *path, int mode);
+int env_unlink(const char *path);	/* CF_ENOTFOUND if missing */
+int env_rmdir(const char *path);
+/* rm -r; missing path is not an error. */
+int env_remove_tree(const char *path);
+int env_rename(const char *from, const char *to);
+/* fsync of a directory, after creating or renaming files in it. */
+int env_sync_dir(const char *path);
+/* Calls fn(name, arg) for each entry of dir except . and ..; stops and
+ * returns fn's value when it is non-zero. */
+int env_list_dir(const char *dir, int (*fn)(const char *name, void *arg),
+		 void *arg);
+/* Reads a whole small file into *out (malloc'd, NUL-terminated; caller
+ * frees) and its length into *len. */
+int env_read_file(const char *path, char **out, size_t *len);
+/* Writes a whole small file atomically: temp file, fsync, rename, fsync
+ * of the directory. */
+int env_write_file_atomic(const char *path, const void *p, size_t n);
+/* Takes an exclusive advisory lock on path (created if missing); the
+ * returned file holds it until env_close().  CF_EBUSY when held. */
+int env_lock_file(const char *path, struct env_file **out);
+
+/* --- the clock ------------------------------------------------------- */
+
+/* Milliseconds since the epoch; tests may replace the source. */
+int64_t env_now_ms(void);
+/* Sets a fixed clock (ms), or restores the real one with ms < 0. */
+void env_clock_set(int64_t ms);
+void env_clock_advance(int64_t ms);
+
+/* --- fault injection (tests only) ------------------------------------ */
+
+enum env_fault_op {
+	ENV_OP_OPEN = 1 << 0,
+	ENV_OP_WRITE = 1 << 1,
+	ENV_OP_SYNC = 1 << 2,
+	ENV_OP_READ = 1 << 3,
+	ENV_OP_RENAME = 1 << 4,
+	ENV_OP_ANY = 0xff
+};
+
+/*
+ * Arms a fault: from the (skip+1)-th operation in ops on a path containing
+ * path_substr (NULL: any path), fail `count` times (count < 0: until
+ * cleared) with err (CF_ENOSPC or CF_EIO).  With short_write set, a failing
+ * write first writes half of its bytes.  Returns a fault id.
+ */
+int env_fault_add(unsigned ops, const char *path_substr, int skip, int count,
+		  int err, int short_write);
+void env_fault_clear(void);
+/* How many operations failed by injection so far. */
+uint64_t env_fault_hits(void);
+
+/*
+ * Power-loss simulation.  While tracking is on, env remembers for each file
+ * written the size it had at its last env_sync() (or at creation), and
+ * env_drop_unsynced() truncates every tracked file back to that size and
+ * deletes files created and never synced (and whose directory was never
+ * synced after creation).  Rename is treated as durable.
+ */
+void env_track_unsynced(int on);
+int env_drop_unsynced(void);
+
+#endif
