@@ -3,6 +3,21 @@
  * keyed by (file id, block offset), with a protected segment for blocks
  * of IN_MEMORY families (evicted only after every normal block).
  * Sharded by key hash; each shard has its own mutex (leaf locks).
+ *
+ * Priorities: when a shard is over capacity it evicts, least recently
+ * used first, among unreferenced entries: high-priority ones while they
+ * use more than half of the shard's capacity, else normal ones, and
+ * high-priority ones only when no normal one is left.  So IN_MEMORY
+ * blocks are protected up to half the cache and cannot starve the rest,
+ * yet may fill the whole cache when nothing else wants it.
+ *
+ * Capacity: up to 16 shards, fewer for small caches so that each shard
+ * holds at least 512 KiB; each shard gets capacity / shards.  Entries
+ * held through handles are never evicted, so usage may exceed capacity
+ * until they are released.
+ *
+ * Thread safety: every function may be called from any thread, except
+ * cache_free.
  */
 #ifndef CF_CACHE_H
 #define CF_CACHE_H
@@ -25,14 +40,15 @@ struct cache_handle *cache_lookup(struct cache *c, uint64_t file,
 /* Inserts value (ownership passes to the cache; deleter(value) frees it
  * when evicted and unreferenced) with the given charge, replacing any
  * entry for the key; returns a referenced handle.  Never fails: on
- * allocation failure the value is freed... and NULL returned. */
+ * allocation failure the value is freed (deleter) and NULL returned. */
 struct cache_handle *cache_insert(struct cache *c, uint64_t file,
 				  uint64_t off, void *value, size_t charge,
 				  int high_priority,
 				  void (*deleter)(void *value));
 void *cache_value(const struct cache_handle *h);
 void cache_release(struct cache *c, struct cache_handle *h);
-/* Drops every unreferenced entry of file (after the file is deleted). */
+/* Removes every entry of file (when the file is closed for good); an
+ * entry still referenced is freed at its last release. */
 void cache_erase_file(struct cache *c, uint64_t file);
 
 size_t cache_usage(const struct cache *c);

@@ -44,11 +44,15 @@ void sst_meta_release(struct sst_meta *m);
 
 struct sst_builder;
 
-/* Creates path (must not exist).  CF_EIO, CF_ENOSPC. */
+/* Creates path (must not exist: CF_EEXIST).  block_size 0 means 64 KiB,
+ * bloom_bits 0 means 10.  CF_EINVAL (unknown compression or bloom kind,
+ * bloom_bits outside 0..64), CF_EIO, CF_ENOSPC, CF_ENOMEM. */
 int sst_builder_open(const char *path, const struct sst_build_opts *o,
 		     struct sst_builder **out);
-/* Adds one entry; keys must come in strictly increasing ikey order
- * (CF_EINVAL otherwise).  CF_EIO, CF_ENOSPC. */
+/* Adds one entry; keys must be well-formed ikeys in strictly increasing
+ * ikey order (CF_EINVAL otherwise: the entry is refused and the builder
+ * stays usable), values at most 1 GiB (CF_ETOOBIG, likewise).  CF_EIO,
+ * CF_ENOSPC, CF_ENOMEM: the file is lost; finish or abort removes it. */
 int sst_builder_add(struct sst_builder *b, const unsigned char *key,
 		    size_t klen, const void *val, size_t vlen);
 /* Writes the remaining blocks and footer, fsyncs, closes, fills *meta
@@ -87,11 +91,16 @@ int sst_may_have_rowcol(const struct sst *s, const void *row, size_t rowlen,
  * allocation failure. */
 struct iter *sst_iter(struct sst *s, int fill_cache);
 
-/* Reads every block and checks every checksum (for fsck).  CF_ECORRUPT
- * with the offset in *bad_off. */
+/* Reads every block and checks every checksum (for fsck), and also the
+ * layout: blocks contiguous, keys well formed and strictly ascending,
+ * index keys equal to their blocks' last keys, the meta block equal to
+ * what the data says.  CF_ECORRUPT with the offset of the bad block (or
+ * of the footer) in *bad_off; CF_EIO, CF_ENOTFOUND. */
 int sst_verify(const char *path, uint64_t *bad_off);
 
-/* Counters since start: blocks read from disk, bloom negatives. */
+/* Counters since start: blocks read from disk, bloom negatives (calls of
+ * sst_may_have_row/rowcol that answered 0). */
 uint64_t sst_blocks_read(void);
+uint64_t sst_bloom_negatives(void);
 
 #endif

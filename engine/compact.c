@@ -1,0 +1,694 @@
+/*
+ * compact.c: compactions and splits.
+ *
+ * Minor compaction merges a run of a store's files that are adjacent in
+ * sequence order (flushes produce files with disjoint sequence ranges and
+ * a merge of adjacent ones keeps that true), choosing the run by size
+ * ratio as HBase does so big old files are not rewritten for small new
+ * ones.  It drops only puts past their TTL in families without
+ * MIN_VERSIONS, which no read can see again.
+ *
+ * Major compaction rewrites every file of a store.  Each family of each
+ * row is classified by visible.c at a snapshot covering all the store's
+ * files (the memstores only hold later writes); dead and masked puts and
+ * delete markers are dropped (masked puts and markers are kept with
+ * KEEP_DELETED_CELLS).  Since death never reverses, no read changes.
+ *
+ * A split (table_split_at) flushes the region, then in one catalog
+ * transaction replaces it with two daughters whose store files are
+ * references to the parent's files bounded by the split key; no data is
+ * copied.  Compaction of a daughter later rewrites what it references
+ * into its own directory; a parent's file is deleted when no catalog row
+ * references it any more.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/internal.h"
+#include "engine/wal.h"
+#include "meta/meta.h"
+#include "util/coding.h"
+#include "util/env.h"
+#include "util/log.h"
+
+#define RATIO 1.2
+#define MAX_MINOR_FILES 10
+
+/* Chooses files of st to compact: [*first, *first + *n) in newest-first
+ * order.  0 when there is nothing worth doing. */
+static int pick_minor(const struct fstore *st, int threshold, size_t *first,
+		      size_t *n)
+{
+	size_t lo = 0, hi = st->n;	/* candidate run [lo, hi) */
+	uint64_t newer = 0;
+
+	if (st->n < (size_t)threshold)
+		return 0;
+	if (hi - lo > MAX_MINOR_FILES)
+		lo = hi - MAX_MINOR_FILES;	/* the oldest ones first */
+	/* skip old files much larger than everything newer in the run */
+	for (size_t i = lo; i < hi; i++)
+		newer += st->files[i]->size;
+	while (hi - lo >= 2) {
+		uint64_t oldest = st->files[hi - 1]->size;
+		newer -= oldest;
+		if ((double)oldest <= RATIO * (double)newer)
+			break;
+		hi--;
+	}
+	if (hi - lo < 2)
+		return 0;
+	*first = lo;
+	*n = hi - lo;
+	return 1;
+}
+
+struct group {
+	struct buf data;
+	size_t *offs;
+	size_t n, cap;
+	struct rcell *cells;
+	size_t ccap;
+};
+
+static int group_add(struct group *g, const unsigned char *k, size_t kl,
+		     const unsigned char *v, size_t vl)
+{
+	int rc;
+
+	if (g->n == g->cap) {
+		size_t cap = g->cap ? g->cap * 2 : 64;
+		size_t *n = realloc(g->offs, cap * sizeof *n);
+		if (!n)
+			return CF_ENOMEM;
+		g->offs = n;
+		g->cap = cap;
+	}
+	g->offs[g->n++] = g->data.len;
+	rc = buf_put_varint(&g->data, kl);
+	if (!rc)
+		rc = buf_append(&g->data, k, kl);
+	if (!rc)
+		rc = buf_put_varint(&g->data, vl);
+	if (!rc)
+		rc = buf_append(&g->data, v, vl);
+	return rc;
+}
+
+/* Classifies the gathered group and writes what survives. */
+static int group_flush(struct group *g, const struct cf_family *f,
+		       uint64_t snap, int64_t now, struct sst_builder *b)
+{
+	struct vis_ctx vc = { f, snap, now, INT64_MAX };
+	int rc = CF_OK;
+
+	if (!g->n)
+		return CF_OK;
+	if (g->n > g->ccap) {
+		struct rcell *n = realloc(g->cells, g->n * sizeof *n);
+		if (!n)
+			return CF_ENOMEM;
+		g->cells = n;
+		g->ccap = g->n;
+	}
+	for (size_t i = 0; i < g->n; i++) {
+		const unsigned char *p = g->data.p + g->offs[i];
+		uint64_t kl = 0, vl = 0;
+		size_t u = dec_varint(p, p + 10, &kl);
+		ikey_decode(p + u, kl, &g->cells[i].k);
+		p += u + kl;
+		u = dec_varint(p, p + 10, &vl);
+		g->cells[i].val = p + u;
+		g->cells[i].vlen = vl;
+	}
+	vis_classify(&vc, g->cells, g->n);
+	for (size_t i = 0; i < g->n && rc == CF_OK; i++) {
+		struct rcell *c = &g->cells[i];
+		int keep = c->state == VIS_LIVE ||
+			   (f->keep_deleted && (c->state == VIS_MASKED ||
+						c->state == VIS_MARKER));
+		if (!keep)
+			continue;
+		{
+			const unsigned char *p = g->data.p + g->offs[i];
+			uint64_t kl = 0;
+			size_t u = dec_varint(p, p + 10, &kl);
+			rc = sst_builder_add(b, p + u, kl, c->val, c->vlen);
+		}
+	}
+	g->n = 0;
+	buf_reset(&g->data);
+	return rc;
+}
+
+static void group_release(struct group *g)
+{
+	buf_release(&g->data);
+	free(g->offs);
+	free(g->cells);
+}
+
+/* Rewrites files[0..n) of family fam of region r into one file. */
+static int compact_files(struct cf_db *db, struct region *r, const char *fam,
+			 struct sfile **files, size_t n, int major)
+{
+	struct cf_table *t = r->t;
+	const struct cf_family *f;
+	struct cf_family fcopy;
+	struct iter *it = NULL;
+	struct sst_builder *b = NULL;
+	struct sst_meta meta = { 0 };
+	struct sfile *out = NULL;
+	struct buf path = BUF_INIT;
+	struct group g = { 0 };
+	struct sst_build_opts bo;
+	uint64_t snap = 0, id, kept = 0;
+	int64_t now = env_now_ms();
+	int rc = CF_OK, finished = 0;
+
+	pthread_rwlock_rdlock(&t->lock);
+	f = table_family(t, fam, strlen(fam));
+	if (f)
+		fcopy = *f;
+	pthread_rwlock_unlock(&t->lock);
+	if (!f)
+		return CF_OK;
+	bo.block_size = fcopy.blocksize;
+	bo.compression = fcopy.compression;
+	bo.bloom = fcopy.bloom;
+	bo.bloom_bits = 10;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct sst_meta *m = sst_get_meta(files[i]->sst);
+		if (m->max_seq > snap)
+			snap = m->max_seq;
+	}
+	{
+		/* merge the chosen files (bounded for references) */
+		struct view v = { 0 };
+		struct fstore st;
+		struct memstore *empty = NULL;
+		memset(&st, 0, sizeof st);
+		snprintf(st.fam, sizeof st.fam, "%s", fam);
+		st.files = files;
+		st.n = n;
+		v.stores = &st;
+		v.nstores = 1;
+		rc = memstore_new(&empty);
+		v.mem = empty;
+		if (!rc) {
+			struct cf_read_opts o = CF_READ_OPTS_INIT;
+			it = view_iter(db, r, &v, &o, NULL, 0, 0);
+			if (!it)
+				rc = CF_ENOMEM;
+		}
+		if (empty)
+			memstore_unref(empty);
+	}
+	if (rc)
+		goto out;
+
+	pthread_mutex_lock(&db->meta_mu);
+	id = db->next_file++;
+	pthread_mutex_unlock(&db->meta_mu);
+	rc = store_path(db, t, (int64_t)r->id, fam, id, &path);
+	if (!rc) {
+		char *slash = strrchr((char *)path.p, '/');
+		*slash = 0;
+		rc = env_mkdir_p((const char *)path.p, 0755);
+		*slash = '/';
+	}
+	if (!rc)
+		rc = sst_builder_open((const char *)path.p, &bo, &b);
+	if (rc)
+		goto out;
+
+	for (iter_seek_first(it); rc == CF_OK && iter_valid(it);
+	     iter_next(it)) {
+		size_t kl, vl;
+		const unsigned char *k = iter_key(it, &kl);
+		const unsigned char *v = iter_value(it, &vl);
+		struct ikey x;
+
+		if (ikey_decode(k, kl, &x)) {
+			rc = CF_ECORRUPT;
+			break;
+		}
+		if (!major) {
+			if (x.type == KT_PUT && fcopy.ttl != CF_TTL_FOREVER &&
+			    fcopy.min_versions == 0 &&
+			    now - x.ts > fcopy.ttl * 1000)
+				continue;
+			rc = sst_builder_add(b, k, kl, v, vl);
+			continue;
+		}
+		if (g.n) {
+			const unsigned char *p = g.data.p + g.offs[0];
+			uint64_t l = 0;
+			size_t u = dec_varint(p, p + 10, &l);
+			if (ikey_cmp_row(p + u, l, k, kl) != 0)
+				rc = group_flush(&g, &fcopy, snap, now, b);
+		}
+		if (!rc)
+			rc = group_add(&g, k, kl, v, vl);
+	}
+	if (rc == CF_OK)
+		rc = iter_status(it);
+	if (rc == CF_OK && major)
+		rc = group_flush(&g, &fcopy, snap, now, b);
+	if (rc)
+		goto out;
+	kept = sst_builder_cells(b);
+	if (kept) {
+		rc = sst_builder_finish(b, &meta);
+		b = NULL;
+		finished = rc == CF_OK;
+		if (!rc)
+			rc = sfile_open(db, t, (int64_t)r->id, fam, id,
+					meta.file_size, &out);
+		if (rc)
+			goto out;
+	} else {
+		sst_builder_abort(b);
+		b = NULL;
+	}
+
+	/* the commit point */
+	pthread_mutex_lock(&db->meta_mu);
+	rc = meta_begin(db->meta);
+	for (size_t i = 0; i < n && !rc; i++)
+		rc = meta_file_del(db->meta, (int64_t)r->id, files[i]->id);
+	if (!rc && out) {
+		struct meta_file mf = {
+			.id = id, .region_id = (int64_t)r->id, .family = fam,
+			.home_region = (int64_t)r->id, .size = meta.file_size,
+			.max_seq = meta.max_seq,
+		};
+		rc = meta_file_add(db->meta, &mf);
+	}
+	if (!rc)
+		rc = meta_set_u64(db->meta, "next_file", db->next_file);
+	if (!rc)
+		rc = meta_commit(db->meta);
+	else
+		meta_rollback(db->meta);
+	/* inputs no catalog row names any more can go */
+	for (size_t i = 0; i < n && !rc; i++) {
+		int64_t refs = 1;
+		if (meta_file_refs(db->meta, files[i]->id, &refs) == CF_OK &&
+		    refs == 0)
+			sst_set_obsolete(files[i]->sst);
+	}
+	pthread_mutex_unlock(&db->meta_mu);
+	if (rc)
+		goto out;
+
+	pthread_mutex_lock(&r->mu);
+	{
+		struct view *v = r->view, *nv = view_clone(v);
+		struct fstore *st = nv ? view_store(nv, fam, 1) : NULL;
+		if (!st) {
+			pthread_mutex_unlock(&r->mu);
+			view_unref(nv);
+			rc = CF_ENOMEM;	/* the catalog is right; reopen
+					   shows the new state */
+			goto out;
+		}
+		for (size_t i = 0; i < n; i++)
+			for (size_t j = 0; j < st->n; j++)
+				if (st->files[j]->id == files[i]->id) {
+					sfile_free(st->files[j]);
+					memmove(&st->files[j],
+						&st->files[j + 1],
+						(st->n - j - 1) *
+						sizeof *st->files);
+					st->n--;
+					break;
+				}
+		if (out) {
+			view_add_file(nv, fam, out);
+			out = NULL;
+		}
+		r->view = nv;
+		pthread_mutex_unlock(&r->mu);
+		view_unref(v);
+	}
+	atomic_fetch_add(&t->st.compactions, 1);
+	atomic_fetch_add(&db->st.compactions, 1);
+	if (major) {
+		atomic_fetch_add(&t->st.major_compactions, 1);
+		atomic_fetch_add(&db->st.major_compactions, 1);
+	}
+out:
+	if (b)
+		sst_builder_abort(b);
+	if (rc) {
+		cf_log(CF_LOG_ERROR, "compaction of %s/%s region %016" PRIx64
+		       ": %s", t->name, fam, r->id, cf_strerror(rc));
+		if (out)
+			sst_set_obsolete(out->sst);
+		else if (finished)
+			env_unlink((const char *)path.p);
+	}
+	if (finished)
+		sst_meta_release(&meta);
+	sfile_free(out);
+	iter_destroy(it);
+	group_release(&g);
+	buf_release(&path);
+	return rc;
+}
+
+int region_compact(struct cf_db *db, struct region *r, int major)
+{
+	int rc = CF_OK;
+
+	pthread_mutex_lock(&db->compact_mu);
+	if (!region_live(r))
+		goto out;
+	for (size_t s = 0;; s++) {
+		struct view *v = region_view(r);
+		struct sfile **files = NULL;
+		char fam[CF_FAMILY_MAX + 1];
+		size_t first = 0, n = 0;
+
+		if (s >= v->nstores) {
+			view_unref(v);
+			break;
+		}
+		memcpy(fam, v->stores[s].fam, sizeof fam);
+		if (major) {
+			first = 0;
+			n = v->stores[s].n;
+		} else if (!pick_minor(&v->stores[s], db->o.compact_threshold,
+				       &first, &n)) {
+			n = 0;
+		}
+		if (n && (files = calloc(n, sizeof *files))) {
+			for (size_t i = 0; i < n; i++) {
+				/* private copies keep the ssts referenced */
+				files[i] = calloc(1, sizeof **files);
+				if (!files[i])
+					break;
+				*files[i] = *v->stores[s].files[first + i];
+				memset(&files[i]->lo, 0, sizeof(struct buf));
+				memset(&files[i]->hi, 0, sizeof(struct buf));
+				buf_append(&files[i]->lo,
+					   v->stores[s].files[first + i]->lo.p,
+					   v->stores[s].files[first + i]->lo.len);
+				buf_append(&files[i]->hi,
+					   v->stores[s].files[first + i]->hi.p,
+					   v->stores[s].files[first + i]->hi.len);
+				sst_ref(files[i]->sst);
+			}
+		}
+		view_unref(v);
+		if (n && !files) {
+			rc = CF_ENOMEM;
+			break;
+		}
+		if (n)
+			rc = compact_files(db, r, fam, files, n, major);
+		for (size_t i = 0; files && i < n; i++)
+			sfile_free(files[i]);
+		free(files);
+		if (rc)
+			break;
+	}
+out:
+	pthread_mutex_unlock(&db->compact_mu);
+	return rc;
+}
+
+/* --- splits ----------------------------------------------------------- */
+
+/* The row at the middle of r's data, by bytes; CF_ENOTFOUND if the
+ * region has fewer than two rows. */
+static int middle_row(struct cf_db *db, struct region *r, struct buf *out)
+{
+	struct view *v = region_view(r);
+	struct cf_read_opts o = CF_READ_OPTS_INIT;
+	struct iter *it = view_iter(db, r, v, &o, NULL, 0, 0);
+	uint64_t total = region_disk_bytes(v), seen = 0;
+	struct buf first = BUF_INIT;
+	int rc = CF_ENOTFOUND;
+
+	if (!it) {
+		view_unref(v);
+		return CF_ENOMEM;
+	}
+	for (iter_seek_first(it); iter_valid(it); iter_next(it)) {
+		size_t kl, vl, rl;
+		const unsigned char *k = iter_key(it, &kl);
+		const unsigned char *row = ikey_row(k, &rl);
+		iter_value(it, &vl);
+		if (!first.len) {
+			buf_append(&first, row, rl);
+			continue;
+		}
+		seen += kl + vl;
+		if (bytes_cmp(row, rl, first.p, first.len) != 0 &&
+		    seen * 2 >= total) {
+			buf_reset(out);
+			rc = buf_append(out, row, rl);
+			break;
+		}
+	}
+	if (rc == CF_ENOTFOUND && iter_status(it))
+		rc = iter_status(it);
+	iter_destroy(it);
+	view_unref(v);
+	buf_release(&first);
+	return rc;
+}
+
+static int add_refs(struct cf_db *db, struct region *d, struct view *pv,
+		    struct view *dv)
+{
+	int rc = CF_OK;
+
+	for (size_t s = 0; s < pv->nstores && !rc; s++) {
+		struct fstore *st = &pv->stores[s];
+		for (size_t i = 0; i < st->n && !rc; i++) {
+			struct sfile *pf = st->files[i], *f;
+			struct meta_file mf = { 0 };
+
+			if (!(f = calloc(1, sizeof *f)))
+				return CF_ENOMEM;
+			f->sst = pf->sst;
+			sst_ref(f->sst);
+			f->id = pf->id;
+			f->home_region = pf->home_region;
+			f->size = pf->size / 2;
+			/* bounds: the tighter of the parent's and the
+			 * daughter's */
+			f->lo_set = 1;
+			if (pf->lo_set && bytes_cmp(pf->lo.p, pf->lo.len,
+						    d->start.p,
+						    d->start.len) > 0)
+				rc = buf_append(&f->lo, pf->lo.p, pf->lo.len);
+			else
+				rc = buf_append(&f->lo, d->start.p,
+						d->start.len);
+			if (d->end.len) {
+				f->hi_set = 1;
+				if (pf->hi_set &&
+				    bytes_cmp(pf->hi.p, pf->hi.len, d->end.p,
+					      d->end.len) < 0)
+					rc = rc ? rc : buf_append(&f->hi,
+						pf->hi.p, pf->hi.len);
+				else
+					rc = rc ? rc : buf_append(&f->hi,
+						d->end.p, d->end.len);
+			} else if (pf->hi_set) {
+				f->hi_set = 1;
+				rc = rc ? rc : buf_append(&f->hi, pf->hi.p,
+							  pf->hi.len);
+			}
+			mf.id = f->id;
+			mf.region_id = (int64_t)d->id;
+			mf.family = st->fam;
+			mf.home_region = f->home_region;
+			mf.size = f->size;
+			mf.max_seq = sst_get_meta(f->sst)->max_seq;
+			mf.lo = f->lo.p ? f->lo.p : (const void *)"";
+			mf.lolen = f->lo.len;
+			mf.hi = f->hi_set ? (f->hi.p ? f->hi.p :
+					     (const void *)"") : NULL;
+			mf.hilen = f->hi.len;
+			if (!rc)
+				rc = meta_file_add(db->meta, &mf);
+			if (!rc)
+				rc = view_add_file(dv, st->fam, f);
+			if (rc)
+				sfile_free(f);
+		}
+	}
+	return rc;
+}
+
+int table_split_at(struct cf_db *db, struct cf_table *t, const void *key,
+		   size_t keylen)
+{
+	struct region *r, *a = NULL, *b = NULL;
+	struct buf mid = BUF_INIT;
+	struct meta_region ma = { 0 }, mb = { 0 };
+	int rc;
+
+	pthread_mutex_lock(&db->ddl_mu);
+	pthread_mutex_lock(&db->compact_mu);
+	if (atomic_load(&t->dropped)) {
+		rc = CF_ECLOSED;
+		goto out;
+	}
+	pthread_rwlock_rdlock(&t->lock);
+	r = keylen ? table_region_for(t, key, keylen) : NULL;
+	if (!keylen) {
+		/* the largest region, at its middle row */
+		uint64_t best = 0;
+		for (size_t i = 0; i < t->nregions; i++) {
+			struct view *v = region_view(t->regions[i]);
+			uint64_t sz = region_disk_bytes(v) +
+				      memstore_bytes(v->mem);
+			view_unref(v);
+			if (!r || sz > best) {
+				r = t->regions[i];
+				best = sz;
+			}
+		}
+	}
+	pthread_rwlock_unlock(&t->lock);
+	rc = region_flush_locked(db, r);
+	if (rc)
+		goto out;
+	if (!keylen) {
+		rc = middle_row(db, r, &mid);
+		if (rc)
+			goto out;
+		key = mid.p;
+		keylen = mid.len;
+	}
+	if (bytes_cmp(key, keylen, r->start.p, r->start.len) == 0) {
+		rc = CF_EEXIST;
+		goto out;
+	}
+
+	pthread_mutex_lock(&db->mem_mu);
+	pthread_rwlock_wrlock(&t->lock);
+	pthread_mutex_lock(&db->meta_mu);
+	a = region_new(t, db->next_region++, r->start.p, r->start.len, key,
+		       keylen);
+	b = region_new(t, db->next_region++, key, keylen, r->end.p,
+		       r->end.len);
+	rc = a && b ? meta_begin(db->meta) : CF_ENOMEM;
+	if (!rc) {
+		struct view *pv = region_view(r);
+		a->flushed_seq = b->flushed_seq = r->flushed_seq;
+		ma = (struct meta_region){ (int64_t)a->id, t->id, a->start.p,
+			a->start.len, a->end.p, a->end.len, a->flushed_seq };
+		mb = (struct meta_region){ (int64_t)b->id, t->id, b->start.p,
+			b->start.len, b->end.p, b->end.len, b->flushed_seq };
+		rc = meta_region_del(db->meta, (int64_t)r->id);
+		if (!rc)
+			rc = meta_region_put(db->meta, &ma);
+		if (!rc)
+			rc = meta_region_put(db->meta, &mb);
+		if (!rc)
+			rc = add_refs(db, a, pv, a->view);
+		if (!rc)
+			rc = add_refs(db, b, pv, b->view);
+		if (!rc)
+			rc = meta_set_u64(db->meta, "next_region",
+					  db->next_region);
+		/* writes that reached the parent since the flush move to
+		 * the daughters' memstores (same sequence numbers) */
+		if (!rc && memstore_count(pv->mem)) {
+			struct iter *it = memstore_iter(pv->mem);
+			if (!it)
+				rc = CF_ENOMEM;
+			for (iter_seek_first(it); !rc && iter_valid(it);
+			     iter_next(it)) {
+				size_t kl, vl;
+				const unsigned char *k = iter_key(it, &kl);
+				const unsigned char *v = iter_value(it, &vl);
+				struct ikey x;
+				ikey_decode(k, kl, &x);
+				rc = memstore_add(region_contains(a, x.row,
+								  x.rowlen) ?
+						  a->view->mem : b->view->mem,
+						  &x, v, vl);
+			}
+			iter_destroy(it);
+		}
+		view_unref(pv);
+		if (!rc)
+			rc = meta_commit(db->meta);
+		else
+			meta_rollback(db->meta);
+	}
+	pthread_mutex_unlock(&db->meta_mu);
+	if (!rc) {
+		struct region **nr = realloc(t->regions,
+					     (t->nregions + 1) * sizeof *nr);
+		struct region **rt = realloc(t->retired,
+					     (t->nretired + 1) * sizeof *rt);
+		if (rt)
+			t->retired = rt;
+		if (!nr || !rt) {
+			/* the catalog has the daughters; reopen loads them */
+			rc = CF_ENOMEM;
+		} else {
+			size_t i = 0;
+			t->regions = nr;
+			while (t->regions[i] != r)
+				i++;
+			memmove(&t->regions[i + 2], &t->regions[i + 1],
+				(t->nregions - i - 1) * sizeof *nr);
+			t->regions[i] = a;
+			t->regions[i + 1] = b;
+			t->nregions++;
+			t->retired[t->nretired++] = r;
+			a = b = NULL;
+		}
+	}
+	pthread_rwlock_unlock(&t->lock);
+	pthread_mutex_unlock(&db->mem_mu);
+	if (!rc) {
+		pthread_rwlock_rdlock(&t->lock);
+		for (size_t i = 0; i < t->nregions; i++)
+			if (bytes_cmp(t->regions[i]->start.p,
+				      t->regions[i]->start.len, key,
+				      keylen) == 0 && i > 0) {
+				region_write_info(db, t->regions[i - 1]);
+				region_write_info(db, t->regions[i]);
+			}
+		pthread_rwlock_unlock(&t->lock);
+		atomic_fetch_add(&t->st.splits, 1);
+		atomic_fetch_add(&db->st.splits, 1);
+		cf_log(CF_LOG_INFO, "%s: region %016" PRIx64 " split",
+		       t->name, r->id);
+	}
+out:
+	pthread_mutex_unlock(&db->compact_mu);
+	pthread_mutex_unlock(&db->ddl_mu);
+	region_free(a);
+	region_free(b);
+	buf_release(&mid);
+	return rc;
+}
+
+int cf_table_split(cf_table *t, const void *key, size_t keylen)
+{
+	int rc;
+
+	if (atomic_load(&t->dropped))
+		return CF_ECLOSED;
+	if (keylen > CF_ROW_MAX)
+		return CF_ETOOBIG;
+	rc = table_split_at(t->db, t, key, keylen);
+	if (rc && rc != CF_EEXIST)
+		cf_log(CF_LOG_ERROR, "%s: split: %s", t->name, cf_strerror(rc));
+	return rc;
+}

@@ -1,0 +1,1529 @@
+/*
+ * db.c: opening and closing a data directory, recovery, tables and their
+ * schema, status, and the background threads.
+ *
+ * Layout of DATADIR (SPEC section 8, docs/engine.md):
+ *   LOCK                           held while open
+ *   catalog.db                     meta/
+ *   wal/<segment>.log              engine/wal.c
+ *   data/<table>/<region>/.regioninfo
+ *   data/<table>/<region>/<family>/<file>.sst
+ *
+ * Opening: lock, open the catalog, load tables, families, regions and
+ * store files; remove files the catalog does not name; replay the WAL
+ * into memstores (edits a region already flushed are skipped); open a
+ * new WAL segment; start the flusher, compactor and syncer threads.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "engine/cache.h"
+#include "engine/internal.h"
+#include "engine/wal.h"
+#include "meta/meta.h"
+#include "util/env.h"
+#include "util/log.h"
+
+#define WAL_SEGMENT_SIZE (64u << 20)
+
+void cf_options_default(struct cf_options *o)
+{
+	memset(o, 0, sizeof *o);
+	o->flush_size = 64u << 20;
+	o->split_size = UINT64_C(1) << 30;
+	o->block_cache = 256u << 20;
+	o->memstore_limit = 0;
+	o->sync_mode = CF_SYNC_BATCH;
+	o->sync_ms = 1000;
+	o->max_value = 10u << 20;
+	o->background = 1;
+	o->compact_threshold = 3;
+	o->stall_files = 12;
+}
+
+/* --- tables ----------------------------------------------------------- */
+
+void table_ref(struct cf_table *t)
+{
+	atomic_fetch_add(&t->refs, 1);
+}
+
+static void table_free(struct cf_table *t)
+{
+	for (size_t i = 0; i < t->nregions; i++)
+		region_free(t->regions[i]);
+	free(t->regions);
+	for (size_t i = 0; i < t->nretired; i++)
+		region_free(t->retired[i]);
+	free(t->retired);
+	free(t->fams);
+	for (int i = 0; i < ROW_STRIPES; i++)
+		pthread_mutex_destroy(&t->stripes[i]);
+	pthread_rwlock_destroy(&t->lock);
+	free(t);
+}
+
+void table_unref(struct cf_table *t)
+{
+	if (t && atomic_fetch_sub(&t->refs, 1) == 1)
+		table_free(t);
+}
+
+static struct cf_table *table_new(struct cf_db *db, int64_t id,
+				  const char *name)
+{
+	struct cf_table *t = calloc(1, sizeof *t);
+
+	if (!t)
+		return NULL;
+	atomic_init(&t->refs, 1);
+	t->db = db;
+	t->id = id;
+	snprintf(t->name, sizeof t->name, "%s", name);
+	pthread_rwlock_init(&t->lock, NULL);
+	for (int i = 0; i < ROW_STRIPES; i++)
+		pthread_mutex_init(&t->stripes[i], NULL);
+	return t;
+}
+
+const struct cf_family *table_family(const struct cf_table *t,
+				     const char *fam, size_t famlen)
+{
+	for (size_t i = 0; i < t->nfams; i++)
+		if (strlen(t->fams[i].name) == famlen &&
+		    memcmp(t->fams[i].name, fam, famlen) == 0)
+			return &t->fams[i];
+	return NULL;
+}
+
+struct region *table_region_for(struct cf_table *t, const void *row,
+				size_t rowlen)
+{
+	size_t lo = 0, hi = t->nregions;
+
+	/* the last region whose start <= row */
+	while (hi - lo > 1) {
+		size_t mid = (lo + hi) / 2;
+		if (bytes_cmp(t->regions[mid]->start.p,
+			      t->regions[mid]->start.len, row, rowlen) <= 0)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return t->regions[lo];
+}
+
+static int cmp_fam(const void *a, const void *b)
+{
+	return strcmp(((const struct cf_family *)a)->name,
+		      ((const struct cf_family *)b)->name);
+}
+
+static int cmp_region(const void *a, const void *b)
+{
+	const struct region *x = *(struct region *const *)a;
+	const struct region *y = *(struct region *const *)b;
+	return bytes_cmp(x->start.p, x->start.len, y->start.p, y->start.len);
+}
+
+/* --- paths ------------------------------------------------------------ */
+
+int region_dir(struct cf_db *db, struct cf_table *t, int64_t region_id,
+	       struct buf *out)
+{
+	buf_reset(out);
+	return buf_printf(out, "%s/data/%s/%016" PRIx64, db->dir, t->name,
+			  (uint64_t)region_id) ||
+	       buf_putc(out, 0) ? CF_ENOMEM : (out->len--, CF_OK);
+}
+
+int store_path(struct cf_db *db, struct cf_table *t, int64_t region_id,
+	       const char *fam, uint64_t file_id, struct buf *out)
+{
+	buf_reset(out);
+	if (buf_printf(out, "%s/data/%s/%016" PRIx64 "/%s/%016" PRIx64 ".sst",
+		       db->dir, t->name, (uint64_t)region_id, fam, file_id) ||
+	    buf_putc(out, 0))
+		return CF_ENOMEM;
+	out->len--;
+	return CF_OK;
+}
+
+static void hex(struct buf *b, const void *p, size_t n)
+{
+	const unsigned char *s = p;
+	for (size_t i = 0; i < n; i++)
+		buf_printf(b, "%02x", s[i]);
+}
+
+int region_write_info(struct cf_db *db, struct region *r)
+{
+	struct buf path = BUF_INIT, b = BUF_INIT;
+	struct cf_table *t = r->t;
+	int rc;
+
+	rc = region_dir(db, t, (int64_t)r->id, &path);
+	if (!rc)
+		rc = env_mkdir_p((const char *)path.p, 0755);
+	buf_printf(&b, "cellfs-regioninfo 1\ntable %s\nregion %016" PRIx64
+		   "\nstart ", t->name, r->id);
+	hex(&b, r->start.p, r->start.len);
+	buf_printf(&b, "\nend ");
+	hex(&b, r->end.p, r->end.len);
+	buf_putc(&b, '\n');
+	for (size_t i = 0; i < t->nfams; i++) {
+		buf_printf(&b, "family ");
+		cf_family_format(&t->fams[i], &b);
+		buf_putc(&b, '\n');
+	}
+	if (!rc)
+		rc = buf_printf(&path, "/.regioninfo") || buf_putc(&path, 0) ?
+			     CF_ENOMEM : CF_OK;
+	if (!rc)
+		rc = env_write_file_atomic((const char *)path.p, b.p, b.len);
+	buf_release(&path);
+	buf_release(&b);
+	return rc;
+}
+
+/* --- loading the catalog ---------------------------------------------- */
+
+struct load_ctx {
+	struct cf_db *db;
+	struct cf_table *t;
+	struct region *r;
+	int rc;
+};
+
+static int load_family(const char *name, const char *settings, void *arg)
+{
+	struct load_ctx *c = arg;
+	struct cf_table *t = c->t;
+	struct cf_family f, *n;
+	const char *why;
+
+	if (cf_family_parse(settings, strlen(settings), &f, &why) ||
+	    strcmp(f.name, name) != 0) {
+		cf_log(CF_LOG_ERROR, "catalog: family %s of %s: %s", name,
+		       t->name, why);
+		return c->rc = CF_ECORRUPT;
+	}
+	n = realloc(t->fams, (t->nfams + 1) * sizeof *n);
+	if (!n)
+		return c->rc = CF_ENOMEM;
+	t->fams = n;
+	t->fams[t->nfams++] = f;
+	return 0;
+}
+
+static int load_file(const struct meta_file *mf, void *arg)
+{
+	struct load_ctx *c = arg;
+	struct cf_db *db = c->db;
+	struct region *r = c->r;
+	struct sfile *f = calloc(1, sizeof *f);
+	struct buf path = BUF_INIT;
+	const struct cf_family *fam;
+	struct fstore *st;
+	int rc;
+
+	if (!f)
+		return c->rc = CF_ENOMEM;
+	f->id = mf->id;
+	f->home_region = mf->home_region;
+	f->size = mf->size;
+	fam = table_family(c->t, mf->family, strlen(mf->family));
+	rc = store_path(db, c->t, mf->home_region, mf->family, mf->id, &path);
+	if (!rc)
+		rc = sst_open((const char *)path.p, mf->id, db->cache,
+			      fam && fam->in_memory, &f->sst);
+	if (rc) {
+		cf_log(CF_LOG_ERROR, "store file %s: %s", (const char *)path.p,
+		       cf_strerror(rc));
+		goto fail;
+	}
+	if (mf->lo) {
+		f->lo_set = 1;
+		rc = buf_append(&f->lo, mf->lo, mf->lolen);
+	}
+	if (!rc && mf->hi) {
+		f->hi_set = 1;
+		rc = buf_append(&f->hi, mf->hi, mf->hilen);
+	}
+	if (rc)
+		goto fail;
+	st = view_store(r->view, mf->family, 1);
+	if (!st) {
+		rc = CF_ENOMEM;
+		goto fail;
+	}
+	{
+		struct sfile **n = realloc(st->files, (st->n + 1) * sizeof *n);
+		if (!n) {
+			rc = CF_ENOMEM;
+			goto fail;
+		}
+		st->files = n;
+		st->files[st->n++] = f;
+	}
+	buf_release(&path);
+	return 0;
+fail:
+	buf_release(&path);
+	sfile_free(f);
+	return c->rc = rc;
+}
+
+static int cmp_sfile_newest(const void *a, const void *b)
+{
+	const struct sfile *x = *(struct sfile *const *)a;
+	const struct sfile *y = *(struct sfile *const *)b;
+	uint64_t sx = sst_get_meta(x->sst)->max_seq;
+	uint64_t sy = sst_get_meta(y->sst)->max_seq;
+	return sx > sy ? -1 : sx < sy;
+}
+
+static int load_region(const struct meta_region *mr, void *arg)
+{
+	struct load_ctx *c = arg;
+	struct cf_table *t = c->t;
+	struct region *r, **n;
+
+	r = region_new(t, (uint64_t)mr->id, mr->start, mr->startlen, mr->end,
+		       mr->endlen);
+	if (!r)
+		return c->rc = CF_ENOMEM;
+	r->flushed_seq = mr->flushed_seq;
+	n = realloc(t->regions, (t->nregions + 1) * sizeof *n);
+	if (!n) {
+		region_free(r);
+		return c->rc = CF_ENOMEM;
+	}
+	t->regions = n;
+	t->regions[t->nregions++] = r;
+	c->r = r;
+	if (meta_file_list(c->db->meta, mr->id, load_file, c) || c->rc)
+		return c->rc ? c->rc : CF_EIO;
+	for (size_t s = 0; s < r->view->nstores; s++)
+		qsort(r->view->stores[s].files, r->view->stores[s].n,
+		      sizeof(struct sfile *), cmp_sfile_newest);
+	return 0;
+}
+
+static int load_table(const struct meta_table *mt, void *arg)
+{
+	struct load_ctx *c = arg;
+	struct cf_db *db = c->db;
+	struct cf_table *t = table_new(db, mt->id, mt->name), **n;
+	int rc;
+
+	if (!t)
+		return c->rc = CF_ENOMEM;
+	n = realloc(db->tables, (db->ntables + 1) * sizeof *n);
+	if (!n) {
+		table_unref(t);
+		return c->rc = CF_ENOMEM;
+	}
+	db->tables = n;
+	db->tables[db->ntables++] = t;
+	c->t = t;
+	rc = meta_family_list(db->meta, t->id, load_family, c);
+	if (!rc && !c->rc)
+		qsort(t->fams, t->nfams, sizeof *t->fams, cmp_fam);
+	if (!rc && !c->rc)
+		rc = meta_region_list(db->meta, t->id, load_region, c);
+	if (c->rc)
+		return c->rc;
+	if (rc)
+		return c->rc = rc;
+	if (t->nregions == 0) {
+		cf_log(CF_LOG_ERROR, "catalog: table %s has no region",
+		       t->name);
+		return c->rc = CF_ECORRUPT;
+	}
+	qsort(t->regions, t->nregions, sizeof *t->regions, cmp_region);
+	return 0;
+}
+
+/* --- removing what the catalog does not name ------------------------- */
+
+struct sweep {
+	struct cf_db *db;
+	struct cf_table *t;
+	struct buf path;
+	const char *fam;
+};
+
+static int file_in_use(struct cf_db *db, uint64_t id)
+{
+	int64_t refs = 0;
+	return meta_file_refs(db->meta, id, &refs) == CF_OK && refs > 0;
+}
+
+static int region_in_use(struct cf_table *t, uint64_t id)
+{
+	for (size_t i = 0; i < t->nregions; i++) {
+		struct view *v = t->regions[i]->view;
+		if (t->regions[i]->id == id)
+			return 1;
+		for (size_t s = 0; s < v->nstores; s++)
+			for (size_t f = 0; f < v->stores[s].n; f++)
+				if ((uint64_t)v->stores[s].files[f]->home_region
+				    == id)
+					return 1;
+	}
+	return 0;
+}
+
+static int sweep_files(const char *name, void *arg)
+{
+	struct sweep *s = arg;
+	size_t mark = s->path.len;
+	uint64_t id;
+	char tail[8];
+
+	buf_printf(&s->path, "/%s", name);
+	buf_putc(&s->path, 0);
+	if (sscanf(name, "%16" SCNx64 "%7s", &id, tail) != 2 ||
+	    strcmp(tail, ".sst") != 0 || !file_in_use(s->db, id)) {
+		cf_log(CF_LOG_INFO, "removing %s: not in the catalog",
+		       (const char *)s->path.p);
+		env_remove_tree((const char *)s->path.p);
+	}
+	s->path.len = mark;
+	return 0;
+}
+
+static int sweep_families(const char *name, void *arg)
+{
+	struct sweep *s = arg;
+	size_t mark = s->path.len;
+
+	if (strcmp(name, ".regioninfo") == 0)
+		return 0;
+	buf_printf(&s->path, "/%s", name);
+	buf_putc(&s->path, 0);
+	s->path.len--;
+	env_list_dir((const char *)s->path.p, sweep_files, s);
+	s->path.len = mark;
+	return 0;
+}
+
+static int sweep_regions(const char *name, void *arg)
+{
+	struct sweep *s = arg;
+	size_t mark = s->path.len;
+	uint64_t id;
+
+	buf_printf(&s->path, "/%s", name);
+	buf_putc(&s->path, 0);
+	s->path.len--;
+	if (sscanf(name, "%16" SCNx64, &id) != 1 || strlen(name) != 16 ||
+	    !region_in_use(s->t, id)) {
+		cf_log(CF_LOG_INFO, "removing %s: not in the catalog",
+		       (const char *)s->path.p);
+		env_remove_tree((const char *)s->path.p);
+	} else {
+		env_list_dir((const char *)s->path.p, sweep_families, s);
+	}
+	s->path.len = mark;
+	return 0;
+}
+
+static int sweep_tables(const char *name, void *arg)
+{
+	struct sweep *s = arg;
+	size_t mark = s->path.len;
+
+	s->t = NULL;
+	for (size_t i = 0; i < s->db->ntables; i++)
+		if (strcmp(s->db->tables[i]->name, name) == 0)
+			s->t = s->db->tables[i];
+	buf_printf(&s->path, "/%s", name);
+	buf_putc(&s->path, 0);
+	s->path.len--;
+	if (!s->t) {
+		cf_log(CF_LOG_INFO, "removing %s: not in the catalog",
+		       (const char *)s->path.p);
+		env_remove_tree((const char *)s->path.p);
+	} else {
+		env_list_dir((const char *)s->path.p, sweep_regions, s);
+	}
+	s->path.len = mark;
+	return 0;
+}
+
+/* --- WAL recovery ----------------------------------------------------- */
+
+static int replay(struct cf_db *db, uint64_t *max_seq, uint64_t **segs,
+		  uint64_t **seg_max, size_t *nsegs)
+{
+	struct buf dir = BUF_INIT;
+	char path[4096];
+	int rc;
+
+	buf_printf(&dir, "%s/wal", db->dir);
+	buf_putc(&dir, 0);
+	rc = env_mkdir((const char *)dir.p, 0700);
+	if (!rc)
+		rc = wal_list((const char *)dir.p, segs, nsegs);
+	if (!rc && *nsegs && !(*seg_max = calloc(*nsegs, sizeof **seg_max)))
+		rc = CF_ENOMEM;
+	for (size_t i = 0; i < *nsegs && rc == CF_OK; i++) {
+		struct wal_reader *r;
+		const void *rec;
+		size_t n;
+		uint64_t smax = 0;
+
+		wal_segment_path(path, sizeof path, (const char *)dir.p,
+				 (*segs)[i]);
+		rc = wal_reader_open(path, &r);
+		if (rc) {
+			cf_log(CF_LOG_ERROR, "wal %s: %s", path,
+			       cf_strerror(rc));
+			break;
+		}
+		while ((rc = wal_reader_next(r, &rec, &n)) == CF_OK && rec) {
+			rc = wal_record_replay(db, rec, n, &smax);
+			if (rc) {
+				cf_log(CF_LOG_ERROR, "wal %s: bad record: %s",
+				       path, cf_strerror(rc));
+				break;
+			}
+		}
+		if (rc == CF_ECORRUPT)
+			cf_log(CF_LOG_ERROR, "wal %s: corrupted record; "
+			       "refusing to open (run cellfs-fsck)", path);
+		if (rc == CF_OK && wal_reader_torn(r)) {
+			struct env_file *f;
+			uint64_t end = wal_reader_valid_end(r);
+			cf_log(CF_LOG_WARN, "wal %s: torn tail cut at %" PRIu64,
+			       path, end);
+			if (env_open(path, ENV_RDWR, &f) == CF_OK) {
+				env_truncate(f, end);
+				env_sync(f);
+				env_close(f);
+			}
+		}
+		wal_reader_close(r);
+		(*seg_max)[i] = smax;
+		if (smax > *max_seq)
+			*max_seq = smax;
+	}
+	buf_release(&dir);
+	return rc;
+}
+
+/* --- background ------------------------------------------------------- */
+
+void db_wake_background(struct cf_db *db)
+{
+	pthread_mutex_lock(&db->bg_mu);
+	pthread_cond_broadcast(&db->bg_cv);
+	pthread_mutex_unlock(&db->bg_mu);
+}
+
+static int bg_wait(struct cf_db *db, unsigned ms)
+{
+	struct timespec ts;
+	int stop;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += ms / 1000;
+	ts.tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&db->bg_mu);
+	if (!db->stop)
+		pthread_cond_timedwait(&db->bg_cv, &db->bg_mu, &ts);
+	stop = db->stop;
+	pthread_mutex_unlock(&db->bg_mu);
+	return stop;
+}
+
+/* Referenced snapshot of every table, for background scans. */
+static struct cf_table **tables_snapshot(struct cf_db *db, size_t *n)
+{
+	struct cf_table **ts;
+
+	pthread_mutex_lock(&db->mu);
+	*n = db->ntables;
+	ts = calloc(*n ? *n : 1, sizeof *ts);
+	if (ts)
+		for (size_t i = 0; i < *n; i++) {
+			ts[i] = db->tables[i];
+			table_ref(ts[i]);
+		}
+	else
+		*n = 0;
+	pthread_mutex_unlock(&db->mu);
+	return ts;
+}
+
+static void tables_release(struct cf_table **ts, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		table_unref(ts[i]);
+	free(ts);
+}
+
+/* Picks the region to flush: one that asked, else the largest when all
+ * memstores together pass the limit.  Referenced through its table. */
+static struct region *pick_flush(struct cf_db *db, struct cf_table **ts,
+				 size_t n)
+{
+	struct region *best = NULL;
+	size_t best_bytes = 0;
+	int over = atomic_load(&db->mem_total) > db->o.memstore_limit;
+
+	for (size_t i = 0; i < n; i++) {
+		struct cf_table *t = ts[i];
+		if (atomic_load(&t->dropped))
+			continue;
+		pthread_rwlock_rdlock(&t->lock);
+		for (size_t j = 0; j < t->nregions; j++) {
+			struct region *r = t->regions[j];
+			struct view *v = region_view(r);
+			size_t b = memstore_bytes(v->mem);
+			view_unref(v);
+			if (atomic_load(&r->flush_wanted) && b) {
+				pthread_rwlock_unlock(&t->lock);
+				return r;
+			}
+			if (over && b > best_bytes) {
+				best = r;
+				best_bytes = b;
+			}
+		}
+		pthread_rwlock_unlock(&t->lock);
+	}
+	return best;
+}
+
+static void *flusher_main(void *arg)
+{
+	struct cf_db *db = arg;
+	unsigned backoff = 0;
+
+	while (!bg_wait(db, backoff ? backoff : 200)) {
+		for (;;) {
+			size_t n;
+			struct cf_table **ts = tables_snapshot(db, &n);
+			struct region *r = pick_flush(db, ts, n);
+			int rc = CF_OK;
+
+			if (r) {
+				rc = region_flush(db, r);
+				atomic_store(&r->flush_wanted, rc != CF_OK);
+			}
+			tables_release(ts, n);
+			pthread_mutex_lock(&db->bg_mu);
+			pthread_cond_broadcast(&db->bg_done);
+			pthread_mutex_unlock(&db->bg_mu);
+			if (!r)
+				break;
+			if (rc) {
+				/* disk full or failing: try again later */
+				backoff = backoff ? backoff * 2 : 100;
+				if (backoff > 5000)
+					backoff = 5000;
+				break;
+			}
+			backoff = 0;
+		}
+	}
+	return NULL;
+}
+
+static void *compactor_main(void *arg)
+{
+	struct cf_db *db = arg;
+	unsigned backoff = 0;
+
+	while (!bg_wait(db, backoff ? backoff : 500)) {
+		size_t n;
+		struct cf_table **ts = tables_snapshot(db, &n);
+		int did = 0, failed = 0;
+
+		for (size_t i = 0; i < n && !did; i++) {
+			struct cf_table *t = ts[i];
+			struct region *pick = NULL;
+			if (atomic_load(&t->dropped))
+				continue;
+			pthread_rwlock_rdlock(&t->lock);
+			for (size_t j = 0; j < t->nregions && !pick; j++) {
+				struct view *v = region_view(t->regions[j]);
+				for (size_t s = 0; s < v->nstores; s++)
+					if (v->stores[s].n >=
+					    (size_t)db->o.compact_threshold)
+						pick = t->regions[j];
+				view_unref(v);
+			}
+			pthread_rwlock_unlock(&t->lock);
+			if (pick) {
+				int rc = region_compact(db, pick, 0);
+				did = rc == CF_OK;
+				failed = rc != CF_OK;
+			}
+		}
+		tables_release(ts, n);
+		if (failed) {
+			backoff = backoff ? backoff * 2 : 200;
+			if (backoff > 10000)
+				backoff = 10000;
+		} else {
+			backoff = did ? 1 : 0;
+		}
+	}
+	return NULL;
+}
+
+static void *syncer_main(void *arg)
+{
+	struct cf_db *db = arg;
+	unsigned ms = db->o.sync_ms / 2 ? db->o.sync_ms / 2 : 1;
+
+	while (!bg_wait(db, ms))
+		if (wal_dirty(db->wal)) {
+			int rc = wal_sync(db->wal);
+			if (rc)
+				cf_log(CF_LOG_ERROR, "wal sync: %s",
+				       cf_strerror(rc));
+		}
+	return NULL;
+}
+
+/* --- open and close --------------------------------------------------- */
+
+static int next_ids(struct cf_db *db)
+{
+	uint64_t v;
+
+	db->next_file = 1;
+	db->next_region = 1;
+	if (meta_get_u64(db->meta, "next_file", &v) == CF_OK)
+		db->next_file = v;
+	if (meta_get_u64(db->meta, "next_region", &v) == CF_OK)
+		db->next_region = v;
+	return CF_OK;
+}
+
+static uint64_t max_seen_seq(struct cf_db *db)
+{
+	uint64_t m = 0, v;
+
+	if (meta_get_u64(db->meta, "last_seq", &v) == CF_OK)
+		m = v;
+	for (size_t i = 0; i < db->ntables; i++) {
+		struct cf_table *t = db->tables[i];
+		for (size_t j = 0; j < t->nregions; j++) {
+			struct region *r = t->regions[j];
+			struct view *vw = r->view;
+			if (r->flushed_seq > m)
+				m = r->flushed_seq;
+			for (size_t s = 0; s < vw->nstores; s++)
+				for (size_t f = 0; f < vw->stores[s].n; f++) {
+					uint64_t x = sst_get_meta(
+						vw->stores[s].files[f]->sst)
+						->max_seq;
+					if (x > m)
+						m = x;
+				}
+		}
+	}
+	return m;
+}
+
+void cf_db_close(cf_db *db)
+{
+	if (!db)
+		return;
+	if (db->bg_started) {
+		pthread_mutex_lock(&db->bg_mu);
+		db->stop = 1;
+		pthread_cond_broadcast(&db->bg_cv);
+		pthread_mutex_unlock(&db->bg_mu);
+		pthread_join(db->flusher, NULL);
+		pthread_join(db->compactor, NULL);
+		if (db->o.sync_mode == CF_SYNC_BATCH)
+			pthread_join(db->syncer, NULL);
+	}
+	if (db->wal) {
+		/* a clean close leaves nothing to replay when it can */
+		if (db->meta)
+			cf_db_flush(db);
+		wal_sync(db->wal);
+		wal_purge(db->wal, db_min_unflushed(db));
+		wal_close(db->wal);
+	}
+	for (size_t i = 0; i < db->ntables; i++) {
+		table_unref(db->tables[i]);
+	}
+	free(db->tables);
+	meta_close(db->meta);
+	if (db->cache)
+		cache_free(db->cache);
+	env_close(db->lock);
+	buf_release(&db->wbuf);
+	pthread_mutex_destroy(&db->ddl_mu);
+	pthread_mutex_destroy(&db->compact_mu);
+	pthread_mutex_destroy(&db->mu);
+	pthread_mutex_destroy(&db->mem_mu);
+	pthread_mutex_destroy(&db->meta_mu);
+	pthread_mutex_destroy(&db->qmu);
+	pthread_mutex_destroy(&db->bg_mu);
+	pthread_cond_destroy(&db->bg_cv);
+	pthread_cond_destroy(&db->bg_done);
+	free(db->dir);
+	free(db);
+}
+
+int cf_db_open(const char *dir, const struct cf_options *opts, cf_db **out)
+{
+	struct cf_db *db;
+	struct buf path = BUF_INIT;
+	struct load_ctx lc = { 0 };
+	uint64_t *segs = NULL, *seg_max = NULL, max_seq;
+	size_t nsegs = 0;
+	int rc;
+
+	*out = NULL;
+	if (!(db = calloc(1, sizeof *db)))
+		return CF_ENOMEM;
+	if (opts)
+		db->o = *opts;
+	else
+		cf_options_default(&db->o);
+	if (!db->o.memstore_limit)
+		db->o.memstore_limit = 4 * db->o.flush_size;
+	if (db->o.compact_threshold < 2)
+		db->o.compact_threshold = 3;
+	if (db->o.stall_files <= db->o.compact_threshold)
+		db->o.stall_files = db->o.compact_threshold + 9;
+	pthread_mutex_init(&db->ddl_mu, NULL);
+	pthread_mutex_init(&db->compact_mu, NULL);
+	pthread_mutex_init(&db->mu, NULL);
+	pthread_mutex_init(&db->mem_mu, NULL);
+	pthread_mutex_init(&db->meta_mu, NULL);
+	pthread_mutex_init(&db->qmu, NULL);
+	pthread_mutex_init(&db->bg_mu, NULL);
+	pthread_cond_init(&db->bg_cv, NULL);
+	pthread_cond_init(&db->bg_done, NULL);
+	if (!(db->dir = strdup(dir))) {
+		rc = CF_ENOMEM;
+		goto fail;
+	}
+	rc = env_mkdir_p(dir, 0700);
+	if (!rc) {
+		buf_printf(&path, "%s/LOCK", dir);
+		buf_putc(&path, 0);
+		rc = env_lock_file((const char *)path.p, &db->lock);
+		if (rc == CF_EBUSY)
+			cf_log(CF_LOG_ERROR, "%s is in use by another process",
+			       dir);
+	}
+	if (!rc) {
+		buf_reset(&path);
+		buf_printf(&path, "%s/data", dir);
+		buf_putc(&path, 0);
+		rc = env_mkdir((const char *)path.p, 0700);
+	}
+	if (!rc) {
+		buf_reset(&path);
+		buf_printf(&path, "%s/catalog.db", dir);
+		buf_putc(&path, 0);
+		rc = meta_open((const char *)path.p, &db->meta);
+	}
+	if (!rc)
+		rc = cache_new(db->o.block_cache, &db->cache);
+	if (!rc)
+		rc = next_ids(db);
+	lc.db = db;
+	if (!rc)
+		rc = meta_table_list(db->meta, load_table, &lc);
+	if (!rc && lc.rc)
+		rc = lc.rc;
+	if (rc)
+		goto fail;
+	{
+		struct sweep s = { .db = db };
+		buf_printf(&s.path, "%s/data", dir);
+		buf_putc(&s.path, 0);
+		s.path.len--;
+		env_list_dir((const char *)s.path.p, sweep_tables, &s);
+		buf_release(&s.path);
+	}
+	max_seq = max_seen_seq(db);
+	rc = replay(db, &max_seq, &segs, &seg_max, &nsegs);
+	if (rc)
+		goto fail;
+	for (size_t i = 0; i < db->ntables; i++)
+		for (size_t j = 0; j < db->tables[i]->nregions; j++) {
+			struct view *v = db->tables[i]->regions[j]->view;
+			atomic_fetch_add(&db->mem_total,
+					 memstore_bytes(v->mem));
+		}
+	atomic_store(&db->last_seq, max_seq);
+	db->next_seq = max_seq + 1;
+	db->wal_segment = nsegs ? segs[nsegs - 1] + 1 : 1;
+	buf_reset(&path);
+	buf_printf(&path, "%s/wal", dir);
+	buf_putc(&path, 0);
+	rc = wal_open((const char *)path.p, db->wal_segment, WAL_SEGMENT_SIZE,
+		      &db->wal);
+	for (size_t i = 0; i < nsegs && !rc; i++)
+		rc = wal_adopt(db->wal, segs[i], seg_max[i]);
+	if (rc)
+		goto fail;
+	if (db->o.background) {
+		int e = pthread_create(&db->flusher, NULL, flusher_main, db);
+		if (!e)
+			e = pthread_create(&db->compactor, NULL,
+					   compactor_main, db);
+		if (!e && db->o.sync_mode == CF_SYNC_BATCH)
+			e = pthread_create(&db->syncer, NULL, syncer_main, db);
+		if (e) {
+			rc = CF_ENOMEM;
+			goto fail;
+		}
+		db->bg_started = 1;
+	}
+	free(segs);
+	free(seg_max);
+	buf_release(&path);
+	*out = db;
+	return CF_OK;
+fail:
+	/* threads never started on this path (the last step starts them) */
+	free(segs);
+	free(seg_max);
+	buf_release(&path);
+	if (db->wal) {
+		wal_close(db->wal);
+		db->wal = NULL;
+	}
+	cf_db_close(db);
+	return rc;
+}
+
+int cf_db_sync(cf_db *db)
+{
+	int rc = wal_sync(db->wal);
+
+	if (rc)
+		cf_log(CF_LOG_ERROR, "wal sync: %s", cf_strerror(rc));
+	return rc;
+}
+
+uint64_t db_min_unflushed(struct cf_db *db)
+{
+	uint64_t m = UINT64_MAX;
+
+	pthread_mutex_lock(&db->mu);
+	for (size_t i = 0; i < db->ntables; i++) {
+		struct cf_table *t = db->tables[i];
+		pthread_rwlock_rdlock(&t->lock);
+		for (size_t j = 0; j < t->nregions; j++) {
+			struct view *v = region_view(t->regions[j]);
+			uint64_t s;
+			if (memstore_count(v->mem)) {
+				s = memstore_min_seq(v->mem);
+				if (s < m)
+					m = s;
+			}
+			for (size_t k = 0; k < v->nimm; k++) {
+				s = memstore_min_seq(v->imm[k]);
+				if (memstore_count(v->imm[k]) && s < m)
+					m = s;
+			}
+			view_unref(v);
+		}
+		pthread_rwlock_unlock(&t->lock);
+	}
+	pthread_mutex_unlock(&db->mu);
+	if (m == UINT64_MAX)
+		m = atomic_load(&db->last_seq) + 1;
+	return m;
+}
+
+static int for_each_region(struct cf_db *db, struct cf_table *only,
+			   int (*fn)(struct cf_db *, struct region *, int),
+			   int arg)
+{
+	size_t n;
+	struct cf_table **ts = tables_snapshot(db, &n);
+	int rc = CF_OK;
+
+	for (size_t i = 0; i < n; i++) {
+		struct cf_table *t = ts[i];
+		struct region **rs;
+		size_t nr;
+
+		if (only && t != only)
+			continue;
+		if (atomic_load(&t->dropped))
+			continue;
+		pthread_rwlock_rdlock(&t->lock);
+		nr = t->nregions;
+		rs = malloc((nr ? nr : 1) * sizeof *rs);
+		if (rs)
+			memcpy(rs, t->regions, nr * sizeof *rs);
+		pthread_rwlock_unlock(&t->lock);
+		if (!rs) {
+			rc = CF_ENOMEM;
+			break;
+		}
+		for (size_t j = 0; j < nr; j++) {
+			/* a region split away meanwhile is skipped by fn */
+			int e = fn(db, rs[j], arg);
+			if (e && !rc)
+				rc = e;
+		}
+		free(rs);
+	}
+	tables_release(ts, n);
+	return rc;
+}
+
+static int flush_one(struct cf_db *db, struct region *r, int arg)
+{
+	(void)arg;
+	return region_flush(db, r);
+}
+
+static int compact_one(struct cf_db *db, struct region *r, int major)
+{
+	return region_compact(db, r, major);
+}
+
+int cf_db_flush(cf_db *db)
+{
+	int rc = for_each_region(db, NULL, flush_one, 0);
+
+	if (rc == CF_OK)
+		wal_purge(db->wal, db_min_unflushed(db));
+	return rc;
+}
+
+int cf_db_compact(cf_db *db, int major)
+{
+	return for_each_region(db, NULL, compact_one, major);
+}
+
+int cf_table_flush(cf_table *t)
+{
+	int rc;
+
+	if (atomic_load(&t->dropped))
+		return CF_ECLOSED;
+	rc = for_each_region(t->db, t, flush_one, 0);
+	if (rc == CF_OK)
+		wal_purge(t->db->wal, db_min_unflushed(t->db));
+	return rc;
+}
+
+int cf_table_compact(cf_table *t, int major)
+{
+	if (atomic_load(&t->dropped))
+		return CF_ECLOSED;
+	return for_each_region(t->db, t, compact_one, major);
+}
+
+/* --- table DDL -------------------------------------------------------- */
+
+static int check_families(const struct cf_family *fams, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct cf_family *f = &fams[i];
+		if (!cf_family_name_valid(f->name, strlen(f->name)) ||
+		    f->versions < 1 || f->min_versions < 0 ||
+		    f->min_versions > f->versions || f->ttl < 1 ||
+		    f->compression < 0 || f->compression > 1 ||
+		    f->bloom < 0 || f->bloom > 2 || f->blocksize < 1024)
+			return CF_EINVAL;
+		for (size_t j = 0; j < i; j++)
+			if (strcmp(fams[j].name, f->name) == 0)
+				return CF_EINVAL;
+	}
+	return CF_OK;
+}
+
+static int put_families(struct cf_db *db, int64_t tid,
+			const struct cf_family *fams, size_t n)
+{
+	struct buf b = BUF_INIT;
+	int rc = CF_OK;
+
+	for (size_t i = 0; i < n && rc == CF_OK; i++) {
+		buf_reset(&b);
+		rc = cf_family_format(&fams[i], &b);
+		if (!rc)
+			rc = buf_putc(&b, 0);
+		if (!rc)
+			rc = meta_family_put(db->meta, tid, fams[i].name,
+					     (const char *)b.p);
+	}
+	buf_release(&b);
+	return rc;
+}
+
+int cf_table_create(cf_db *db, const char *name, const struct cf_family *fams,
+		    size_t n)
+{
+	struct cf_table *t = NULL, **nt;
+	struct region *r = NULL;
+	struct meta_region mr = { 0 };
+	int64_t tid;
+	int rc;
+
+	if (!cf_table_name_valid(name)) {
+		cf_log(CF_LOG_WARN, "bad table name '%s'", name);
+		return CF_EINVAL;
+	}
+	if (n == 0 || check_families(fams, n)) {
+		cf_log(CF_LOG_WARN, "table %s: bad family settings", name);
+		return CF_EINVAL;
+	}
+	pthread_mutex_lock(&db->ddl_mu);
+	pthread_mutex_lock(&db->mu);
+	for (size_t i = 0; i < db->ntables; i++)
+		if (strcmp(db->tables[i]->name, name) == 0) {
+			rc = CF_EEXIST;
+			goto out;
+		}
+	pthread_mutex_lock(&db->meta_mu);
+	rc = meta_begin(db->meta);
+	if (!rc)
+		rc = meta_table_add(db->meta, name, &tid);
+	if (!rc)
+		rc = put_families(db, tid, fams, n);
+	if (!rc) {
+		mr.id = (int64_t)db->next_region++;
+		mr.table_id = tid;
+		rc = meta_region_put(db->meta, &mr);
+	}
+	if (!rc)
+		rc = meta_set_u64(db->meta, "next_region", db->next_region);
+	if (!rc && !(t = table_new(db, tid, name)))
+		rc = CF_ENOMEM;
+	if (!rc && !(t->fams = malloc(n * sizeof *t->fams)))
+		rc = CF_ENOMEM;
+	if (!rc) {
+		memcpy(t->fams, fams, n * sizeof *fams);
+		t->nfams = n;
+		qsort(t->fams, n, sizeof *fams, cmp_fam);
+		if (!(r = region_new(t, (uint64_t)mr.id, NULL, 0, NULL, 0)) ||
+		    !(t->regions = malloc(sizeof *t->regions)))
+			rc = CF_ENOMEM;
+	}
+	if (!rc) {
+		t->regions[0] = r;
+		t->nregions = 1;
+		r = NULL;
+		rc = region_write_info(db, t->regions[0]);
+	}
+	if (!rc)
+		rc = meta_commit(db->meta);
+	if (rc)
+		meta_rollback(db->meta);
+	pthread_mutex_unlock(&db->meta_mu);
+	if (!rc && !(nt = realloc(db->tables,
+				  (db->ntables + 1) * sizeof *nt)))
+		rc = CF_ENOMEM;
+	if (!rc) {
+		db->tables = nt;
+		db->tables[db->ntables++] = t;
+		t = NULL;
+	}
+out:
+	pthread_mutex_unlock(&db->mu);
+	pthread_mutex_unlock(&db->ddl_mu);
+	region_free(r);
+	table_unref(t);
+	if (rc && rc != CF_EEXIST)
+		cf_log(CF_LOG_ERROR, "create table %s: %s", name,
+		       cf_strerror(rc));
+	return rc;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int cf_table_list(cf_db *db, char ***names, size_t *n)
+{
+	size_t total = 0;
+	char **v, *p;
+
+	pthread_mutex_lock(&db->mu);
+	for (size_t i = 0; i < db->ntables; i++)
+		total += strlen(db->tables[i]->name) + 1;
+	v = malloc(db->ntables * sizeof *v + total + 1);
+	if (!v) {
+		pthread_mutex_unlock(&db->mu);
+		return CF_ENOMEM;
+	}
+	p = (char *)(v + db->ntables);
+	for (size_t i = 0; i < db->ntables; i++) {
+		size_t l = strlen(db->tables[i]->name) + 1;
+		memcpy(p, db->tables[i]->name, l);
+		v[i] = p;
+		p += l;
+	}
+	*n = db->ntables;
+	pthread_mutex_unlock(&db->mu);
+	qsort(v, *n, sizeof *v, cmp_str);
+	*names = v;
+	return CF_OK;
+}
+
+int cf_table_open(cf_db *db, const char *name, cf_table **out)
+{
+	int rc = CF_ENOTFOUND;
+
+	*out = NULL;
+	pthread_mutex_lock(&db->mu);
+	for (size_t i = 0; i < db->ntables; i++)
+		if (strcmp(db->tables[i]->name, name) == 0) {
+			*out = db->tables[i];
+			table_ref(*out);
+			rc = CF_OK;
+		}
+	pthread_mutex_unlock(&db->mu);
+	return rc;
+}
+
+void cf_table_close(cf_table *t)
+{
+	table_unref(t);
+}
+
+const char *cf_table_name(const cf_table *t)
+{
+	return t->name;
+}
+
+int cf_table_has_family(cf_table *t, const char *fam, size_t famlen)
+{
+	int r;
+
+	pthread_rwlock_rdlock(&t->lock);
+	r = table_family(t, fam, famlen) != NULL;
+	pthread_rwlock_unlock(&t->lock);
+	return r;
+}
+
+int cf_table_schema(cf_table *t, struct cf_family **fams, size_t *n)
+{
+	int rc = CF_OK;
+
+	if (atomic_load(&t->dropped))
+		return CF_ECLOSED;
+	pthread_rwlock_rdlock(&t->lock);
+	*n = t->nfams;
+	*fams = malloc((t->nfams ? t->nfams : 1) * sizeof **fams);
+	if (*fams)
+		memcpy(*fams, t->fams, t->nfams * sizeof **fams);
+	else
+		rc = CF_ENOMEM;
+	pthread_rwlock_unlock(&t->lock);
+	return rc;
+}
+
+/* Does the table hold any visible cell? */
+static int table_empty(struct cf_table *t)
+{
+	struct cf_scan_opts so = { .read = CF_READ_OPTS_INIT, .limit = 1 };
+	cf_scanner *s;
+	const cf_row *row = NULL;
+	int rc;
+
+	so.read.keys_only = 1;
+	rc = cf_scan_open(t, &so, &s);
+	if (rc)
+		return rc;
+	rc = cf_scan_next(s, &row);
+	cf_scan_close(s);
+	if (rc)
+		return rc;
+	return row ? CF_ENOTEMPTY : CF_OK;
+}
+
+int cf_table_drop(cf_db *db, const char *name, int only_if_empty)
+{
+	struct cf_table *t = NULL;
+	struct buf path = BUF_INIT;
+	size_t idx = 0;
+	int rc;
+
+	pthread_mutex_lock(&db->ddl_mu);
+	pthread_mutex_lock(&db->compact_mu);
+	pthread_mutex_lock(&db->mu);
+	for (size_t i = 0; i < db->ntables; i++)
+		if (strcmp(db->tables[i]->name, name) == 0) {
+			t = db->tables[i];
+			idx = i;
+		}
+	pthread_mutex_unlock(&db->mu);
+	rc = t ? CF_OK : CF_ENOTFOUND;
+	if (!rc && only_if_empty)
+		rc = table_empty(t);
+	if (!rc) {
+		pthread_mutex_lock(&db->meta_mu);
+		rc = meta_table_del(db->meta, t->id);
+		pthread_mutex_unlock(&db->meta_mu);
+	}
+	if (!rc) {
+		atomic_store(&t->dropped, 1);
+		pthread_mutex_lock(&db->mu);
+		memmove(&db->tables[idx], &db->tables[idx + 1],
+			(db->ntables - idx - 1) * sizeof *db->tables);
+		db->ntables--;
+		pthread_mutex_unlock(&db->mu);
+		/* memstore bytes of the table no longer count */
+		pthread_rwlock_rdlock(&t->lock);
+		for (size_t j = 0; j < t->nregions; j++) {
+			struct view *v = region_view(t->regions[j]);
+			size_t b = memstore_bytes(v->mem);
+			for (size_t k = 0; k < v->nimm; k++)
+				b += memstore_bytes(v->imm[k]);
+			atomic_fetch_sub(&db->mem_total, b);
+			/* files go with the directory below */
+			view_unref(v);
+		}
+		pthread_rwlock_unlock(&t->lock);
+		buf_printf(&path, "%s/data/%s", db->dir, name);
+		buf_putc(&path, 0);
+		env_remove_tree((const char *)path.p);
+		cf_log(CF_LOG_INFO, "table %s dropped", name);
+		table_unref(t);
+	}
+	pthread_mutex_unlock(&db->compact_mu);
+	pthread_mutex_unlock(&db->ddl_mu);
+	buf_release(&path);
+	return rc;
+}
+
+int cf_table_alter(cf_table *t, const struct cf_family *fams, size_t n)
+{
+	struct cf_db *db = t->db;
+	struct cf_family *nf = NULL;
+	int rc;
+
+	if (atomic_load(&t->dropped))
+		return CF_ECLOSED;
+	if (n == 0 || check_families(fams, n)) {
+		cf_log(CF_LOG_WARN, "%s: bad schema", t->name);
+		return CF_EINVAL;
+	}
+	/* Flush first, so no memstore holds cells of a dropped family
+	 * that a family re-added later would show again. */
+	rc = cf_table_flush(t);
+	if (rc)
+		return rc;
+	if (!(nf = malloc(n * sizeof *nf)))
+		return CF_ENOMEM;
+	memcpy(nf, fams, n * sizeof *nf);
+	qsort(nf, n, sizeof *nf, cmp_fam);
+	pthread_mutex_lock(&db->ddl_mu);
+	pthread_mutex_lock(&db->compact_mu);
+	pthread_mutex_lock(&db->mem_mu);
+	pthread_rwlock_wrlock(&t->lock);
+	pthread_mutex_lock(&db->meta_mu);
+	rc = meta_begin(db->meta);
+	for (size_t i = 0; i < t->nfams && !rc; i++) {
+		int keep = 0;
+		for (size_t j = 0; j < n; j++)
+			keep |= strcmp(t->fams[i].name, nf[j].name) == 0;
+		if (keep)
+			continue;
+		rc = meta_family_del(db->meta, t->id, t->fams[i].name);
+		for (size_t r = 0; r < t->nregions && !rc; r++) {
+			struct view *v = t->regions[r]->view;
+			struct fstore *st = view_store(v, t->fams[i].name, 0);
+			for (size_t f = 0; st && f < st->n && !rc; f++)
+				rc = meta_file_del(db->meta,
+						   (int64_t)t->regions[r]->id,
+						   st->files[f]->id);
+		}
+	}
+	if (!rc)
+		rc = put_families(db, t->id, nf, n);
+	if (!rc)
+		rc = meta_commit(db->meta);
+	else
+		meta_rollback(db->meta);
+	pthread_mutex_unlock(&db->meta_mu);
+	if (!rc) {
+		/* drop the removed families' files from every view */
+		for (size_t r = 0; r < t->nregions; r++) {
+			struct region *rg = t->regions[r];
+			struct view *v, *nv;
+			pthread_mutex_lock(&rg->mu);
+			v = rg->view;
+			nv = view_clone(v);
+			if (nv) {
+				for (size_t s = 0; s < nv->nstores; s++) {
+					struct fstore *st = &nv->stores[s];
+					int keep = 0;
+					for (size_t j = 0; j < n; j++)
+						keep |= strcmp(st->fam,
+							       nf[j].name) == 0;
+					if (keep)
+						continue;
+					for (size_t f = 0; f < st->n; f++) {
+						sst_set_obsolete(
+							st->files[f]->sst);
+						sfile_free(st->files[f]);
+					}
+					st->n = 0;
+				}
+				rg->view = nv;
+			}
+			pthread_mutex_unlock(&rg->mu);
+			if (nv)
+				view_unref(v);
+		}
+		free(t->fams);
+		t->fams = nf;
+		t->nfams = n;
+		nf = NULL;
+		for (size_t r = 0; r < t->nregions; r++)
+			region_write_info(db, t->regions[r]);
+	}
+	pthread_rwlock_unlock(&t->lock);
+	pthread_mutex_unlock(&db->mem_mu);
+	pthread_mutex_unlock(&db->compact_mu);
+	pthread_mutex_unlock(&db->ddl_mu);
+	free(nf);
+	if (rc)
+		cf_log(CF_LOG_ERROR, "%s: schema change failed: %s", t->name,
+		       cf_strerror(rc));
+	return rc;
+}
+
+/* --- status ----------------------------------------------------------- */
+
+int cf_table_regions(cf_table *t, struct cf_region_info **out, size_t *n)
+{
+	struct cf_region_info *ri;
+	int rc = CF_OK;
+
+	if (atomic_load(&t->dropped))
+		return CF_ECLOSED;
+	pthread_rwlock_rdlock(&t->lock);
+	*n = t->nregions;
+	ri = calloc(*n, sizeof *ri);
+	for (size_t i = 0; ri && i < *n; i++) {
+		struct region *r = t->regions[i];
+		struct view *v = region_view(r);
+		ri[i].id = r->id;
+		ri[i].start = malloc(r->start.len + 1);
+		ri[i].end = malloc(r->end.len + 1);
+		if (!ri[i].start || !ri[i].end)
+			rc = CF_ENOMEM;
+		else {
+			memcpy(ri[i].start, r->start.p, r->start.len);
+			memcpy(ri[i].end, r->end.p, r->end.len);
+		}
+		ri[i].startlen = r->start.len;
+		ri[i].endlen = r->end.len;
+		ri[i].files = region_file_count(v);
+		ri[i].disk_bytes = region_disk_bytes(v);
+		ri[i].mem_bytes = memstore_bytes(v->mem);
+		for (size_t k = 0; k < v->nimm; k++)
+			ri[i].mem_bytes += memstore_bytes(v->imm[k]);
+		view_unref(v);
+	}
+	pthread_rwlock_unlock(&t->lock);
+	if (!ri)
+		return CF_ENOMEM;
+	if (rc) {
+		cf_regions_free(ri, *n);
+		return rc;
+	}
+	*out = ri;
+	return CF_OK;
+}
+
+void cf_regions_free(struct cf_region_info *r, size_t n)
+{
+	if (!r)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		free(r[i].start);
+		free(r[i].end);
+	}
+	free(r);
+}
+
+static void copy_stats(const struct tstats *s, struct cf_stats *o)
+{
+	o->puts = atomic_load(&s->puts);
+	o->deletes = atomic_load(&s->deletes);
+	o->appends = atomic_load(&s->appends);
+	o->increments = atomic_load(&s->increments);
+	o->gets = atomic_load(&s->gets);
+	o->scans = atomic_load(&s->scans);
+	o->scan_rows = atomic_load(&s->scan_rows);
+	o->bytes_written = atomic_load(&s->bytes_written);
+	o->bytes_read = atomic_load(&s->bytes_read);
+	o->flushes = atomic_load(&s->flushes);
+	o->compactions = atomic_load(&s->compactions);
+	o->major_compactions = atomic_load(&s->major_compactions);
+	o->splits = atomic_load(&s->splits);
+	o->errors = atomic_load(&s->errors);
+	o->stalls = atomic_load(&s->stalls);
+	o->bloom_skips = atomic_load(&s->bloom_skips);
+	o->files_skipped = atomic_load(&s->files_skipped);
+}
+
+static void add_table_sizes(struct cf_table *t, struct cf_stats *o)
+{
+	pthread_rwlock_rdlock(&t->lock);
+	o->regions += t->nregions;
+	for (size_t i = 0; i < t->nregions; i++) {
+		struct view *v = region_view(t->regions[i]);
+		o->store_files += region_file_count(v);
+		o->disk_bytes += region_disk_bytes(v);
+		o->mem_bytes += memstore_bytes(v->mem);
+		for (size_t k = 0; k < v->nimm; k++)
+			o->mem_bytes += memstore_bytes(v->imm[k]);
+		view_unref(v);
+	}
+	pthread_rwlock_unlock(&t->lock);
+}
+
+int cf_db_stats(cf_db *db, struct cf_stats *s)
+{
+	size_t n;
+	struct cf_table **ts;
+
+	memset(s, 0, sizeof *s);
+	copy_stats(&db->st, s);
+	s->cache_hits = cache_hits(db->cache);
+	s->cache_misses = cache_misses(db->cache);
+	s->wal_syncs = wal_syncs(db->wal);
+	s->wal_bytes = wal_bytes(db->wal);
+	ts = tables_snapshot(db, &n);
+	for (size_t i = 0; i < n; i++)
+		add_table_sizes(ts[i], s);
+	tables_release(ts, n);
+	return CF_OK;
+}
+
+int cf_table_stats(cf_table *t, struct cf_stats *s)
+{
+	memset(s, 0, sizeof *s);
+	if (atomic_load(&t->dropped))
+		return CF_ECLOSED;
+	copy_stats(&t->st, s);
+	add_table_sizes(t, s);
+	return CF_OK;
+}

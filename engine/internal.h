@@ -1,0 +1,296 @@
+/*
+ * internal.h: the engine's shared structures (db, table, region, view),
+ * seen only by the engine's own files.  Callers outside engine/ see opaque handles.
+ *
+ * Lock order (take left before right, never the reverse):
+ *
+ *   table row stripes -> db->qmu (writer queue) -> db->mem_mu
+ *   db->ddl_mu -> db->compact_mu -> db->mu -> db->mem_mu -> table->lock
+ *     -> db->meta_mu -> region->mu -> leaf locks (cache, wal, log)
+ *
+ * db->mu guards the table list.  db->mem_mu is held by the write leader
+ * while it inserts into memstores and by whoever swaps a region's active
+ * memstore, so a memstore being flushed never receives an insert.
+ * table->lock (rwlock) guards the table's region array and schema;
+ * region->mu guards the pointer to the region's current view.  A view is
+ * immutable once published: readers take a reference under region->mu
+ * and then read without locks.  Flush, compaction and split each build a
+ * new view and swap it in.  db->ddl_mu serializes table create, drop,
+ * alter, split, flush and compaction work (one maintenance operation at
+ * a time keeps the catalog and views simple to reason about).
+ *
+ * Sequence numbers: the write leader takes them from db->next_seq, writes
+ * the WAL, inserts into memstores, then publishes db->last_seq.  Readers
+ * see exactly the entries with seq <= the last_seq they loaded, so a
+ * batch is visible whole or not at all.
+ */
+#ifndef CF_ENGINE_INTERNAL_H
+#define CF_ENGINE_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "engine/cellfs.h"
+#include "engine/key.h"
+#include "engine/iter.h"
+#include "engine/memstore.h"
+#include "engine/sst.h"
+#include "util/buf.h"
+
+struct meta;
+struct wal;
+struct cache;
+struct env_file;
+
+/* One store file as a region uses it: the open sst and, for a split
+ * daughter's reference, the row bounds it may read. */
+struct sfile {
+	struct sst *sst;
+	uint64_t id;
+	int64_t home_region;
+	struct buf lo, hi;	/* hi.len == 0 and !hi_set: unbounded */
+	int lo_set, hi_set;
+	uint64_t size;
+};
+
+/* The store files of one family in a view, newest (highest max_seq)
+ * first. */
+struct fstore {
+	char fam[CF_FAMILY_MAX + 1];
+	struct sfile **files;
+	size_t n;
+};
+
+/* An immutable snapshot of a region's data sources. */
+struct view {
+	atomic_int refs;
+	struct memstore *mem;		/* active memstore */
+	struct memstore **imm;		/* being flushed, newest first */
+	size_t nimm;
+	struct fstore *stores;		/* one per family with files */
+	size_t nstores;
+};
+
+struct region {
+	uint64_t id;
+	struct cf_table *t;
+	struct buf start, end;		/* [start, end); end.len 0: +inf */
+	pthread_mutex_t mu;
+	struct view *view;		/* guarded by mu */
+	uint64_t flushed_seq;		/* guarded by ddl_mu */
+	atomic_int flush_wanted;
+	atomic_int compact_wanted;
+};
+
+#define ROW_STRIPES 256
+
+struct tstats {
+	atomic_uint_least64_t puts, deletes, appends, increments, gets, scans,
+		scan_rows, bytes_written, bytes_read, flushes, compactions,
+		major_compactions, splits, errors, stalls, wal_bytes,
+		bloom_skips, files_skipped;
+};
+
+struct cf_table {
+	atomic_int refs;
+	struct cf_db *db;
+	int64_t id;
+	char name[CF_TABLE_MAX + 1];
+	atomic_int dropped;
+	pthread_rwlock_t lock;		/* regions, fams */
+	struct region **regions;	/* sorted by start key */
+	size_t nregions;
+	struct region **retired;	/* split parents, freed with t */
+	size_t nretired;
+	struct cf_family *fams;		/* sorted by name */
+	size_t nfams;
+	pthread_mutex_t stripes[ROW_STRIPES];
+	struct tstats st;
+};
+
+/* A writer waiting in the queue (group commit). */
+struct writer {
+	struct cf_table *t;
+	const struct cf_batch *b;
+	int rc;
+	int done;
+	pthread_cond_t cv;
+	struct writer *next;
+};
+
+struct cf_db {
+	char *dir;
+	struct cf_options o;
+	struct env_file *lock;
+	struct meta *meta;
+	struct wal *wal;
+	struct cache *cache;
+
+	pthread_mutex_t ddl_mu;
+	pthread_mutex_t compact_mu;
+	pthread_mutex_t mu;		/* tables */
+	struct cf_table **tables;
+	size_t ntables;
+
+	pthread_mutex_t mem_mu;
+	pthread_mutex_t meta_mu;
+
+	pthread_mutex_t qmu;		/* writer queue */
+	struct writer *qhead, *qtail;
+	struct buf wbuf;		/* leader's record buffer (qmu-free:
+					   only the leader touches it) */
+
+	atomic_uint_least64_t last_seq;	/* published */
+	uint64_t next_seq;		/* leader only */
+	uint64_t next_file;		/* guarded by meta_mu */
+	uint64_t next_region;		/* guarded by meta_mu */
+	uint64_t wal_segment;		/* current segment number */
+	atomic_uint_least64_t mem_total; /* bytes in all memstores */
+
+	/* background work */
+	pthread_mutex_t bg_mu;
+	pthread_cond_t bg_cv;		/* work or stop */
+	pthread_cond_t bg_done;		/* a flush finished */
+	int stop;
+	int bg_started;
+	pthread_t flusher, compactor, syncer;
+	int bg_error;			/* last background failure */
+
+	struct tstats st;
+};
+
+/* --- shared helpers (db.c) -------------------------------------------- */
+
+void table_ref(struct cf_table *t);
+void table_unref(struct cf_table *t);
+const struct cf_family *table_family(const struct cf_table *t, const char *fam,
+				     size_t famlen);
+/* Region of t holding row; caller holds t->lock (read). */
+struct region *table_region_for(struct cf_table *t, const void *row,
+				size_t rowlen);
+int region_contains(const struct region *r, const void *row, size_t rowlen);
+
+struct view *region_view(struct region *r);	/* referenced */
+void view_unref(struct view *v);
+
+/* --- visibility (visible.c) ------------------------------------------ */
+
+/* One raw cell of a family group, pointing into caller memory. */
+struct rcell {
+	struct ikey k;
+	const unsigned char *val;
+	size_t vlen;
+	int state;		/* out: VIS_* */
+};
+
+enum { VIS_LIVE = 0, VIS_MASKED = 1, VIS_DEAD = 2, VIS_MARKER = 3,
+       VIS_FUTURE = 4 };
+
+struct vis_ctx {
+	const struct cf_family *f;
+	uint64_t snapshot;	/* cells with larger seq are VIS_FUTURE */
+	int64_t now_ms;
+	int64_t read_max_ts;	/* for KEEP_DELETED_CELLS time travel */
+};
+
+/* Classifies cells[0..n) (one family of one row, in ikey order) in
+ * place. */
+void vis_classify(const struct vis_ctx *c, struct rcell *cells, size_t n);
+
+/* --- read machinery (read.c) ----------------------------------------- */
+
+/* An iterator over region r's view v for the given families (NULL: all)
+ * covering seq <= snapshot, clamped to the region's rows.  For Gets,
+ * row limits files by key range and bloom (NULL: scan). */
+struct iter *view_iter(struct cf_db *db, struct region *r, struct view *v,
+		       const struct cf_read_opts *o, const void *row,
+		       size_t rowlen, int fill_cache);
+
+/* Reads the visible cells of the row under the iterator positioned at
+ * its first cell, appending to out; leaves the iterator on the next
+ * row.  Returns CF_OK or the iterator's error. */
+struct rowacc;
+int read_row(struct cf_db *db, struct cf_table *t, struct iter *it,
+	     const struct cf_read_opts *o, uint64_t snapshot, cf_row *out);
+
+cf_row *row_new(void);
+void row_reset(cf_row *r);
+int row_set_key(cf_row *r, const void *row, size_t rowlen);
+/* Latest visible value of one cell into out; CF_ENOTFOUND if none.
+ * *ts gets its timestamp. */
+int table_get_latest(struct cf_table *t, const void *row, size_t rowlen,
+		     const char *fam, size_t famlen, const void *qual,
+		     size_t qlen, struct buf *out, int64_t *ts);
+
+/* --- flush and compaction (flush.c, compact.c) ----------------------- */
+
+int region_flush(struct cf_db *db, struct region *r);
+/* The same with db->ddl_mu already held. */
+int region_flush_locked(struct cf_db *db, struct region *r);
+/* 1 if r is still one of its table's live regions (caller holds ddl_mu
+ * or compact_mu, which a split takes). */
+int region_live(struct region *r);
+/* Opens a store file just written and wraps it for a view. */
+int sfile_open(struct cf_db *db, struct cf_table *t, int64_t home,
+	       const char *fam, uint64_t id, uint64_t size, struct sfile **out);
+/* Puts f into the family store of v, keeping newest-first order. */
+int view_add_file(struct view *v, const char *fam, struct sfile *f);
+int region_compact(struct cf_db *db, struct region *r, int major);
+int table_split_at(struct cf_db *db, struct cf_table *t, const void *key,
+		   size_t keylen);
+/* Builds the path of a store file into a buf. */
+int store_path(struct cf_db *db, struct cf_table *t, int64_t region_id,
+	       const char *fam, uint64_t file_id, struct buf *out);
+int region_dir(struct cf_db *db, struct cf_table *t, int64_t region_id,
+	       struct buf *out);
+uint64_t db_min_unflushed(struct cf_db *db);
+void db_wake_background(struct cf_db *db);
+
+#endif
+
+/* --- batches and the write path (write.c) ------------------------------ */
+
+enum { BOP_PUT = 1, BOP_DEL_VERSION, BOP_DEL_COLUMN, BOP_DEL_FAMILY,
+       BOP_DEL_ROW };
+
+struct bop {
+	int kind;
+	size_t row, rowlen;	/* offsets into cf_batch.data */
+	size_t fam, famlen;
+	size_t qual, qlen;
+	size_t val, vlen;
+	int64_t ts;
+};
+
+struct cf_batch {
+	struct bop *ops;
+	size_t n, cap;
+	struct buf data;
+};
+
+/* Applies one decoded WAL record during recovery: every entry for a live
+ * table and family whose region has not flushed past its seq goes into
+ * that region's memstore.  *max_seq is raised to the record's largest. */
+int wal_record_replay(struct cf_db *db, const void *rec, size_t n,
+		      uint64_t *max_seq);
+/* Stops writers from outrunning flushes and compactions (stall). */
+void write_throttle(struct cf_db *db, struct cf_table *t);
+
+/* --- region views (region.c) ------------------------------------------ */
+
+struct view *view_new(void);
+/* A copy of v (new references on everything) to modify and publish. */
+struct view *view_clone(const struct view *v);
+/* Publishes nv as r's view (takes over the caller's reference). */
+void region_set_view(struct region *r, struct view *nv);
+struct fstore *view_store(struct view *v, const char *fam, int create);
+void sfile_free(struct sfile *f);
+struct region *region_new(struct cf_table *t, uint64_t id, const void *start,
+			  size_t startlen, const void *end, size_t endlen);
+void region_free(struct region *r);
+uint64_t region_disk_bytes(struct view *v);
+size_t region_file_count(struct view *v);
+
+/* Writes DATADIR/data/T/REGION/.regioninfo (docs/engine.md). */
+int region_write_info(struct cf_db *db, struct region *r);

@@ -1,0 +1,844 @@
+/*
+ * read.c: Get and Scan.
+ *
+ * A read takes a reference on the region's current view, then loads the
+ * published sequence number as its snapshot (in that order, so every
+ * compaction reflected in the view ran at a snapshot no newer than the
+ * read's).  It merges the view's memstores and the store files that may
+ * hold the row or range (key range, bloom filter and time range skip the
+ * others), gathers one family of one row at a time, classifies the cells
+ * (visible.c) and returns the live ones that match the request.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/internal.h"
+#include "util/coding.h"
+#include "util/env.h"
+
+/* --- results ---------------------------------------------------------- */
+
+struct cellref {
+	size_t fam, famlen, qual, qlen, val, vlen;
+	int64_t ts;
+	int has_val;
+};
+
+struct cf_row {
+	struct buf key;
+	struct buf data;
+	struct cellref *refs;
+	struct cf_cell *cells;
+	size_t n, cap;
+	struct buf scratch;	/* raw cells of the family being read */
+	struct rcell *raw;
+	size_t rawcap;
+	size_t *offs;
+};
+
+cf_row *row_new(void)
+{
+	return calloc(1, sizeof(struct cf_row));
+}
+
+void row_reset(cf_row *r)
+{
+	buf_reset(&r->key);
+	buf_reset(&r->data);
+	r->n = 0;
+}
+
+int row_set_key(cf_row *r, const void *row, size_t rowlen)
+{
+	buf_reset(&r->key);
+	return buf_append(&r->key, row, rowlen);
+}
+
+void cf_row_free(cf_row *r)
+{
+	if (!r)
+		return;
+	buf_release(&r->key);
+	buf_release(&r->data);
+	buf_release(&r->scratch);
+	free(r->refs);
+	free(r->cells);
+	free(r->raw);
+	free(r->offs);
+	free(r);
+}
+
+const unsigned char *cf_row_key(const cf_row *r, size_t *len)
+{
+	*len = r->key.len;
+	return r->key.p;
+}
+
+size_t cf_row_count(const cf_row *r)
+{
+	return r->n;
+}
+
+const struct cf_cell *cf_row_cell(const cf_row *r, size_t i)
+{
+	return i < r->n ? &r->cells[i] : NULL;
+}
+
+static int row_add(cf_row *r, const struct rcell *c, int with_val)
+{
+	struct cellref *ref;
+	int rc;
+
+	if (r->n == r->cap) {
+		size_t cap = r->cap ? r->cap * 2 : 16;
+		struct cellref *nr = realloc(r->refs, cap * sizeof *nr);
+		struct cf_cell *nc;
+		if (!nr)
+			return CF_ENOMEM;
+		r->refs = nr;
+		nc = realloc(r->cells, cap * sizeof *nc);
+		if (!nc)
+			return CF_ENOMEM;
+		r->cells = nc;
+		r->cap = cap;
+	}
+	ref = &r->refs[r->n];
+	ref->fam = r->data.len;
+	ref->famlen = c->k.famlen;
+	rc = buf_append(&r->data, c->k.fam, c->k.famlen);
+	ref->qual = r->data.len;
+	ref->qlen = c->k.qlen;
+	if (!rc)
+		rc = buf_append(&r->data, c->k.qual, c->k.qlen);
+	ref->val = r->data.len;
+	ref->vlen = c->vlen;
+	ref->has_val = with_val;
+	if (!rc && with_val)
+		rc = buf_append(&r->data, c->val, c->vlen);
+	ref->ts = c->k.ts;
+	if (rc)
+		return rc;
+	r->n++;
+	return CF_OK;
+}
+
+/* Points the public cells into the data buffer, now that it is final. */
+static void row_finish(cf_row *r)
+{
+	for (size_t i = 0; i < r->n; i++) {
+		struct cellref *f = &r->refs[i];
+		struct cf_cell *c = &r->cells[i];
+		c->fam = (const char *)r->data.p + f->fam;
+		c->famlen = f->famlen;
+		c->qual = r->data.p + f->qual;
+		c->qlen = f->qlen;
+		c->ts = f->ts;
+		c->val = f->has_val ? r->data.p + f->val : NULL;
+		c->vlen = f->vlen;
+	}
+}
+
+/* --- iterators -------------------------------------------------------- */
+
+/* The smallest internal key of row: empty family, newest everything. */
+static size_t row_start_key(unsigned char *dst, const void *row,
+			    size_t rowlen)
+{
+	struct ikey k = { .row = row, .rowlen = rowlen, .fam = NULL,
+			  .famlen = 0, .qual = NULL, .qlen = 0,
+			  .ts = INT64_MAX, .seq = SEQ_MAX, .type = 0xff };
+	return ikey_encode(dst, &k);
+}
+
+/* Clamps a child iterator to rows [lo, hi) (a split daughter reading a
+ * parent's file). */
+struct bounded {
+	struct iter it;
+	struct iter *in;
+	const struct buf *lo, *hi;
+	int lo_set, hi_set;
+};
+
+static int b_in_range(const struct bounded *b)
+{
+	size_t kl, rl;
+	const unsigned char *k, *row;
+
+	if (!iter_valid(b->in))
+		return 0;
+	if (!b->hi_set)
+		return 1;
+	k = iter_key(b->in, &kl);
+	row = ikey_row(k, &rl);
+	return bytes_cmp(row, rl, b->hi->p, b->hi->len) < 0;
+}
+
+static void b_seek(struct iter *it, const unsigned char *key, size_t n)
+{
+	struct bounded *b = (struct bounded *)it;
+	size_t rl;
+	const unsigned char *row = ikey_row(key, &rl);
+
+	if (b->lo_set && bytes_cmp(row, rl, b->lo->p, b->lo->len) < 0) {
+		unsigned char *tmp = malloc(b->lo->len + KEY_OVERHEAD);
+		if (!tmp)
+			abort();
+		iter_seek(b->in, tmp, row_start_key(tmp, b->lo->p,
+						    b->lo->len));
+		free(tmp);
+	} else {
+		iter_seek(b->in, key, n);
+	}
+}
+
+static void b_seek_first(struct iter *it)
+{
+	struct bounded *b = (struct bounded *)it;
+
+	if (b->lo_set) {
+		unsigned char *tmp = malloc(b->lo->len + KEY_OVERHEAD);
+		if (!tmp)
+			abort();
+		iter_seek(b->in, tmp, row_start_key(tmp, b->lo->p,
+						    b->lo->len));
+		free(tmp);
+	} else {
+		iter_seek_first(b->in);
+	}
+}
+
+static void b_next(struct iter *it)
+{
+	iter_next(((struct bounded *)it)->in);
+}
+
+static int b_valid(const struct iter *it)
+{
+	return b_in_range((const struct bounded *)it);
+}
+
+static const unsigned char *b_key(const struct iter *it, size_t *n)
+{
+	return iter_key(((const struct bounded *)it)->in, n);
+}
+
+static const unsigned char *b_value(const struct iter *it, size_t *n)
+{
+	return iter_value(((const struct bounded *)it)->in, n);
+}
+
+static int b_status(const struct iter *it)
+{
+	return iter_status(((const struct bounded *)it)->in);
+}
+
+static void b_destroy(struct iter *it)
+{
+	struct bounded *b = (struct bounded *)it;
+	iter_destroy(b->in);
+	free(b);
+}
+
+static const struct iter_ops bounded_ops = {
+	b_seek_first, b_seek, b_next, b_valid, b_key, b_value, b_status,
+	b_destroy,
+};
+
+static struct iter *file_iter(struct sfile *f, int fill_cache)
+{
+	struct iter *in = sst_iter(f->sst, fill_cache);
+	struct bounded *b;
+
+	if (!in || (!f->lo_set && !f->hi_set))
+		return in;
+	b = malloc(sizeof *b);
+	if (!b) {
+		iter_destroy(in);
+		return NULL;
+	}
+	b->it.ops = &bounded_ops;
+	b->in = in;
+	b->lo = &f->lo;
+	b->hi = &f->hi;
+	b->lo_set = f->lo_set;
+	b->hi_set = f->hi_set;
+	return &b->it;
+}
+
+static int wants_family(const struct cf_read_opts *o, const char *fam,
+			size_t famlen)
+{
+	if (!o || !o->columns)
+		return 1;
+	for (size_t i = 0; i < o->ncolumns; i++)
+		if (bytes_cmp(o->columns[i].fam, o->columns[i].famlen, fam,
+			      famlen) == 0)
+			return 1;
+	return 0;
+}
+
+/* May file f hold cells of row (NULL: any) in the read's time range? */
+static int file_may_match(struct cf_db *db, struct sfile *f,
+			  const struct cf_read_opts *o, const void *row,
+			  size_t rowlen)
+{
+	const struct sst_meta *m = sst_get_meta(f->sst);
+	int64_t min_ts = o ? o->min_ts : 0;
+	int64_t max_ts = o ? o->max_ts : INT64_MAX;
+
+	if (m->cells == 0)
+		return 0;
+	/* A delete marker may carry any ts, so only files without
+	 * markers can be skipped by time. */
+	if (m->deletes == 0 && (m->max_ts < min_ts || m->min_ts >= max_ts)) {
+		atomic_fetch_add(&db->st.files_skipped, 1);
+		return 0;
+	}
+	if (!row)
+		return 1;
+	{
+		size_t fl, ll;
+		const unsigned char *fr = ikey_row(m->first_key.p, &fl);
+		const unsigned char *lr = ikey_row(m->last_key.p, &ll);
+		if (bytes_cmp(row, rowlen, fr, fl) < 0 ||
+		    bytes_cmp(row, rowlen, lr, ll) > 0)
+			return 0;
+	}
+	if (!sst_may_have_row(f->sst, row, rowlen)) {
+		atomic_fetch_add(&db->st.bloom_skips, 1);
+		return 0;
+	}
+	return 1;
+}
+
+struct iter *view_iter(struct cf_db *db, struct region *r, struct view *v,
+		       const struct cf_read_opts *o, const void *row,
+		       size_t rowlen, int fill_cache)
+{
+	struct iter *stack[32], **kids = stack;
+	size_t n = 0, cap = 1 + v->nimm;
+	struct iter *m;
+
+	(void)r;
+	for (size_t s = 0; s < v->nstores; s++)
+		cap += v->stores[s].n;
+	if (cap > 32 && !(kids = malloc(cap * sizeof *kids)))
+		return NULL;
+	if (!(kids[n] = memstore_iter(v->mem)))
+		goto fail;
+	n++;
+	for (size_t i = 0; i < v->nimm; i++) {
+		if (!(kids[n] = memstore_iter(v->imm[i])))
+			goto fail;
+		n++;
+	}
+	for (size_t s = 0; s < v->nstores; s++) {
+		struct fstore *st = &v->stores[s];
+		if (!wants_family(o, st->fam, strlen(st->fam)))
+			continue;
+		for (size_t i = 0; i < st->n; i++) {
+			if (!file_may_match(db, st->files[i], o, row, rowlen))
+				continue;
+			if (!(kids[n] = file_iter(st->files[i], fill_cache)))
+				goto fail;
+			n++;
+		}
+	}
+	m = iter_merge(kids, n);
+	if (kids != stack)
+		free(kids);
+	return m;
+fail:
+	while (n--)
+		iter_destroy(kids[n]);
+	if (kids != stack)
+		free(kids);
+	return NULL;
+}
+
+/* --- reading one row -------------------------------------------------- */
+
+static int col_wanted(const struct cf_read_opts *o, const struct ikey *k)
+{
+	if (!o || !o->columns)
+		return 1;
+	for (size_t i = 0; i < o->ncolumns; i++) {
+		const struct cf_column *c = &o->columns[i];
+		if (bytes_cmp(c->fam, c->famlen, k->fam, k->famlen) != 0)
+			continue;
+		if (!c->qual ||
+		    bytes_cmp(c->qual, c->qlen, k->qual, k->qlen) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+/* Classifies and emits one gathered family group. */
+static int emit_family(struct cf_db *db, struct cf_table *t, cf_row *out,
+		       const struct cf_read_opts *o, uint64_t snapshot,
+		       size_t n)
+{
+	const struct cf_family *f;
+	struct vis_ctx vc;
+	int64_t min_ts = o ? o->min_ts : 0, max_ts = o ? o->max_ts : INT64_MAX;
+	int maxv = o && o->max_versions > 0 ? o->max_versions : 1;
+	int keys_only = o && o->keys_only;
+	int rc = CF_OK;
+
+	if (n == 0)
+		return CF_OK;
+	if (n > out->rawcap) {
+		struct rcell *nr = realloc(out->raw, n * sizeof *nr);
+		if (!nr)
+			return CF_ENOMEM;
+		out->raw = nr;
+		out->rawcap = n;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const unsigned char *p = out->scratch.p + out->offs[i];
+		uint64_t kl = 0, vl = 0;
+		size_t u = dec_varint(p, p + 10, &kl);
+		ikey_decode(p + u, kl, &out->raw[i].k);
+		p += u + kl;
+		u = dec_varint(p, p + 10, &vl);
+		out->raw[i].val = p[u] ? p + u + 1 : NULL;
+		out->raw[i].vlen = vl;
+	}
+	f = table_family(t, (const char *)out->raw[0].k.fam,
+			 out->raw[0].k.famlen);
+	if (!f)
+		return CF_OK;	/* a family dropped from the schema */
+	vc.f = f;
+	vc.snapshot = snapshot;
+	vc.now_ms = env_now_ms();
+	vc.read_max_ts = max_ts;
+	vis_classify(&vc, out->raw, n);
+	(void)db;
+	for (size_t i = 0, shown = 0; i < n && rc == CF_OK; i++) {
+		struct rcell *c = &out->raw[i];
+		if (i > 0 && bytes_cmp(c->k.qual, c->k.qlen,
+				       out->raw[i - 1].k.qual,
+				       out->raw[i - 1].k.qlen) != 0)
+			shown = 0;
+		if (c->state != VIS_LIVE || c->k.ts < min_ts ||
+		    c->k.ts >= max_ts || !col_wanted(o, &c->k))
+			continue;
+		if ((int)shown >= maxv)
+			continue;
+		shown++;
+		rc = row_add(out, c, !keys_only);
+	}
+	return rc;
+}
+
+static int gather(cf_row *out, size_t *n, const unsigned char *k, size_t kl,
+		  const unsigned char *v, size_t vl, int with_val)
+{
+	int rc;
+
+	if (*n == 0 || (*n & (*n - 1)) == 0) {
+		size_t cap = *n ? *n * 2 : 16;
+		size_t *no = realloc(out->offs, cap * sizeof *no);
+		if (!no)
+			return CF_ENOMEM;
+		out->offs = no;
+	}
+	out->offs[(*n)++] = out->scratch.len;
+	rc = buf_put_varint(&out->scratch, kl);
+	if (!rc)
+		rc = buf_append(&out->scratch, k, kl);
+	if (!rc)
+		rc = buf_put_varint(&out->scratch, vl);
+	if (!rc)
+		rc = buf_putc(&out->scratch, with_val);
+	if (!rc && with_val)
+		rc = buf_append(&out->scratch, v, vl);
+	return rc;
+}
+
+int read_row(struct cf_db *db, struct cf_table *t, struct iter *it,
+	     const struct cf_read_opts *o, uint64_t snapshot, cf_row *out)
+{
+	char fam[CF_FAMILY_MAX + 1];
+	size_t famlen = 0, n = 0;
+	int rc = CF_OK, keys_only = o && o->keys_only, have_key = 0;
+
+	row_reset(out);
+	buf_reset(&out->scratch);
+	while (rc == CF_OK && iter_valid(it)) {
+		const unsigned char *k, *v;
+		size_t kl, vl;
+		struct ikey x;
+
+		k = iter_key(it, &kl);
+		if (ikey_decode(k, kl, &x)) {
+			rc = CF_ECORRUPT;
+			break;
+		}
+		if (!have_key) {
+			rc = row_set_key(out, x.row, x.rowlen);
+			if (rc)
+				break;
+			have_key = 1;
+		}
+		if (bytes_cmp(x.row, x.rowlen, out->key.p, out->key.len) != 0)
+			break;
+		if (n && bytes_cmp(x.fam, x.famlen, fam, famlen) != 0) {
+			rc = emit_family(db, t, out, o, snapshot, n);
+			n = 0;
+			buf_reset(&out->scratch);
+			if (rc)
+				break;
+		}
+		if (n == 0) {
+			memcpy(fam, x.fam, x.famlen);
+			famlen = x.famlen;
+		}
+		if (x.seq <= snapshot &&
+		    wants_family(o, (const char *)x.fam, x.famlen)) {
+			v = iter_value(it, &vl);
+			rc = gather(out, &n, k, kl, v, vl, !keys_only);
+		}
+		iter_next(it);
+	}
+	if (rc == CF_OK)
+		rc = iter_status(it);
+	if (rc == CF_OK)
+		rc = emit_family(db, t, out, o, snapshot, n);
+	buf_reset(&out->scratch);
+	if (rc == CF_OK)
+		row_finish(out);
+	return rc;
+}
+
+/* --- Get -------------------------------------------------------------- */
+
+/* Reads row into out from t's region holding it. */
+static int get_row(struct cf_table *t, const void *row, size_t rowlen,
+		   const struct cf_read_opts *o, cf_row *out)
+{
+	struct cf_db *db = t->db;
+	unsigned char stack[512], *key = stack;
+	struct region *r;
+	struct view *v;
+	struct iter *it;
+	uint64_t snap;
+	size_t kl;
+	int rc;
+
+	if (rowlen == 0 || rowlen > CF_ROW_MAX)
+		return rowlen ? CF_ETOOBIG : CF_EINVAL;
+	pthread_rwlock_rdlock(&t->lock);
+	r = table_region_for(t, row, rowlen);
+	v = region_view(r);
+	pthread_rwlock_unlock(&t->lock);
+	snap = atomic_load(&db->last_seq);
+
+	it = view_iter(db, r, v, o, row, rowlen, 1);
+	if (!it) {
+		rc = CF_ENOMEM;
+		goto out;
+	}
+	if (rowlen + KEY_OVERHEAD > sizeof stack &&
+	    !(key = malloc(rowlen + KEY_OVERHEAD))) {
+		rc = CF_ENOMEM;
+		goto out;
+	}
+	kl = row_start_key(key, row, rowlen);
+	iter_seek(it, key, kl);
+	row_reset(out);
+	rc = row_set_key(out, row, rowlen);
+	if (rc == CF_OK && iter_valid(it)) {
+		size_t n, rl;
+		const unsigned char *k = iter_key(it, &n);
+		const unsigned char *rk = ikey_row(k, &rl);
+		if (bytes_cmp(rk, rl, row, rowlen) == 0)
+			rc = read_row(db, t, it, o, snap, out);
+	}
+	if (rc == CF_OK)
+		rc = iter_status(it);
+out:
+	if (key != stack)
+		free(key);
+	iter_destroy(it);
+	view_unref(v);
+	return rc;
+}
+
+int cf_table_get(cf_table *t, const void *row, size_t rowlen,
+		 const struct cf_read_opts *o, cf_row **out)
+{
+	cf_row *r;
+	int rc;
+
+	*out = NULL;
+	if (atomic_load(&t->dropped))
+		return CF_ECLOSED;
+	if (!(r = row_new()))
+		return CF_ENOMEM;
+	rc = get_row(t, row, rowlen, o, r);
+	if (rc) {
+		cf_row_free(r);
+		atomic_fetch_add(&t->st.errors, 1);
+		atomic_fetch_add(&t->db->st.errors, 1);
+		return rc;
+	}
+	atomic_fetch_add(&t->st.gets, 1);
+	atomic_fetch_add(&t->db->st.gets, 1);
+	for (size_t i = 0; i < r->n; i++) {
+		atomic_fetch_add(&t->st.bytes_read, r->cells[i].vlen);
+		atomic_fetch_add(&t->db->st.bytes_read, r->cells[i].vlen);
+	}
+	*out = r;
+	return CF_OK;
+}
+
+int table_get_latest(struct cf_table *t, const void *row, size_t rowlen,
+		     const char *fam, size_t famlen, const void *qual,
+		     size_t qlen, struct buf *out, int64_t *ts)
+{
+	struct cf_column col = { fam, famlen, qual ? qual : "", qlen };
+	struct cf_read_opts o = CF_READ_OPTS_INIT;
+	cf_row *r = row_new();
+	int rc;
+
+	if (!r)
+		return CF_ENOMEM;
+	o.columns = &col;
+	o.ncolumns = 1;
+	rc = get_row(t, row, rowlen, &o, r);
+	if (rc == CF_OK && r->n == 0)
+		rc = CF_ENOTFOUND;
+	if (rc == CF_OK) {
+		buf_reset(out);
+		rc = buf_append(out, r->cells[0].val, r->cells[0].vlen);
+		*ts = r->cells[0].ts;
+	}
+	cf_row_free(r);
+	return rc;
+}
+
+/* --- Scan ------------------------------------------------------------- */
+
+struct cf_scanner {
+	struct cf_table *t;
+	struct cf_read_opts ro;
+	struct cf_column *cols;		/* owned copies */
+	struct buf colbuf;
+	struct buf start, stop, prefix;	/* owned copies */
+	int has_stop;
+	uint64_t limit, rows;
+	struct buf next;		/* first row of the next region */
+	int has_next;			/* more regions to visit */
+	struct region *r;
+	struct view *v;
+	struct iter *it;
+	uint64_t snap;
+	cf_row *row;
+	int done;
+};
+
+void cf_scan_close(cf_scanner *s)
+{
+	if (!s)
+		return;
+	iter_destroy(s->it);
+	if (s->v)
+		view_unref(s->v);
+	cf_row_free(s->row);
+	free(s->cols);
+	buf_release(&s->colbuf);
+	buf_release(&s->start);
+	buf_release(&s->stop);
+	buf_release(&s->prefix);
+	buf_release(&s->next);
+	if (s->t)
+		table_unref(s->t);
+	free(s);
+}
+
+int cf_scan_open(cf_table *t, const struct cf_scan_opts *o, cf_scanner **out)
+{
+	cf_scanner *s;
+	int rc = CF_OK;
+
+	*out = NULL;
+	if (atomic_load(&t->dropped))
+		return CF_ECLOSED;
+	if (!(s = calloc(1, sizeof *s)))
+		return CF_ENOMEM;
+	table_ref(t);
+	s->t = t;
+	s->ro = o->read;
+	s->limit = o->limit;
+	if (!(s->row = row_new()))
+		rc = CF_ENOMEM;
+	if (!rc && o->read.columns && o->read.ncolumns) {
+		/* copy the column list so the caller's may go away */
+		size_t n = o->read.ncolumns;
+		s->cols = calloc(n, sizeof *s->cols);
+		if (!s->cols)
+			rc = CF_ENOMEM;
+		for (size_t i = 0; i < n && !rc; i++) {
+			rc = buf_append(&s->colbuf, o->read.columns[i].fam,
+					o->read.columns[i].famlen);
+			if (!rc && o->read.columns[i].qual)
+				rc = buf_append(&s->colbuf,
+						o->read.columns[i].qual,
+						o->read.columns[i].qlen);
+		}
+		if (!rc) {
+			size_t off = 0;
+			for (size_t i = 0; i < n; i++) {
+				const struct cf_column *c = &o->read.columns[i];
+				s->cols[i].fam = (const char *)s->colbuf.p + off;
+				s->cols[i].famlen = c->famlen;
+				off += c->famlen;
+				if (c->qual) {
+					s->cols[i].qual = s->colbuf.p + off;
+					s->cols[i].qlen = c->qlen;
+					off += c->qlen;
+				}
+			}
+			s->ro.columns = s->cols;
+		}
+	}
+	if (!rc && o->start)
+		rc = buf_append(&s->start, o->start, o->startlen);
+	if (!rc && o->prefix && o->prefixlen) {
+		rc = buf_append(&s->prefix, o->prefix, o->prefixlen);
+		if (!rc && bytes_cmp(s->start.p, s->start.len, o->prefix,
+				     o->prefixlen) < 0) {
+			buf_reset(&s->start);
+			rc = buf_append(&s->start, o->prefix, o->prefixlen);
+		}
+	}
+	if (!rc && o->stop) {
+		rc = buf_append(&s->stop, o->stop, o->stoplen);
+		s->has_stop = 1;
+	}
+	if (!rc) {
+		rc = buf_append(&s->next, s->start.p, s->start.len);
+		s->has_next = 1;
+	}
+	if (rc) {
+		cf_scan_close(s);
+		return rc;
+	}
+	atomic_fetch_add(&t->st.scans, 1);
+	atomic_fetch_add(&t->db->st.scans, 1);
+	*out = s;
+	return CF_OK;
+}
+
+/* Opens the region holding s->next and positions on its first row. */
+static int open_region(cf_scanner *s)
+{
+	struct cf_table *t = s->t;
+	unsigned char stack[512], *key = stack;
+	size_t kl;
+
+	iter_destroy(s->it);
+	s->it = NULL;
+	if (s->v)
+		view_unref(s->v);
+	s->v = NULL;
+	pthread_rwlock_rdlock(&t->lock);
+	s->r = table_region_for(t, s->next.p, s->next.len);
+	s->v = region_view(s->r);
+	/* where the scan continues after this region */
+	buf_reset(&s->next);
+	s->has_next = s->r->end.len > 0;
+	if (s->has_next &&
+	    buf_append(&s->next, s->r->end.p, s->r->end.len) != CF_OK) {
+		pthread_rwlock_unlock(&t->lock);
+		return CF_ENOMEM;
+	}
+	pthread_rwlock_unlock(&t->lock);
+	s->snap = atomic_load(&t->db->last_seq);
+	s->it = view_iter(t->db, s->r, s->v, &s->ro, NULL, 0, 0);
+	if (!s->it)
+		return CF_ENOMEM;
+	{
+		const struct buf *from = &s->start;
+		if (bytes_cmp(s->r->start.p, s->r->start.len, s->start.p,
+			      s->start.len) > 0)
+			from = &s->r->start;
+		if (from->len + KEY_OVERHEAD > sizeof stack &&
+		    !(key = malloc(from->len + KEY_OVERHEAD)))
+			return CF_ENOMEM;
+		kl = row_start_key(key, from->p, from->len);
+		iter_seek(s->it, key, kl);
+		if (key != stack)
+			free(key);
+	}
+	return iter_status(s->it);
+}
+
+int cf_scan_next(cf_scanner *s, const cf_row **row)
+{
+	int rc;
+
+	*row = NULL;
+	if (s->done)
+		return CF_OK;
+	if (atomic_load(&s->t->dropped))
+		return CF_ECLOSED;
+	for (;;) {
+		const unsigned char *k, *rk;
+		size_t kl, rl;
+
+		if (s->limit && s->rows >= s->limit)
+			break;
+		if (!s->it || !iter_valid(s->it)) {
+			if (s->it && (rc = iter_status(s->it)))
+				return rc;
+			if (s->it && !s->has_next)
+				break;
+			if (s->it && s->has_stop &&
+			    bytes_cmp(s->next.p, s->next.len, s->stop.p,
+				      s->stop.len) >= 0)
+				break;
+			if (s->it && s->prefix.len &&
+			    bytes_cmp(s->next.p, s->next.len, s->prefix.p,
+				      s->prefix.len) > 0 &&
+			    (s->next.len < s->prefix.len ||
+			     memcmp(s->next.p, s->prefix.p, s->prefix.len)))
+				break;
+			if ((rc = open_region(s)))
+				return rc;
+			continue;
+		}
+		k = iter_key(s->it, &kl);
+		rk = ikey_row(k, &rl);
+		if (s->r->end.len &&
+		    bytes_cmp(rk, rl, s->r->end.p, s->r->end.len) >= 0) {
+			/* past this region: the next one takes over */
+			iter_destroy(s->it);
+			s->it = NULL;
+			if (!s->has_next)
+				break;
+			if ((rc = open_region(s)))
+				return rc;
+			continue;
+		}
+		if (s->has_stop && bytes_cmp(rk, rl, s->stop.p,
+					     s->stop.len) >= 0)
+			break;
+		if (s->prefix.len && (rl < s->prefix.len ||
+				      memcmp(rk, s->prefix.p, s->prefix.len)))
+			break;
+		rc = read_row(s->t->db, s->t, s->it, &s->ro, s->snap, s->row);
+		if (rc)
+			return rc;
+		if (s->row->n == 0)
+			continue;
+		s->rows++;
+		atomic_fetch_add(&s->t->st.scan_rows, 1);
+		atomic_fetch_add(&s->t->db->st.scan_rows, 1);
+		*row = s->row;
+		return CF_OK;
+	}
+	s->done = 1;
+	return CF_OK;
+}

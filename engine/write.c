@@ -1,0 +1,811 @@
+/*
+ * write.c: batches and the write path.
+ *
+ * A writer locks the row stripes of its rows (sorted, so two writers never
+ * wait on each other in a cycle), joins the queue, and waits.  The writer
+ * at the head of the queue is the leader: it takes the whole queue as one
+ * group, numbers every cell, writes one WAL record for the group (with
+ * fsync under sync=always), inserts the cells into the memstores while
+ * holding db->mem_mu, publishes db->last_seq, and wakes the group.  This
+ * is LevelDB's group commit.  Read-modify-write operations (append,
+ * increment, check-and-put, delete of the latest version) read under the
+ * same row stripe, so they are atomic against every other write of the
+ * row.
+ *
+ * WAL record payload (docs/wal_format.md, "Payload"):
+ *   u8 version (1) | varint entries | entries
+ *   entry: varint table id | varint key length | ikey | varint value
+ *          length | value
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "engine/internal.h"
+#include "engine/wal.h"
+#include "util/coding.h"
+#include "util/env.h"
+#include "util/log.h"
+
+#define REC_VERSION 1
+#define GROUP_MAX (4u << 20)	/* bytes of WAL a leader groups at most */
+
+/* --- batches ---------------------------------------------------------- */
+
+int cf_batch_new(cf_batch **out)
+{
+	*out = calloc(1, sizeof **out);
+	return *out ? CF_OK : CF_ENOMEM;
+}
+
+void cf_batch_free(cf_batch *b)
+{
+	if (!b)
+		return;
+	free(b->ops);
+	buf_release(&b->data);
+	free(b);
+}
+
+void cf_batch_clear(cf_batch *b)
+{
+	b->n = 0;
+	buf_reset(&b->data);
+}
+
+size_t cf_batch_count(const cf_batch *b)
+{
+	return b->n;
+}
+
+static int add_op(cf_batch *b, int kind, const void *row, size_t rowlen,
+		  const char *fam, size_t famlen, const void *qual, size_t qlen,
+		  int64_t ts, const void *val, size_t vlen)
+{
+	struct bop *op;
+	size_t mark = b->data.len;
+	int rc;
+
+	if (b->n == b->cap) {
+		size_t cap = b->cap ? b->cap * 2 : 8;
+		struct bop *n = realloc(b->ops, cap * sizeof *n);
+		if (!n)
+			return CF_ENOMEM;
+		b->ops = n;
+		b->cap = cap;
+	}
+	op = &b->ops[b->n];
+	op->kind = kind;
+	op->ts = ts;
+	op->row = b->data.len;
+	op->rowlen = rowlen;
+	rc = buf_append(&b->data, row, rowlen);
+	op->fam = b->data.len;
+	op->famlen = fam ? famlen : 0;
+	if (rc == CF_OK && fam)
+		rc = buf_append(&b->data, fam, famlen);
+	op->qual = b->data.len;
+	op->qlen = qual ? qlen : 0;
+	if (rc == CF_OK && qual)
+		rc = buf_append(&b->data, qual, qlen);
+	op->val = b->data.len;
+	op->vlen = val ? vlen : 0;
+	if (rc == CF_OK && val)
+		rc = buf_append(&b->data, val, vlen);
+	if (rc) {
+		b->data.len = mark;
+		return rc;
+	}
+	b->n++;
+	return CF_OK;
+}
+
+int cf_batch_put(cf_batch *b, const void *row, size_t rowlen,
+		 const char *fam, size_t famlen, const void *qual, size_t qlen,
+		 int64_t ts, const void *val, size_t vlen)
+{
+	return add_op(b, BOP_PUT, row, rowlen, fam, famlen, qual, qlen, ts,
+		      val, vlen);
+}
+
+int cf_batch_delete(cf_batch *b, enum cf_delete_kind kind, const void *row,
+		    size_t rowlen, const char *fam, size_t famlen,
+		    const void *qual, size_t qlen, int64_t ts)
+{
+	int k;
+
+	switch (kind) {
+	case CF_DEL_VERSION: k = BOP_DEL_VERSION; break;
+	case CF_DEL_COLUMN: k = BOP_DEL_COLUMN; break;
+	case CF_DEL_FAMILY: k = BOP_DEL_FAMILY; qual = NULL; break;
+	case CF_DEL_ROW: k = BOP_DEL_ROW; fam = NULL; qual = NULL; break;
+	default: return CF_EINVAL;
+	}
+	return add_op(b, k, row, rowlen, fam, famlen, qual, qlen, ts, NULL, 0);
+}
+
+/* --- validation and expansion ----------------------------------------- */
+
+/* A cell to be written: resolved ts, type, and pointers into a batch. */
+struct wcell {
+	const unsigned char *row, *fam, *qual, *val;
+	size_t rowlen, famlen, qlen, vlen;
+	int64_t ts;
+	int type;
+};
+
+struct wlist {
+	struct wcell *c;
+	size_t n, cap;
+};
+
+static int wl_add(struct wlist *l, const struct wcell *c)
+{
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 16;
+		struct wcell *n = realloc(l->c, cap * sizeof *n);
+		if (!n)
+			return CF_ENOMEM;
+		l->c = n;
+		l->cap = cap;
+	}
+	l->c[l->n++] = *c;
+	return CF_OK;
+}
+
+static int validate(struct cf_table *t, const cf_batch *b)
+{
+	const struct cf_options *o = &t->db->o;
+
+	for (size_t i = 0; i < b->n; i++) {
+		const struct bop *op = &b->ops[i];
+		const char *fam = (const char *)b->data.p + op->fam;
+
+		if (op->rowlen == 0) {
+			cf_log(CF_LOG_WARN, "%s: empty row key refused",
+			       t->name);
+			return CF_EINVAL;
+		}
+		if (op->rowlen > CF_ROW_MAX || op->qlen > 65535) {
+			cf_log(CF_LOG_WARN, "%s: row key of %zu or qualifier "
+			       "of %zu bytes is too long", t->name,
+			       op->rowlen, op->qlen);
+			return CF_ETOOBIG;
+		}
+		if (op->vlen > o->max_value) {
+			cf_log(CF_LOG_WARN, "%s: value of %zu bytes is over "
+			       "max_value (%llu)", t->name, op->vlen,
+			       (unsigned long long)o->max_value);
+			return CF_ETOOBIG;
+		}
+		if (op->ts != CF_TS_NOW && op->ts < 0) {
+			cf_log(CF_LOG_WARN, "%s: negative timestamp refused",
+			       t->name);
+			return CF_EINVAL;
+		}
+		if (op->kind != BOP_DEL_ROW &&
+		    !table_family(t, fam, op->famlen)) {
+			cf_log(CF_LOG_WARN, "%s: no family '%.*s'", t->name,
+			       (int)op->famlen, fam);
+			return CF_ENOTFOUND;
+		}
+	}
+	return CF_OK;
+}
+
+/* Turns the batch's ops into cells with resolved timestamps.  Caller
+ * holds the rows' stripes (CF_DEL_VERSION at "now" reads the latest). */
+static int expand(struct cf_table *t, const cf_batch *b, int64_t now,
+		  struct wlist *out, struct buf *scratch)
+{
+	int rc = CF_OK;
+
+	for (size_t i = 0; i < b->n && rc == CF_OK; i++) {
+		const struct bop *op = &b->ops[i];
+		struct wcell c = {
+			.row = b->data.p + op->row, .rowlen = op->rowlen,
+			.fam = b->data.p + op->fam, .famlen = op->famlen,
+			.qual = b->data.p + op->qual, .qlen = op->qlen,
+			.val = b->data.p + op->val, .vlen = op->vlen,
+			.ts = op->ts == CF_TS_NOW ? now : op->ts,
+		};
+		switch (op->kind) {
+		case BOP_PUT:
+			c.type = KT_PUT;
+			rc = wl_add(out, &c);
+			break;
+		case BOP_DEL_VERSION:
+			c.type = KT_DELETE;
+			c.vlen = 0;
+			if (op->ts == CF_TS_NOW) {
+				int64_t ts;
+				rc = table_get_latest(t, c.row, c.rowlen,
+						      (const char *)c.fam,
+						      c.famlen, c.qual,
+						      c.qlen, scratch, &ts);
+				if (rc == CF_ENOTFOUND) {
+					rc = CF_OK;
+					break;
+				}
+				if (rc)
+					break;
+				c.ts = ts;
+			}
+			rc = wl_add(out, &c);
+			break;
+		case BOP_DEL_COLUMN:
+			c.type = KT_DELETE_COLUMN;
+			c.vlen = 0;
+			rc = wl_add(out, &c);
+			break;
+		case BOP_DEL_FAMILY:
+			c.type = KT_DELETE_FAMILY;
+			c.qlen = c.vlen = 0;
+			rc = wl_add(out, &c);
+			break;
+		case BOP_DEL_ROW:
+			c.type = KT_DELETE_FAMILY;
+			c.qlen = c.vlen = 0;
+			pthread_rwlock_rdlock(&t->lock);
+			for (size_t f = 0; f < t->nfams && rc == CF_OK; f++) {
+				c.fam = (const unsigned char *)t->fams[f].name;
+				c.famlen = strlen(t->fams[f].name);
+				rc = wl_add(out, &c);
+			}
+			pthread_rwlock_unlock(&t->lock);
+			break;
+		}
+	}
+	return rc;
+}
+
+/* --- row stripes ------------------------------------------------------ */
+
+static unsigned stripe_of(const unsigned char *row, size_t n)
+{
+	uint32_t h = 2166136261u;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ row[i]) * 16777619u;
+	return h % ROW_STRIPES;
+}
+
+static int cmp_uint(const void *a, const void *b)
+{
+	unsigned x = *(const unsigned *)a, y = *(const unsigned *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Locks the stripes of b's rows in ascending order; the list goes into
+ * s (sorted, unique) for unlock_stripes. */
+static int lock_stripes(struct cf_table *t, const cf_batch *b, unsigned *s,
+			size_t *ns)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < b->n; i++)
+		s[n++] = stripe_of(b->data.p + b->ops[i].row,
+				   b->ops[i].rowlen);
+	qsort(s, n, sizeof *s, cmp_uint);
+	*ns = 0;
+	for (size_t i = 0; i < n; i++)
+		if (*ns == 0 || s[*ns - 1] != s[i])
+			s[(*ns)++] = s[i];
+	for (size_t i = 0; i < *ns; i++)
+		pthread_mutex_lock(&t->stripes[s[i]]);
+	return CF_OK;
+}
+
+static void unlock_stripes(struct cf_table *t, const unsigned *s, size_t ns)
+{
+	for (size_t i = ns; i-- > 0;)
+		pthread_mutex_unlock(&t->stripes[s[i]]);
+}
+
+/* --- the leader ------------------------------------------------------- */
+
+struct gwriter {
+	struct cf_table *t;
+	struct wlist cells;
+	int rc, done;
+	pthread_cond_t cv;
+	struct gwriter *next;
+};
+
+static int encode_cell(struct buf *rec, const struct cf_table *t,
+		       const struct wcell *c, uint64_t seq)
+{
+	struct ikey k = {
+		.row = c->row, .rowlen = c->rowlen, .fam = c->fam,
+		.famlen = c->famlen, .qual = c->qual, .qlen = c->qlen,
+		.ts = c->ts, .seq = seq, .type = c->type,
+	};
+	size_t ks = ikey_size(&k);
+	int rc;
+
+	rc = buf_put_varint(rec, (uint64_t)t->id);
+	if (!rc)
+		rc = buf_put_varint(rec, ks);
+	if (!rc)
+		rc = buf_reserve(rec, ks);
+	if (rc)
+		return rc;
+	ikey_encode(rec->p + rec->len, &k);
+	rec->len += ks;
+	rc = buf_put_varint(rec, c->vlen);
+	if (!rc)
+		rc = buf_append(rec, c->val, c->vlen);
+	return rc;
+}
+
+/* Inserts one cell into the memstore of its region.  Caller holds
+ * db->mem_mu and t->lock (read). */
+static void insert_cell(struct cf_db *db, struct cf_table *t, const struct ikey *k,
+			const void *val, size_t vlen)
+{
+	struct region *r = table_region_for(t, k->row, k->rowlen);
+	struct memstore *m;
+	size_t before, after;
+
+	pthread_mutex_lock(&r->mu);
+	m = r->view->mem;
+	pthread_mutex_unlock(&r->mu);
+	before = memstore_bytes(m);
+	if (memstore_add(m, k, val, vlen) != CF_OK)
+		abort();	/* already in the WAL: cannot fail softly */
+	after = memstore_bytes(m);
+	atomic_fetch_add(&db->mem_total, after - before);
+	if (after >= db->o.flush_size && !atomic_load(&r->flush_wanted)) {
+		atomic_store(&r->flush_wanted, 1);
+		db_wake_background(db);
+	}
+}
+
+static int lead(struct cf_db *db, struct gwriter *g)
+{
+	struct buf *rec = &db->wbuf;
+	uint64_t seq = db->next_seq, first = seq;
+	size_t count = 0;
+	int rc = CF_OK;
+
+	buf_reset(rec);
+	rc = buf_putc(rec, REC_VERSION);
+	for (struct gwriter *w = g; w && rc == CF_OK; w = w->next)
+		count += w->cells.n;
+	if (!rc)
+		rc = buf_put_varint(rec, count);
+	for (struct gwriter *w = g; w && rc == CF_OK; w = w->next)
+		for (size_t i = 0; i < w->cells.n && rc == CF_OK; i++)
+			rc = encode_cell(rec, w->t, &w->cells.c[i], seq++);
+	if (rc)
+		return rc;
+	rc = wal_append(db->wal, rec->p, rec->len, seq - 1);
+	if (rc == CF_OK && db->o.sync_mode == CF_SYNC_ALWAYS)
+		rc = wal_sync(db->wal);
+	if (rc) {
+		cf_log(CF_LOG_ERROR, "write-ahead log: %s; %zu writes refused",
+		       cf_strerror(rc), count);
+		return rc;
+	}
+	db->next_seq = seq;
+
+	pthread_mutex_lock(&db->mem_mu);
+	seq = first;
+	for (struct gwriter *w = g; w; w = w->next) {
+		struct cf_table *t = w->t;
+		pthread_rwlock_rdlock(&t->lock);
+		for (size_t i = 0; i < w->cells.n; i++) {
+			const struct wcell *c = &w->cells.c[i];
+			struct ikey k = {
+				.row = c->row, .rowlen = c->rowlen,
+				.fam = c->fam, .famlen = c->famlen,
+				.qual = c->qual, .qlen = c->qlen, .ts = c->ts,
+				.seq = seq++, .type = c->type,
+			};
+			insert_cell(db, t, &k, c->val, c->vlen);
+		}
+		pthread_rwlock_unlock(&t->lock);
+	}
+	pthread_mutex_unlock(&db->mem_mu);
+	atomic_store(&db->last_seq, seq - 1);
+	atomic_fetch_add(&db->st.wal_bytes, rec->len);
+	return CF_OK;
+}
+
+/* Queues w and returns once its cells are written (or failed). */
+static int commit(struct cf_db *db, struct gwriter *w)
+{
+	struct gwriter *g, *last;
+	size_t bytes = 0;
+	int rc;
+
+	pthread_cond_init(&w->cv, NULL);
+	w->done = 0;
+	w->next = NULL;
+	pthread_mutex_lock(&db->qmu);
+	if (db->qtail)
+		((struct gwriter *)db->qtail)->next = w;
+	else
+		db->qhead = (struct writer *)w;
+	db->qtail = (struct writer *)w;
+	while (!w->done && (struct gwriter *)db->qhead != w)
+		pthread_cond_wait(&w->cv, &db->qmu);
+	if (w->done) {
+		pthread_mutex_unlock(&db->qmu);
+		pthread_cond_destroy(&w->cv);
+		return w->rc;
+	}
+	/* Leader: take a group from the head, bounded in bytes. */
+	g = w;
+	last = w;
+	for (struct gwriter *x = w; x; x = x->next) {
+		for (size_t i = 0; i < x->cells.n; i++)
+			bytes += x->cells.c[i].vlen + x->cells.c[i].rowlen +
+				 x->cells.c[i].qlen + 32;
+		last = x;
+		if (bytes > GROUP_MAX)
+			break;
+	}
+	{
+		struct gwriter *rest = last->next;
+		last->next = NULL;
+		pthread_mutex_unlock(&db->qmu);
+
+		rc = lead(db, g);
+
+		pthread_mutex_lock(&db->qmu);
+		last->next = rest;
+	}
+	for (struct gwriter *x = g; ; x = x->next) {
+		x->rc = rc;
+		x->done = 1;
+		if (x != w)
+			pthread_cond_signal(&x->cv);
+		if (x == last)
+			break;
+	}
+	db->qhead = (struct writer *)last->next;
+	if (!db->qhead)
+		db->qtail = NULL;
+	else
+		pthread_cond_signal(&((struct gwriter *)db->qhead)->cv);
+	pthread_mutex_unlock(&db->qmu);
+	pthread_cond_destroy(&w->cv);
+	return rc;
+}
+
+/* Writes b for t; caller holds the stripes. */
+static int apply_locked(struct cf_table *t, const cf_batch *b)
+{
+	struct cf_db *db = t->db;
+	struct gwriter w = { .t = t };
+	struct buf scratch = BUF_INIT;
+	int rc;
+
+	rc = expand(t, b, env_now_ms(), &w.cells, &scratch);
+	if (rc == CF_OK && w.cells.n)
+		rc = commit(db, &w);
+	if (rc == CF_OK) {
+		for (size_t i = 0; i < w.cells.n; i++) {
+			if (w.cells.c[i].type == KT_PUT) {
+				atomic_fetch_add(&t->st.puts, 1);
+				atomic_fetch_add(&db->st.puts, 1);
+			} else {
+				atomic_fetch_add(&t->st.deletes, 1);
+				atomic_fetch_add(&db->st.deletes, 1);
+			}
+			atomic_fetch_add(&t->st.bytes_written,
+					 w.cells.c[i].vlen);
+			atomic_fetch_add(&db->st.bytes_written,
+					 w.cells.c[i].vlen);
+		}
+	}
+	free(w.cells.c);
+	buf_release(&scratch);
+	return rc;
+}
+
+static int begin_write(struct cf_table *t, const cf_batch *b)
+{
+	int rc;
+
+	if (atomic_load(&t->dropped))
+		return CF_ECLOSED;
+	rc = validate(t, b);
+	if (rc == CF_OK)
+		write_throttle(t->db, t);
+	return rc;
+}
+
+static void count_error(struct cf_table *t, int rc)
+{
+	if (rc != CF_OK) {
+		atomic_fetch_add(&t->st.errors, 1);
+		atomic_fetch_add(&t->db->st.errors, 1);
+	}
+}
+
+int cf_table_apply(cf_table *t, const cf_batch *b)
+{
+	unsigned stack[64], *s = stack;
+	size_t ns;
+	int rc;
+
+	if (b->n == 0)
+		return CF_OK;
+	rc = begin_write(t, b);
+	if (rc)
+		goto out;
+	if (b->n > 64 && !(s = malloc(b->n * sizeof *s))) {
+		rc = CF_ENOMEM;
+		goto out;
+	}
+	lock_stripes(t, b, s, &ns);
+	rc = apply_locked(t, b);
+	unlock_stripes(t, s, ns);
+	if (s != stack)
+		free(s);
+out:
+	count_error(t, rc);
+	return rc;
+}
+
+/* Shared frame of the single-cell read-modify-write operations. */
+static int rmw_begin(struct cf_table *t, const void *row, size_t rowlen,
+		     const char *fam, size_t famlen, unsigned *stripe)
+{
+	if (atomic_load(&t->dropped))
+		return CF_ECLOSED;
+	if (rowlen == 0 || rowlen > CF_ROW_MAX)
+		return rowlen ? CF_ETOOBIG : CF_EINVAL;
+	if (!table_family(t, fam, famlen)) {
+		cf_log(CF_LOG_WARN, "%s: no family '%.*s'", t->name,
+		       (int)famlen, fam);
+		return CF_ENOTFOUND;
+	}
+	*stripe = stripe_of(row, rowlen);
+	pthread_mutex_lock(&t->stripes[*stripe]);
+	return CF_OK;
+}
+
+int cf_table_append(cf_table *t, const void *row, size_t rowlen,
+		    const char *fam, size_t famlen, const void *qual,
+		    size_t qlen, const void *data, size_t dlen,
+		    struct buf *out)
+{
+	struct buf cur = BUF_INIT;
+	cf_batch b = { 0 };
+	unsigned stripe;
+	int64_t ts = 0;
+	int rc;
+
+	rc = rmw_begin(t, row, rowlen, fam, famlen, &stripe);
+	if (rc)
+		goto out;
+	rc = table_get_latest(t, row, rowlen, fam, famlen, qual, qlen, &cur,
+			      &ts);
+	if (rc == CF_ENOTFOUND)
+		rc = CF_OK;
+	if (rc == CF_OK)
+		rc = buf_append(&cur, data, dlen);
+	if (rc == CF_OK) {
+		int64_t now = env_now_ms();
+		/* never below the old version, so the result is the latest */
+		rc = cf_batch_put(&b, row, rowlen, fam, famlen, qual, qlen,
+				  now > ts ? now : ts, cur.p, cur.len);
+	}
+	if (rc == CF_OK)
+		rc = begin_write(t, &b);
+	if (rc == CF_OK)
+		rc = apply_locked(t, &b);
+	pthread_mutex_unlock(&t->stripes[stripe]);
+	if (rc == CF_OK) {
+		atomic_fetch_add(&t->st.appends, 1);
+		atomic_fetch_add(&t->db->st.appends, 1);
+		if (out) {
+			buf_reset(out);
+			rc = buf_append(out, cur.p, cur.len);
+		}
+	}
+out:
+	count_error(t, rc);
+	free(b.ops);
+	buf_release(&b.data);
+	buf_release(&cur);
+	return rc;
+}
+
+int cf_table_increment(cf_table *t, const void *row, size_t rowlen,
+		       const char *fam, size_t famlen, const void *qual,
+		       size_t qlen, int64_t delta, int64_t *result)
+{
+	struct buf cur = BUF_INIT;
+	cf_batch b = { 0 };
+	unsigned char v[8];
+	unsigned stripe;
+	int64_t ts = 0, old = 0, nv;
+	int rc;
+
+	rc = rmw_begin(t, row, rowlen, fam, famlen, &stripe);
+	if (rc)
+		goto out;
+	rc = table_get_latest(t, row, rowlen, fam, famlen, qual, qlen, &cur,
+			      &ts);
+	if (rc == CF_ENOTFOUND) {
+		rc = CF_OK;
+	} else if (rc == CF_OK) {
+		if (cur.len != 8) {
+			cf_log(CF_LOG_WARN, "%s: increment of a %zu-byte "
+			       "value (counters are 8 bytes)", t->name,
+			       cur.len);
+			rc = CF_EINVAL;
+		} else {
+			old = (int64_t)dec_u64be(cur.p);
+		}
+	}
+	if (rc == CF_OK && __builtin_add_overflow(old, delta, &nv)) {
+		cf_log(CF_LOG_WARN, "%s: counter overflow", t->name);
+		rc = CF_ERANGE;
+	}
+	if (rc == CF_OK) {
+		int64_t now = env_now_ms();
+		enc_u64be(v, (uint64_t)nv);
+		rc = cf_batch_put(&b, row, rowlen, fam, famlen, qual, qlen,
+				  now > ts ? now : ts, v, 8);
+	}
+	if (rc == CF_OK)
+		rc = begin_write(t, &b);
+	if (rc == CF_OK)
+		rc = apply_locked(t, &b);
+	pthread_mutex_unlock(&t->stripes[stripe]);
+	if (rc == CF_OK) {
+		atomic_fetch_add(&t->st.increments, 1);
+		atomic_fetch_add(&t->db->st.increments, 1);
+		if (result)
+			*result = nv;
+	}
+out:
+	count_error(t, rc);
+	free(b.ops);
+	buf_release(&b.data);
+	buf_release(&cur);
+	return rc;
+}
+
+int cf_table_check_and_apply(cf_table *t, const void *row, size_t rowlen,
+			     const char *fam, size_t famlen, const void *qual,
+			     size_t qlen, const void *expect, size_t elen,
+			     const cf_batch *b, int *applied)
+{
+	struct buf cur = BUF_INIT;
+	unsigned stripe;
+	int64_t ts;
+	int rc, match = 0;
+
+	*applied = 0;
+	for (size_t i = 0; i < b->n; i++)
+		if (bytes_cmp(b->data.p + b->ops[i].row, b->ops[i].rowlen,
+			      row, rowlen) != 0)
+			return CF_EXDEV;
+	rc = rmw_begin(t, row, rowlen, fam, famlen, &stripe);
+	if (rc)
+		goto out;
+	rc = table_get_latest(t, row, rowlen, fam, famlen, qual, qlen, &cur,
+			      &ts);
+	if (rc == CF_ENOTFOUND) {
+		rc = CF_OK;
+		match = expect == NULL;
+	} else if (rc == CF_OK) {
+		match = expect && bytes_cmp(cur.p, cur.len, expect, elen) == 0;
+	}
+	if (rc == CF_OK && match) {
+		rc = begin_write(t, b);
+		if (rc == CF_OK)
+			rc = apply_locked(t, b);
+		if (rc == CF_OK)
+			*applied = 1;
+	}
+	pthread_mutex_unlock(&t->stripes[stripe]);
+out:
+	count_error(t, rc);
+	buf_release(&cur);
+	return rc;
+}
+
+/* --- recovery --------------------------------------------------------- */
+
+static struct cf_table *table_by_id(struct cf_db *db, int64_t id)
+{
+	for (size_t i = 0; i < db->ntables; i++)
+		if (db->tables[i]->id == id)
+			return db->tables[i];
+	return NULL;
+}
+
+int wal_record_replay(struct cf_db *db, const void *rec, size_t n,
+		      uint64_t *max_seq)
+{
+	const unsigned char *p = rec, *end = p + n;
+	uint64_t count, tid, klen, vlen;
+	size_t used;
+
+	if (n < 1 || p[0] != REC_VERSION)
+		return CF_ECORRUPT;
+	p++;
+	if (!(used = dec_varint(p, end, &count)))
+		return CF_ECORRUPT;
+	p += used;
+	for (uint64_t i = 0; i < count; i++) {
+		struct ikey k;
+		const unsigned char *key, *val;
+		struct cf_table *t;
+
+		if (!(used = dec_varint(p, end, &tid)))
+			return CF_ECORRUPT;
+		p += used;
+		if (!(used = dec_varint(p, end, &klen)) ||
+		    klen > (uint64_t)(end - p - used))
+			return CF_ECORRUPT;
+		p += used;
+		key = p;
+		p += klen;
+		if (!(used = dec_varint(p, end, &vlen)) ||
+		    vlen > (uint64_t)(end - p - used))
+			return CF_ECORRUPT;
+		p += used;
+		val = p;
+		p += vlen;
+		if (ikey_decode(key, klen, &k))
+			return CF_ECORRUPT;
+		if (k.seq > *max_seq)
+			*max_seq = k.seq;
+		t = table_by_id(db, (int64_t)tid);
+		if (!t || !table_family(t, (const char *)k.fam, k.famlen))
+			continue;	/* dropped since */
+		{
+			struct region *r = table_region_for(t, k.row,
+							    k.rowlen);
+			if (k.seq <= r->flushed_seq)
+				continue;	/* in a store file */
+			if (memstore_add(r->view->mem, &k, val, vlen))
+				return CF_ENOMEM;
+		}
+	}
+	return p == end ? CF_OK : CF_ECORRUPT;
+}
+
+void write_throttle(struct cf_db *db, struct cf_table *t)
+{
+	/* Too many store files waiting for compaction, or memstores far
+	 * over their bound while flushes catch up: slow down, never fail.
+	 * The wait is bounded so a stuck background thread cannot hang
+	 * writers forever. */
+	int waited = 0;
+
+	if (!db->bg_started)
+		return;
+	while (waited < 2000) {
+		int over_mem = atomic_load(&db->mem_total) >
+			       2 * db->o.memstore_limit;
+		int over_files = 0;
+
+		pthread_rwlock_rdlock(&t->lock);
+		for (size_t i = 0; i < t->nregions && !over_files; i++) {
+			struct view *v = region_view(t->regions[i]);
+			for (size_t s = 0; s < v->nstores; s++)
+				if (v->stores[s].n >= (size_t)db->o.stall_files)
+					over_files = 1;
+			view_unref(v);
+		}
+		pthread_rwlock_unlock(&t->lock);
+		if (!over_mem && !over_files)
+			break;
+		if (waited == 0) {
+			atomic_fetch_add(&t->st.stalls, 1);
+			atomic_fetch_add(&db->st.stalls, 1);
+		}
+		db_wake_background(db);
+		usleep(over_mem ? 5000 : 1000);
+		waited++;
+		if (over_files && waited >= 20)
+			break;	/* a short pause per write is enough */
+	}
+}
