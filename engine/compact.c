@@ -379,6 +379,16 @@ int region_compact(struct cf_db *db, struct region *r, int major)
 			break;
 		}
 		memcpy(fam, v->stores[s].fam, sizeof fam);
+		for (size_t i = 0; i < v->stores[s].n; i++)
+			if (!v->stores[s].files[i]->sst) {
+				/* an unreadable file: leave the store as it
+				 * is until cellfs-fsck repairs it */
+				view_unref(v);
+				v = NULL;
+				break;
+			}
+		if (!v)
+			continue;
 		if (major) {
 			first = 0;
 			n = v->stores[s].n;
@@ -477,8 +487,13 @@ static int add_refs(struct cf_db *db, struct region *d, struct view *pv,
 
 			if (!(f = calloc(1, sizeof *f)))
 				return CF_ENOMEM;
+			if (!pf->sst) {
+				free(f);
+				return CF_ECORRUPT;	/* fsck first */
+			}
 			f->sst = pf->sst;
 			sst_ref(f->sst);
+			f->max_seq = pf->max_seq;
 			f->id = pf->id;
 			f->home_region = pf->home_region;
 			f->size = pf->size / 2;

@@ -235,15 +235,19 @@ static int load_file(const struct meta_file *mf, void *arg)
 	f->id = mf->id;
 	f->home_region = mf->home_region;
 	f->size = mf->size;
+	f->max_seq = mf->max_seq;
 	fam = table_family(c->t, mf->family, strlen(mf->family));
 	rc = store_path(db, c->t, mf->home_region, mf->family, mf->id, &path);
 	if (!rc)
 		rc = sst_open((const char *)path.p, mf->id, db->cache,
 			      fam && fam->in_memory, &f->sst);
 	if (rc) {
-		cf_log(CF_LOG_ERROR, "store file %s: %s", (const char *)path.p,
-		       cf_strerror(rc));
-		goto fail;
+		/* keep serving what is readable: reads needing this file
+		 * fail with EIO, cellfs-fsck names it */
+		cf_log(CF_LOG_ERROR, "store file %s: %s; reads that need it "
+		       "will fail", (const char *)path.p, cf_strerror(rc));
+		f->sst = NULL;
+		rc = CF_OK;
 	}
 	if (mf->lo) {
 		f->lo_set = 1;
@@ -281,9 +285,7 @@ static int cmp_sfile_newest(const void *a, const void *b)
 {
 	const struct sfile *x = *(struct sfile *const *)a;
 	const struct sfile *y = *(struct sfile *const *)b;
-	uint64_t sx = sst_get_meta(x->sst)->max_seq;
-	uint64_t sy = sst_get_meta(y->sst)->max_seq;
-	return sx > sy ? -1 : sx < sy;
+	return x->max_seq > y->max_seq ? -1 : x->max_seq < y->max_seq;
 }
 
 static int load_region(const struct meta_region *mr, void *arg)
@@ -727,13 +729,10 @@ static uint64_t max_seen_seq(struct cf_db *db)
 			if (r->flushed_seq > m)
 				m = r->flushed_seq;
 			for (size_t s = 0; s < vw->nstores; s++)
-				for (size_t f = 0; f < vw->stores[s].n; f++) {
-					uint64_t x = sst_get_meta(
-						vw->stores[s].files[f]->sst)
-						->max_seq;
-					if (x > m)
-						m = x;
-				}
+				for (size_t f = 0; f < vw->stores[s].n; f++)
+					if (vw->stores[s].files[f]->max_seq > m)
+						m = vw->stores[s].files[f]
+							->max_seq;
 		}
 	}
 	return m;

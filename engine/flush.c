@@ -39,9 +39,7 @@ static int cmp_newest(const void *a, const void *b)
 {
 	const struct sfile *x = *(struct sfile *const *)a;
 	const struct sfile *y = *(struct sfile *const *)b;
-	uint64_t sx = sst_get_meta(x->sst)->max_seq;
-	uint64_t sy = sst_get_meta(y->sst)->max_seq;
-	return sx > sy ? -1 : sx < sy;
+	return x->max_seq > y->max_seq ? -1 : x->max_seq < y->max_seq;
 }
 
 int view_add_file(struct view *v, const char *fam, struct sfile *f)
@@ -82,6 +80,7 @@ int sfile_open(struct cf_db *db, struct cf_table *t, int64_t home,
 		free(sf);
 		return rc;
 	}
+	sf->max_seq = sst_get_meta(sf->sst)->max_seq;
 	*out = sf;
 	return CF_OK;
 }

@@ -52,6 +52,9 @@ struct sfile {
 	struct buf lo, hi;	/* hi.len == 0 and !hi_set: unbounded */
 	int lo_set, hi_set;
 	uint64_t size;
+	uint64_t max_seq;
+	/* sst == NULL: the file could not be opened (checksum, I/O); reads
+	 * that need it fail with CF_ECORRUPT, the rest of the store works */
 };
 
 /* The store files of one family in a view, newest (highest max_seq)

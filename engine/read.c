@@ -244,10 +244,53 @@ static const struct iter_ops bounded_ops = {
 	b_destroy,
 };
 
+/* An iterator that is only an error: a read that needs an unreadable
+ * store file fails instead of returning partial data. */
+struct erriter {
+	struct iter it;
+	int rc;
+};
+
+static void e_seek_first(struct iter *it) { (void)it; }
+static void e_seek(struct iter *it, const unsigned char *k, size_t n)
+{
+	(void)it;
+	(void)k;
+	(void)n;
+}
+static void e_next(struct iter *it) { (void)it; }
+static int e_valid(const struct iter *it) { (void)it; return 0; }
+static const unsigned char *e_kv(const struct iter *it, size_t *n)
+{
+	(void)it;
+	*n = 0;
+	return NULL;
+}
+static int e_status(const struct iter *it)
+{
+	return ((const struct erriter *)it)->rc;
+}
+static void e_destroy(struct iter *it) { free(it); }
+
+static const struct iter_ops err_ops = {
+	e_seek_first, e_seek, e_next, e_valid, e_kv, e_kv, e_status,
+	e_destroy,
+};
+
 static struct iter *file_iter(struct sfile *f, int fill_cache)
 {
-	struct iter *in = sst_iter(f->sst, fill_cache);
+	struct iter *in;
 	struct bounded *b;
+
+	if (!f->sst) {
+		struct erriter *e = malloc(sizeof *e);
+		if (!e)
+			return NULL;
+		e->it.ops = &err_ops;
+		e->rc = CF_ECORRUPT;
+		return &e->it;
+	}
+	in = sst_iter(f->sst, fill_cache);
 
 	if (!in || (!f->lo_set && !f->hi_set))
 		return in;
@@ -282,10 +325,13 @@ static int file_may_match(struct cf_db *db, struct sfile *f,
 			  const struct cf_read_opts *o, const void *row,
 			  size_t rowlen)
 {
-	const struct sst_meta *m = sst_get_meta(f->sst);
+	const struct sst_meta *m;
 	int64_t min_ts = o ? o->min_ts : 0;
 	int64_t max_ts = o ? o->max_ts : INT64_MAX;
 
+	if (!f->sst)
+		return 1;	/* unknown content: the read must fail */
+	m = sst_get_meta(f->sst);
 	if (m->cells == 0)
 		return 0;
 	/* A delete marker may carry any ts, so only files without

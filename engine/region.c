@@ -44,7 +44,8 @@ static struct sfile *sfile_copy(const struct sfile *f)
 		free(c);
 		return NULL;
 	}
-	sst_ref(c->sst);
+	if (c->sst)
+		sst_ref(c->sst);
 	return c;
 }
 
