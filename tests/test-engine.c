@@ -1,0 +1,499 @@
+/*
+ * test-engine: the public engine API, operation by operation: tables and
+ * schema, puts and gets, the webtable example of the HBase guide, every
+ * delete kind, the delete-then-put fix, versions, TTL with a controlled
+ * clock, append, increment, check-and-put, scans (range, prefix, limit,
+ * time range, keys only), regions and splits, statistics, bad input.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/cellfs.h"
+#include "util/coding.h"
+#include "util/env.h"
+#include "util/log.h"
+#include "tests/tap.h"
+
+static cf_db *db;
+static const char *dir;
+
+static int put(cf_table *t, const char *row, const char *fam,
+	       const char *qual, int64_t ts, const char *val)
+{
+	cf_batch *b;
+	int rc;
+
+	cf_batch_new(&b);
+	cf_batch_put(b, row, strlen(row), fam, strlen(fam), qual, strlen(qual),
+		     ts, val, strlen(val));
+	rc = cf_table_apply(t, b);
+	cf_batch_free(b);
+	return rc;
+}
+
+static int del(cf_table *t, enum cf_delete_kind k, const char *row,
+	       const char *fam, const char *qual, int64_t ts)
+{
+	cf_batch *b;
+	int rc;
+
+	cf_batch_new(&b);
+	cf_batch_delete(b, k, row, strlen(row), fam, fam ? strlen(fam) : 0,
+			qual, qual ? strlen(qual) : 0, ts);
+	rc = cf_table_apply(t, b);
+	cf_batch_free(b);
+	return rc;
+}
+
+/* Renders a row as "fam:qual@ts=val fam:qual@ts=val ..." */
+static void render(const cf_row *r, char *out, size_t n)
+{
+	size_t used = 0;
+
+	out[0] = 0;
+	for (size_t i = 0; r && i < cf_row_count(r); i++) {
+		const struct cf_cell *c = cf_row_cell(r, i);
+		used += (size_t)snprintf(out + used, n - used,
+					 "%s%.*s:%.*s@%" PRId64 "=%.*s",
+					 i ? " " : "", (int)c->famlen, c->fam,
+					 (int)c->qlen, (const char *)c->qual,
+					 c->ts, c->val ? (int)c->vlen : 1,
+					 c->val ? (const char *)c->val : "-");
+		if (used >= n)
+			break;
+	}
+}
+
+static const char *get_str(cf_table *t, const char *row,
+			   const struct cf_read_opts *o)
+{
+	static char out[4096];
+	cf_row *r;
+	int rc = cf_table_get(t, row, strlen(row), o, &r);
+
+	if (rc) {
+		snprintf(out, sizeof out, "error %s", cf_strerror(rc));
+		return out;
+	}
+	render(r, out, sizeof out);
+	cf_row_free(r);
+	return out;
+}
+
+static const char *scan_str(cf_table *t, const struct cf_scan_opts *o)
+{
+	static char out[8192];
+	size_t used = 0;
+	cf_scanner *s;
+	const cf_row *r;
+	int rc;
+
+	out[0] = 0;
+	if ((rc = cf_scan_open(t, o, &s)))
+		return cf_strerror(rc);
+	while ((rc = cf_scan_next(s, &r)) == CF_OK && r) {
+		size_t kl;
+		const unsigned char *k = cf_row_key(r, &kl);
+		used += (size_t)snprintf(out + used, sizeof out - used, "%s%.*s",
+					 used ? " " : "", (int)kl, k);
+	}
+	cf_scan_close(s);
+	return rc ? cf_strerror(rc) : out;
+}
+
+static void reopen(void)
+{
+	struct cf_options o;
+
+	cf_db_close(db);
+	cf_options_default(&o);
+	o.background = 0;
+	if (cf_db_open(dir, &o, &db))
+		bail("reopen");
+}
+
+int main(void)
+{
+	struct cf_options o;
+	struct cf_family fams[2], *sch;
+	struct cf_read_opts all = CF_READ_OPTS_INIT, call = CF_READ_OPTS_INIT;
+	struct cf_column contents = { "contents", 8, NULL, 0 };
+	cf_table *t, *w;
+	size_t n;
+	char **names;
+	int64_t now = 1700000000000LL;
+	struct buf b = BUF_INIT;
+	const char *why;
+
+	no_plan();
+	dir = tap_tmpdir("engine");
+	env_clock_set(now);
+	cf_options_default(&o);
+	o.background = 0;
+	is_int(cf_db_open(dir, &o, &db), CF_OK, "open a new data directory");
+
+	/* --- schema text --------------------------------------------- */
+	cf_family_default(&fams[0], "cf");
+	cf_family_format(&fams[0], &b);
+	buf_putc(&b, 0);
+	is_str((const char *)b.p,
+	       "cf VERSIONS=1 MIN_VERSIONS=0 TTL=FOREVER "
+	       "KEEP_DELETED_CELLS=FALSE COMPRESSION=SNAPPY BLOOMFILTER=ROW "
+	       "BLOCKSIZE=65536 IN_MEMORY=FALSE",
+	       "a family's line spells out every setting");
+	is_int(cf_family_parse("contents VERSIONS=3 TTL=86400", 29, &fams[0],
+			       &why), CF_OK, "a schema line parses");
+	ok(fams[0].versions == 3 && fams[0].ttl == 86400 &&
+	   fams[0].bloom == CF_BLOOM_ROW, "named settings set, others default");
+	is_int(cf_family_parse("x VERSIONS=0", 12, &fams[1], &why), CF_EINVAL,
+	       "VERSIONS=0 is refused");
+	is_int(cf_family_parse("x FOO=1", 7, &fams[1], &why), CF_EINVAL,
+	       "an unknown setting is refused");
+	is_int(cf_family_parse(".x", 2, &fams[1], &why), CF_EINVAL,
+	       "a family name starting with '.' is refused");
+	is_int(cf_family_parse("x MIN_VERSIONS=2", 16, &fams[1], &why),
+	       CF_EINVAL, "MIN_VERSIONS above VERSIONS is refused");
+
+	/* --- tables -------------------------------------------------- */
+	cf_family_default(&fams[0], "contents");
+	fams[0].versions = 3;
+	cf_family_default(&fams[1], "anchor");
+	is_int(cf_table_create(db, "webtable", fams, 2), CF_OK, "create webtable");
+	is_int(cf_table_create(db, "webtable", fams, 2), CF_EEXIST,
+	       "creating it again is EEXIST");
+	is_int(cf_table_create(db, "bad/name", fams, 1), CF_EINVAL,
+	       "a bad table name is EINVAL");
+	is_int(cf_table_create(db, ".hidden", fams, 1), CF_EINVAL,
+	       "a leading dot is EINVAL");
+	cf_family_default(&fams[0], "cf");
+	is_int(cf_table_create(db, "t", fams, 1), CF_OK, "create t");
+	cf_table_list(db, &names, &n);
+	ok(n == 2 && !strcmp(names[0], "t") && !strcmp(names[1], "webtable"),
+	   "tables are listed sorted");
+	free(names);
+	is_int(cf_table_open(db, "nope", &t), CF_ENOTFOUND,
+	       "an unknown table is ENOTFOUND");
+
+	/* --- the webtable example (HBase guide) ---------------------- */
+	cf_table_open(db, "webtable", &w);
+	put(w, "com.cnn.www", "anchor", "cnnsi.com", 9, "CNN");
+	put(w, "com.cnn.www", "anchor", "my.look.ca", 8, "CNN.com");
+	put(w, "com.cnn.www", "contents", "html", 6, "<html>a");
+	put(w, "com.cnn.www", "contents", "html", 5, "<html>b");
+	put(w, "com.cnn.www", "contents", "html", 3, "<html>c");
+	is_str(get_str(w, "com.cnn.www", NULL),
+	       "anchor:cnnsi.com@9=CNN anchor:my.look.ca@8=CNN.com "
+	       "contents:html@6=<html>a",
+	       "a get returns each column's latest version");
+	all.max_versions = INT32_MAX;
+	call.max_versions = INT32_MAX;
+	call.columns = &contents;
+	call.ncolumns = 1;
+	is_str(get_str(w, "com.cnn.www", &all),
+	       "anchor:cnnsi.com@9=CNN anchor:my.look.ca@8=CNN.com "
+	       "contents:html@6=<html>a contents:html@5=<html>b "
+	       "contents:html@3=<html>c",
+	       "all versions, newest first");
+	{
+		struct cf_read_opts tr = CF_READ_OPTS_INIT;
+		struct cf_column col = { "contents", 8, "html", 4 };
+		tr.columns = &col;
+		tr.ncolumns = 1;
+		tr.min_ts = 5;
+		tr.max_ts = 6;
+		is_str(get_str(w, "com.cnn.www", &tr), "contents:html@5=<html>b",
+		       "a version read by time range [5, 6)");
+		tr.min_ts = 7;
+		tr.max_ts = 9;
+		is_str(get_str(w, "com.cnn.www", &tr), "",
+		       "contents:html at t8 has no value");
+	}
+	put(w, "com.cnn.www", "contents", "html", 2, "<html>d");
+	is_str(get_str(w, "com.cnn.www", &call),
+	       "contents:html@6=<html>a contents:html@5=<html>b "
+	       "contents:html@3=<html>c",
+	       "a fourth older version is past VERSIONS=3");
+	cf_table_flush(w);
+	reopen();
+	cf_table_close(w);
+	cf_table_open(db, "webtable", &w);
+	is_str(get_str(w, "com.cnn.www", &all),
+	       "anchor:cnnsi.com@9=CNN anchor:my.look.ca@8=CNN.com "
+	       "contents:html@6=<html>a contents:html@5=<html>b "
+	       "contents:html@3=<html>c",
+	       "the same after flush and reopen");
+
+	/* --- deletes --------------------------------------------------- */
+	del(w, CF_DEL_VERSION, "com.cnn.www", "contents", "html", 5);
+	is_str(get_str(w, "com.cnn.www", &call),
+	       "contents:html@6=<html>a contents:html@3=<html>c",
+	       "Delete removes exactly one version");
+	is_str(get_str(w, "com.cnn.www", &call),
+	       "contents:html@6=<html>a contents:html@3=<html>c",
+	       "and the crowded-out version does not come back");
+	del(w, CF_DEL_COLUMN, "com.cnn.www", "contents", "html", CF_TS_NOW);
+	is_str(get_str(w, "com.cnn.www", NULL),
+	       "anchor:cnnsi.com@9=CNN anchor:my.look.ca@8=CNN.com",
+	       "DeleteColumn removes every version");
+	put(w, "com.cnn.www", "contents", "html", 4, "<html>after");
+	is_str(get_str(w, "com.cnn.www", NULL),
+	       "anchor:cnnsi.com@9=CNN anchor:my.look.ca@8=CNN.com "
+	       "contents:html@4=<html>after",
+	       "a put after a delete is visible even with an older ts");
+	cf_table_compact(w, 1);
+	is_str(get_str(w, "com.cnn.www", NULL),
+	       "anchor:cnnsi.com@9=CNN anchor:my.look.ca@8=CNN.com "
+	       "contents:html@4=<html>after",
+	       "and major compaction changes nothing");
+	del(w, CF_DEL_FAMILY, "com.cnn.www", "anchor", NULL, CF_TS_NOW);
+	is_str(get_str(w, "com.cnn.www", NULL), "contents:html@4=<html>after",
+	       "DeleteFamily removes the family's columns");
+	del(w, CF_DEL_ROW, "com.cnn.www", NULL, NULL, CF_TS_NOW);
+	is_str(get_str(w, "com.cnn.www", NULL), "", "a row delete empties it");
+	put(w, "com.cnn.www", "anchor", "x", CF_TS_NOW, "new");
+	is_str(get_str(w, "com.cnn.www", NULL) + 0, "anchor:x@1700000000000=new",
+	       "a put at now after a row delete at now (same ms) is visible");
+	del(w, CF_DEL_VERSION, "com.cnn.www", "anchor", "x", CF_TS_NOW);
+	is_str(get_str(w, "com.cnn.www", NULL), "",
+	       "Delete at 'now' removes the latest version");
+
+	/* --- bad input ---------------------------------------------- */
+	cf_table_open(db, "t", &t);
+	is_int(put(t, "r", "nofam", "q", CF_TS_NOW, "v"), CF_ENOTFOUND,
+	       "a put to an unknown family is ENOTFOUND");
+	is_int(put(t, "", "cf", "q", CF_TS_NOW, "v"), CF_EINVAL,
+	       "an empty row key is EINVAL");
+	is_int(put(t, "r", "cf", "q", -5, "v"), CF_EINVAL,
+	       "a negative timestamp is EINVAL");
+	{
+		char *big = malloc(o.max_value + 2);
+		cf_batch *bb;
+		memset(big, 'x', o.max_value + 1);
+		cf_batch_new(&bb);
+		cf_batch_put(bb, "r", 1, "cf", 2, "q", 1, CF_TS_NOW, big,
+			     o.max_value + 1);
+		is_int(cf_table_apply(t, bb), CF_ETOOBIG,
+		       "a value over max_value is ETOOBIG");
+		cf_batch_free(bb);
+		free(big);
+	}
+	{
+		/* a multi-row batch with one bad op applies nothing */
+		cf_batch *bb;
+		cf_batch_new(&bb);
+		cf_batch_put(bb, "r1", 2, "cf", 2, "q", 1, CF_TS_NOW, "1", 1);
+		cf_batch_put(bb, "r2", 2, "zz", 2, "q", 1, CF_TS_NOW, "2", 1);
+		is_int(cf_table_apply(t, bb), CF_ENOTFOUND,
+		       "a batch with a bad family fails");
+		is_str(get_str(t, "r1", NULL), "", "and applies none of it");
+		cf_batch_free(bb);
+	}
+
+	/* --- append, increment, check-and-put ------------------------ */
+	{
+		struct buf out = BUF_INIT;
+		int64_t v = 0;
+		int applied;
+		cf_batch *bb;
+		is_int(cf_table_append(t, "a", 1, "cf", 2, "log", 3, "one ", 4,
+				       &out), CF_OK, "append to nothing");
+		cf_table_append(t, "a", 1, "cf", 2, "log", 3, "two", 3, &out);
+		is_mem(out.p, out.len, "one two", 7, "append appends");
+		is_str(get_str(t, "a", NULL) + 0,
+		       "cf:log@1700000000000=one two", "and stores the result");
+		is_int(cf_table_increment(t, "c", 1, "cf", 2, "n", 1, 5, &v),
+		       CF_OK, "increment from nothing");
+		cf_table_increment(t, "c", 1, "cf", 2, "n", 1, -2, &v);
+		is_int(v, 3, "increments add up");
+		is_int(cf_table_increment(t, "a", 1, "cf", 2, "log", 3, 1, &v),
+		       CF_EINVAL, "incrementing a non-counter is EINVAL");
+		{
+			unsigned char mx[8];
+			enc_u64be(mx, INT64_MAX);
+			cf_batch_new(&bb);
+			cf_batch_put(bb, "c", 1, "cf", 2, "m", 1, CF_TS_NOW, mx,
+				     8);
+			cf_table_apply(t, bb);
+			cf_batch_free(bb);
+			is_int(cf_table_increment(t, "c", 1, "cf", 2, "m", 1, 1,
+						  &v), CF_ERANGE,
+			       "counter overflow is ERANGE");
+		}
+		cf_batch_new(&bb);
+		cf_batch_put(bb, "k", 1, "cf", 2, "q", 1, CF_TS_NOW, "first", 5);
+		cf_table_check_and_apply(t, "k", 1, "cf", 2, "q", 1, NULL, 0, bb,
+					 &applied);
+		is_int(applied, 1, "check-and-put on absent applies");
+		cf_table_check_and_apply(t, "k", 1, "cf", 2, "q", 1, NULL, 0, bb,
+					 &applied);
+		is_int(applied, 0, "but not when the cell exists");
+		cf_batch_clear(bb);
+		cf_batch_put(bb, "k", 1, "cf", 2, "q", 1, CF_TS_NOW, "second", 6);
+		cf_table_check_and_apply(t, "k", 1, "cf", 2, "q", 1, "first", 5,
+					 bb, &applied);
+		is_int(applied, 1, "check-and-put on a matching value applies");
+		cf_batch_clear(bb);
+		cf_batch_put(bb, "other", 5, "cf", 2, "q", 1, CF_TS_NOW, "x", 1);
+		is_int(cf_table_check_and_apply(t, "k", 1, "cf", 2, "q", 1, NULL,
+						0, bb, &applied), CF_EXDEV,
+		       "check-and-put touching another row is refused");
+		cf_batch_free(bb);
+		buf_release(&out);
+	}
+
+	/* --- TTL and MIN_VERSIONS ------------------------------------ */
+	{
+		struct cf_family tf[2];
+		cf_table *tt;
+		cf_family_default(&tf[0], "short");
+		tf[0].ttl = 10;
+		cf_family_default(&tf[1], "kept");
+		tf[1].ttl = 10;
+		tf[1].versions = 3;
+		tf[1].min_versions = 1;
+		is_int(cf_table_create(db, "ttl", tf, 2), CF_OK, "create ttl");
+		cf_table_open(db, "ttl", &tt);
+		put(tt, "r", "short", "q", CF_TS_NOW, "gone soon");
+		put(tt, "r", "kept", "q", now - 2000, "old");
+		put(tt, "r", "kept", "q", CF_TS_NOW, "new");
+		is_str(get_str(tt, "r", &all),
+		       "kept:q@1700000000000=new kept:q@1699999998000=old "
+		       "short:q@1700000000000=gone soon", "before the TTL");
+		env_clock_set(now + 11000);
+		is_str(get_str(tt, "r", &all), "kept:q@1700000000000=new",
+		       "past the TTL: gone at once, MIN_VERSIONS keeps one");
+		cf_table_flush(tt);
+		cf_table_compact(tt, 1);
+		is_str(get_str(tt, "r", &all), "kept:q@1700000000000=new",
+		       "and after major compaction");
+		env_clock_set(now);
+		is_str(get_str(tt, "r", &all), "kept:q@1700000000000=new",
+		       "expired cells left the disk at compaction");
+		cf_table_close(tt);
+	}
+
+	/* --- scans --------------------------------------------------- */
+	{
+		struct cf_scan_opts so = { .read = CF_READ_OPTS_INIT };
+		cf_table *st;
+		cf_family_default(&fams[0], "f");
+		cf_table_create(db, "s", fams, 1);
+		cf_table_open(db, "s", &st);
+		const char *rows[] = { "apple", "apricot", "banana", "blue",
+				       "cherry", "b", "c" };
+		for (int i = 0; i < 7; i++)
+			put(st, rows[i], "f", "q", 100 + i, rows[i]);
+		is_str(scan_str(st, &so), "apple apricot b banana blue c cherry",
+		       "a full scan is in key order");
+		so.start = "b";
+		so.startlen = 1;
+		so.stop = "c";
+		so.stoplen = 1;
+		is_str(scan_str(st, &so), "b banana blue", "start/stop range");
+		memset(&so, 0, sizeof so);
+		so.read = (struct cf_read_opts)CF_READ_OPTS_INIT;
+		so.prefix = "ap";
+		so.prefixlen = 2;
+		is_str(scan_str(st, &so), "apple apricot", "prefix scan");
+		so.prefix = NULL;
+		so.prefixlen = 0;
+		so.limit = 3;
+		is_str(scan_str(st, &so), "apple apricot b", "limit");
+		so.limit = 0;
+		so.read.min_ts = 103;
+		so.read.max_ts = 105;
+		is_str(scan_str(st, &so), "blue cherry", "time range scan");
+		/* splits: scans cross region boundaries in order */
+		is_int(cf_table_split(st, "b", 1), CF_OK, "split at b");
+		is_int(cf_table_split(st, "c", 1), CF_OK, "split at c");
+		is_int(cf_table_split(st, "c", 1), CF_EEXIST,
+		       "splitting at a region start again is EEXIST");
+		{
+			struct cf_region_info *ri;
+			size_t nr;
+			cf_table_regions(st, &ri, &nr);
+			ok(nr == 3 && ri[0].startlen == 0 && ri[1].startlen == 1 &&
+			   ri[1].start[0] == 'b' && ri[2].start[0] == 'c' &&
+			   ri[2].endlen == 0, "three regions with their keys");
+			cf_regions_free(ri, nr);
+		}
+		memset(&so, 0, sizeof so);
+		so.read = (struct cf_read_opts)CF_READ_OPTS_INIT;
+		is_str(scan_str(st, &so), "apple apricot b banana blue c cherry",
+		       "the scan crosses regions in order");
+		put(st, "bz", "f", "q", 200, "bz");
+		cf_table_compact(st, 1);
+		reopen();
+		cf_table_close(st);
+		cf_table_open(db, "s", &st);
+		is_str(scan_str(st, &so),
+		       "apple apricot b banana blue bz c cherry",
+		       "and after compaction of the daughters and reopen");
+		so.read.keys_only = 1;
+		so.prefix = "bz";
+		so.prefixlen = 2;
+		{
+			cf_scanner *sc;
+			const cf_row *r;
+			cf_scan_open(st, &so, &sc);
+			cf_scan_next(sc, &r);
+			ok(r && cf_row_count(r) == 1 &&
+			   cf_row_cell(r, 0)->val == NULL &&
+			   cf_row_cell(r, 0)->vlen == 2,
+			   "keys-only gives lengths without values");
+			cf_scan_close(sc);
+		}
+		cf_table_close(st);
+	}
+
+	/* --- schema changes ------------------------------------------ */
+	{
+		struct cf_family nf[2];
+		cf_table_close(t);
+		cf_table_open(db, "t", &t);
+		put(t, "row", "cf", "q", CF_TS_NOW, "v");
+		cf_family_default(&nf[0], "cf");
+		nf[0].versions = 5;
+		cf_family_default(&nf[1], "extra");
+		is_int(cf_table_alter(t, nf, 2), CF_OK, "add a family, change one");
+		cf_table_schema(t, &sch, &n);
+		ok(n == 2 && sch[0].versions == 5 && !strcmp(sch[1].name, "extra"),
+		   "the schema is what was written");
+		free(sch);
+		is_int(put(t, "row", "extra", "q", CF_TS_NOW, "x"), CF_OK,
+		       "the new family takes writes");
+		is_int(cf_table_alter(t, nf + 1, 1), CF_OK, "drop family cf");
+		is_str(get_str(t, "row", NULL), "extra:q@1700000000000=x",
+		       "its data went with it");
+		is_int(cf_table_alter(t, nf, 2), CF_OK, "add cf back");
+		is_str(get_str(t, "row", NULL), "extra:q@1700000000000=x",
+		       "and the old cells do not come back");
+	}
+
+	/* --- drop ---------------------------------------------------- */
+	is_int(cf_table_drop(db, "t", 1), CF_ENOTEMPTY,
+	       "dropping a table with cells only-if-empty is ENOTEMPTY");
+	is_int(cf_table_drop(db, "t", 0), CF_OK, "drop with data");
+	is_int(put(t, "r", "extra", "q", CF_TS_NOW, "v"), CF_ECLOSED,
+	       "a handle on a dropped table is closed");
+	cf_table_close(t);
+	cf_family_default(&fams[0], "cf");
+	cf_table_create(db, "empty", fams, 1);
+	is_int(cf_table_drop(db, "empty", 1), CF_OK, "an empty table drops");
+	{
+		struct cf_stats s;
+		cf_db_stats(db, &s);
+		ok(s.puts > 20 && s.gets > 20 && s.flushes > 0 &&
+		   s.compactions > 0 && s.splits == 2,
+		   "statistics count (puts %" PRIu64 ", gets %" PRIu64
+		   ", splits %" PRIu64 ")", s.puts, s.gets, s.splits);
+	}
+	cf_table_close(w);
+	cf_db_close(db);
+	buf_release(&b);
+	tap_rmdir(dir);
+	cf_log_release();
+	return done_testing();
+}
