@@ -1,0 +1,198 @@
+/*
+ * test-engine-concurrent: writers, readers, increments, background
+ * flushes and compactions, and splits at once.  Checks row atomicity (two
+ * columns written in one batch are always read equal), that increments
+ * add up exactly, and that every final write is there.  Meant to run
+ * under -fsanitize=thread as well (make check SANITIZE=thread).
+ */
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/cellfs.h"
+#include "util/log.h"
+#include "tests/tap.h"
+
+#define WRITERS 4
+#define KEYS 300
+#define ROUNDS 6
+
+static cf_db *db;
+static cf_table *t;
+static atomic_int stop, failures, incs;
+
+static void *writer(void *arg)
+{
+	int id = (int)(intptr_t)arg;
+	cf_batch *b;
+	char k[32], v[64];
+
+	cf_batch_new(&b);
+	for (int r = 0; r < ROUNDS; r++)
+		for (int i = 0; i < KEYS; i++) {
+			int n = snprintf(k, sizeof k, "w%d-%04d", id, i);
+			int vl = snprintf(v, sizeof v, "round%d-%d-%d", r, id,
+					  i);
+			cf_batch_clear(b);
+			cf_batch_put(b, k, (size_t)n, "f", 1, "a", 1, CF_TS_NOW,
+				     v, (size_t)vl);
+			cf_batch_put(b, k, (size_t)n, "f", 1, "b", 1, CF_TS_NOW,
+				     v, (size_t)vl);
+			if (cf_table_apply(t, b) != CF_OK)
+				atomic_fetch_add(&failures, 1);
+			if (i % 10 == 0) {
+				int64_t res;
+				if (cf_table_increment(t, "counter", 7, "f", 1,
+						       "n", 1, 1, &res))
+					atomic_fetch_add(&failures, 1);
+				else
+					atomic_fetch_add(&incs, 1);
+			}
+		}
+	cf_batch_free(b);
+	return NULL;
+}
+
+static int check_row(const cf_row *r)
+{
+	const struct cf_cell *a, *b;
+
+	if (cf_row_count(r) == 0)
+		return 1;
+	if (cf_row_count(r) != 2)
+		return 0;
+	a = cf_row_cell(r, 0);
+	b = cf_row_cell(r, 1);
+	return a->vlen == b->vlen && memcmp(a->val, b->val, a->vlen) == 0;
+}
+
+static void *reader(void *arg)
+{
+	unsigned seed = (unsigned)(uintptr_t)arg;
+
+	while (!atomic_load(&stop)) {
+		char k[32];
+		int n = snprintf(k, sizeof k, "w%d-%04d", rand_r(&seed) % WRITERS,
+				 rand_r(&seed) % KEYS);
+		cf_row *r;
+		if (cf_table_get(t, k, (size_t)n, NULL, &r) != CF_OK) {
+			atomic_fetch_add(&failures, 1);
+			continue;
+		}
+		if (!check_row(r)) {
+			diag("torn row %s", k);
+			atomic_fetch_add(&failures, 1);
+		}
+		cf_row_free(r);
+		if (rand_r(&seed) % 50 == 0) {
+			struct cf_scan_opts so = { .read = CF_READ_OPTS_INIT };
+			cf_scanner *s;
+			const cf_row *row;
+			so.prefix = "w1-";
+			so.prefixlen = 3;
+			if (cf_scan_open(t, &so, &s) == CF_OK) {
+				while (cf_scan_next(s, &row) == CF_OK && row)
+					if (!check_row(row))
+						atomic_fetch_add(&failures, 1);
+				cf_scan_close(s);
+			}
+		}
+	}
+	return NULL;
+}
+
+static void *splitter(void *arg)
+{
+	const char *keys[] = { "w1", "w2-0100", "w3", "w0-0150" };
+
+	(void)arg;
+	for (int i = 0; i < 4 && !atomic_load(&stop); i++) {
+		int rc = cf_table_split(t, keys[i], strlen(keys[i]));
+		if (rc && rc != CF_EEXIST)
+			atomic_fetch_add(&failures, 1);
+		cf_table_compact(t, i % 2);
+	}
+	return NULL;
+}
+
+int main(void)
+{
+	const char *dir = tap_tmpdir("concurrent");
+	struct cf_options o;
+	struct cf_family f;
+	pthread_t w[WRITERS], rd[2], sp;
+	int bad = 0;
+
+	plan(4);
+	cf_options_default(&o);
+	o.flush_size = 128 << 10;
+	o.sync_ms = 20;
+	cf_family_default(&f, "f");
+	if (cf_db_open(dir, &o, &db) || cf_table_create(db, "t", &f, 1) ||
+	    cf_table_open(db, "t", &t))
+		bail("setup");
+	for (int i = 0; i < WRITERS; i++)
+		pthread_create(&w[i], NULL, writer, (void *)(intptr_t)i);
+	for (int i = 0; i < 2; i++)
+		pthread_create(&rd[i], NULL, reader, (void *)(uintptr_t)(i + 7));
+	pthread_create(&sp, NULL, splitter, NULL);
+	for (int i = 0; i < WRITERS; i++)
+		pthread_join(w[i], NULL);
+	pthread_join(sp, NULL);
+	atomic_store(&stop, 1);
+	for (int i = 0; i < 2; i++)
+		pthread_join(rd[i], NULL);
+	is_int(atomic_load(&failures), 0, "no operation failed, no torn row");
+
+	{
+		cf_row *r;
+		int64_t v = -1;
+		if (cf_table_get(t, "counter", 7, NULL, &r) == CF_OK &&
+		    cf_row_count(r) == 1) {
+			const unsigned char *p = cf_row_cell(r, 0)->val;
+			v = 0;
+			for (int i = 0; i < 8; i++)
+				v = (v << 8) | p[i];
+		}
+		if (r)
+			cf_row_free(r);
+		is_int(v, atomic_load(&incs), "increments add up exactly");
+	}
+	cf_table_close(t);
+	cf_db_close(db);
+	o.background = 0;
+	if (cf_db_open(dir, &o, &db) || cf_table_open(db, "t", &t))
+		bail("reopen");
+	for (int id = 0; id < WRITERS && !bad; id++)
+		for (int i = 0; i < KEYS && !bad; i++) {
+			char k[32], v[64];
+			int n = snprintf(k, sizeof k, "w%d-%04d", id, i);
+			int vl = snprintf(v, sizeof v, "round%d-%d-%d",
+					  ROUNDS - 1, id, i);
+			cf_row *r;
+			if (cf_table_get(t, k, (size_t)n, NULL, &r) ||
+			    cf_row_count(r) != 2 ||
+			    cf_row_cell(r, 0)->vlen != (size_t)vl ||
+			    memcmp(cf_row_cell(r, 0)->val, v, (size_t)vl)) {
+				diag("key %s lacks its last write", k);
+				bad = 1;
+			}
+			cf_row_free(r);
+		}
+	ok(!bad, "every last write is there after reopen");
+	{
+		struct cf_region_info *ri;
+		size_t n;
+		cf_table_regions(t, &ri, &n);
+		ok(n >= 4, "the table was split into %zu regions", n);
+		cf_regions_free(ri, n);
+	}
+	cf_table_close(t);
+	cf_db_close(db);
+	tap_rmdir(dir);
+	cf_log_release();
+	return done_testing();
+}
