@@ -49,7 +49,7 @@ DEBS := build-essential pkg-config libfuse3-dev fuse3 libsnappy-dev \
 	libsqlite3-dev sqlite3 sharness rsync tar attr gnuplot-nox \
 	libleveldb-dev librocksdb-dev liblmdb-dev
 
-.PHONY: all deps check check-build run bench bench-quick clean
+.PHONY: all deps check check-build check-thread run bench bench-quick clean
 all: $(B)/libcellfs.a $(DAEMON) $(FSCK) $(TEST_BIN) $(HELPER_BIN)
 ifeq ($(VARIANT),default)
 all: $(if $(DAEMON),cellfs) $(if $(FSCK),cellfs-fsck)
@@ -105,6 +105,20 @@ check-build: all
 	@cd tests && CELLFS_BUILD=$(CURDIR)/$(B) CELLFS_TOP=$(CURDIR) \
 		prove $(PROVE_OPTS) --exec '' \
 		$(TEST_BIN:$(B)/tests/%=../$(B)/tests/%) $(wildcard tests/t[0-9]*.sh)
+
+# The concurrent tests under ThreadSanitizer (the whole suite under TSan
+# would take too long on two cores).
+TSAN_TESTS := test-engine-concurrent test-memstore test-wal test-cache
+check-thread: deps
+	@$(MAKE) --no-print-directory SANITIZE=thread \
+		$(addprefix build/thread/tests/,$(TSAN_TESTS))
+	@cd tests && TSAN_OPTIONS=halt_on_error=1 prove $(PROVE_OPTS) --exec '' \
+		$(addprefix ../build/thread/tests/,$(TSAN_TESTS))
+
+# `make run`: mounts ./run/data at ./run/mnt (docs/usage.md).
+run: deps
+	@$(MAKE) --no-print-directory all
+	@sh contrib/make-run.sh $(CURDIR)/$(B)
 
 clean:
 	rm -rf build cellfs cellfs-fsck
