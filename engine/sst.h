@@ -44,7 +44,8 @@ void sst_meta_release(struct sst_meta *m);
 
 struct sst_builder;
 
-/* Creates path (must not exist: CF_EEXIST).  block_size 0 means 64 KiB,
+/* Creates path; a file already there (left by a build that crashed
+ * before its catalog commit) is replaced.  block_size 0 means 64 KiB,
  * bloom_bits 0 means 10.  CF_EINVAL (unknown compression or bloom kind,
  * bloom_bits outside 0..64), CF_EIO, CF_ENOSPC, CF_ENOMEM. */
 int sst_builder_open(const char *path, const struct sst_build_opts *o,

@@ -1,0 +1,443 @@
+/*
+ * block.c: building, sealing, reading and searching blocks
+ * (docs/sst_format.md, "Blocks").
+ *
+ * Invariants of a parsed struct block (checked once by block_from_raw, so
+ * the search code can trust them): the restart array lies inside the
+ * block, its offsets ascend strictly and each points before the array.
+ * Entries themselves are checked as they are decoded, since a cursor
+ * rarely visits them all.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <snappy-c.h>
+
+#include "engine/block.h"
+#include "engine/key.h"
+#include "util/coding.h"
+#include "util/crc32c.h"
+#include "util/env.h"
+#include "util/err.h"
+
+/* A block larger than this cannot come from our builder (restart offsets
+ * are u32), so a handle or snappy header claiming more is corrupt; the
+ * check keeps a bad length from turning into a huge allocation. */
+#define BLOCK_MAX ((uint64_t)UINT32_MAX)
+
+/* --- building --------------------------------------------------------- */
+
+static int push_restart(struct block_builder *b, uint32_t off)
+{
+	return buf_append(&b->restarts, &off, sizeof off);
+}
+
+void block_builder_init(struct block_builder *b, int restart_interval)
+{
+	memset(b, 0, sizeof *b);
+	b->interval = restart_interval > 0 ? restart_interval : 1;
+	block_builder_reset(b);
+}
+
+void block_builder_release(struct block_builder *b)
+{
+	buf_release(&b->data);
+	buf_release(&b->restarts);
+	buf_release(&b->last);
+}
+
+void block_builder_reset(struct block_builder *b)
+{
+	b->data.len = 0;
+	b->restarts.len = 0;
+	b->last.len = 0;
+	b->counter = 0;
+	b->entries = 0;
+	b->finished = 0;
+}
+
+int block_builder_add(struct block_builder *b, const unsigned char *key,
+		      size_t klen, const void *val, size_t vlen)
+{
+	unsigned char hdr[30];
+	size_t shared = 0, h;
+	int rc;
+
+	if (b->counter < b->interval && b->entries > 0) {
+		size_t max = b->last.len < klen ? b->last.len : klen;
+		while (shared < max && b->last.p[shared] == key[shared])
+			shared++;
+	} else {
+		rc = push_restart(b, (uint32_t)b->data.len);
+		if (rc)
+			return rc;
+		b->counter = 0;
+	}
+	h = enc_varint(hdr, shared);
+	h += enc_varint(hdr + h, klen - shared);
+	h += enc_varint(hdr + h, vlen);
+	rc = buf_reserve(&b->data, h + klen - shared + vlen);
+	if (rc)
+		return rc;
+	rc = buf_reserve(&b->last, klen);
+	if (rc)
+		return rc;
+	memcpy(b->data.p + b->data.len, hdr, h);
+	b->data.len += h;
+	memcpy(b->data.p + b->data.len, key + shared, klen - shared);
+	b->data.len += klen - shared;
+	if (vlen)
+		memcpy(b->data.p + b->data.len, val, vlen);
+	b->data.len += vlen;
+	memcpy(b->last.p + shared, key + shared, klen - shared);
+	b->last.len = klen;
+	b->counter++;
+	b->entries++;
+	return CF_OK;
+}
+
+size_t block_builder_size(const struct block_builder *b)
+{
+	/* an empty block still gets the restart at offset 0 */
+	size_t r = b->restarts.len ? b->restarts.len : sizeof(uint32_t);
+	return b->data.len + r + 4;
+}
+
+int block_builder_finish(struct block_builder *b, const unsigned char **p,
+			 size_t *n)
+{
+	size_t nr;
+	int rc;
+
+	if (!b->finished) {
+		if (b->restarts.len == 0) {
+			rc = push_restart(b, 0);
+			if (rc)
+				return rc;
+		}
+		nr = b->restarts.len / sizeof(uint32_t);
+		rc = buf_reserve(&b->data, 4 * nr + 4);
+		if (rc)
+			return rc;
+		for (size_t i = 0; i < nr; i++) {
+			uint32_t off;
+			memcpy(&off, b->restarts.p + 4 * i, 4);
+			enc_u32le(b->data.p + b->data.len, off);
+			b->data.len += 4;
+		}
+		enc_u32le(b->data.p + b->data.len, (uint32_t)nr);
+		b->data.len += 4;
+		b->finished = 1;
+	}
+	*p = b->data.p;
+	*n = b->data.len;
+	return CF_OK;
+}
+
+static uint32_t trailer_crc(const unsigned char *p, size_t n,
+			    unsigned char type)
+{
+	return crc32c_mask(crc32c_extend(crc32c(p, n), &type, 1));
+}
+
+int block_seal(const unsigned char *raw, size_t n, int compression,
+	       struct buf *out, size_t *stored)
+{
+	unsigned char type = BLOCK_RAW, *dst;
+	size_t len = n;
+	int rc;
+
+	if (compression == BLOCK_SNAPPY) {
+		size_t max = snappy_max_compressed_length(n);
+		size_t clen = max;
+		rc = buf_reserve(out, max + BLOCK_TRAILER);
+		if (rc)
+			return rc;
+		dst = out->p + out->len;
+		if (snappy_compress((const char *)raw, n, (char *)dst,
+				    &clen) == SNAPPY_OK &&
+		    clen <= n - n / 8) {
+			type = BLOCK_SNAPPY;
+			len = clen;
+		}
+	}
+	rc = buf_reserve(out, len + BLOCK_TRAILER);
+	if (rc)
+		return rc;
+	dst = out->p + out->len;
+	if (type == BLOCK_RAW && n)
+		memcpy(dst, raw, n);
+	dst[len] = type;
+	enc_u32le(dst + len + 1, trailer_crc(dst, len, type));
+	out->len += len + BLOCK_TRAILER;
+	*stored = len;
+	return CF_OK;
+}
+
+/* --- reading ---------------------------------------------------------- */
+
+int block_from_raw(unsigned char *data, size_t n, struct block **out)
+{
+	struct block *b;
+	uint32_t nr, prev = 0;
+	size_t roff;
+
+	*out = NULL;
+	if (n < 8)
+		goto corrupt;
+	nr = dec_u32le(data + n - 4);
+	if (nr == 0 || nr > (n - 4) / 4)
+		goto corrupt;
+	roff = n - 4 - 4 * (size_t)nr;
+	for (uint32_t i = 0; i < nr; i++) {
+		uint32_t r = dec_u32le(data + roff + 4 * (size_t)i);
+		if ((i > 0 && r <= prev) || (r >= roff && !(r == 0 && roff == 0)))
+			goto corrupt;
+		prev = r;
+	}
+	b = malloc(sizeof *b);
+	if (!b) {
+		free(data);
+		return CF_ENOMEM;
+	}
+	b->data = data;
+	b->size = n;
+	b->restarts = roff;
+	b->nrestarts = nr;
+	*out = b;
+	return CF_OK;
+corrupt:
+	free(data);
+	return CF_ECORRUPT;
+}
+
+int block_read_raw(struct env_file *f, uint64_t off, uint64_t size,
+		   unsigned char **out, size_t *n)
+{
+	unsigned char *p, *u = NULL;
+	size_t ulen;
+	int rc;
+
+	*out = NULL;
+	*n = 0;
+	if (size > BLOCK_MAX)
+		return CF_ECORRUPT;
+	p = malloc((size_t)size + BLOCK_TRAILER);
+	if (!p)
+		return CF_ENOMEM;
+	rc = env_pread(f, p, (size_t)size + BLOCK_TRAILER, off);
+	if (rc)
+		goto out;
+	rc = CF_ECORRUPT;
+	if (dec_u32le(p + size + 1) != trailer_crc(p, (size_t)size, p[size]))
+		goto out;
+	switch (p[size]) {
+	case BLOCK_RAW:
+		*out = p;
+		*n = (size_t)size;
+		return CF_OK;
+	case BLOCK_SNAPPY:
+		if (snappy_uncompressed_length((const char *)p, (size_t)size,
+					       &ulen) != SNAPPY_OK ||
+		    ulen > BLOCK_MAX)
+			goto out;
+		u = malloc(ulen ? ulen : 1);
+		if (!u) {
+			rc = CF_ENOMEM;
+			goto out;
+		}
+		if (snappy_uncompress((const char *)p, (size_t)size,
+				      (char *)u, &ulen) != SNAPPY_OK)
+			goto out;
+		free(p);
+		*out = u;
+		*n = ulen;
+		return CF_OK;
+	default:
+		break;
+	}
+out:
+	free(u);
+	free(p);
+	return rc;
+}
+
+int block_read(struct env_file *f, uint64_t off, uint64_t size,
+	       struct block **out)
+{
+	unsigned char *p;
+	size_t n;
+	int rc;
+
+	*out = NULL;
+	rc = block_read_raw(f, off, size, &p, &n);
+	if (rc)
+		return rc;
+	return block_from_raw(p, n, out);
+}
+
+void block_free(struct block *b)
+{
+	if (b) {
+		free(b->data);
+		free(b);
+	}
+}
+
+void block_free_void(void *b)
+{
+	block_free(b);
+}
+
+size_t block_charge(const struct block *b)
+{
+	return sizeof *b + b->size;
+}
+
+/* --- searching -------------------------------------------------------- */
+
+/*
+ * Decodes the entry header at p (before limit): shared, unshared and
+ * value lengths.  Returns the header size, or 0 when the entry does not
+ * fit.  Most headers are three one-byte varints, so that case goes first.
+ */
+static size_t entry_header(const unsigned char *p, const unsigned char *limit,
+			   uint64_t *shared, uint64_t *unshared,
+			   uint64_t *vlen)
+{
+	size_t h, n;
+
+	if (limit - p >= 3 && (p[0] | p[1] | p[2]) < 0x80) {
+		*shared = p[0];
+		*unshared = p[1];
+		*vlen = p[2];
+		h = 3;
+	} else {
+		h = dec_varint(p, limit, shared);
+		if (!h)
+			return 0;
+		n = dec_varint(p + h, limit, unshared);
+		if (!n)
+			return 0;
+		h += n;
+		n = dec_varint(p + h, limit, vlen);
+		if (!n)
+			return 0;
+		h += n;
+	}
+	if (*unshared > (uint64_t)(limit - p) - h ||
+	    *vlen > (uint64_t)(limit - p) - h - *unshared)
+		return 0;
+	return h;
+}
+
+static void corrupt(struct block_iter *it)
+{
+	it->valid = 0;
+	it->status = CF_ECORRUPT;
+}
+
+void block_iter_init(struct block_iter *it)
+{
+	memset(it, 0, sizeof *it);
+}
+
+void block_iter_release(struct block_iter *it)
+{
+	buf_release(&it->key);
+	it->valid = 0;
+	it->b = NULL;
+}
+
+void block_iter_set(struct block_iter *it, const struct block *b)
+{
+	it->b = b;
+	it->cur = it->next = 0;
+	it->valid = 0;
+	it->status = CF_OK;
+	it->key.len = 0;
+}
+
+/* Decodes the entry at it->next and makes it current. */
+static void parse_next(struct block_iter *it)
+{
+	const struct block *b = it->b;
+	const unsigned char *p = b->data + it->next;
+	const unsigned char *limit = b->data + b->restarts;
+	uint64_t shared, unshared, vlen;
+	size_t h;
+
+	if (it->next >= b->restarts) {
+		it->valid = 0;
+		return;
+	}
+	h = entry_header(p, limit, &shared, &unshared, &vlen);
+	if (!h || shared > it->key.len) {
+		corrupt(it);
+		return;
+	}
+	it->key.len = (size_t)shared;
+	if (buf_append(&it->key, p + h, (size_t)unshared)) {
+		it->valid = 0;
+		it->status = CF_ENOMEM;
+		return;
+	}
+	it->cur = it->next;
+	it->val = p + h + unshared;
+	it->vlen = (size_t)vlen;
+	it->next = (size_t)(it->val + vlen - b->data);
+	it->valid = 1;
+}
+
+static uint32_t restart_at(const struct block *b, uint32_t i)
+{
+	return dec_u32le(b->data + b->restarts + 4 * (size_t)i);
+}
+
+static void seek_restart(struct block_iter *it, uint32_t i)
+{
+	it->key.len = 0;
+	it->next = restart_at(it->b, i);
+	it->status = CF_OK;
+	parse_next(it);
+}
+
+void block_iter_seek_first(struct block_iter *it)
+{
+	seek_restart(it, 0);
+}
+
+void block_iter_next(struct block_iter *it)
+{
+	if (it->valid)
+		parse_next(it);
+}
+
+void block_iter_seek(struct block_iter *it, const unsigned char *target,
+		     size_t n)
+{
+	const struct block *b = it->b;
+	const unsigned char *limit = b->data + b->restarts;
+	uint32_t lo = 0, hi = b->nrestarts - 1;
+
+	/* the last restart whose key is < target: keys at restarts are
+	 * whole (shared == 0), so they compare in place */
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo + 1) / 2;
+		const unsigned char *p = b->data + restart_at(b, mid);
+		uint64_t shared, unshared, vlen;
+		size_t h = entry_header(p, limit, &shared, &unshared, &vlen);
+
+		if (!h || shared != 0 || unshared < KEY_OVERHEAD) {
+			corrupt(it);
+			return;
+		}
+		if (ikey_cmp(p + h, (size_t)unshared, target, n) < 0)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	seek_restart(it, lo);
+	while (it->valid && ikey_cmp(it->key.p, it->key.len, target, n) < 0)
+		parse_next(it);
+}

@@ -1,0 +1,130 @@
+/*
+ * block.h: the blocks of a store file (docs/sst_format.md, "Blocks").
+ *
+ * A block holds entries in key order, LevelDB style: each entry keeps
+ * only the bytes of its key that differ from the previous key, and every
+ * restart_interval entries a restart point stores a whole key, so a
+ * reader can binary-search the restart array and then scan forward.  On
+ * disk a block is followed by a 5-byte trailer (compression type, masked
+ * CRC-32C), written by block_seal() and checked by block_read().
+ *
+ * Nothing here knows about files beyond one pread; sst.c decides where
+ * blocks go.  Keys are compared with ikey_cmp (engine/key.h).
+ */
+#ifndef CF_BLOCK_H
+#define CF_BLOCK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/buf.h"
+
+struct env_file;
+
+#define BLOCK_TRAILER 5		/* u8 compression type, u32le masked crc */
+#define BLOCK_RESTART_INTERVAL 16
+
+enum block_type { BLOCK_RAW = 0, BLOCK_SNAPPY = 1 };
+
+/* --- building --------------------------------------------------------- */
+
+/* Accumulates the entries of one block.  A plain value: init, add...,
+ * finish, reset, ..., release. */
+struct block_builder {
+	struct buf data;	/* entries, then the restart array at finish */
+	struct buf restarts;	/* u32 offsets (host order until finish) */
+	struct buf last;	/* the previous key */
+	int interval;
+	int counter;		/* entries since the last restart */
+	size_t entries;
+	int finished;
+};
+
+void block_builder_init(struct block_builder *b, int restart_interval);
+void block_builder_release(struct block_builder *b);
+/* Empties b for the next block, keeping its memory. */
+void block_builder_reset(struct block_builder *b);
+/* Appends one entry; the caller guarantees key order.  CF_ENOMEM. */
+int block_builder_add(struct block_builder *b, const unsigned char *key,
+		      size_t klen, const void *val, size_t vlen);
+/* Bytes the finished block would take (before compression). */
+size_t block_builder_size(const struct block_builder *b);
+static inline int block_builder_empty(const struct block_builder *b)
+{
+	return b->entries == 0;
+}
+/* Appends the restart array and returns the raw block (valid until the
+ * next reset or release).  CF_ENOMEM. */
+int block_builder_finish(struct block_builder *b, const unsigned char **p,
+			 size_t *n);
+
+/*
+ * Appends the stored form of the raw block [raw, raw+n) to out: the bytes,
+ * snappy-compressed when compression is BLOCK_SNAPPY and that saves at
+ * least 1/8, then the trailer.  *stored gets the size without the trailer
+ * (what a block handle records).  CF_ENOMEM.
+ */
+int block_seal(const unsigned char *raw, size_t n, int compression,
+	       struct buf *out, size_t *stored);
+
+/* --- reading ---------------------------------------------------------- */
+
+/* A parsed, uncompressed block.  Immutable once made, so a cached block
+ * is read by any number of threads. */
+struct block {
+	unsigned char *data;	/* owned */
+	size_t size;		/* entries + restart array + count */
+	size_t restarts;	/* offset of the restart array */
+	uint32_t nrestarts;
+};
+
+/*
+ * Reads the block stored at [off, off+size) plus its trailer from f,
+ * checks the checksum, decompresses, and checks the restart array.  *out
+ * is owned by the caller (block_free).  CF_EIO, CF_ENOMEM, CF_ECORRUPT
+ * (checksum, unknown type, bad snappy data, bad restart array, or the
+ * file ends early).
+ */
+int block_read(struct env_file *f, uint64_t off, uint64_t size,
+	       struct block **out);
+/* The same for blocks without entries (filter, meta): *out (malloc'd,
+ * caller frees) gets the n checked, uncompressed bytes. */
+int block_read_raw(struct env_file *f, uint64_t off, uint64_t size,
+		   unsigned char **out, size_t *n);
+/* Takes ownership of data[0..n) (malloc'd) and checks its layout.
+ * CF_ECORRUPT (data is freed then), CF_ENOMEM. */
+int block_from_raw(unsigned char *data, size_t n, struct block **out);
+void block_free(struct block *b);
+/* The same, with the signature a cache deleter needs. */
+void block_free_void(void *b);
+/* Memory a block takes, for cache charges. */
+size_t block_charge(const struct block *b);
+
+/*
+ * A cursor over one block.  key/val stay valid until the cursor moves;
+ * the key lives in the cursor's own buffer, the value in the block.  A
+ * malformed entry makes the cursor invalid with status CF_ECORRUPT.
+ */
+struct block_iter {
+	const struct block *b;
+	size_t cur;		/* offset of the current entry */
+	size_t next;		/* offset of the entry after it */
+	struct buf key;
+	const unsigned char *val;
+	size_t vlen;
+	int valid;
+	int status;
+};
+
+/* Prepares it (no block yet); block_iter_release frees its buffer. */
+void block_iter_init(struct block_iter *it);
+void block_iter_release(struct block_iter *it);
+/* Points it at b (unpositioned: invalid until a seek). */
+void block_iter_set(struct block_iter *it, const struct block *b);
+void block_iter_seek_first(struct block_iter *it);
+/* The first entry with key >= target (by ikey_cmp), or invalid. */
+void block_iter_seek(struct block_iter *it, const unsigned char *target,
+		     size_t n);
+void block_iter_next(struct block_iter *it);
+
+#endif

@@ -1,0 +1,1084 @@
+/*
+ * sst.c: writing, opening, iterating and verifying store files (format:
+ * docs/sst_format.md; contract: engine/sst.h).
+ *
+ * File order: data blocks, filter block (if any), meta block, index
+ * block, footer.  The builder streams sealed blocks through a small write
+ * buffer, so memory stays bounded by one block, the index and the bloom
+ * hashes, never the whole file.
+ *
+ * An open sst keeps in memory the footer, the decoded index (one entry
+ * per data block), the meta block and the filter; data blocks come from
+ * the block cache or from pread.  All of that is immutable after
+ * sst_open, so readers of any thread share it without locks; only the
+ * reference count and the obsolete flag change, atomically.
+ *
+ * An iterator holds at most one block (a cache handle, or a private
+ * block when it bypasses the cache) and lets it go when it moves to
+ * another block, becomes invalid, or is destroyed.  A seek or
+ * seek_first clears a previous error and starts afresh.
+ */
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/block.h"
+#include "engine/bloom.h"
+#include "engine/cache.h"
+#include "engine/cellfs.h"
+#include "engine/key.h"
+#include "engine/sst.h"
+#include "util/coding.h"
+#include "util/crc32c.h"
+#include "util/env.h"
+#include "util/err.h"
+
+#define SST_VERSION 1
+#define SST_MAGIC "CELLFSST"
+#define FOOTER_SIZE 64
+#define HANDLE_SIZE 16
+#define DEFAULT_BLOCK_SIZE 65536
+#define DEFAULT_BLOOM_BITS 10
+#define MAX_BLOOM_BITS 64
+/* Values past this would let one block overflow its u32 offsets. */
+#define MAX_VALUE ((size_t)1 << 30)
+/* Sealed blocks are written once this much is pending. */
+#define WRITE_CHUNK ((size_t)256 << 10)
+
+static atomic_uint_fast64_t blocks_read;
+static atomic_uint_fast64_t bloom_negatives;
+
+struct handle {
+	uint64_t off, size;	/* size excludes the block trailer */
+};
+
+struct footer {
+	struct handle index, meta, filter;
+};
+
+/* --- meta block ------------------------------------------------------- */
+
+void sst_meta_release(struct sst_meta *m)
+{
+	buf_release(&m->first_key);
+	buf_release(&m->last_key);
+}
+
+static int encode_meta(struct buf *out, const struct sst_meta *m,
+		       uint64_t blocks)
+{
+	int rc = 0;
+
+	rc = rc ? rc : buf_put_varint(out, m->first_key.len);
+	rc = rc ? rc : buf_append(out, m->first_key.p, m->first_key.len);
+	rc = rc ? rc : buf_put_varint(out, m->last_key.len);
+	rc = rc ? rc : buf_append(out, m->last_key.p, m->last_key.len);
+	rc = rc ? rc : buf_put_u64le(out, (uint64_t)m->min_ts);
+	rc = rc ? rc : buf_put_u64le(out, (uint64_t)m->max_ts);
+	rc = rc ? rc : buf_put_u64le(out, m->min_seq);
+	rc = rc ? rc : buf_put_u64le(out, m->max_seq);
+	rc = rc ? rc : buf_put_u64le(out, m->cells);
+	rc = rc ? rc : buf_put_u64le(out, m->deletes);
+	rc = rc ? rc : buf_put_u64le(out, blocks);
+	rc = rc ? rc : buf_putc(out, m->bloom);
+	return rc;
+}
+
+/* Reads a varint-prefixed byte string into b.  CF_ECORRUPT, CF_ENOMEM. */
+static int get_bytes(const unsigned char **p, const unsigned char *end,
+		     struct buf *b)
+{
+	uint64_t len;
+	size_t h = dec_varint(*p, end, &len);
+
+	if (!h || len > (uint64_t)(end - *p) - h)
+		return CF_ECORRUPT;
+	*p += h;
+	b->len = 0;
+	if (buf_append(b, *p, (size_t)len))
+		return CF_ENOMEM;
+	*p += len;
+	return CF_OK;
+}
+
+static int decode_meta(const unsigned char *p, size_t n, struct sst_meta *m,
+		       uint64_t *blocks)
+{
+	const unsigned char *end = p + n;
+	int rc;
+
+	rc = get_bytes(&p, end, &m->first_key);
+	if (rc)
+		return rc;
+	rc = get_bytes(&p, end, &m->last_key);
+	if (rc)
+		return rc;
+	if (end - p != 7 * 8 + 1)
+		return CF_ECORRUPT;
+	m->min_ts = (int64_t)dec_u64le(p);
+	m->max_ts = (int64_t)dec_u64le(p + 8);
+	m->min_seq = dec_u64le(p + 16);
+	m->max_seq = dec_u64le(p + 24);
+	m->cells = dec_u64le(p + 32);
+	m->deletes = dec_u64le(p + 40);
+	*blocks = dec_u64le(p + 48);
+	m->bloom = p[56];
+	if (m->bloom != CF_BLOOM_NONE && m->bloom != CF_BLOOM_ROW &&
+	    m->bloom != CF_BLOOM_ROWCOL)
+		return CF_ECORRUPT;
+	return CF_OK;
+}
+
+/* --- footer ----------------------------------------------------------- */
+
+static void put_handle(unsigned char *p, const struct handle *h)
+{
+	enc_u64le(p, h->off);
+	enc_u64le(p + 8, h->size);
+}
+
+static void encode_footer(unsigned char *p, const struct footer *f)
+{
+	put_handle(p, &f->index);
+	put_handle(p + 16, &f->meta);
+	put_handle(p + 32, &f->filter);
+	enc_u32le(p + 48, SST_VERSION);
+	memcpy(p + 52, SST_MAGIC, 8);
+	enc_u32le(p + 60, crc32c_mask(crc32c(p, 60)));
+}
+
+/* A handle must name a block (and trailer) inside [0, limit). */
+static int handle_ok(const struct handle *h, uint64_t limit)
+{
+	return h->off <= limit && h->size <= limit - h->off &&
+	       BLOCK_TRAILER <= limit - h->off - h->size;
+}
+
+static int decode_footer(const unsigned char *p, uint64_t file_size,
+			 struct footer *f)
+{
+	uint64_t limit = file_size - FOOTER_SIZE;
+
+	if (memcmp(p + 52, SST_MAGIC, 8) != 0 ||
+	    dec_u32le(p + 60) != crc32c_mask(crc32c(p, 60)) ||
+	    dec_u32le(p + 48) != SST_VERSION)
+		return CF_ECORRUPT;
+	f->index.off = dec_u64le(p);
+	f->index.size = dec_u64le(p + 8);
+	f->meta.off = dec_u64le(p + 16);
+	f->meta.size = dec_u64le(p + 24);
+	f->filter.off = dec_u64le(p + 32);
+	f->filter.size = dec_u64le(p + 40);
+	if (!handle_ok(&f->index, limit) || !handle_ok(&f->meta, limit) ||
+	    (f->filter.size && !handle_ok(&f->filter, limit)))
+		return CF_ECORRUPT;
+	return CF_OK;
+}
+
+static int read_footer(struct env_file *f, struct footer *ft,
+		       uint64_t *file_size)
+{
+	unsigned char p[FOOTER_SIZE];
+	int64_t size = env_size(f);
+	int rc;
+
+	if (size < 0)
+		return (int)size;
+	*file_size = (uint64_t)size;
+	if (size < FOOTER_SIZE)
+		return CF_ECORRUPT;
+	rc = env_pread(f, p, FOOTER_SIZE, (uint64_t)size - FOOTER_SIZE);
+	if (rc)
+		return rc;
+	return decode_footer(p, (uint64_t)size, ft);
+}
+
+/* --- index ------------------------------------------------------------ */
+
+struct ientry {
+	size_t koff;		/* into the key arena */
+	size_t klen;
+	struct handle h;
+};
+
+struct index {
+	struct ientry *e;
+	size_t n;
+	struct buf keys;
+};
+
+static void index_release(struct index *x)
+{
+	free(x->e);
+	x->e = NULL;
+	x->n = 0;
+	buf_release(&x->keys);
+}
+
+static const unsigned char *ikey_at(const struct index *x, size_t i)
+{
+	return x->keys.p + x->e[i].koff;
+}
+
+/* Decodes the index block: keys strictly ascending, handles in bounds. */
+static int load_index(struct env_file *f, const struct handle *h,
+		      uint64_t limit, struct index *x)
+{
+	struct block *b = NULL;
+	struct block_iter it;
+	size_t cap = 0;
+	int rc;
+
+	memset(x, 0, sizeof *x);
+	block_iter_init(&it);
+	rc = block_read(f, h->off, h->size, &b);
+	if (rc)
+		goto out;
+	block_iter_set(&it, b);
+	for (block_iter_seek_first(&it); it.valid; block_iter_next(&it)) {
+		const unsigned char *v = it.val, *vend = it.val + it.vlen;
+		struct ientry *e;
+		size_t n;
+
+		rc = CF_ECORRUPT;
+		if (it.key.len < KEY_OVERHEAD ||
+		    (x->n && ikey_cmp(ikey_at(x, x->n - 1), x->e[x->n - 1].klen,
+				      it.key.p, it.key.len) >= 0))
+			goto out;
+		if (x->n == cap) {
+			size_t c = cap ? cap * 2 : 64;
+			struct ientry *ne = realloc(x->e, c * sizeof *ne);
+			if (!ne) {
+				rc = CF_ENOMEM;
+				goto out;
+			}
+			x->e = ne;
+			cap = c;
+		}
+		e = &x->e[x->n];
+		n = dec_varint(v, vend, &e->h.off);
+		if (!n)
+			goto out;
+		v += n;
+		n = dec_varint(v, vend, &e->h.size);
+		if (!n || v + n != vend || !handle_ok(&e->h, limit))
+			goto out;
+		e->koff = x->keys.len;
+		e->klen = it.key.len;
+		rc = buf_append(&x->keys, it.key.p, it.key.len);
+		if (rc)
+			goto out;
+		x->n++;
+	}
+	rc = it.status;
+out:
+	block_iter_release(&it);
+	block_free(b);
+	if (rc)
+		index_release(x);
+	return rc;
+}
+
+/* The first index entry whose key is >= target (x->n if none): the only
+ * block that can hold target, since each entry is its block's last key. */
+static size_t index_find(const struct index *x, const unsigned char *target,
+			 size_t n)
+{
+	size_t lo = 0, hi = x->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (ikey_cmp(ikey_at(x, mid), x->e[mid].klen, target, n) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* --- building --------------------------------------------------------- */
+
+struct sst_builder {
+	char *path;
+	struct env_file *f;
+	struct sst_build_opts o;
+	struct block_builder data;
+	struct block_builder index;
+	struct bloom_builder bloom;
+	struct buf out;		/* sealed bytes not yet written */
+	uint64_t written;	/* file offset of out.p[0] */
+	struct buf last;	/* the last key added */
+	struct buf scratch;
+	struct sst_meta m;
+	uint64_t blocks;
+	int created;		/* the file exists: remove it on failure */
+	int rc;			/* first write error: the file is lost */
+};
+
+static int flush_out(struct sst_builder *b)
+{
+	int rc = env_write(b->f, b->out.p, b->out.len);
+
+	if (rc)
+		return rc;
+	b->written += b->out.len;
+	b->out.len = 0;
+	return CF_OK;
+}
+
+/* Seals raw into the output; *h gets where it lands in the file. */
+static int emit(struct sst_builder *b, const unsigned char *raw, size_t n,
+		int compression, struct handle *h)
+{
+	size_t stored;
+	int rc;
+
+	h->off = b->written + b->out.len;
+	rc = block_seal(raw, n, compression, &b->out, &stored);
+	if (rc)
+		return rc;
+	h->size = stored;
+	if (b->out.len >= WRITE_CHUNK)
+		return flush_out(b);
+	return CF_OK;
+}
+
+static int flush_block(struct sst_builder *b)
+{
+	unsigned char hv[20];
+	const unsigned char *raw;
+	struct handle h;
+	size_t n, hn;
+	int rc;
+
+	rc = block_builder_finish(&b->data, &raw, &n);
+	if (rc)
+		return rc;
+	rc = emit(b, raw, n, b->o.compression, &h);
+	if (rc)
+		return rc;
+	hn = enc_varint(hv, h.off);
+	hn += enc_varint(hv + hn, h.size);
+	rc = block_builder_add(&b->index, b->last.p, b->last.len, hv, hn);
+	if (rc)
+		return rc;
+	block_builder_reset(&b->data);
+	b->blocks++;
+	return CF_OK;
+}
+
+int sst_builder_open(const char *path, const struct sst_build_opts *o,
+		     struct sst_builder **out)
+{
+	struct sst_builder *b;
+	int rc;
+
+	*out = NULL;
+	if ((o->compression != CF_COMPRESS_NONE &&
+	     o->compression != CF_COMPRESS_SNAPPY) ||
+	    (o->bloom != CF_BLOOM_NONE && o->bloom != CF_BLOOM_ROW &&
+	     o->bloom != CF_BLOOM_ROWCOL) ||
+	    o->bloom_bits < 0 || o->bloom_bits > MAX_BLOOM_BITS)
+		return CF_EINVAL;
+	b = calloc(1, sizeof *b);
+	if (!b)
+		return CF_ENOMEM;
+	b->o = *o;
+	if (!b->o.block_size)
+		b->o.block_size = DEFAULT_BLOCK_SIZE;
+	if (!b->o.bloom_bits)
+		b->o.bloom_bits = DEFAULT_BLOOM_BITS;
+	b->m.bloom = o->bloom;
+	block_builder_init(&b->data, BLOCK_RESTART_INTERVAL);
+	/* every index key whole, so a reader may binary-search entries */
+	block_builder_init(&b->index, 1);
+	bloom_builder_init(&b->bloom, b->o.bloom_bits);
+	b->path = strdup(path);
+	if (!b->path) {
+		rc = CF_ENOMEM;
+		goto fail;
+	}
+	rc = env_open(path, ENV_WRITE_NEW, &b->f);
+	if (rc)
+		goto fail;
+	b->created = 1;
+	*out = b;
+	return CF_OK;
+fail:
+	sst_builder_abort(b);
+	return rc;
+}
+
+int sst_builder_add(struct sst_builder *b, const unsigned char *key,
+		    size_t klen, const void *val, size_t vlen)
+{
+	struct ikey k;
+	uint64_t h;
+	int rc;
+
+	if (b->rc)
+		return b->rc;
+	if (ikey_decode(key, klen, &k))
+		return CF_EINVAL;
+	if (vlen > MAX_VALUE)
+		return CF_ETOOBIG;
+	if (b->m.cells && ikey_cmp(b->last.p, b->last.len, key, klen) >= 0)
+		return CF_EINVAL;
+
+	if (b->o.bloom == CF_BLOOM_ROW &&
+	    (!b->m.cells ||
+	     ikey_cmp_row(b->last.p, b->last.len, key, klen) != 0)) {
+		h = bloom_hash_row(k.row, k.rowlen);
+		rc = bloom_builder_add(&b->bloom, h);
+		if (rc)
+			goto fail;
+	} else if (b->o.bloom == CF_BLOOM_ROWCOL &&
+		   (!b->m.cells ||
+		    ikey_cmp_column(b->last.p, b->last.len, key, klen) != 0)) {
+		h = bloom_hash_rowcol(k.row, k.rowlen, k.qual, k.qlen);
+		rc = bloom_builder_add(&b->bloom, h);
+		if (rc)
+			goto fail;
+	}
+
+	rc = block_builder_add(&b->data, key, klen, val, vlen);
+	if (rc)
+		goto fail;
+	b->last.len = 0;
+	rc = buf_append(&b->last, key, klen);
+	if (rc)
+		goto fail;
+
+	if (!b->m.cells) {
+		rc = buf_append(&b->m.first_key, key, klen);
+		if (rc)
+			goto fail;
+		b->m.min_ts = b->m.max_ts = k.ts;
+		b->m.min_seq = b->m.max_seq = k.seq;
+	} else {
+		if (k.ts < b->m.min_ts)
+			b->m.min_ts = k.ts;
+		if (k.ts > b->m.max_ts)
+			b->m.max_ts = k.ts;
+		if (k.seq < b->m.min_seq)
+			b->m.min_seq = k.seq;
+		if (k.seq > b->m.max_seq)
+			b->m.max_seq = k.seq;
+	}
+	b->m.cells++;
+	if (k.type != KT_PUT)
+		b->m.deletes++;
+
+	if (block_builder_size(&b->data) >= b->o.block_size) {
+		rc = flush_block(b);
+		if (rc)
+			goto fail;
+	}
+	return CF_OK;
+fail:
+	/* the block or the file is now incomplete: no way to continue */
+	b->rc = rc;
+	return rc;
+}
+
+int sst_builder_finish(struct sst_builder *b, struct sst_meta *meta)
+{
+	struct footer ft;
+	const unsigned char *raw;
+	unsigned char fbuf[FOOTER_SIZE];
+	size_t n;
+	int rc = b->rc;
+
+	memset(&ft, 0, sizeof ft);
+	if (rc)
+		goto fail;
+	if (!block_builder_empty(&b->data)) {
+		rc = flush_block(b);
+		if (rc)
+			goto fail;
+	}
+	if (b->o.bloom != CF_BLOOM_NONE) {
+		b->scratch.len = 0;
+		rc = bloom_builder_finish(&b->bloom, &b->scratch);
+		if (rc)
+			goto fail;
+		rc = emit(b, b->scratch.p, b->scratch.len, BLOCK_RAW,
+			  &ft.filter);
+		if (rc)
+			goto fail;
+	}
+	rc = buf_append(&b->m.last_key, b->last.p, b->last.len);
+	if (rc)
+		goto fail;
+	b->scratch.len = 0;
+	rc = encode_meta(&b->scratch, &b->m, b->blocks);
+	if (rc)
+		goto fail;
+	rc = emit(b, b->scratch.p, b->scratch.len, BLOCK_RAW, &ft.meta);
+	if (rc)
+		goto fail;
+	rc = block_builder_finish(&b->index, &raw, &n);
+	if (rc)
+		goto fail;
+	rc = emit(b, raw, n, BLOCK_RAW, &ft.index);
+	if (rc)
+		goto fail;
+	encode_footer(fbuf, &ft);
+	rc = buf_append(&b->out, fbuf, FOOTER_SIZE);
+	if (rc)
+		goto fail;
+	rc = flush_out(b);
+	if (rc)
+		goto fail;
+	rc = env_sync(b->f);
+	if (rc)
+		goto fail;
+	rc = env_close(b->f);
+	b->f = NULL;
+	if (rc)
+		goto fail;
+	b->m.file_size = b->written;
+	if (meta) {
+		*meta = b->m;
+		memset(&b->m, 0, sizeof b->m);
+	}
+	b->created = 0;		/* complete: abort only frees memory now */
+	sst_builder_abort(b);
+	return CF_OK;
+fail:
+	sst_builder_abort(b);
+	return rc;
+}
+
+void sst_builder_abort(struct sst_builder *b)
+{
+	if (!b)
+		return;
+	if (b->f)
+		env_close(b->f);
+	if (b->created)
+		env_unlink(b->path);
+	free(b->path);
+	block_builder_release(&b->data);
+	block_builder_release(&b->index);
+	bloom_builder_release(&b->bloom);
+	buf_release(&b->out);
+	buf_release(&b->last);
+	buf_release(&b->scratch);
+	sst_meta_release(&b->m);
+	free(b);
+}
+
+uint64_t sst_builder_cells(const struct sst_builder *b)
+{
+	return b->m.cells;
+}
+
+uint64_t sst_builder_size(const struct sst_builder *b)
+{
+	return b->written + b->out.len + block_builder_size(&b->data);
+}
+
+/* --- reading ---------------------------------------------------------- */
+
+struct sst {
+	atomic_int refs;
+	atomic_int obsolete;
+	char *path;
+	struct env_file *f;
+	uint64_t id;
+	struct cache *cache;
+	int high;
+	struct sst_meta meta;
+	struct index index;
+	unsigned char *filter_data;
+	struct bloom filter;
+	int has_filter;
+};
+
+static void sst_free(struct sst *s)
+{
+	env_close(s->f);
+	free(s->path);
+	sst_meta_release(&s->meta);
+	index_release(&s->index);
+	free(s->filter_data);
+	free(s);
+}
+
+int sst_open(const char *path, uint64_t file_id, struct cache *c,
+	     int high_priority, struct sst **out)
+{
+	struct sst *s;
+	struct footer ft;
+	uint64_t size, blocks, limit;
+	unsigned char *p = NULL;
+	size_t n;
+	int rc;
+
+	*out = NULL;
+	s = calloc(1, sizeof *s);
+	if (!s)
+		return CF_ENOMEM;
+	atomic_init(&s->refs, 1);
+	atomic_init(&s->obsolete, 0);
+	s->id = file_id;
+	s->cache = c;
+	s->high = high_priority;
+	s->path = strdup(path);
+	if (!s->path) {
+		rc = CF_ENOMEM;
+		goto fail;
+	}
+	rc = env_open(path, ENV_READ, &s->f);
+	if (rc)
+		goto fail;
+	rc = read_footer(s->f, &ft, &size);
+	if (rc)
+		goto fail;
+	limit = size - FOOTER_SIZE;
+	rc = load_index(s->f, &ft.index, limit, &s->index);
+	if (rc)
+		goto fail;
+	rc = block_read_raw(s->f, ft.meta.off, ft.meta.size, &p, &n);
+	if (rc)
+		goto fail;
+	rc = decode_meta(p, n, &s->meta, &blocks);
+	free(p);
+	if (rc)
+		goto fail;
+	rc = CF_ECORRUPT;
+	if (blocks != s->index.n)
+		goto fail;
+	s->meta.file_size = size;
+	if (ft.filter.size) {
+		rc = block_read_raw(s->f, ft.filter.off, ft.filter.size,
+				    &s->filter_data, &n);
+		if (rc)
+			goto fail;
+		rc = bloom_init(&s->filter, s->filter_data, n);
+		if (rc)
+			goto fail;
+		s->has_filter = 1;
+	}
+	*out = s;
+	return CF_OK;
+fail:
+	sst_free(s);
+	return rc;
+}
+
+void sst_ref(struct sst *s)
+{
+	atomic_fetch_add_explicit(&s->refs, 1, memory_order_relaxed);
+}
+
+void sst_unref(struct sst *s)
+{
+	if (!s || atomic_fetch_sub_explicit(&s->refs, 1,
+					    memory_order_acq_rel) != 1)
+		return;
+	/* no iterator is left, so no cache handle of this file is held */
+	if (s->cache)
+		cache_erase_file(s->cache, s->id);
+	env_close(s->f);
+	s->f = NULL;
+	if (atomic_load(&s->obsolete))
+		env_unlink(s->path);
+	sst_free(s);
+}
+
+void sst_set_obsolete(struct sst *s)
+{
+	atomic_store(&s->obsolete, 1);
+}
+
+const struct sst_meta *sst_get_meta(const struct sst *s)
+{
+	return &s->meta;
+}
+
+uint64_t sst_file_id(const struct sst *s)
+{
+	return s->id;
+}
+
+int sst_may_have_row(const struct sst *s, const void *row, size_t rowlen)
+{
+	if (!s->has_filter || s->meta.bloom != CF_BLOOM_ROW)
+		return 1;
+	if (bloom_may_contain(&s->filter, bloom_hash_row(row, rowlen)))
+		return 1;
+	atomic_fetch_add_explicit(&bloom_negatives, 1, memory_order_relaxed);
+	return 0;
+}
+
+int sst_may_have_rowcol(const struct sst *s, const void *row, size_t rowlen,
+			const void *qual, size_t qlen)
+{
+	uint64_t h;
+
+	if (!s->has_filter || s->meta.bloom != CF_BLOOM_ROWCOL)
+		return 1;
+	h = bloom_hash_rowcol(row, rowlen, qual, qlen);
+	if (bloom_may_contain(&s->filter, h))
+		return 1;
+	atomic_fetch_add_explicit(&bloom_negatives, 1, memory_order_relaxed);
+	return 0;
+}
+
+uint64_t sst_blocks_read(void)
+{
+	return atomic_load_explicit(&blocks_read, memory_order_relaxed);
+}
+
+uint64_t sst_bloom_negatives(void)
+{
+	return atomic_load_explicit(&bloom_negatives, memory_order_relaxed);
+}
+
+/* --- iterating -------------------------------------------------------- */
+
+struct sst_iter {
+	struct iter base;
+	struct sst *s;
+	int fill;
+	size_t bi;			/* index entry of blk */
+	struct block *blk;		/* the block held, or NULL */
+	struct cache_handle *h;		/* blk's cache handle, or NULL */
+	struct block_iter bit;
+	int status;
+};
+
+static void drop_block(struct sst_iter *it)
+{
+	if (it->h)
+		cache_release(it->s->cache, it->h);
+	else
+		block_free(it->blk);
+	it->h = NULL;
+	it->blk = NULL;
+	it->bit.valid = 0;
+	it->bit.b = NULL;
+}
+
+/* Makes data block i current (unpositioned).  On error the iterator is
+ * invalid with the status set. */
+static int load_block(struct sst_iter *it, size_t i)
+{
+	struct sst *s = it->s;
+	const struct handle *hd = &s->index.e[i].h;
+	struct block *b;
+	int rc;
+
+	if (it->blk && it->bi == i) {
+		block_iter_set(&it->bit, it->blk);
+		return CF_OK;
+	}
+	drop_block(it);
+	if (s->cache) {
+		it->h = cache_lookup(s->cache, s->id, hd->off);
+		if (it->h) {
+			b = cache_value(it->h);
+			goto have;
+		}
+	}
+	rc = block_read(s->f, hd->off, hd->size, &b);
+	atomic_fetch_add_explicit(&blocks_read, 1, memory_order_relaxed);
+	if (rc) {
+		it->status = rc;
+		return rc;
+	}
+	if (s->cache && it->fill) {
+		it->h = cache_insert(s->cache, s->id, hd->off, b,
+				     block_charge(b), s->high,
+				     block_free_void);
+		if (!it->h) {
+			it->status = CF_ENOMEM;
+			return CF_ENOMEM;
+		}
+	}
+have:
+	it->blk = b;
+	it->bi = i;
+	block_iter_set(&it->bit, b);
+	return CF_OK;
+}
+
+/* Past the end of a block, moves on to the next one. */
+static void skip_forward(struct sst_iter *it)
+{
+	while (it->blk && !it->bit.valid) {
+		if (it->bit.status) {
+			it->status = it->bit.status;
+			break;
+		}
+		if (it->bi + 1 >= it->s->index.n)
+			break;
+		if (load_block(it, it->bi + 1))
+			break;
+		block_iter_seek_first(&it->bit);
+	}
+	if (it->blk && !it->bit.valid)
+		drop_block(it);
+}
+
+static void it_seek_first(struct iter *base)
+{
+	struct sst_iter *it = (struct sst_iter *)base;
+
+	it->status = CF_OK;
+	if (it->s->index.n == 0) {
+		drop_block(it);
+		return;
+	}
+	if (load_block(it, 0))
+		return;
+	block_iter_seek_first(&it->bit);
+	skip_forward(it);
+}
+
+static void it_seek(struct iter *base, const unsigned char *key, size_t n)
+{
+	struct sst_iter *it = (struct sst_iter *)base;
+	size_t i;
+
+	it->status = CF_OK;
+	i = index_find(&it->s->index, key, n);
+	if (i == it->s->index.n) {
+		drop_block(it);
+		return;
+	}
+	if (load_block(it, i))
+		return;
+	block_iter_seek(&it->bit, key, n);
+	skip_forward(it);
+}
+
+static void it_next(struct iter *base)
+{
+	struct sst_iter *it = (struct sst_iter *)base;
+
+	if (!it->blk || !it->bit.valid)
+		return;
+	block_iter_next(&it->bit);
+	skip_forward(it);
+}
+
+static int it_valid(const struct iter *base)
+{
+	const struct sst_iter *it = (const struct sst_iter *)base;
+
+	return it->blk && it->bit.valid && it->status == CF_OK;
+}
+
+static const unsigned char *it_key(const struct iter *base, size_t *n)
+{
+	const struct sst_iter *it = (const struct sst_iter *)base;
+
+	*n = it->bit.key.len;
+	return it->bit.key.p;
+}
+
+static const unsigned char *it_value(const struct iter *base, size_t *n)
+{
+	const struct sst_iter *it = (const struct sst_iter *)base;
+
+	*n = it->bit.vlen;
+	return it->bit.val;
+}
+
+static int it_status(const struct iter *base)
+{
+	return ((const struct sst_iter *)base)->status;
+}
+
+static void it_destroy(struct iter *base)
+{
+	struct sst_iter *it = (struct sst_iter *)base;
+
+	drop_block(it);
+	block_iter_release(&it->bit);
+	sst_unref(it->s);
+	free(it);
+}
+
+static const struct iter_ops sst_iter_ops = {
+	.seek_first = it_seek_first,
+	.seek = it_seek,
+	.next = it_next,
+	.valid = it_valid,
+	.key = it_key,
+	.value = it_value,
+	.status = it_status,
+	.destroy = it_destroy,
+};
+
+struct iter *sst_iter(struct sst *s, int fill_cache)
+{
+	struct sst_iter *it = calloc(1, sizeof *it);
+
+	if (!it)
+		return NULL;
+	it->base.ops = &sst_iter_ops;
+	it->s = s;
+	it->fill = fill_cache;
+	block_iter_init(&it->bit);
+	sst_ref(s);
+	return &it->base;
+}
+
+/* --- verifying -------------------------------------------------------- */
+
+/* Walks one data block: every key well formed and strictly after *prev,
+ * the last one equal to the index key; updates the recomputed meta. */
+static int verify_block(const struct block *b, const unsigned char *ikey,
+			size_t iklen, struct buf *prev, struct sst_meta *m)
+{
+	struct block_iter it;
+	struct ikey k;
+	int rc = CF_OK;
+
+	block_iter_init(&it);
+	block_iter_set(&it, b);
+	for (block_iter_seek_first(&it); it.valid; block_iter_next(&it)) {
+		if (ikey_decode(it.key.p, it.key.len, &k) ||
+		    (m->cells && ikey_cmp(prev->p, prev->len, it.key.p,
+					  it.key.len) >= 0)) {
+			rc = CF_ECORRUPT;
+			goto out;
+		}
+		if (!m->cells) {
+			m->min_ts = m->max_ts = k.ts;
+			m->min_seq = m->max_seq = k.seq;
+			rc = buf_append(&m->first_key, it.key.p, it.key.len);
+			if (rc)
+				goto out;
+		}
+		if (k.ts < m->min_ts)
+			m->min_ts = k.ts;
+		if (k.ts > m->max_ts)
+			m->max_ts = k.ts;
+		if (k.seq < m->min_seq)
+			m->min_seq = k.seq;
+		if (k.seq > m->max_seq)
+			m->max_seq = k.seq;
+		m->cells++;
+		if (k.type != KT_PUT)
+			m->deletes++;
+		prev->len = 0;
+		rc = buf_append(prev, it.key.p, it.key.len);
+		if (rc)
+			goto out;
+	}
+	rc = it.status;
+	if (!rc && bytes_cmp(prev->p, prev->len, ikey, iklen) != 0)
+		rc = CF_ECORRUPT;
+out:
+	block_iter_release(&it);
+	return rc;
+}
+
+static int same_meta(const struct sst_meta *a, const struct sst_meta *b)
+{
+	return a->cells == b->cells && a->deletes == b->deletes &&
+	       a->min_ts == b->min_ts && a->max_ts == b->max_ts &&
+	       a->min_seq == b->min_seq && a->max_seq == b->max_seq &&
+	       bytes_cmp(a->first_key.p, a->first_key.len, b->first_key.p,
+			 b->first_key.len) == 0 &&
+	       bytes_cmp(a->last_key.p, a->last_key.len, b->last_key.p,
+			 b->last_key.len) == 0;
+}
+
+int sst_verify(const char *path, uint64_t *bad_off)
+{
+	struct env_file *f = NULL;
+	struct footer ft;
+	struct index x;
+	struct sst_meta stored, seen;
+	struct buf prev = BUF_INIT;
+	struct bloom bl;
+	unsigned char *p = NULL;
+	uint64_t size = 0, blocks, expect = 0;
+	size_t n;
+	int rc;
+
+	memset(&x, 0, sizeof x);
+	memset(&stored, 0, sizeof stored);
+	memset(&seen, 0, sizeof seen);
+	*bad_off = 0;
+	rc = env_open(path, ENV_READ, &f);
+	if (rc)
+		goto out;
+	rc = read_footer(f, &ft, &size);
+	if (rc) {
+		*bad_off = size >= FOOTER_SIZE ? size - FOOTER_SIZE : 0;
+		goto out;
+	}
+	*bad_off = ft.index.off;
+	rc = load_index(f, &ft.index, size - FOOTER_SIZE, &x);
+	if (rc)
+		goto out;
+	for (size_t i = 0; i < x.n; i++) {
+		struct block *b;
+		*bad_off = x.e[i].h.off;
+		rc = CF_ECORRUPT;
+		if (x.e[i].h.off != expect)	/* a gap or an overlap */
+			goto out;
+		rc = block_read(f, x.e[i].h.off, x.e[i].h.size, &b);
+		if (rc)
+			goto out;
+		rc = verify_block(b, ikey_at(&x, i), x.e[i].klen, &prev, &seen);
+		block_free(b);
+		if (rc)
+			goto out;
+		expect += x.e[i].h.size + BLOCK_TRAILER;
+	}
+	if (ft.filter.size) {
+		*bad_off = ft.filter.off;
+		rc = CF_ECORRUPT;
+		if (ft.filter.off != expect)
+			goto out;
+		rc = block_read_raw(f, ft.filter.off, ft.filter.size, &p, &n);
+		if (rc)
+			goto out;
+		rc = bloom_init(&bl, p, n);
+		free(p);
+		p = NULL;
+		if (rc)
+			goto out;
+		expect += ft.filter.size + BLOCK_TRAILER;
+	}
+	rc = buf_append(&seen.last_key, prev.p, prev.len);
+	if (rc)
+		goto out;
+	*bad_off = ft.meta.off;
+	rc = CF_ECORRUPT;
+	if (ft.meta.off != expect)
+		goto out;
+	rc = block_read_raw(f, ft.meta.off, ft.meta.size, &p, &n);
+	if (rc)
+		goto out;
+	rc = decode_meta(p, n, &stored, &blocks);
+	if (rc)
+		goto out;
+	rc = CF_ECORRUPT;
+	if (blocks != x.n || !same_meta(&stored, &seen) ||
+	    (stored.bloom != CF_BLOOM_NONE) != (ft.filter.size != 0))
+		goto out;
+	expect += ft.meta.size + BLOCK_TRAILER;
+	*bad_off = ft.index.off;
+	if (ft.index.off != expect ||
+	    expect + ft.index.size + BLOCK_TRAILER != size - FOOTER_SIZE)
+		goto out;
+	rc = CF_OK;
+	*bad_off = 0;
+out:
+	free(p);
+	buf_release(&prev);
+	sst_meta_release(&stored);
+	sst_meta_release(&seen);
+	index_release(&x);
+	env_close(f);
+	return rc;
+}
