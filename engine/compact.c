@@ -163,6 +163,7 @@ static int compact_files(struct cf_db *db, struct region *r, const char *fam,
 	struct sfile *out = NULL;
 	struct buf path = BUF_INIT;
 	struct group g = { 0 };
+	struct buf last = BUF_INIT;
 	struct sst_build_opts bo;
 	uint64_t snap = 0, id, kept = 0;
 	int64_t now = env_now_ms();
@@ -236,6 +237,12 @@ static int compact_files(struct cf_db *db, struct region *r, const char *fam,
 			rc = CF_ECORRUPT;
 			break;
 		}
+		/* identical keys are one cell (see read.c) */
+		if (last.len == kl && memcmp(last.p, k, kl) == 0)
+			continue;
+		buf_reset(&last);
+		if ((rc = buf_append(&last, k, kl)))
+			break;
 		if (!major) {
 			if (x.type == KT_PUT && fcopy.ttl != CF_TTL_FOREVER &&
 			    fcopy.min_versions == 0 &&
@@ -357,6 +364,7 @@ out:
 	sfile_free(out);
 	iter_destroy(it);
 	group_release(&g);
+	buf_release(&last);
 	buf_release(&path);
 	return rc;
 }

@@ -502,6 +502,22 @@ static int gather(cf_row *out, size_t *n, const unsigned char *k, size_t kl,
 	return rc;
 }
 
+/* The same cell can reach a read twice (a store file rebuilt by fsck next
+ * to the WAL edits it holds): identical keys are one cell. */
+static int same_as_last(const cf_row *out, size_t n, const unsigned char *k,
+			size_t kl)
+{
+	const unsigned char *p;
+	uint64_t l = 0;
+	size_t u;
+
+	if (!n)
+		return 0;
+	p = out->scratch.p + out->offs[n - 1];
+	u = dec_varint(p, p + 10, &l);
+	return l == kl && memcmp(p + u, k, kl) == 0;
+}
+
 int read_row(struct cf_db *db, struct cf_table *t, struct iter *it,
 	     const struct cf_read_opts *o, uint64_t snapshot, cf_row *out)
 {
@@ -541,7 +557,8 @@ int read_row(struct cf_db *db, struct cf_table *t, struct iter *it,
 			famlen = x.famlen;
 		}
 		if (x.seq <= snapshot &&
-		    wants_family(o, (const char *)x.fam, x.famlen)) {
+		    wants_family(o, (const char *)x.fam, x.famlen) &&
+		    !same_as_last(out, n, k, kl)) {
 			v = iter_value(it, &vl);
 			rc = gather(out, &n, k, kl, v, vl, !keys_only);
 		}
