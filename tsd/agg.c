@@ -1,0 +1,775 @@
+/*
+ * agg.c: OpenTSDB's query pipeline on points in memory (see agg.h).
+ *
+ * Each stage materializes its output as an array; the step that merges
+ * the series (aggregate_spans) keeps OpenTSDB's AggregationIterator state
+ * exactly: per series a "current" point (the last one at or before the
+ * output timestamp, 0 = not started or finished) and a "next" point, and
+ * the output timestamps are the union of all series' timestamps.  A series
+ * contributes between its first and last point; in between it is
+ * interpolated by the aggregator's method.
+ */
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tsd/agg.h"
+#include "tsd/codec.h"
+#include "util/err.h"
+
+struct series {
+	struct tsd_dp *dp;
+	size_t n, cap;
+};
+
+static int push(struct series *s, int64_t ts, int is_float, int64_t i,
+		double d)
+{
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? 2 * s->cap : 16;
+		struct tsd_dp *p = realloc(s->dp, cap * sizeof *p);
+		if (!p)
+			return CF_ENOMEM;
+		s->dp = p;
+		s->cap = cap;
+	}
+	s->dp[s->n].ts = ts;
+	s->dp[s->n].is_float = is_float;
+	s->dp[s->n].i = i;
+	s->dp[s->n].d = d;
+	s->n++;
+	return CF_OK;
+}
+
+static double to_double(const struct tsd_dp *p)
+{
+	return p->is_float ? p->d : (double)p->i;
+}
+
+/* Java's (long) cast of a double: NaN is 0, out of range saturates. */
+static int64_t java_d2l(double d)
+{
+	if (isnan(d))
+		return 0;
+	if (d >= 9223372036854775807.0)
+		return INT64_MAX;
+	if (d <= -9223372036854775808.0)
+		return INT64_MIN;
+	return (int64_t)d;
+}
+
+/* --- the aggregators (Aggregators.java) -------------------------------- */
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+static int cmp_long(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Apache Commons Math Percentile, default (legacy) estimation, on a
+ * sorted array. */
+static double percentile_sorted(const double *v, size_t n, double p)
+{
+	if (n == 0)
+		return NAN;
+	if (n == 1)
+		return v[0];
+	double pos = p * (double)(n + 1) / 100;
+	double fpos = floor(pos), dif = pos - fpos;
+	size_t ipos = (size_t)fpos;
+	if (pos < 1)
+		return v[0];
+	if (pos >= (double)n)
+		return v[n - 1];
+	return v[ipos - 1] + dif * (v[ipos] - v[ipos - 1]);
+}
+
+static double pct_of(enum tsd_agg a)
+{
+	switch (a) {
+	case TSD_AGG_P999: return 99.9;
+	case TSD_AGG_P99: return 99;
+	case TSD_AGG_P95: return 95;
+	case TSD_AGG_P90: return 90;
+	case TSD_AGG_P75: return 75;
+	default: return 50;
+	}
+}
+
+int64_t tsd_agg_long(enum tsd_agg a, const int64_t *v, size_t n)
+{
+	uint64_t acc;
+
+	switch (a) {
+	case TSD_AGG_SUM:
+	case TSD_AGG_PFSUM:
+	case TSD_AGG_ZIMSUM:
+		acc = 0;
+		for (size_t i = 0; i < n; i++)
+			acc += (uint64_t)v[i];
+		return (int64_t)acc;
+	case TSD_AGG_SQUARESUM:
+		acc = 0;
+		for (size_t i = 0; i < n; i++)
+			acc += (uint64_t)v[i] * (uint64_t)v[i];
+		return (int64_t)acc;
+	case TSD_AGG_MIN:
+	case TSD_AGG_MIMMIN: {
+		int64_t m = v[0];
+		for (size_t i = 1; i < n; i++)
+			if (v[i] < m)
+				m = v[i];
+		return m;
+	}
+	case TSD_AGG_MAX:
+	case TSD_AGG_MIMMAX: {
+		int64_t m = v[0];
+		for (size_t i = 1; i < n; i++)
+			if (v[i] > m)
+				m = v[i];
+		return m;
+	}
+	case TSD_AGG_AVG:
+		acc = 0;
+		for (size_t i = 0; i < n; i++)
+			acc += (uint64_t)v[i];
+		return (int64_t)acc / (int64_t)n;
+	case TSD_AGG_MEDIAN: {
+		int64_t *c = malloc(n * sizeof *c), r;
+		if (!c)
+			return v[n / 2];
+		memcpy(c, v, n * sizeof *c);
+		qsort(c, n, sizeof *c, cmp_long);
+		r = c[n / 2];
+		free(c);
+		return r;
+	}
+	case TSD_AGG_MULT:
+		acc = (uint64_t)v[0];
+		for (size_t i = 1; i < n; i++)
+			acc *= (uint64_t)v[i];
+		return (int64_t)acc;
+	case TSD_AGG_DEV: {
+		double old_mean = (double)v[0], new_mean, m2 = 0;
+		long long k = 2;
+		if (n == 1)
+			return 0;
+		for (size_t i = 1; i < n; i++) {
+			double x = (double)v[i];
+			new_mean = old_mean + (x - old_mean) / (double)k;
+			m2 += (x - old_mean) * (x - new_mean);
+			old_mean = new_mean;
+			k++;
+		}
+		return java_d2l(sqrt(m2 / (double)(k - 1)));
+	}
+	case TSD_AGG_DIFF:
+		return n == 1 ? 0 : (int64_t)((uint64_t)v[n - 1] - (uint64_t)v[0]);
+	case TSD_AGG_COUNT:
+		return (int64_t)n;
+	case TSD_AGG_NONE:
+	case TSD_AGG_FIRST:
+		return v[0];
+	case TSD_AGG_LAST:
+		return v[n - 1];
+	case TSD_AGG_P999: case TSD_AGG_P99: case TSD_AGG_P95:
+	case TSD_AGG_P90: case TSD_AGG_P75: case TSD_AGG_P50: {
+		double *c = malloc(n * sizeof *c), r;
+		if (!c)
+			return v[0];
+		for (size_t i = 0; i < n; i++)
+			c[i] = (double)v[i];
+		qsort(c, n, sizeof *c, cmp_double);
+		r = percentile_sorted(c, n, pct_of(a));
+		free(c);
+		return java_d2l(r);
+	}
+	case TSD_AGG_COUNT_ALL:
+		break;
+	}
+	return 0;
+}
+
+double tsd_agg_double(enum tsd_agg a, const double *v, size_t n)
+{
+	double r;
+	size_t k = 0;
+
+	switch (a) {
+	case TSD_AGG_SUM:
+	case TSD_AGG_PFSUM:
+	case TSD_AGG_ZIMSUM:
+		r = 0;
+		for (size_t i = 0; i < n; i++)
+			if (!isnan(v[i]))
+				r += v[i], k++;
+		return k ? r : NAN;
+	case TSD_AGG_SQUARESUM:
+		r = 0;
+		for (size_t i = 0; i < n; i++)
+			if (!isnan(v[i]))
+				r += v[i] * v[i], k++;
+		return k ? r : NAN;
+	case TSD_AGG_MIN:
+	case TSD_AGG_MIMMIN:
+		r = isnan(v[0]) ? INFINITY : v[0];
+		for (size_t i = 1; i < n; i++)
+			if (!isnan(v[i]) && v[i] < r)
+				r = v[i];
+		return r == INFINITY ? NAN : r;
+	case TSD_AGG_MAX:
+	case TSD_AGG_MIMMAX:
+		r = isnan(v[0]) ? -INFINITY : v[0];
+		for (size_t i = 1; i < n; i++)
+			if (!isnan(v[i]) && v[i] > r)
+				r = v[i];
+		return r == -INFINITY ? NAN : r;
+	case TSD_AGG_AVG:
+		r = 0;
+		for (size_t i = 0; i < n; i++)
+			if (!isnan(v[i]))
+				r += v[i], k++;
+		return k ? r / (double)k : NAN;
+	case TSD_AGG_MEDIAN:
+	case TSD_AGG_P999: case TSD_AGG_P99: case TSD_AGG_P95:
+	case TSD_AGG_P90: case TSD_AGG_P75: case TSD_AGG_P50: {
+		double *c = malloc(n * sizeof *c);
+		if (!c)
+			return NAN;
+		for (size_t i = 0; i < n; i++)
+			if (!isnan(v[i]))
+				c[k++] = v[i];
+		qsort(c, k, sizeof *c, cmp_double);
+		if (k == 0)
+			r = NAN;
+		else if (a == TSD_AGG_MEDIAN)
+			r = c[k / 2];
+		else
+			r = percentile_sorted(c, k, pct_of(a));
+		free(c);
+		return r;
+	}
+	case TSD_AGG_MULT:
+		r = v[0];
+		for (size_t i = 1; i < n; i++)
+			r *= v[i];
+		return r;
+	case TSD_AGG_DEV: {
+		size_t i = 0;
+		double old_mean = v[i++], new_mean, m2 = 0;
+		long long cnt = 2;
+		while (isnan(old_mean) && i < n)
+			old_mean = v[i++];
+		if (isnan(old_mean))
+			return NAN;
+		if (i == n)
+			return 0;
+		for (; i < n; i++) {
+			double x = v[i];
+			if (isnan(x))
+				continue;
+			new_mean = old_mean + (x - old_mean) / (double)cnt;
+			m2 += (x - old_mean) * (x - new_mean);
+			old_mean = new_mean;
+			cnt++;
+		}
+		return cnt == 2 ? 0 : sqrt(m2 / (double)(cnt - 1));
+	}
+	case TSD_AGG_DIFF: {
+		size_t i = 0;
+		double first = v[i++];
+		while (isnan(first) && i < n)
+			first = v[i++];
+		if (isnan(first))
+			return NAN;
+		if (i == n)
+			return 0;
+		return v[n - 1] - first;
+	}
+	case TSD_AGG_COUNT:
+		for (size_t i = 0; i < n; i++)
+			if (!isnan(v[i]))
+				k++;
+		return (double)k;
+	case TSD_AGG_NONE:
+	case TSD_AGG_FIRST:
+		return v[0];
+	case TSD_AGG_LAST:
+		return v[n - 1];
+	case TSD_AGG_COUNT_ALL:
+		break;
+	}
+	return NAN;
+}
+
+/* --- per-series stages ------------------------------------------------- */
+
+/* Points with ts >= from (SeekableView.seek). */
+static size_t seek_index(const struct tsd_span *sp, int64_t from)
+{
+	size_t lo = 0, hi = sp->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (sp->dp[mid].ts < from)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static int64_t align(int64_t ts, int64_t interval)
+{
+	return ts - ts % interval;
+}
+
+/* Downsampler / FillingDownsampler: the source is already sought. */
+static int downsample(const struct tsd_agg_spec *s, const struct tsd_dp *p,
+		      size_t n, struct series *out)
+{
+	double *vals = malloc((n ? n : 1) * sizeof *vals);
+	struct series iv = { NULL, 0, 0 };
+	int rc = CF_OK;
+
+	if (!vals)
+		return CF_ENOMEM;
+	if (s->ds_all) {
+		size_t k = 0;
+		for (size_t i = 0; i < n; i++) {
+			if (p[i].ts < s->query_start_ms)
+				continue;
+			if (p[i].ts >= s->query_end_ms)
+				break;
+			vals[k++] = to_double(&p[i]);
+		}
+		if (k)
+			rc = push(out, s->query_start_ms, 1, 0,
+				  tsd_agg_double(s->ds_agg, vals, k));
+		goto done;
+	}
+	int64_t iw = s->ds_interval_ms;
+	for (size_t i = 0; i < n;) {
+		int64_t start = align(p[i].ts, iw), end = start + iw;
+		size_t k = 0;
+		while (i < n && p[i].ts < end)
+			vals[k++] = to_double(&p[i++]);
+		if ((rc = push(&iv, start, 1, 0,
+			       tsd_agg_double(s->ds_agg, vals, k))))
+			goto done;
+	}
+	if (s->ds_fill == TSD_FILL_NONE) {
+		/* missing intervals are simply absent */
+		struct series tmp = *out;
+		*out = iv;
+		iv = tmp;
+		goto done;
+	}
+	int64_t ts = align(s->start_ms, iw), end_ts = align(s->end_ms, iw);
+	size_t k = 0;
+	double fill = s->ds_fill == TSD_FILL_ZERO ? 0.0 : NAN;
+	for (; ts < end_ts; ts += iw) {
+		while (k < iv.n && iv.dp[k].ts < ts)
+			k++;
+		if (k < iv.n && iv.dp[k].ts == ts)
+			rc = push(out, ts, 1, 0, iv.dp[k++].d);
+		else
+			rc = push(out, ts, 1, 0, fill);
+		if (rc)
+			goto done;
+	}
+done:
+	free(iv.dp);
+	free(vals);
+	return rc;
+}
+
+/* RateSpan: the first rate is taken against the point (0, 0), as OpenTSDB
+ * does "for backward compatibility"; the aggregation step below never
+ * emits it at its own timestamp but may use it as a previous rate. */
+static int rate(const struct tsd_agg_spec *s, const struct tsd_dp *p,
+		size_t n, struct series *out)
+{
+	struct tsd_dp prev = { 0, 0, 0, 0 };
+	int rc;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct tsd_dp *next = &p[i];
+		double dt = (double)(next->ts - prev.ts) / 1000.0, diff, r;
+		int ints = !prev.is_float && !next->is_float;
+
+		if (ints)
+			diff = (double)(int64_t)((uint64_t)next->i -
+						 (uint64_t)prev.i);
+		else
+			diff = to_double(next) - to_double(&prev);
+		if (s->counter && diff < 0) {
+			if (s->drop_resets) {
+				prev = *next;
+				continue;
+			}
+			if (ints)
+				diff = (double)(int64_t)((uint64_t)s->counter_max -
+							 (uint64_t)prev.i +
+							 (uint64_t)next->i);
+			else
+				diff = (double)s->counter_max - to_double(&prev) +
+				       to_double(next);
+			r = diff / dt;
+			if (s->reset_value > 0 && r > (double)s->reset_value)
+				r = 0.0;
+		} else {
+			r = diff / dt;
+		}
+		if ((rc = push(out, next->ts, 1, 0, r)))
+			return rc;
+		prev = *next;
+	}
+	return CF_OK;
+}
+
+/* --- merging the series (AggregationIterator) -------------------------- */
+
+struct slot {
+	int64_t ts;		/* 0: empty; TSD_END: series finished */
+	int is_float;
+	int64_t i;
+	double d;
+};
+
+#define TSD_END INT64_MAX
+
+struct merge {
+	size_t size;
+	const struct series *src;
+	size_t *pos;		/* next unread point of each series */
+	struct slot *cur, *next;
+	enum tsd_interp interp;
+	int rate;
+	int64_t end;
+	size_t current;
+};
+
+static void put_point(struct slot *sl, const struct tsd_dp *p)
+{
+	sl->ts = p->ts;
+	sl->is_float = p->is_float;
+	sl->i = p->i;
+	sl->d = p->d;
+}
+
+static void end_reached(struct merge *m, size_t i)
+{
+	m->next[i].ts = TSD_END;
+	m->next[i].is_float = 0;
+}
+
+static void move_to_next(struct merge *m, size_t i)
+{
+	m->cur[i] = m->next[i];
+	if (m->pos[i] < m->src[i].n)
+		put_point(&m->next[i], &m->src[i].dp[m->pos[i]++]);
+	else
+		end_reached(m, i);
+}
+
+static int merge_has_next(const struct merge *m)
+{
+	for (size_t i = 0; i < m->size; i++)
+		if (m->next[i].ts <= m->end)
+			return 1;
+	return 0;
+}
+
+static void merge_next(struct merge *m)
+{
+	int64_t min_ts = INT64_MAX;
+	size_t cur = (size_t)-1;
+	int multiple = 0;
+
+	/* finished series leave the aggregation (OpenTSDB starts this loop
+	 * at the previous current index; series below it cannot have
+	 * finished since) */
+	for (size_t i = m->current; i < m->size; i++)
+		if (m->next[i].ts == TSD_END)
+			m->cur[i].ts = 0;
+	for (size_t i = 0; i < m->size; i++) {
+		int64_t t = m->next[i].ts;
+		if (t > m->end)
+			continue;
+		if (t < min_ts) {
+			min_ts = t;
+			cur = i;
+			multiple = 0;
+		} else if (t == min_ts) {
+			multiple = 1;
+		}
+	}
+	m->current = cur;
+	move_to_next(m, cur);
+	if (multiple)
+		for (size_t i = cur + 1; i < m->size; i++)
+			if (m->next[i].ts == min_ts)
+				move_to_next(m, i);
+}
+
+static int merge_is_integer(const struct merge *m)
+{
+	if (m->rate)
+		return 0;
+	for (size_t i = 0; i < m->size; i++) {
+		if (m->cur[i].ts != 0 && m->cur[i].is_float)
+			return 0;
+		if (m->next[i].ts != TSD_END && m->next[i].is_float)
+			return 0;
+	}
+	return 1;
+}
+
+static int64_t value_long(const struct merge *m, size_t i)
+{
+	const struct slot *c = &m->cur[i], *nx = &m->next[i];
+	int64_t x = m->cur[m->current].ts;
+
+	if (i == m->current || x == c->ts)
+		return c->i;
+	if (x == nx->ts)
+		return nx->i;
+	switch (m->interp) {
+	case TSD_INTERP_LERP: {
+		/* Java's long arithmetic wraps; so does this */
+		uint64_t dy = (uint64_t)nx->i - (uint64_t)c->i;
+		int64_t num = (int64_t)((uint64_t)(x - c->ts) * dy);
+		return (int64_t)((uint64_t)c->i +
+				 (uint64_t)(num / (nx->ts - c->ts)));
+	}
+	case TSD_INTERP_ZIM:
+		return 0;
+	case TSD_INTERP_MAX:
+		return INT64_MAX;
+	case TSD_INTERP_MIN:
+		return INT64_MIN;
+	case TSD_INTERP_PREV:
+		return c->i;
+	}
+	return 0;
+}
+
+static double slot_double(const struct slot *s)
+{
+	return s->is_float ? s->d : (double)s->i;
+}
+
+static double value_double(const struct merge *m, size_t i)
+{
+	const struct slot *c = &m->cur[i], *nx = &m->next[i];
+	int64_t x = m->cur[m->current].ts;
+	double y0 = slot_double(c), y1;
+
+	if (i == m->current || m->rate || x == c->ts)
+		return y0;
+	y1 = slot_double(nx);
+	if (x == nx->ts)
+		return y1;
+	switch (m->interp) {
+	case TSD_INTERP_LERP:
+		return y0 + (double)(x - c->ts) * (y1 - y0) /
+				    (double)(nx->ts - c->ts);
+	case TSD_INTERP_ZIM:
+		return 0;
+	case TSD_INTERP_MAX:
+		return DBL_MAX;
+	case TSD_INTERP_MIN:
+		return -DBL_MAX;
+	case TSD_INTERP_PREV:
+		return y0;
+	}
+	return y0;
+}
+
+static int merge_series(const struct tsd_agg_spec *s, const struct series *src,
+			size_t n, struct series *out)
+{
+	struct merge m;
+	int64_t *lv = NULL;
+	double *dv = NULL;
+	int rc = CF_OK;
+
+	memset(&m, 0, sizeof m);
+	m.size = n;
+	m.src = src;
+	m.interp = tsd_agg_interp(s->agg);
+	m.rate = s->rate;
+	m.end = s->end_ms;
+	m.pos = calloc(n ? n : 1, sizeof *m.pos);
+	m.cur = calloc(n ? n : 1, sizeof *m.cur);
+	m.next = calloc(n ? n : 1, sizeof *m.next);
+	lv = malloc((n ? n : 1) * sizeof *lv);
+	dv = malloc((n ? n : 1) * sizeof *dv);
+	if (!m.pos || !m.cur || !m.next || !lv || !dv) {
+		rc = CF_ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (src[i].n == 0) {
+			end_reached(&m, i);
+			continue;
+		}
+		put_point(&m.next[i], &src[i].dp[0]);
+		m.pos[i] = 1;
+		if (m.rate) {
+			/* the first rate (against time zero) becomes the
+			 * "previous rate" of this series */
+			if (m.pos[i] < src[i].n)
+				move_to_next(&m, i);
+			else
+				end_reached(&m, i);
+		}
+	}
+	while (merge_has_next(&m)) {
+		size_t k = 0;
+		merge_next(&m);
+		int64_t ts = m.cur[m.current].ts;
+		if (merge_is_integer(&m)) {
+			for (size_t i = 0; i < n; i++)
+				if (m.cur[i].ts != 0)
+					lv[k++] = value_long(&m, i);
+			rc = push(out, ts, 0, tsd_agg_long(s->agg, lv, k), 0);
+		} else {
+			for (size_t i = 0; i < n; i++)
+				if (m.cur[i].ts != 0)
+					dv[k++] = value_double(&m, i);
+			double d = tsd_agg_double(s->agg, dv, k);
+			if (isinf(d)) {
+				rc = CF_ERANGE;
+				goto out;
+			}
+			rc = push(out, ts, 1, 0, d);
+		}
+		if (rc)
+			goto out;
+	}
+out:
+	free(m.pos);
+	free(m.cur);
+	free(m.next);
+	free(lv);
+	free(dv);
+	return rc;
+}
+
+/* --- the whole pipeline ------------------------------------------------ */
+
+void tsd_agg_spec_init(struct tsd_agg_spec *s, const struct tsd_query *q,
+		       const struct tsd_subquery *sq)
+{
+	int64_t ss, se;
+
+	memset(s, 0, sizeof *s);
+	s->agg = sq->agg;
+	tsd_scan_bounds(sq, q->start_ms, q->end_ms, &ss, &se);
+	s->start_ms = ss * 1000;
+	s->end_ms = se * 1000;
+	s->query_start_ms = q->start_ms;
+	s->query_end_ms = q->end_ms;
+	s->ds_interval_ms = sq->ds_interval_ms;
+	s->ds_all = sq->ds_all;
+	s->ds_agg = sq->ds_agg;
+	s->ds_fill = sq->ds_fill;
+	s->rate = sq->rate;
+	s->counter = sq->counter;
+	s->drop_resets = sq->drop_resets;
+	s->counter_max = sq->counter_max;
+	s->reset_value = sq->reset_value;
+}
+
+void tsd_scan_bounds(const struct tsd_subquery *sq, int64_t start_ms,
+		     int64_t end_ms, int64_t *scan_start_s, int64_t *scan_end_s)
+{
+	int64_t start = start_ms / 1000, end = end_ms / 1000;
+	int64_t iv = sq->ds_all ? 0 : sq->ds_interval_ms;
+
+	if (iv > 0)
+		start -= ((1000 * start) % iv) / 1000;
+	start -= start % TSD_MAX_TIMESPAN;
+	*scan_start_s = start > 0 ? start : 0;
+	/* OpenTSDB's end bound is inclusive, the scan's exclusive; its
+	 * query times are milliseconds, which always takes this step */
+	end++;
+	if (iv > 0) {
+		int64_t aligned = end + (iv - (1000 * end) % iv) / 1000;
+		int64_t off = aligned % TSD_MAX_TIMESPAN;
+		*scan_end_s = off == 0 ? aligned
+				       : aligned + (TSD_MAX_TIMESPAN - off);
+	} else {
+		*scan_end_s = end + (TSD_MAX_TIMESPAN - end % TSD_MAX_TIMESPAN);
+	}
+}
+
+int tsd_aggregate(const struct tsd_agg_spec *s, const struct tsd_span *spans,
+		  size_t n, struct tsd_dp **out, size_t *nout)
+{
+	struct series *st = calloc(n ? n : 1, sizeof *st);
+	struct series res = { NULL, 0, 0 };
+	int rc = CF_OK;
+	int ds = s->ds_all || s->ds_interval_ms > 0;
+
+	*out = NULL;
+	*nout = 0;
+	if (!st)
+		return CF_ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		const struct tsd_span *sp = &spans[i];
+		int64_t from = s->start_ms;
+		if (ds && !s->ds_all)
+			from = align(s->start_ms + s->ds_interval_ms - 1,
+				     s->ds_interval_ms);
+		size_t b = seek_index(sp, from);
+		const struct tsd_dp *p = sp->dp + b;
+		size_t np = sp->n - b;
+		struct series tmp = { NULL, 0, 0 };
+
+		if (ds) {
+			if ((rc = downsample(s, p, np, &tmp)))
+				goto out;
+			p = tmp.dp;
+			np = tmp.n;
+		}
+		if (s->rate) {
+			rc = rate(s, p, np, &st[i]);
+			free(tmp.dp);
+			if (rc)
+				goto out;
+		} else if (ds) {
+			st[i] = tmp;
+		} else {
+			for (size_t j = 0; j < np; j++)
+				if ((rc = push(&st[i], p[j].ts, p[j].is_float,
+					       p[j].i, p[j].d)))
+					goto out;
+		}
+	}
+	if ((rc = merge_series(s, st, n, &res)))
+		goto out;
+	/* only the query's own range is returned */
+	size_t k = 0;
+	for (size_t i = 0; i < res.n; i++)
+		if (res.dp[i].ts >= s->query_start_ms &&
+		    res.dp[i].ts <= s->query_end_ms)
+			res.dp[k++] = res.dp[i];
+	*out = res.dp;
+	*nout = k;
+	res.dp = NULL;
+out:
+	for (size_t i = 0; i < n; i++)
+		free(st[i].dp);
+	free(st);
+	free(res.dp);
+	return rc;
+}

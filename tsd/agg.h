@@ -1,0 +1,82 @@
+/*
+ * agg.h: OpenTSDB 2.x query math on points in memory: downsampling with
+ * fill policies, rates with counter options, and aggregation of several
+ * series with interpolation.  Pure; thread safe.
+ *
+ * The pipeline of one group is OpenTSDB's SpanGroup iterator:
+ *
+ *   each series: points >= start_ms -> Downsampler or FillingDownsampler
+ *                -> RateSpan -> one AggregationIterator over all series
+ *
+ * with the same integer/float rules: raw integers stay integers through
+ * aggregation (avg of integers is an integer division, as in OpenTSDB),
+ * downsampled and rate values are doubles.  The comments in agg.c name the
+ * OpenTSDB class each step mirrors, quirks included (docs/timeseries.md
+ * lists the visible ones).
+ */
+#ifndef CF_TSD_AGG_H
+#define CF_TSD_AGG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tsd/query.h"
+
+/* A point: timestamp in milliseconds, integer or double value. */
+struct tsd_dp {
+	int64_t ts;
+	int is_float;
+	int64_t i;
+	double d;
+};
+
+/* One series: points in strictly increasing ts order. */
+struct tsd_span {
+	const struct tsd_dp *dp;
+	size_t n;
+};
+
+struct tsd_agg_spec {
+	enum tsd_agg agg;
+	/* SpanGroup bounds in ms: the scan range (hour aligned, see
+	 * tsd_scan_bounds()); interpolation may use points in it */
+	int64_t start_ms, end_ms;
+	/* the query's own bounds: only points in [query_start_ms,
+	 * query_end_ms] are returned */
+	int64_t query_start_ms, query_end_ms;
+	int64_t ds_interval_ms;	/* 0: no downsampling (unless ds_all) */
+	int ds_all;
+	enum tsd_agg ds_agg;
+	enum tsd_fill ds_fill;
+	int rate, counter, drop_resets;
+	int64_t counter_max, reset_value;
+};
+
+/* Fills s from a parsed subquery and the query bounds. */
+void tsd_agg_spec_init(struct tsd_agg_spec *s, const struct tsd_query *q,
+		       const struct tsd_subquery *sq);
+
+/*
+ * OpenTSDB's scan bounds for a query (TsdbQuery.getScanStartTimeSeconds
+ * and getScanEndTimeSeconds): the first base hour to read and the
+ * exclusive end, both in seconds.
+ */
+void tsd_scan_bounds(const struct tsd_subquery *sq, int64_t start_ms,
+		     int64_t end_ms, int64_t *scan_start_s, int64_t *scan_end_s);
+
+/*
+ * Runs spans[0..n) through the pipeline and returns the aggregated points
+ * in *out (malloc'd array of *nout; caller frees).  Points whose value is
+ * NaN (fill policies nan and null) are kept; the caller decides how to
+ * print them.  CF_ENOMEM; CF_ERANGE when a value overflows to infinity
+ * (OpenTSDB refuses those too).
+ */
+int tsd_aggregate(const struct tsd_agg_spec *s, const struct tsd_span *spans,
+		  size_t n, struct tsd_dp **out, size_t *nout);
+
+/* The aggregators themselves (OpenTSDB's runLong / runDouble) over the
+ * values v[0..n), n >= 1, in series order. */
+int64_t tsd_agg_long(enum tsd_agg a, const int64_t *v, size_t n);
+double tsd_agg_double(enum tsd_agg a, const double *v, size_t n);
+
+#endif

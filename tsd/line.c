@@ -1,0 +1,222 @@
+/*
+ * line.c: parsing and validating OpenTSDB put lines (rules in line.h).
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "tsd/line.h"
+#include "tsd/number.h"
+#include "tsd/unicode.h"
+#include "util/err.h"
+
+/* Decodes one UTF-8 character at s[0..len); returns its length, or 0 for
+ * malformed, overlong or surrogate encodings. */
+static size_t utf8_next(const unsigned char *s, size_t len, unsigned long *cp)
+{
+	unsigned long c = s[0];
+	size_t n;
+
+	if (c < 0x80) {
+		*cp = c;
+		return 1;
+	} else if ((c & 0xE0) == 0xC0) {
+		n = 2;
+		c &= 0x1F;
+	} else if ((c & 0xF0) == 0xE0) {
+		n = 3;
+		c &= 0x0F;
+	} else if ((c & 0xF8) == 0xF0) {
+		n = 4;
+		c &= 0x07;
+	} else {
+		return 0;
+	}
+	if (n > len)
+		return 0;
+	for (size_t i = 1; i < n; i++) {
+		if ((s[i] & 0xC0) != 0x80)
+			return 0;
+		c = (c << 6) | (s[i] & 0x3F);
+	}
+	if ((n == 2 && c < 0x80) || (n == 3 && c < 0x800) ||
+	    (n == 4 && c < 0x10000) || c > 0x10FFFF ||
+	    (c >= 0xD800 && c <= 0xDFFF))
+		return 0;
+	*cp = c;
+	return n;
+}
+
+int tsd_name_valid(const char *s, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	if (len == 0)
+		return 0;
+	for (size_t i = 0; i < len;) {
+		unsigned long c;
+		size_t n = utf8_next(p + i, len - i, &c);
+		if (n == 0)
+			return 0;
+		if (!((c >= '0' && c <= '9') || c == '-' || c == '_' ||
+		      c == '.' || c == '/' || tsd_is_letter(c)))
+			return 0;
+		i += n;
+	}
+	return 1;
+}
+
+__attribute__((format(printf, 3, 4)))
+static int fail(char *why, size_t whylen, const char *fmt, ...)
+{
+	va_list ap;
+	if (why && whylen) {
+		va_start(ap, fmt);
+		vsnprintf(why, whylen, fmt, ap);
+		va_end(ap);
+	}
+	return CF_EINVAL;
+}
+
+/* Words quoted in messages are cut so a reason stays one short line. */
+#define W(len) ((int)((len) > 64 ? 64 : (len)))
+
+static int parse_ts(const char *s, size_t len, int64_t *ts, char *why,
+		    size_t whylen)
+{
+	const char *dot = memchr(s, '.', len);
+	int64_t v;
+
+	if (dot) {
+		/* "SECONDS.mmm": OpenTSDB drops the dot, which is only
+		 * right with exactly three digits of milliseconds. */
+		char tmp[32];
+		size_t before = (size_t)(dot - s), after = len - before - 1;
+		if (after != 3 || before == 0 || len >= sizeof tmp)
+			return fail(why, whylen, "invalid timestamp: %.*s",
+				    W(len), s);
+		memcpy(tmp, s, before);
+		memcpy(tmp + before, dot + 1, 3);
+		if (tsd_parse_long(tmp, before + 3, &v) || v <= 0)
+			return fail(why, whylen, "invalid timestamp: %.*s",
+				    W(len), s);
+	} else if (tsd_parse_long(s, len, &v) || v <= 0) {
+		return fail(why, whylen, "invalid timestamp: %.*s", W(len), s);
+	}
+	if (tsd_ts_is_ms(v) && v > TSD_TS_MAX_MS)
+		return fail(why, whylen, "bad timestamp: %.*s", W(len), s);
+	*ts = v;
+	return CF_OK;
+}
+
+static int parse_value(const char *s, size_t len, struct tsd_value *v,
+		       char *why, size_t whylen)
+{
+	if (tsd_looks_like_integer(s, len)) {
+		v->is_float = 0;
+		v->d = 0;
+		if (tsd_parse_long(s, len, &v->i))
+			return fail(why, whylen, "invalid value: %.*s",
+				    W(len), s);
+		return CF_OK;
+	}
+	v->is_float = 1;
+	v->i = 0;
+	if (tsd_parse_double(s, len, &v->d))
+		return fail(why, whylen, "invalid value: %.*s", W(len), s);
+	return CF_OK;
+}
+
+static int add_tag(struct tsd_line *l, const char *w, size_t wl, char *why,
+		   size_t whylen)
+{
+	const char *eq = memchr(w, '=', wl);
+	struct tsd_tag t;
+
+	if (!eq || eq == w || eq == w + wl - 1 ||
+	    memchr(eq + 1, '=', (size_t)(w + wl - eq - 1)))
+		return fail(why, whylen, "invalid tag: %.*s", W(wl), w);
+	t.k = w;
+	t.klen = (size_t)(eq - w);
+	t.v = eq + 1;
+	t.vlen = wl - t.klen - 1;
+	if (!tsd_name_valid(t.k, t.klen))
+		return fail(why, whylen, "invalid tag name: %.*s",
+			    W(t.klen), t.k);
+	if (!tsd_name_valid(t.v, t.vlen))
+		return fail(why, whylen, "invalid tag value: %.*s",
+			    W(t.vlen), t.v);
+	for (size_t i = 0; i < l->ntags; i++) {
+		const struct tsd_tag *o = &l->tags[i];
+		if (o->klen != t.klen || memcmp(o->k, t.k, t.klen))
+			continue;
+		if (o->vlen == t.vlen && !memcmp(o->v, t.v, t.vlen))
+			return CF_OK;
+		return fail(why, whylen, "duplicate tag: %.*s", W(wl), w);
+	}
+	if (l->ntags == TSD_MAX_TAGS)
+		return fail(why, whylen, "too many tags: more than %d",
+			    TSD_MAX_TAGS);
+	l->tags[l->ntags++] = t;
+	return CF_OK;
+}
+
+int tsd_line_parse(const char *s, size_t len, const char *metric,
+		   size_t mlen, struct tsd_line *out, char *why,
+		   size_t whylen)
+{
+	const char *w[3];
+	size_t wl[3], nw = 0, i = 0;
+	size_t need = metric ? 2 : 3;
+	int rc, first = 1, saw_put = 0;
+
+	if (len && s[len - 1] == '\r')
+		len--;
+	memset(out, 0, sizeof *out);
+	if (why && whylen)
+		why[0] = '\0';
+	while (i < len) {
+		while (i < len && (s[i] == ' ' || s[i] == '\t'))
+			i++;
+		if (i == len)
+			break;
+		size_t b = i;
+		while (i < len && s[i] != ' ' && s[i] != '\t')
+			i++;
+		if (first && !metric && i - b == 3 && !memcmp(s + b, "put", 3)) {
+			first = 0;
+			saw_put = 1;
+			continue;
+		}
+		first = 0;
+		if (nw < need) {
+			w[nw] = s + b;
+			wl[nw++] = i - b;
+		} else if ((rc = add_tag(out, s + b, i - b, why, whylen))) {
+			return rc;
+		}
+	}
+	if (nw == 0 && out->ntags == 0 && !saw_put)
+		return TSD_LINE_BLANK;
+	if (nw < need)
+		return fail(why, whylen, "not enough arguments (need %zu, got %zu)",
+			    need + 1, nw);
+	if (metric) {
+		out->metric = metric;
+		out->mlen = mlen;
+	} else {
+		out->metric = w[0];
+		out->mlen = wl[0];
+	}
+	if (!tsd_name_valid(out->metric, out->mlen))
+		return fail(why, whylen, "invalid metric name: %.*s",
+			    W(out->mlen), out->metric);
+	if ((rc = parse_ts(w[need - 2], wl[need - 2], &out->ts, why, whylen)))
+		return rc;
+	if ((rc = parse_value(w[need - 1], wl[need - 1], &out->value, why,
+			      whylen)))
+		return rc;
+	if (out->ntags == 0)
+		return fail(why, whylen, "need at least one tag");
+	return CF_OK;
+}

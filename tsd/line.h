@@ -1,0 +1,63 @@
+/*
+ * line.h: OpenTSDB put lines, parsed and validated as OpenTSDB's telnet
+ * "put" command does (PutDataPointRpc.importDataPoint and the checks of
+ * TSDB.addPoint):
+ *
+ *     [put ]METRIC TIMESTAMP VALUE TAGK=TAGV [TAGK=TAGV ...]
+ *
+ * - words are separated by spaces or tabs; a trailing '\r' is dropped;
+ * - names (metric, tag keys, tag values) are non-empty and made of
+ *   [A-Za-z0-9-_./] and Unicode letters (tsd/unicode.h);
+ * - TIMESTAMP is an integer > 0: seconds when it fits in 32 bits, else
+ *   milliseconds up to 9999999999999; "SECONDS.mmm" (exactly three
+ *   digits after the dot) is milliseconds too;
+ * - VALUE without '.', 'e' or 'E' is a 64-bit integer, else a finite
+ *   decimal floating-point number;
+ * - 1 to 8 tags; a tag key given twice with the same value counts once,
+ *   with another value it is an error.
+ *
+ * Pure; thread safe.  Parsed names point into the caller's line.
+ */
+#ifndef CF_TSD_LINE_H
+#define CF_TSD_LINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tsd/codec.h"
+
+/* tsd_line_parse() result for a line with no words (skipped). */
+#define TSD_LINE_BLANK 1
+
+struct tsd_tag {
+	const char *k;
+	size_t klen;
+	const char *v;
+	size_t vlen;
+};
+
+struct tsd_line {
+	const char *metric;
+	size_t mlen;
+	int64_t ts;		/* seconds, or milliseconds (see above) */
+	struct tsd_value value;
+	size_t ntags;
+	struct tsd_tag tags[TSD_MAX_TAGS];
+};
+
+/*
+ * Parses the line s[0..len) (without its newline).  With metric non-NULL
+ * the line has no metric word ("TIMESTAMP VALUE TAGS...", as appended to
+ * MNT/tsd/metrics/M) and metric[0..mlen) is used; it is validated too.
+ * Returns CF_OK, TSD_LINE_BLANK, or CF_EINVAL with a reason written to
+ * why[0..whylen) (NUL-terminated).
+ */
+int tsd_line_parse(const char *s, size_t len, const char *metric,
+		   size_t mlen, struct tsd_line *out, char *why,
+		   size_t whylen);
+
+/* 1 if s[0..len) is a valid metric, tag key or tag value name (OpenTSDB's
+ * Tags.validateString on the UTF-8 text), else 0. */
+int tsd_name_valid(const char *s, size_t len);
+
+#endif

@@ -1,0 +1,198 @@
+/*
+ * number.c: OpenTSDB's (Java's) number syntax and Double.toString.
+ *
+ * strtod() and printf("%e") do the correctly rounded conversions; this file
+ * only decides which text is acceptable and lays the digits out the way
+ * Java does.  Both depend on LC_NUMERIC using '.', which holds because
+ * nothing in cellfs calls setlocale().
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tsd/number.h"
+#include "util/err.h"
+
+static int is_digit(char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+int tsd_parse_long(const char *s, size_t len, int64_t *out)
+{
+	size_t i = 0;
+	int neg = 0;
+	uint64_t v = 0, limit;
+
+	if (len == 0)
+		return CF_EINVAL;
+	if (s[0] == '+' || s[0] == '-') {
+		neg = s[0] == '-';
+		i = 1;
+		if (len == 1)
+			return CF_EINVAL;
+	}
+	if (len - i > 19)
+		return CF_EINVAL;
+	limit = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
+	for (; i < len; i++) {
+		if (!is_digit(s[i]))
+			return CF_EINVAL;
+		v = v * 10 + (uint64_t)(s[i] - '0');
+		if (v > limit)
+			return CF_EINVAL;
+	}
+	if (neg)
+		*out = v == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)v;
+	else
+		*out = (int64_t)v;
+	return CF_OK;
+}
+
+int tsd_parse_double(const char *s, size_t len, double *out)
+{
+	char tmp[128];
+	size_t i = 0, intd = 0, fracd = 0;
+	char *end;
+	double d;
+
+	if (len == 0 || len >= sizeof tmp)
+		return CF_EINVAL;
+	if (s[i] == '+' || s[i] == '-')
+		i++;
+	while (i < len && is_digit(s[i]))
+		i++, intd++;
+	if (i < len && s[i] == '.') {
+		i++;
+		while (i < len && is_digit(s[i]))
+			i++, fracd++;
+	}
+	if (intd + fracd == 0)
+		return CF_EINVAL;
+	if (i < len && (s[i] == 'e' || s[i] == 'E')) {
+		size_t expd = 0;
+		i++;
+		if (i < len && (s[i] == '+' || s[i] == '-'))
+			i++;
+		while (i < len && is_digit(s[i]))
+			i++, expd++;
+		if (expd == 0)
+			return CF_EINVAL;
+	}
+	if (i != len)
+		return CF_EINVAL;
+	memcpy(tmp, s, len);
+	tmp[len] = '\0';
+	d = strtod(tmp, &end);
+	if (end != tmp + len || !isfinite(d))
+		return CF_EINVAL;
+	*out = d;
+	return CF_OK;
+}
+
+int tsd_looks_like_integer(const char *s, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (s[i] == '.' || s[i] == 'e' || s[i] == 'E')
+			return 0;
+	return 1;
+}
+
+int tsd_fits_in_float(double d)
+{
+	return (double)(float)d == d;
+}
+
+/*
+ * The shortest decimal digits that read back as d: printf rounds
+ * correctly, so the first precision that round-trips gives the shortest
+ * and, among those, the nearest digits, which is what Java 19+ prints.
+ * digits gets the significant digits without trailing zeros; the return
+ * value is the decimal exponent of the first digit.
+ */
+static int shortest_digits(double d, char *digits, size_t *ndigits)
+{
+	char tmp[40];
+	int exp10 = 0;
+
+	/* Java always shows two significant digits ("d.dE" or "d.0"), and
+	 * picks the nearest such pair even where one digit would round-trip
+	 * (4.9E-324, not 5.0E-324); so start at two. */
+	for (int prec = 1; prec < 17; prec++) {
+		snprintf(tmp, sizeof tmp, "%.*e", prec, d);
+		if (strtod(tmp, NULL) == d || prec == 16)
+			break;
+	}
+	/* tmp is "D[.DDD]e[+-]XX" for a positive finite d */
+	size_t n = 0;
+	const char *p = tmp;
+	for (; *p && *p != 'e'; p++)
+		if (is_digit(*p))
+			digits[n++] = *p;
+	if (*p == 'e')
+		exp10 = atoi(p + 1);
+	while (n > 1 && digits[n - 1] == '0')
+		n--;
+	digits[n] = '\0';
+	*ndigits = n;
+	return exp10;
+}
+
+size_t tsd_format_double(char *dst, double d)
+{
+	char digits[24];
+	size_t nd, o = 0;
+	int e;
+
+	if (isnan(d))
+		return (size_t)snprintf(dst, TSD_DOUBLE_MAX, "NaN");
+	if (isinf(d))
+		return (size_t)snprintf(dst, TSD_DOUBLE_MAX, "%sInfinity",
+					d < 0 ? "-" : "");
+	if (signbit(d)) {
+		dst[o++] = '-';
+		d = -d;
+	}
+	if (d == 0) {
+		memcpy(dst + o, "0.0", 4);
+		return o + 3;
+	}
+	e = shortest_digits(d, digits, &nd);
+	if (d >= 1e-3 && d < 1e7) {
+		if (e >= 0) {
+			for (int i = 0; i <= e; i++)
+				dst[o++] = (size_t)i < nd ? digits[i] : '0';
+			dst[o++] = '.';
+			if ((size_t)e + 1 >= nd)
+				dst[o++] = '0';
+			else
+				for (size_t i = (size_t)e + 1; i < nd; i++)
+					dst[o++] = digits[i];
+		} else {
+			dst[o++] = '0';
+			dst[o++] = '.';
+			for (int i = 0; i < -e - 1; i++)
+				dst[o++] = '0';
+			for (size_t i = 0; i < nd; i++)
+				dst[o++] = digits[i];
+		}
+		dst[o] = '\0';
+		return o;
+	}
+	dst[o++] = digits[0];
+	dst[o++] = '.';
+	if (nd == 1)
+		dst[o++] = '0';
+	for (size_t i = 1; i < nd; i++)
+		dst[o++] = digits[i];
+	o += (size_t)snprintf(dst + o, TSD_DOUBLE_MAX - o, "E%d", e);
+	return o;
+}
+
+int tsd_buf_double(struct buf *b, double d)
+{
+	char tmp[TSD_DOUBLE_MAX];
+	size_t n = tsd_format_double(tmp, d);
+	return buf_append(b, tmp, n);
+}

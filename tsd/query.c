@@ -1,0 +1,819 @@
+/*
+ * query.c: parsing OpenTSDB query strings (grammar in query.h).
+ *
+ * Each function that can fail takes (why, whylen) and writes one reason;
+ * tsd_query_parse() releases everything on failure, so the helpers may
+ * leave partly built structures in q.
+ */
+#include <ctype.h>
+#include <regex.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "tsd/number.h"
+#include "tsd/query.h"
+#include "util/err.h"
+
+static const struct {
+	const char *name;
+	enum tsd_interp interp;
+} aggs[TSD_AGG_COUNT_ALL] = {
+	[TSD_AGG_SUM] = { "sum", TSD_INTERP_LERP },
+	[TSD_AGG_PFSUM] = { "pfsum", TSD_INTERP_PREV },
+	[TSD_AGG_MIN] = { "min", TSD_INTERP_LERP },
+	[TSD_AGG_MAX] = { "max", TSD_INTERP_LERP },
+	[TSD_AGG_AVG] = { "avg", TSD_INTERP_LERP },
+	[TSD_AGG_MEDIAN] = { "median", TSD_INTERP_LERP },
+	[TSD_AGG_NONE] = { "none", TSD_INTERP_ZIM },
+	[TSD_AGG_MULT] = { "mult", TSD_INTERP_LERP },
+	[TSD_AGG_DEV] = { "dev", TSD_INTERP_LERP },
+	[TSD_AGG_DIFF] = { "diff", TSD_INTERP_LERP },
+	[TSD_AGG_ZIMSUM] = { "zimsum", TSD_INTERP_ZIM },
+	[TSD_AGG_MIMMIN] = { "mimmin", TSD_INTERP_MAX },
+	[TSD_AGG_MIMMAX] = { "mimmax", TSD_INTERP_MIN },
+	[TSD_AGG_SQUARESUM] = { "squareSum", TSD_INTERP_ZIM },
+	[TSD_AGG_COUNT] = { "count", TSD_INTERP_ZIM },
+	[TSD_AGG_FIRST] = { "first", TSD_INTERP_ZIM },
+	[TSD_AGG_LAST] = { "last", TSD_INTERP_ZIM },
+	[TSD_AGG_P999] = { "p999", TSD_INTERP_LERP },
+	[TSD_AGG_P99] = { "p99", TSD_INTERP_LERP },
+	[TSD_AGG_P95] = { "p95", TSD_INTERP_LERP },
+	[TSD_AGG_P90] = { "p90", TSD_INTERP_LERP },
+	[TSD_AGG_P75] = { "p75", TSD_INTERP_LERP },
+	[TSD_AGG_P50] = { "p50", TSD_INTERP_LERP },
+};
+
+const char *tsd_agg_name(enum tsd_agg a)
+{
+	return (unsigned)a < TSD_AGG_COUNT_ALL ? aggs[a].name : "?";
+}
+
+enum tsd_interp tsd_agg_interp(enum tsd_agg a)
+{
+	return (unsigned)a < TSD_AGG_COUNT_ALL ? aggs[a].interp
+					       : TSD_INTERP_LERP;
+}
+
+int tsd_agg_lookup(const char *name, size_t n, enum tsd_agg *out)
+{
+	for (int i = 0; i < TSD_AGG_COUNT_ALL; i++) {
+		if (strlen(aggs[i].name) == n && !memcmp(aggs[i].name, name, n)) {
+			*out = (enum tsd_agg)i;
+			return CF_OK;
+		}
+	}
+	return CF_ENOTFOUND;
+}
+
+__attribute__((format(printf, 3, 4)))
+static int fail(char *why, size_t whylen, const char *fmt, ...)
+{
+	va_list ap;
+	if (why && whylen) {
+		va_start(ap, fmt);
+		vsnprintf(why, whylen, fmt, ap);
+		va_end(ap);
+	}
+	return CF_EINVAL;
+}
+
+#define W(len) ((int)((len) > 80 ? 80 : (len)))
+
+static char *dupn(const char *s, size_t n)
+{
+	char *p = malloc(n + 1);
+	if (p) {
+		memcpy(p, s, n);
+		p[n] = '\0';
+	}
+	return p;
+}
+
+/* --- times ------------------------------------------------------------- */
+
+int tsd_parse_duration(const char *s, size_t len, int64_t *ms)
+{
+	size_t d = 0;
+	int64_t n = 0, mult;
+
+	while (d < len && s[d] >= '0' && s[d] <= '9')
+		d++;
+	if (d == 0 || d == len || d > 18)
+		return CF_EINVAL;
+	if (tsd_parse_long(s, d, &n) || n <= 0)
+		return CF_EINVAL;
+	if (len - d == 2 && tolower((unsigned char)s[d]) == 'm' &&
+	    tolower((unsigned char)s[d + 1]) == 's') {
+		*ms = n;
+		return CF_OK;
+	}
+	if (len - d != 1)
+		return CF_EINVAL;
+	switch (tolower((unsigned char)s[d])) {
+	case 's': mult = 1; break;
+	case 'm': mult = 60; break;
+	case 'h': mult = 3600; break;
+	case 'd': mult = 86400; break;
+	case 'w': mult = 7 * 86400; break;
+	case 'n': mult = 30 * 86400; break;
+	case 'y': mult = 365 * 86400; break;
+	default: return CF_EINVAL;
+	}
+	mult *= 1000;
+	if (n > INT64_MAX / mult)
+		return CF_EINVAL;
+	*ms = n * mult;
+	return CF_OK;
+}
+
+static int all_digits(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (s[i] < '0' || s[i] > '9')
+			return 0;
+	return n > 0;
+}
+
+static int num_at(const char *s, size_t n, int *out)
+{
+	if (!all_digits(s, n))
+		return 0;
+	*out = 0;
+	for (size_t i = 0; i < n; i++)
+		*out = *out * 10 + (s[i] - '0');
+	return 1;
+}
+
+/* yyyy/MM/dd, yyyy/MM/dd-HH:mm, yyyy/MM/dd-HH:mm:ss (or a space for the
+ * dash), as UTC. */
+static int parse_date(const char *s, size_t len, int64_t *ms)
+{
+	struct tm tm;
+	int y, mo, d, h = 0, mi = 0, se = 0;
+
+	memset(&tm, 0, sizeof tm);
+	if (len != 10 && len != 16 && len != 19)
+		return CF_EINVAL;
+	if (s[4] != '/' || s[7] != '/' || !num_at(s, 4, &y) ||
+	    !num_at(s + 5, 2, &mo) || !num_at(s + 8, 2, &d))
+		return CF_EINVAL;
+	if (len >= 16) {
+		if ((s[10] != '-' && s[10] != ' ') || s[13] != ':' ||
+		    !num_at(s + 11, 2, &h) || !num_at(s + 14, 2, &mi))
+			return CF_EINVAL;
+	}
+	if (len == 19 && (s[16] != ':' || !num_at(s + 17, 2, &se)))
+		return CF_EINVAL;
+	if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 ||
+	    se > 60 || y < 1970)
+		return CF_EINVAL;
+	tm.tm_year = y - 1900;
+	tm.tm_mon = mo - 1;
+	tm.tm_mday = d;
+	tm.tm_hour = h;
+	tm.tm_min = mi;
+	tm.tm_sec = se;
+	*ms = (int64_t)timegm(&tm) * 1000;
+	return CF_OK;
+}
+
+int tsd_parse_time(const char *s, size_t len, int64_t now_ms, int64_t *ms)
+{
+	int64_t v;
+
+	if (len == 0)
+		return CF_EINVAL;
+	if (len > 2 && all_digits(s, len - 2) && s[len - 2] == 'm' &&
+	    s[len - 1] == 's')
+		return tsd_parse_long(s, len - 2, ms);
+	if (len == 3 && !strncasecmp(s, "now", 3)) {
+		*ms = now_ms;
+		return CF_OK;
+	}
+	if (len > 4 && !strncasecmp(s + len - 4, "-ago", 4)) {
+		if (tsd_parse_duration(s, len - 4, &v))
+			return CF_EINVAL;
+		*ms = now_ms - v;
+		return CF_OK;
+	}
+	if (memchr(s, '/', len) || memchr(s, ':', len))
+		return parse_date(s, len, ms);
+	const char *dot = memchr(s, '.', len);
+	if (dot) {
+		/* SECONDS.mmm, one to three digits of milliseconds */
+		size_t before = (size_t)(dot - s), after = len - before - 1;
+		int64_t sec, frac;
+		if (before != 10 || after < 1 || after > 3 ||
+		    !all_digits(s, before) || !all_digits(dot + 1, after) ||
+		    tsd_parse_long(s, before, &sec) ||
+		    tsd_parse_long(dot + 1, after, &frac))
+			return CF_EINVAL;
+		for (size_t i = after; i < 3; i++)
+			frac *= 10;
+		*ms = sec * 1000 + frac;
+		return CF_OK;
+	}
+	if (!all_digits(s, len) || tsd_parse_long(s, len, &v))
+		return CF_EINVAL;
+	*ms = len <= 10 ? v * 1000 : v;
+	return CF_OK;
+}
+
+/* --- filters ----------------------------------------------------------- */
+
+static int wild_match(const char *p, size_t plen, const char *s, size_t slen,
+		      int icase)
+{
+	size_t pi = 0, si = 0, star = (size_t)-1, mark = 0;
+
+	while (si < slen) {
+		if (pi < plen && p[pi] == '*') {
+			star = pi++;
+			mark = si;
+		} else if (pi < plen &&
+			   (icase ? tolower((unsigned char)p[pi]) ==
+					    tolower((unsigned char)s[si])
+				  : p[pi] == s[si])) {
+			pi++;
+			si++;
+		} else if (star != (size_t)-1) {
+			pi = star + 1;
+			si = ++mark;
+		} else {
+			return 0;
+		}
+	}
+	while (pi < plen && p[pi] == '*')
+		pi++;
+	return pi == plen;
+}
+
+int tsd_filter_match(const struct tsd_filter *f, const char *value,
+		     size_t vlen)
+{
+	int hit = 0;
+
+	switch (f->type) {
+	case TSD_FILTER_LITERAL_OR:
+	case TSD_FILTER_NOT_LITERAL_OR:
+		for (size_t i = 0; i < f->nvalues && !hit; i++)
+			hit = strlen(f->values[i]) == vlen &&
+			      !memcmp(f->values[i], value, vlen);
+		return f->type == TSD_FILTER_LITERAL_OR ? hit : !hit;
+	case TSD_FILTER_ILITERAL_OR:
+	case TSD_FILTER_NOT_ILITERAL_OR:
+		for (size_t i = 0; i < f->nvalues && !hit; i++)
+			hit = strlen(f->values[i]) == vlen &&
+			      !strncasecmp(f->values[i], value, vlen);
+		return f->type == TSD_FILTER_ILITERAL_OR ? hit : !hit;
+	case TSD_FILTER_WILDCARD:
+	case TSD_FILTER_IWILDCARD:
+		return wild_match(f->pattern, strlen(f->pattern), value, vlen,
+				  f->type == TSD_FILTER_IWILDCARD);
+	case TSD_FILTER_REGEXP: {
+		char *tmp = dupn(value, vlen);
+		if (!tmp)
+			return 0;
+		hit = regexec((regex_t *)f->regex, tmp, 0, NULL, 0) == 0;
+		free(tmp);
+		return hit;
+	}
+	}
+	return 0;
+}
+
+static void filter_release(struct tsd_filter *f)
+{
+	free(f->tagk);
+	for (size_t i = 0; i < f->nvalues; i++)
+		free(f->values[i]);
+	free(f->values);
+	free(f->pattern);
+	if (f->regex) {
+		regfree((regex_t *)f->regex);
+		free(f->regex);
+	}
+}
+
+static int split_values(struct tsd_filter *f, const char *s, size_t n)
+{
+	size_t cnt = 1;
+	for (size_t i = 0; i < n; i++)
+		cnt += s[i] == '|';
+	f->values = calloc(cnt, sizeof *f->values);
+	if (!f->values)
+		return CF_ENOMEM;
+	for (size_t b = 0, i = 0; i <= n; i++) {
+		if (i == n || s[i] == '|') {
+			if (!(f->values[f->nvalues] = dupn(s + b, i - b)))
+				return CF_ENOMEM;
+			f->nvalues++;
+			b = i + 1;
+		}
+	}
+	return CF_OK;
+}
+
+static int filters_equal(const struct tsd_filter *a, const struct tsd_filter *b)
+{
+	if (strcmp(a->tagk, b->tagk) || a->type != b->type ||
+	    a->nvalues != b->nvalues)
+		return 0;
+	if ((a->pattern == NULL) != (b->pattern == NULL) ||
+	    (a->pattern && strcmp(a->pattern, b->pattern)))
+		return 0;
+	for (size_t i = 0; i < a->nvalues; i++)
+		if (strcmp(a->values[i], b->values[i]))
+			return 0;
+	return 1;
+}
+
+/* One "k=v" of a tag or filter group (TagVFilter.getFilter). */
+static int add_filter(struct tsd_subquery *sq, const char *s, size_t n,
+		      int group_by, char *why, size_t whylen)
+{
+	const char *eq = memchr(s, '=', n);
+	struct tsd_filter f;
+	const char *v;
+	size_t vlen;
+	int rc;
+
+	memset(&f, 0, sizeof f);
+	if (!eq || eq == s || eq == s + n - 1 ||
+	    memchr(eq + 1, '=', (size_t)(s + n - eq - 1)))
+		return fail(why, whylen, "invalid tag: %.*s", W(n), s);
+	v = eq + 1;
+	vlen = (size_t)(s + n - v);
+	if (!(f.tagk = dupn(s, (size_t)(eq - s))))
+		return CF_ENOMEM;
+	const char *paren = memchr(v, '(', vlen);
+	if (paren) {
+		size_t plen = (size_t)(paren - v);
+		const char *in = paren + 1;
+		size_t inlen;
+		if (v[vlen - 1] != ')') {
+			rc = fail(why, whylen, "missing ')' in filter: %.*s",
+				  W(n), s);
+			goto bad;
+		}
+		inlen = (size_t)(v + vlen - 1 - in);
+#define IS(name) (plen == strlen(name) && !strncasecmp(v, name, plen))
+		if (IS("literal_or"))
+			f.type = TSD_FILTER_LITERAL_OR;
+		else if (IS("iliteral_or"))
+			f.type = TSD_FILTER_ILITERAL_OR;
+		else if (IS("not_literal_or"))
+			f.type = TSD_FILTER_NOT_LITERAL_OR;
+		else if (IS("not_iliteral_or"))
+			f.type = TSD_FILTER_NOT_ILITERAL_OR;
+		else if (IS("wildcard"))
+			f.type = TSD_FILTER_WILDCARD;
+		else if (IS("iwildcard"))
+			f.type = TSD_FILTER_IWILDCARD;
+		else if (IS("regexp"))
+			f.type = TSD_FILTER_REGEXP;
+		else {
+			rc = fail(why, whylen, "unknown filter type: %.*s",
+				  W(plen), v);
+			goto bad;
+		}
+#undef IS
+		if (inlen == 0) {
+			rc = fail(why, whylen, "empty filter: %.*s", W(n), s);
+			goto bad;
+		}
+		if (f.type <= TSD_FILTER_NOT_ILITERAL_OR) {
+			if ((rc = split_values(&f, in, inlen)))
+				goto bad;
+		} else {
+			if (!(f.pattern = dupn(in, inlen))) {
+				rc = CF_ENOMEM;
+				goto bad;
+			}
+			if (f.type == TSD_FILTER_IWILDCARD ||
+			    f.type == TSD_FILTER_WILDCARD) {
+				if (!memchr(in, '*', inlen)) {
+					rc = fail(why, whylen,
+						  "wildcard without '*': %.*s",
+						  W(n), s);
+					goto bad;
+				}
+			}
+		}
+		if (f.type == TSD_FILTER_REGEXP) {
+			f.regex = malloc(sizeof(regex_t));
+			if (!f.regex) {
+				rc = CF_ENOMEM;
+				goto bad;
+			}
+			if (regcomp((regex_t *)f.regex, f.pattern,
+				    REG_EXTENDED | REG_NOSUB)) {
+				free(f.regex);
+				f.regex = NULL;
+				rc = fail(why, whylen, "bad regexp: %.*s",
+					  W(inlen), in);
+				goto bad;
+			}
+		}
+	} else if (memchr(v, '*', vlen)) {
+		f.type = TSD_FILTER_WILDCARD;
+		if (!(f.pattern = dupn(v, vlen))) {
+			rc = CF_ENOMEM;
+			goto bad;
+		}
+	} else {
+		f.type = TSD_FILTER_LITERAL_OR;
+		if ((rc = split_values(&f, v, vlen)))
+			goto bad;
+	}
+	f.group_by = group_by;
+	if (group_by) {
+		for (size_t i = 0; i < sq->nfilters; i++) {
+			if (filters_equal(&sq->filters[i], &f)) {
+				sq->filters[i].group_by = 1;
+				filter_release(&f);
+				return CF_OK;
+			}
+		}
+	}
+	struct tsd_filter *nf = realloc(sq->filters,
+					(sq->nfilters + 1) * sizeof *nf);
+	if (!nf) {
+		rc = CF_ENOMEM;
+		goto bad;
+	}
+	sq->filters = nf;
+	sq->filters[sq->nfilters++] = f;
+	return CF_OK;
+bad:
+	filter_release(&f);
+	return rc;
+}
+
+/* The comma-separated items of s[0..n), each added as a filter; an empty
+ * item ends the list (OpenTSDB's parseWithMetricAndFilters). */
+static int add_filters(struct tsd_subquery *sq, const char *s, size_t n,
+		       int group_by, char *why, size_t whylen)
+{
+	size_t b = 0;
+	int rc;
+
+	for (size_t i = 0; i <= n; i++) {
+		if (i < n && s[i] != ',')
+			continue;
+		if (i == b)
+			break;
+		if ((rc = add_filter(sq, s + b, i - b, group_by, why, whylen)))
+			return rc;
+		b = i + 1;
+	}
+	return CF_OK;
+}
+
+static int parse_metric(struct tsd_subquery *sq, const char *s, size_t n,
+			char *why, size_t whylen)
+{
+	const char *curly = memchr(s, '{', n);
+	size_t mlen = curly ? (size_t)(curly - s) : n;
+	int rc;
+
+	if (mlen == 0)
+		return fail(why, whylen, "missing metric name");
+	if (!(sq->metric = dupn(s, mlen)))
+		return CF_ENOMEM;
+	if (!curly)
+		return CF_OK;
+	if (s[n - 1] != '}')
+		return fail(why, whylen, "missing '}' at the end of: %.*s",
+			    W(n), s);
+	if (curly == s + n - 2)
+		return CF_OK;
+	const char *close = memchr(curly, '}', (size_t)(s + n - curly));
+	if (close != s + n - 1) {
+		const char *fb = s + n - 1;
+		while (fb > close && *fb != '{')
+			fb--;
+		if (fb == close || fb != close + 1)
+			return fail(why, whylen, "malformed filters: %.*s",
+				    W(n), s);
+		if ((rc = add_filters(sq, fb + 1, (size_t)(s + n - 1 - fb - 1),
+				      0, why, whylen)))
+			return rc;
+	}
+	return add_filters(sq, curly + 1, (size_t)(close - curly - 1), 1, why,
+			   whylen);
+}
+
+static int parse_downsample(struct tsd_subquery *sq, const char *s, size_t n,
+			    char *why, size_t whylen)
+{
+	const char *d1 = memchr(s, '-', n), *d2;
+	size_t alen;
+
+	if (!d1)
+		return fail(why, whylen, "invalid downsampling specifier: %.*s",
+			    W(n), s);
+	d2 = memchr(d1 + 1, '-', (size_t)(s + n - d1 - 1));
+	if (d2 && memchr(d2 + 1, '-', (size_t)(s + n - d2 - 1)))
+		return fail(why, whylen, "invalid downsampling specifier: %.*s",
+			    W(n), s);
+	size_t ilen = (size_t)(d1 - s);
+	if (ilen >= 3 && !memcmp(s + ilen - 3, "all", 3)) {
+		sq->ds_all = 1;
+	} else if (ilen && s[ilen - 1] == 'c') {
+		return fail(why, whylen, "calendar downsampling is not "
+			    "supported: %.*s", W(n), s);
+	} else if (tsd_parse_duration(s, ilen, &sq->ds_interval_ms)) {
+		return fail(why, whylen, "invalid downsampling interval: %.*s",
+			    W(ilen), s);
+	}
+	alen = d2 ? (size_t)(d2 - d1 - 1) : (size_t)(s + n - d1 - 1);
+	if (tsd_agg_lookup(d1 + 1, alen, &sq->ds_agg))
+		return fail(why, whylen, "no such downsampling function: %.*s",
+			    W(alen), d1 + 1);
+	if (sq->ds_agg == TSD_AGG_NONE)
+		return fail(why, whylen, "cannot use the none aggregator for "
+			    "downsampling");
+	sq->ds_fill = TSD_FILL_NONE;
+	if (d2) {
+		const char *f = d2 + 1;
+		size_t flen = (size_t)(s + n - f);
+		if (flen == 4 && !strncasecmp(f, "none", 4))
+			sq->ds_fill = TSD_FILL_NONE;
+		else if (flen == 3 && !strncasecmp(f, "nan", 3))
+			sq->ds_fill = TSD_FILL_NAN;
+		else if (flen == 4 && !strncasecmp(f, "null", 4))
+			sq->ds_fill = TSD_FILL_NULL;
+		else if (flen == 4 && !strncasecmp(f, "zero", 4))
+			sq->ds_fill = TSD_FILL_ZERO;
+		else
+			return fail(why, whylen, "no such fill policy: %.*s "
+				    "(none, nan, null, zero)", W(flen), f);
+	}
+	return CF_OK;
+}
+
+static int parse_rate(struct tsd_subquery *sq, const char *s, size_t n,
+		      char *why, size_t whylen)
+{
+	sq->rate = 1;
+	if (n == 4)
+		return CF_OK;
+	if (n < 6 || s[4] != '{' || s[n - 1] != '}')
+		return fail(why, whylen, "invalid rate options: %.*s", W(n), s);
+	const char *p = s + 5, *end = s + n - 1;
+	const char *part[3];
+	size_t plen[3], np = 0;
+	for (const char *b = p;; p++) {
+		if (p == end || *p == ',') {
+			if (np == 3)
+				return fail(why, whylen, "too many rate "
+					    "options: %.*s", W(n), s);
+			part[np] = b;
+			plen[np++] = (size_t)(p - b);
+			b = p + 1;
+			if (p == end)
+				break;
+		}
+	}
+	if (plen[0] >= 7 && !memcmp(part[0] + plen[0] - 7, "counter", 7))
+		sq->counter = 1;
+	if (plen[0] == 11 && !memcmp(part[0], "dropcounter", 11))
+		sq->drop_resets = 1;
+	if (np >= 2 && plen[1] &&
+	    tsd_parse_long(part[1], plen[1], &sq->counter_max))
+		return fail(why, whylen, "max value of counter was not a "
+			    "number: %.*s", W(plen[1]), part[1]);
+	if (np >= 3 && plen[2] &&
+	    tsd_parse_long(part[2], plen[2], &sq->reset_value))
+		return fail(why, whylen, "reset value of counter was not a "
+			    "number: %.*s", W(plen[2]), part[2]);
+	return CF_OK;
+}
+
+static int parse_m(struct tsd_query *q, const char *s, size_t n, char *why,
+		   size_t whylen)
+{
+	const char *part[5];
+	size_t plen[5], np = 0;
+	struct tsd_subquery *sq;
+	int rc;
+
+	if (n == 0)
+		return fail(why, whylen, "the query string was empty");
+	for (size_t b = 0, i = 0; i <= n; i++) {
+		if (i < n && s[i] != ':')
+			continue;
+		if (np == 5)
+			return fail(why, whylen, "invalid parameter m=%.*s "
+				    "(too many :-separated parts)", W(n), s);
+		part[np] = s + b;
+		plen[np++] = i - b;
+		b = i + 1;
+	}
+	if (np < 2)
+		return fail(why, whylen, "invalid parameter m=%.*s (not "
+			    "enough :-separated parts)", W(n), s);
+	sq = realloc(q->subs, (q->nsubs + 1) * sizeof *sq);
+	if (!sq)
+		return CF_ENOMEM;
+	q->subs = sq;
+	sq = &q->subs[q->nsubs++];
+	memset(sq, 0, sizeof *sq);
+	sq->counter_max = INT64_MAX;
+	if (tsd_agg_lookup(part[0], plen[0], &sq->agg))
+		return fail(why, whylen, "no such aggregator: %.*s",
+			    W(plen[0]), part[0]);
+	if ((rc = parse_metric(sq, part[np - 1], plen[np - 1], why, whylen)))
+		return rc;
+	for (size_t i = 1; i + 1 < np; i++) {
+		const char *p = part[i];
+		size_t l = plen[i];
+		if (l >= 4 && !strncasecmp(p, "rate", 4))
+			rc = parse_rate(sq, p, l, why, whylen);
+		else if (l && p[0] >= '0' && p[0] <= '9')
+			rc = parse_downsample(sq, p, l, why, whylen);
+		else if (l == 13 && !strncasecmp(p, "explicit_tags", 13))
+			sq->explicit_tags = 1;
+		else
+			rc = fail(why, whylen, "unsupported query part: %.*s",
+				  W(l), p);
+		if (rc)
+			return rc;
+	}
+	return CF_OK;
+}
+
+/* Decodes %XX escapes of s[0..n) into a new string. */
+static char *unescape(const char *s, size_t n)
+{
+	char *o = malloc(n + 1);
+	size_t k = 0;
+
+	if (!o)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] == '%' && i + 2 < n &&
+		    isxdigit((unsigned char)s[i + 1]) &&
+		    isxdigit((unsigned char)s[i + 2])) {
+			char hex[3] = { s[i + 1], s[i + 2], 0 };
+			o[k++] = (char)strtol(hex, NULL, 16);
+			i += 2;
+		} else {
+			o[k++] = s[i];
+		}
+	}
+	o[k] = '\0';
+	return o;
+}
+
+static int set_str(char **dst, const char *v)
+{
+	free(*dst);
+	*dst = strdup(v);
+	return *dst ? CF_OK : CF_ENOMEM;
+}
+
+int tsd_query_parse(const char *qs, size_t len, int64_t now_ms,
+		    struct tsd_query *q, char *why, size_t whylen)
+{
+	char *key = NULL, *val = NULL;
+	int have_start = 0, have_end = 0, rc = CF_OK;
+
+	memset(q, 0, sizeof *q);
+	q->width = 800;
+	q->height = 600;
+	if (why && whylen)
+		why[0] = '\0';
+	if (len >= 2 && qs[0] == 'q' && qs[1] == '?')
+		qs += 2, len -= 2;
+	else if (len >= 1 && qs[0] == '?')
+		qs++, len--;
+	for (size_t b = 0, i = 0; i <= len; i++) {
+		if (i < len && qs[i] != '&')
+			continue;
+		const char *item = qs + b;
+		size_t ilen = i - b;
+		b = i + 1;
+		if (ilen == 0)
+			continue;
+		const char *eq = memchr(item, '=', ilen);
+		size_t klen = eq ? (size_t)(eq - item) : ilen;
+		free(key);
+		free(val);
+		key = unescape(item, klen);
+		val = eq ? unescape(eq + 1, ilen - klen - 1) : strdup("");
+		if (!key || !val) {
+			rc = CF_ENOMEM;
+			goto out;
+		}
+		size_t vl = strlen(val);
+		if (!strcmp(key, "start")) {
+			if (tsd_parse_time(val, vl, now_ms, &q->start_ms)) {
+				rc = fail(why, whylen, "invalid start time: %.*s",
+					  W(vl), val);
+				goto out;
+			}
+			have_start = 1;
+		} else if (!strcmp(key, "end")) {
+			if (tsd_parse_time(val, vl, now_ms, &q->end_ms)) {
+				rc = fail(why, whylen, "invalid end time: %.*s",
+					  W(vl), val);
+				goto out;
+			}
+			have_end = 1;
+		} else if (!strcmp(key, "m")) {
+			if ((rc = parse_m(q, val, vl, why, whylen)))
+				goto out;
+		} else if (!strcmp(key, "ms")) {
+			q->ms = 1;
+		} else if (!strcmp(key, "wxh")) {
+			int w, h;
+			char c;
+			if (sscanf(val, "%dx%d%c", &w, &h, &c) != 2 || w < 16 ||
+			    h < 16 || w > 8192 || h > 8192) {
+				rc = fail(why, whylen, "invalid wxh: %.*s",
+					  W(vl), val);
+				goto out;
+			}
+			q->width = w;
+			q->height = h;
+		} else if (!strcmp(key, "title")) {
+			if ((rc = set_str(&q->title, val)))
+				goto out;
+		} else if (!strcmp(key, "ylabel")) {
+			if ((rc = set_str(&q->ylabel, val)))
+				goto out;
+		} else if (!strcmp(key, "yrange")) {
+			double lo, hi;
+			char c;
+			if (!((vl == 3 && !strcmp(val, "[:]")) ||
+			      sscanf(val, "[%lf:%lf%c", &lo, &hi, &c) == 3 ||
+			      sscanf(val, "[:%lf%c", &hi, &c) == 2 ||
+			      sscanf(val, "[%lf:%c", &lo, &c) == 2) ||
+			    val[vl - 1] != ']') {
+				rc = fail(why, whylen, "invalid yrange: %.*s",
+					  W(vl), val);
+				goto out;
+			}
+			if ((rc = set_str(&q->yrange, val)))
+				goto out;
+		} else if (!strcmp(key, "ylog")) {
+			q->ylog = 1;
+		} else if (!strcmp(key, "key")) {
+			for (size_t j = 0; j < vl; j++) {
+				if (!isalpha((unsigned char)val[j]) &&
+				    val[j] != ' ') {
+					rc = fail(why, whylen, "invalid key: "
+						  "%.*s", W(vl), val);
+					goto out;
+				}
+			}
+			if ((rc = set_str(&q->key, val)))
+				goto out;
+		} else if (!strcmp(key, "nokey")) {
+			q->nokey = 1;
+		}
+	}
+	if (!have_start) {
+		rc = fail(why, whylen, "missing start time");
+		goto out;
+	}
+	if (!have_end)
+		q->end_ms = now_ms;
+	if (q->end_ms <= q->start_ms) {
+		rc = fail(why, whylen, "end time %lld must be greater than the "
+			  "start time %lld", (long long)q->end_ms,
+			  (long long)q->start_ms);
+		goto out;
+	}
+	if (q->nsubs == 0)
+		rc = fail(why, whylen, "missing sub queries (m=)");
+out:
+	free(key);
+	free(val);
+	if (rc)
+		tsd_query_release(q);
+	return rc;
+}
+
+void tsd_query_release(struct tsd_query *q)
+{
+	for (size_t i = 0; i < q->nsubs; i++) {
+		struct tsd_subquery *sq = &q->subs[i];
+		free(sq->metric);
+		for (size_t j = 0; j < sq->nfilters; j++)
+			filter_release(&sq->filters[j]);
+		free(sq->filters);
+	}
+	free(q->subs);
+	free(q->title);
+	free(q->ylabel);
+	free(q->yrange);
+	free(q->key);
+	memset(q, 0, sizeof *q);
+}

@@ -1,0 +1,138 @@
+/*
+ * query.h: OpenTSDB's query-string form, parsed (pure; no storage).
+ *
+ *   start=TIME[&end=TIME]&m=SUB[&m=SUB...][&ms][&OPTION=VALUE...]
+ *   SUB  = AGG:[DOWNSAMPLE:][rate[{counter[,max[,reset]]}]:]METRIC[{TAGS}][{FILTERS}]
+ *   TIME = now | N(ms|s|m|h|d|w|n|y)-ago | epoch seconds (<= 10 digits)
+ *          | epoch milliseconds | SECONDS.mmm | yyyy/MM/dd[-HH:mm[:ss]] (UTC)
+ *   DOWNSAMPLE = N(ms|s|m|h|d|w|n|y)-AGG[-FILL] | 0all-AGG
+ *   FILL = none | nan | null | zero
+ *   TAGS = TAGK=VALUES,...   (every one also groups by its key)
+ *   FILTERS = TAGK=VALUES,... (filters only)
+ *   VALUES = v | v1|v2 | * | web* (wildcard) | literal_or(v1|v2)
+ *          | iliteral_or(..) | not_literal_or(..) | wildcard(..)
+ *          | iwildcard(..) | regexp(..)
+ *
+ * Rules follow OpenTSDB's QueryRpc.parseMTypeSubQuery, Tags.parseWith-
+ * MetricAndFilters, TagVFilter, DownsamplingSpecification and
+ * DateTime.parseDateTimeString; docs/timeseries.md is the user's guide.
+ * %XX escapes are decoded in every value.  Unknown parameters are ignored,
+ * as OpenTSDB ignores them.
+ */
+#ifndef CF_TSD_QUERY_H
+#define CF_TSD_QUERY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Aggregators (OpenTSDB names in tsd_agg_name()). */
+enum tsd_agg {
+	TSD_AGG_SUM, TSD_AGG_PFSUM, TSD_AGG_MIN, TSD_AGG_MAX, TSD_AGG_AVG,
+	TSD_AGG_MEDIAN, TSD_AGG_NONE, TSD_AGG_MULT, TSD_AGG_DEV,
+	TSD_AGG_DIFF, TSD_AGG_ZIMSUM, TSD_AGG_MIMMIN, TSD_AGG_MIMMAX,
+	TSD_AGG_SQUARESUM, TSD_AGG_COUNT, TSD_AGG_FIRST, TSD_AGG_LAST,
+	TSD_AGG_P999, TSD_AGG_P99, TSD_AGG_P95, TSD_AGG_P90, TSD_AGG_P75,
+	TSD_AGG_P50,
+	TSD_AGG_COUNT_ALL
+};
+
+/* How a series missing at a timestamp is filled when aggregating. */
+enum tsd_interp {
+	TSD_INTERP_LERP,	/* linear interpolation */
+	TSD_INTERP_ZIM,		/* zero */
+	TSD_INTERP_MAX,		/* the largest value (ignored by min) */
+	TSD_INTERP_MIN,		/* the smallest value (ignored by max) */
+	TSD_INTERP_PREV		/* the previous value */
+};
+
+enum tsd_fill {
+	TSD_FILL_NONE,		/* skip empty intervals (interpolate) */
+	TSD_FILL_NAN,		/* NaN (printed "NaN") */
+	TSD_FILL_NULL,		/* a gap (the point is not printed) */
+	TSD_FILL_ZERO		/* 0 */
+};
+
+enum tsd_filter_type {
+	TSD_FILTER_LITERAL_OR,
+	TSD_FILTER_ILITERAL_OR,
+	TSD_FILTER_NOT_LITERAL_OR,
+	TSD_FILTER_NOT_ILITERAL_OR,
+	TSD_FILTER_WILDCARD,
+	TSD_FILTER_IWILDCARD,
+	TSD_FILTER_REGEXP
+};
+
+struct tsd_filter {
+	char *tagk;
+	enum tsd_filter_type type;
+	char **values;		/* literal_or kinds: the alternatives */
+	size_t nvalues;
+	char *pattern;		/* wildcard kinds and regexp */
+	void *regex;		/* compiled regexp (regex_t) */
+	int group_by;
+};
+
+struct tsd_subquery {
+	char *metric;
+	enum tsd_agg agg;
+	/* downsampling: ds_interval_ms 0 means none (unless ds_all) */
+	int64_t ds_interval_ms;
+	int ds_all;		/* "0all": one value over the whole range */
+	enum tsd_agg ds_agg;
+	enum tsd_fill ds_fill;
+	/* rate */
+	int rate;
+	int counter;
+	int drop_resets;
+	int64_t counter_max;	/* default INT64_MAX */
+	int64_t reset_value;	/* default 0 */
+	struct tsd_filter *filters;
+	size_t nfilters;
+	int explicit_tags;
+};
+
+struct tsd_query {
+	int64_t start_ms;
+	int64_t end_ms;
+	int ms;			/* "ms": print timestamps in milliseconds */
+	struct tsd_subquery *subs;
+	size_t nsubs;
+	/* graph options (OpenTSDB's /q parameters) */
+	int width, height;	/* wxh=800x600 */
+	char *title;
+	char *ylabel;
+	char *yrange;		/* "[lo:hi]" */
+	int ylog;
+	char *key;		/* "top left", "out", ... */
+	int nokey;
+};
+
+/* The OpenTSDB name of an aggregator; its interpolation. */
+const char *tsd_agg_name(enum tsd_agg a);
+enum tsd_interp tsd_agg_interp(enum tsd_agg a);
+/* Looks an aggregator up by name (n bytes).  CF_ENOTFOUND. */
+int tsd_agg_lookup(const char *name, size_t n, enum tsd_agg *out);
+
+/*
+ * Parses the query string qs[0..len) (a leading "?" or "q?" is skipped).
+ * now_ms resolves relative times.  On success q owns its memory until
+ * tsd_query_release().  CF_EINVAL with a reason in why[0..whylen);
+ * CF_ENOMEM.  q is released on failure.
+ */
+int tsd_query_parse(const char *qs, size_t len, int64_t now_ms,
+		    struct tsd_query *q, char *why, size_t whylen);
+void tsd_query_release(struct tsd_query *q);
+
+/* OpenTSDB's DateTime.parseDuration: "N" followed by ms, s, m, h, d, w, n
+ * (30 days) or y (365 days), N > 0; the result in milliseconds.
+ * CF_EINVAL. */
+int tsd_parse_duration(const char *s, size_t len, int64_t *ms);
+/* DateTime.parseDateTimeString (see the grammar above); milliseconds.
+ * CF_EINVAL. */
+int tsd_parse_time(const char *s, size_t len, int64_t now_ms, int64_t *ms);
+
+/* 1 if value (vlen bytes) passes filter f. */
+int tsd_filter_match(const struct tsd_filter *f, const char *value,
+		     size_t vlen);
+
+#endif
