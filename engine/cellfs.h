@@ -282,4 +282,25 @@ struct cf_stats {
 int cf_db_stats(cf_db *db, struct cf_stats *s);
 int cf_table_stats(cf_table *t, struct cf_stats *s);
 
+/* --- offline check and repair (cellfs-fsck) ---------------------------- */
+
+/* Reports one problem: the file it concerns and what is wrong. */
+typedef void (*cf_check_say)(void *arg, const char *path, const char *what);
+
+/*
+ * Checks the data directory dir, which no daemon may have open (CF_EBUSY
+ * otherwise): every checksum of every store file and WAL segment, and the
+ * catalog against the disk (missing or unknown files, regions that leave
+ * gaps or overlap, region directories without .regioninfo).  Each problem
+ * is passed to say; *problems gets their number.
+ *
+ * With repair: a missing, damaged or inconsistent catalog is moved aside
+ * and rebuilt from the region directories' .regioninfo files; unreadable
+ * store files and unknown files are moved under dir/lost+found/ (never
+ * deleted); a damaged WAL segment is cut at the damage, the rest moved to
+ * lost+found/.  *problems then counts what was found before repairing.
+ */
+int cf_check(const char *dir, int repair, cf_check_say say, void *arg,
+	     unsigned *problems);
+
 #endif

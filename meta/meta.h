@@ -41,6 +41,9 @@ struct meta_table {
 
 /* Adds a table; its id into *id.  CF_EEXIST. */
 int meta_table_add(struct meta *m, const char *name, int64_t *id);
+/* Adds a table with a given id (a catalog rebuilt by cellfs-fsck keeps
+ * the ids the WAL refers to).  CF_EEXIST. */
+int meta_table_put(struct meta *m, int64_t id, const char *name);
 /* Removes the table with its families, regions and files. */
 int meta_table_del(struct meta *m, int64_t id);
 /* Calls fn for each table (ordered by name); stops on non-zero return and
