@@ -25,7 +25,13 @@ static void value_of(int i, char *v, size_t *n)
 			      "padding-padding-padding-padding");
 }
 
-/* Finds the first file under root whose name ends with suffix. */
+static long file_size(const char *p)
+{
+	struct stat st;
+	return stat(p, &st) ? -1 : (long)st.st_size;
+}
+
+/* Finds the largest file under root whose name ends with suffix. */
 static int find_file(const char *root, const char *suffix, char *out,
 		     size_t outsz)
 {
@@ -48,19 +54,15 @@ static int find_file(const char *root, const char *suffix, char *out,
 		else if (strlen(e->d_name) > strlen(suffix) &&
 			 strcmp(e->d_name + strlen(e->d_name) - strlen(suffix),
 				suffix) == 0 && st.st_size > 0) {
-			snprintf(out, outsz, "%s", path);
-			found = 1;
+			/* the largest such file */
+			if (!out[0] || st.st_size > file_size(out))
+				snprintf(out, outsz, "%s", path);
 		}
 	}
 	closedir(d);
-	return found;
+	return found || out[0];
 }
 
-static long file_size(const char *p)
-{
-	struct stat st;
-	return stat(p, &st) ? -1 : (long)st.st_size;
-}
 
 static void flip(const char *path, long off)
 {
@@ -134,7 +136,7 @@ int main(void)
 	struct cf_family f;
 	cf_db *db;
 	cf_table *t;
-	char sst[4096], saved[4200], wal[4096];
+	char sst[4096] = "", saved[4200], wal[4096] = "";
 	char first_saved[4200];
 	int good, errs, wrong, rc;
 

@@ -159,7 +159,7 @@ int main(void)
 			put(i, "c");
 		cf_table_flush(t);
 	}
-	env_fault_add(ENV_OP_WRITE, "/data/", 2, -1, CF_EIO, 0);
+	env_fault_add(ENV_OP_WRITE, "/data/", 0, -1, CF_EIO, 0);
 	is_int(cf_table_compact(t, 1), CF_EIO, "an I/O error in compaction is EIO");
 	env_fault_clear();
 	ok(all_have(200, 350, "c") && all_have(0, 100, "a"),
