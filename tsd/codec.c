@@ -171,9 +171,14 @@ int tsd_cell_split(const unsigned char *q, size_t qlen,
 struct mpt {
 	struct tsd_cellpt pt;
 	int64_t version;
+	int compacted;		/* from a cell of several points */
 	size_t order;
 };
 
+/* Time order; at one time the newest version first.  Versions are
+ * milliseconds, so a late point and the compaction before it can share
+ * one: then the single cell wins, since a compaction never writes after
+ * a single cell it did not merge. */
 static int mpt_cmp(const void *a, const void *b)
 {
 	const struct mpt *x = a, *y = b;
@@ -181,56 +186,85 @@ static int mpt_cmp(const void *a, const void *b)
 		return x->pt.offset_ms < y->pt.offset_ms ? -1 : 1;
 	if (x->version != y->version)
 		return x->version > y->version ? -1 : 1;
+	if (x->compacted != y->compacted)
+		return x->compacted - y->compacted;
 	return x->order < y->order ? -1 : x->order > y->order;
 }
 
-int tsd_compact_cells(const struct tsd_rawcell *cells, size_t n,
-		      struct buf *qual, struct buf *val, size_t *npoints)
+int tsd_row_points(const struct tsd_rawcell *cells, size_t n,
+		   struct tsd_cellpt *out, size_t *np)
 {
 	struct mpt *pts = NULL;
-	size_t total = 0, np = 0, kept = 0;
-	int ms = 0, sec = 0, rc = CF_OK;
+	struct tsd_cellpt *tmp = NULL;
+	size_t total = 0, k = 0, m = 0;
+	int rc = CF_OK;
 
+	*np = 0;
 	for (size_t i = 0; i < n; i++)
 		total += cells[i].qlen / 2;
-	pts = malloc((total ? total : 1) * sizeof *pts);
-	struct tsd_cellpt *tmp = malloc((total ? total : 1) * sizeof *tmp);
+	if (total == 0)
+		return CF_OK;
+	pts = malloc(total * sizeof *pts);
+	tmp = malloc(total * sizeof *tmp);
 	if (!pts || !tmp) {
 		rc = CF_ENOMEM;
 		goto out;
 	}
 	for (size_t i = 0; i < n; i++) {
-		size_t k;
+		size_t c;
 		rc = tsd_cell_split(cells[i].q, cells[i].qlen, cells[i].v,
-				    cells[i].vlen, tmp, &k);
+				    cells[i].vlen, tmp, &c);
 		if (rc)
 			goto out;
-		for (size_t j = 0; j < k; j++) {
-			pts[np].pt = tmp[j];
-			pts[np].version = cells[i].version;
-			pts[np].order = np;
-			np++;
+		for (size_t j = 0; j < c; j++) {
+			pts[m].pt = tmp[j];
+			pts[m].version = cells[i].version;
+			pts[m].compacted = c > 1;
+			pts[m].order = m;
+			m++;
 		}
 	}
-	qsort(pts, np, sizeof *pts, mpt_cmp);
-	for (size_t i = 0; i < np; i++) {
+	qsort(pts, m, sizeof *pts, mpt_cmp);
+	for (size_t i = 0; i < m; i++) {
 		if (i > 0 && pts[i].pt.offset_ms == pts[i - 1].pt.offset_ms)
 			continue;
-		if ((rc = buf_append(qual, pts[i].pt.q, pts[i].pt.qlen)) ||
-		    (rc = buf_append(val, pts[i].pt.v, pts[i].pt.vlen)))
-			goto out;
-		if (pts[i].pt.qlen == 4)
-			ms = 1;
-		else
-			sec = 1;
-		kept++;
+		out[k++] = pts[i].pt;
 	}
-	if (kept > 1)
-		rc = buf_putc(val, ms && sec ? TSD_MS_MIXED_COMPACT : 0);
-	*npoints = kept;
+	*np = k;
 out:
 	free(pts);
 	free(tmp);
+	return rc;
+}
+
+int tsd_compact_cells(const struct tsd_rawcell *cells, size_t n,
+		      struct buf *qual, struct buf *val, size_t *npoints)
+{
+	struct tsd_cellpt *pts;
+	size_t total = 0, np = 0;
+	int ms = 0, sec = 0, rc;
+
+	for (size_t i = 0; i < n; i++)
+		total += cells[i].qlen / 2;
+	pts = malloc((total ? total : 1) * sizeof *pts);
+	if (!pts)
+		return CF_ENOMEM;
+	if ((rc = tsd_row_points(cells, n, pts, &np)))
+		goto out;
+	for (size_t i = 0; i < np; i++) {
+		if ((rc = buf_append(qual, pts[i].q, pts[i].qlen)) ||
+		    (rc = buf_append(val, pts[i].v, pts[i].vlen)))
+			goto out;
+		if (pts[i].qlen == 4)
+			ms = 1;
+		else
+			sec = 1;
+	}
+	if (np > 1)
+		rc = buf_putc(val, ms && sec ? TSD_MS_MIXED_COMPACT : 0);
+	*npoints = np;
+out:
+	free(pts);
 	return rc;
 }
 

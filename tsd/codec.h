@@ -121,9 +121,17 @@ struct tsd_rawcell {
 };
 
 /*
+ * The points of a row's cells[0..n), in time order; of several points at
+ * the same millisecond the one from the newest cell is kept (at equal
+ * versions: from a single-point cell, then the earliest listed).  out must have room for the sum of qlen / 2 over the
+ * cells; *np gets the count.  CF_ECORRUPT, CF_ENOMEM.
+ */
+int tsd_row_points(const struct tsd_rawcell *cells, size_t n,
+		   struct tsd_cellpt *out, size_t *np);
+
+/*
  * OpenTSDB's row compaction: merges the points of cells[0..n) into one
- * cell, in time order; of several points at the same millisecond the one
- * from the newest cell (then the earliest listed) wins.  The qualifier and
+ * cell, in time order; duplicates resolved as tsd_row_points() does.  The qualifier and
  * value are appended to qual and val; the value gets the trailing meta
  * byte only when the result holds more than one point.  *npoints gets the
  * number of points kept.  CF_ECORRUPT, CF_ENOMEM.

@@ -1,0 +1,699 @@
+/*
+ * test-tsd.c: the time-series layer on a real engine: the bytes OpenTSDB
+ * would store (the seed's example point, UID rows, millisecond points,
+ * floats), row compaction and reading both forms, all-or-nothing writes
+ * with line numbers, lines split across writes, metric dumps through the
+ * cursor, queries end to end with exact output, name listings, UID
+ * exhaustion, concurrent writers racing for the same new names, and a
+ * PNG graph from gnuplot.
+ */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/cellfs.h"
+#include "tests/tap.h"
+#include "tsd/tsd.h"
+#include "util/err.h"
+
+static cf_db *db;
+static const char *dir;
+
+/* 2013-01-01 00:00:00 UTC */
+#define T0 1356998400LL
+
+static void hex(const unsigned char *p, size_t n, char *out)
+{
+	for (size_t i = 0; i < n; i++)
+		sprintf(out + 2 * i, "%02x", p[i]);
+	out[2 * n] = '\0';
+}
+
+static tsd *open_tsd(int compact_on_read)
+{
+	struct tsd_options o;
+	tsd *t;
+	tsd_options_default(&o);
+	o.compact_interval_ms = 0;
+	o.compact_on_read = compact_on_read;
+	if (tsd_open(db, &o, &t))
+		bail("tsd_open failed");
+	return t;
+}
+
+static int put(tsd *t, const char *text, struct tsd_error *e)
+{
+	struct tsd_error local;
+	return tsd_put_text(t, text, strlen(text), e ? e : &local);
+}
+
+/* The cells of row key (hex) in table tab, family fam, as
+ * "qual=value qual=value" in hex. */
+static const char *cells_of(const char *tab, const unsigned char *key,
+			    size_t klen, const char *fam)
+{
+	static char out[4096];
+	struct cf_read_opts o = CF_READ_OPTS_INIT;
+	struct cf_column col = { fam, strlen(fam), NULL, 0 };
+	cf_table *tb;
+	cf_row *row;
+	size_t off = 0;
+
+	out[0] = '\0';
+	o.columns = &col;
+	o.ncolumns = 1;
+	if (cf_table_open(db, tab, &tb))
+		return "(no table)";
+	if (cf_table_get(tb, key, klen, &o, &row)) {
+		cf_table_close(tb);
+		return "(get failed)";
+	}
+	for (size_t i = 0; i < cf_row_count(row) && off < sizeof out - 200;
+	     i++) {
+		const struct cf_cell *c = cf_row_cell(row, i);
+		if (i)
+			out[off++] = ' ';
+		hex(c->qual, c->qlen, out + off);
+		off += 2 * c->qlen;
+		out[off++] = '=';
+		if (c->vlen > 80) {
+			off += (size_t)sprintf(out + off, "(%zu bytes)", c->vlen);
+			continue;
+		}
+		hex(c->val, c->vlen, out + off);
+		off += 2 * c->vlen;
+	}
+	out[off] = '\0';
+	cf_row_free(row);
+	cf_table_close(tb);
+	return out;
+}
+
+/* Reads a cursor whole, in chunks of step bytes. */
+static char *slurp(tsd_cursor *c, size_t step, size_t *len)
+{
+	struct buf b = BUF_INIT;
+	char *tmp = malloc(step);
+	size_t got;
+	uint64_t off = 0;
+	for (;;) {
+		if (tsd_cursor_pread(c, tmp, step, off, &got) || got == 0)
+			break;
+		buf_append(&b, tmp, got);
+		off += got;
+	}
+	free(tmp);
+	buf_putc(&b, 0);
+	*len = b.len - 1;
+	return (char *)b.p;
+}
+
+static char *dump(tsd *t, const char *metric)
+{
+	tsd_cursor *c;
+	size_t n;
+	if (tsd_metric_open(t, metric, &c))
+		return strdup("(no such metric)");
+	char *s = slurp(c, 7, &n);
+	tsd_cursor_close(c);
+	return s;
+}
+
+static char *query(tsd *t, const char *q, int *rc, struct tsd_error *e)
+{
+	tsd_cursor *c;
+	size_t n;
+	struct tsd_error local;
+	*rc = tsd_query_open(t, q, strlen(q), TSD_FMT_TEXT, &c, e ? e : &local);
+	if (*rc)
+		return strdup("");
+	char *s = slurp(c, 4096, &n);
+	tsd_cursor_close(c);
+	return s;
+}
+
+static void check_query(tsd *t, const char *q, const char *want)
+{
+	int rc;
+	struct tsd_error e;
+	char *got = query(t, q, &rc, &e);
+	if (!ok(rc == 0 && !strcmp(got, want), "query %s", q))
+		diag("  rc %d (%s)\n  got:\n%s  want:\n%s", rc, e.reason, got,
+		     want);
+	free(got);
+}
+
+static void test_seed_example(void)
+{
+	tsd *t = open_tsd(0);
+	struct tsd_error e;
+	char *s;
+
+	/* make the UIDs of the book's figure: metric 1, host 2, ubuntu 3 */
+	is_int(put(t, "mysql.bytes_sent 1292144400 1 dc=x\n"
+		   "other 1292144400 1 dc=y\n", &e), 0, "first points");
+	is_int(put(t, "put mysql.bytes_sent 1292148123 476 host=ubuntu\n", &e),
+	       0, "the seed's example point");
+	static const unsigned char key[] = { 0, 0, 1, 0x4d, 0x04, 0x9d, 0x20,
+					     0, 0, 2, 0, 0, 3 };
+	is_str(cells_of("tsdb", key, sizeof key, "t"), "07b1=01dc",
+	       "row 000001 4d049d20 000002 000003: t:07b1 = 01dc");
+	is_str(cells_of("tsdb-uid", (const unsigned char *)"mysql.bytes_sent",
+			16, "id"), "6d657472696373=000001",
+	       "forward row: id:metrics = 000001");
+	is_str(cells_of("tsdb-uid", (const unsigned char *)"\0\0\1", 3, "name"),
+	       "6d657472696373=6d7973716c2e62797465735f73656e74"
+	       " 7461676b=6463 74616776=78",
+	       "reverse row 000001: name:metrics, name:tagk, name:tagv");
+	is_str(cells_of("tsdb-uid", (const unsigned char *)"ubuntu", 6, "id"),
+	       "74616776=000003", "forward row of a tag value");
+	is_str(cells_of("tsdb-uid", (const unsigned char *)"\0", 1, "id"),
+	       "6d657472696373=0000000000000002 7461676b=0000000000000002"
+	       " 74616776=0000000000000003",
+	       "counter row \\0: 8-byte big-endian counters per kind");
+
+	s = dump(t, "mysql.bytes_sent");
+	is_str(s, "mysql.bytes_sent 1292144400 1 dc=x\n"
+	       "mysql.bytes_sent 1292148123 476 host=ubuntu\n",
+	       "metric dump, read 7 bytes at a time");
+	free(s);
+
+	/* milliseconds, floats, the widths of integers */
+	is_int(put(t, "m.ms 1292148123456 7 h=a\n"
+		   "m.ms 1292148123 -2 h=a\n"
+		   "m.f 1292148123 1.5 h=a\n"
+		   "m.f 1292148124 0.1 h=a\n"
+		   "m.f 1292148125 70000 h=a\n"
+		   "m.f 1292148126 -9000000000 h=a\n", &e), 0,
+	       "ms, float and wide points");
+	uint32_t mms, mf, ha, hv;
+	ok(tsd_name_lookup(t, TSD_METRICS, "m.ms", &mms) == 0 &&
+	   tsd_name_lookup(t, TSD_METRICS, "m.f", &mf) == 0 &&
+	   tsd_name_lookup(t, TSD_TAGK, "h", &ha) == 0 &&
+	   tsd_name_lookup(t, TSD_TAGV, "a", &hv) == 0 && mms == 3 &&
+	   mf == 4 && ha == 3 && hv == 4, "UIDs of the new names");
+	unsigned char k2[] = { 0, 0, 3, 0x4d, 0x04, 0x9d, 0x20, 0, 0, 3, 0,
+			       0, 4 };
+	is_str(cells_of("tsdb", k2, sizeof k2, "t"),
+	       "07b0=fe f0789000=07",
+	       "seconds qualifier 07b0 and ms qualifier f0789000 "
+	       "(0xF0000000 | 123456 << 6)");
+	k2[2] = 4;
+	is_str(cells_of("tsdb", k2, sizeof k2, "t"),
+	       "07bb=3fc00000 07cf=3fb999999999999a 07d3=00011170 "
+	       "07e7=fffffffde78ee600",
+	       "4-byte float, 8-byte double, 4- and 8-byte integers");
+	s = dump(t, "m.ms");
+	is_str(s, "m.ms 1292148123 -2 h=a\nm.ms 1292148123456 7 h=a\n",
+	       "ms points dump in ms");
+	free(s);
+	s = dump(t, "m.f");
+	is_str(s, "m.f 1292148123 1.5 h=a\nm.f 1292148124 0.1 h=a\n"
+	       "m.f 1292148125 70000 h=a\nm.f 1292148126 -9000000000 h=a\n",
+	       "floats print as OpenTSDB prints them");
+	free(s);
+
+	tsd_cursor *c;
+	is_int(tsd_metric_open(t, "nope", &c), CF_ENOTFOUND,
+	       "dump of an unknown metric");
+	tsd_close(t);
+}
+
+static void test_compaction(void)
+{
+	tsd *t = open_tsd(0);
+	struct tsd_error e;
+	char *s;
+
+	is_int(put(t, "cmp 1356998400 1 h=a\ncmp 1356998401 2 h=a\n"
+		   "cmp 1356998402500 3 h=a\n", &e), 0, "three points");
+	uint32_t m, k, v;
+	tsd_name_lookup(t, TSD_METRICS, "cmp", &m);
+	tsd_name_lookup(t, TSD_TAGK, "h", &k);
+	tsd_name_lookup(t, TSD_TAGV, "a", &v);
+	unsigned char key[] = { 0, 0, (unsigned char)m, 0x50, 0xe2, 0x27, 0x00,
+				0, 0, (unsigned char)k, 0, 0, (unsigned char)v };
+	is_str(cells_of("tsdb", key, sizeof key, "t"),
+	       "0000=01 0010=02 f0027100=03", "three cells before compaction");
+	struct tsd_stats st;
+	tsd_stats(t, &st);
+	is_int(st.compact_pending, 1, "one row queued for compaction");
+	is_int(tsd_compact(t, 0), 0, "compaction pass");
+	is_str(cells_of("tsdb", key, sizeof key, "t"),
+	       "00000010f0027100=01020301",
+	       "one compacted cell: qualifiers, values, meta byte 01 "
+	       "(seconds and ms mixed)");
+	s = dump(t, "cmp");
+	is_str(s, "cmp 1356998400 1 h=a\ncmp 1356998401 2 h=a\n"
+	       "cmp 1356998402500 3 h=a\n", "compacted row reads back");
+	free(s);
+
+	/* a late point: both forms in one row, read merged */
+	is_int(put(t, "cmp 1356998401500 9 h=a\ncmp 1356998401 5 h=a\n", &e),
+	       0, "late points, one overwriting a compacted one");
+	s = dump(t, "cmp");
+	is_str(s, "cmp 1356998400 1 h=a\ncmp 1356998401 5 h=a\n"
+	       "cmp 1356998401500 9 h=a\ncmp 1356998402500 3 h=a\n",
+	       "compacted and single cells merge; the newer duplicate wins");
+	free(s);
+	is_int(tsd_compact(t, 1), 0, "compaction of everything queued");
+	is_str(cells_of("tsdb", key, sizeof key, "t"),
+	       "00000010f0017700f0027100=0105090301",
+	       "recompacted row");
+	tsd_close(t);
+
+	/* an OpenTSDB-written compacted cell of seconds only: meta 00 */
+	t = open_tsd(1);
+	is_int(put(t, "cmp2 1356998400 1 h=a\ncmp2 1356998460 300 h=a\n", &e),
+	       0, "points for compaction at read");
+	s = dump(t, "cmp2");
+	is_str(s, "cmp2 1356998400 1 h=a\ncmp2 1356998460 300 h=a\n",
+	       "dump (compacting on the way)");
+	free(s);
+	tsd_name_lookup(t, TSD_METRICS, "cmp2", &m);
+	key[2] = (unsigned char)m;
+	is_str(cells_of("tsdb", key, sizeof key, "t"), "000003c1=01012c00",
+	       "compacted at read: 0000 03c1 = 01 012c 00");
+	tsd_close(t);
+}
+
+static int wwrite(tsd_writer *w, const char *s, struct tsd_error *e)
+{
+	return tsd_writer_write(w, s, strlen(s), e);
+}
+
+static void test_bad_lines(void)
+{
+	tsd *t = open_tsd(0);
+	struct tsd_error e;
+	tsd_writer *w;
+	uint32_t uid;
+	char *s;
+
+	is_int(put(t, "bad.ok 1356998400 1 h=a\nbad.ok 1356998401 2\n"
+		   "bad.ok 1356998402 3 h=a\n", &e), CF_EINVAL,
+	       "a write with a bad line is refused");
+	ok(e.line == 2 && !strcmp(e.reason, "need at least one tag"),
+	   "line 2: need at least one tag (%llu: %s)",
+	   (unsigned long long)e.line, e.reason);
+	is_int(tsd_name_lookup(t, TSD_METRICS, "bad.ok", &uid), CF_ENOTFOUND,
+	       "nothing stored, not even the metric name");
+
+	is_int(tsd_writer_open(t, NULL, &w), 0, "writer");
+	is_int(wwrite(w, "split.m 13569", &e), 0, "half a line");
+	is_int(wwrite(w, "98400 5 h=", &e), 0, "more of it");
+	is_int(wwrite(w, "a\nsplit.m 1356998401 6 h=a\nsplit.m 13", &e), 0,
+	       "its end, a line, a start");
+	is_int(wwrite(w, "56998402 7 h=a h=b\nsplit.m 13", &e), CF_EINVAL,
+	       "a bad line");
+	ok(e.line == 3 && !strcmp(e.reason, "duplicate tag: h=b"),
+	   "counted from the open: line 3 (%llu: %s)",
+	   (unsigned long long)e.line, e.reason);
+	is_int(wwrite(w, "56998403 8 h=a\nsplit.m 1356998404 9 h=a", &e), 0,
+	       "the rest of the rejected write's last line is skipped");
+	is_int(tsd_writer_finish(w, &e), 0, "a last line without newline");
+	tsd_writer_close(w);
+	s = dump(t, "split.m");
+	is_str(s, "split.m 1356998400 5 h=a\nsplit.m 1356998401 6 h=a\n"
+	       "split.m 1356998404 9 h=a\n", "what was stored");
+	free(s);
+
+	/* metric files */
+	is_int(tsd_writer_open(t, "bad name", &w), CF_EINVAL,
+	       "metric file of an invalid name");
+	is_int(tsd_writer_open(t, "file.m", &w), 0, "metric file writer");
+	is_int(wwrite(w, "1356998400 1 h=a\n1356998401 2.5 h=a\n", &e), 0,
+	       "appended lines");
+	is_int(wwrite(w, "file.m 1356998402 3 h=a\n", &e), CF_EINVAL,
+	       "a put line is not a metric-file line");
+	tsd_writer_close(w);
+	s = dump(t, "file.m");
+	is_str(s, "file.m 1356998400 1 h=a\nfile.m 1356998401 2.5 h=a\n",
+	       "metric file appends");
+	free(s);
+	tsd_close(t);
+}
+
+static void test_queries(void)
+{
+	tsd *t = open_tsd(1);
+	struct tsd_error e;
+	char q[512];
+	int rc;
+
+	is_int(put(t,
+		   "sys.cpu 1356998400 10 host=a dc=x\n"
+		   "sys.cpu 1356998410 20 host=a dc=x\n"
+		   "sys.cpu 1356998420 30 host=a dc=x\n"
+		   "sys.cpu 1356998405 100 host=b dc=x\n"
+		   "sys.cpu 1356998415 200 host=b dc=x\n"
+		   "sys.cpu 1356998400 1000 host=c dc=y\n"
+		   "net.bytes 1356998400 100 host=a\n"
+		   "net.bytes 1356998410 200 host=a\n"
+		   "net.bytes 1356998420 150 host=a\n"
+		   "net.bytes 1356998430 250 host=a\n"
+		   "lat 1356998400000 1 host=a\n"
+		   "lat 1356998400250 2 host=a\n"
+		   "lat 1356998400500 4.5 host=a\n", &e), 0, "query data");
+
+	check_query(t, "start=1356998400&end=1356998430&m=sum:sys.cpu{dc=x}",
+		    "sys.cpu 1356998400 10 dc=x\n"
+		    "sys.cpu 1356998405 115 dc=x\n"
+		    "sys.cpu 1356998410 170 dc=x\n"
+		    "sys.cpu 1356998415 225 dc=x\n"
+		    "sys.cpu 1356998420 30 dc=x\n");
+	check_query(t, "start=1356998400&end=1356998430&m=sum:sys.cpu",
+		    "sys.cpu 1356998400 1010\n"
+		    "sys.cpu 1356998405 115\n"
+		    "sys.cpu 1356998410 170\n"
+		    "sys.cpu 1356998415 225\n"
+		    "sys.cpu 1356998420 30\n");
+	check_query(t, "start=1356998400&end=1356998430&m=avg:sys.cpu{dc=*}",
+		    "sys.cpu 1356998400 10 dc=x\n"
+		    "sys.cpu 1356998405 57 dc=x\n"
+		    "sys.cpu 1356998410 85 dc=x\n"
+		    "sys.cpu 1356998415 112 dc=x\n"
+		    "sys.cpu 1356998420 30 dc=x\n"
+		    "sys.cpu 1356998400 1000 dc=y host=c\n");
+	check_query(t, "start=1356998400&end=1356998430&m=max:sys.cpu"
+		    "{host=a|c}",
+		    "sys.cpu 1356998400 10 dc=x host=a\n"
+		    "sys.cpu 1356998410 20 dc=x host=a\n"
+		    "sys.cpu 1356998420 30 dc=x host=a\n"
+		    "sys.cpu 1356998400 1000 dc=y host=c\n");
+	check_query(t, "start=1356998400&end=1356998430&m=zimsum:sys.cpu"
+		    "{}{host=wildcard(*b),dc=x}",
+		    "sys.cpu 1356998405 100 dc=x host=b\n"
+		    "sys.cpu 1356998415 200 dc=x host=b\n");
+	check_query(t, "start=1356998400&end=1356998430&m=count:sys.cpu"
+		    "{}{host=not_literal_or(b)}",
+		    "sys.cpu 1356998400 2\n"
+		    "sys.cpu 1356998410 1\n"
+		    "sys.cpu 1356998420 1\n");
+	check_query(t, "start=1356998400&end=1356998430&m=sum:10s-avg:"
+		    "sys.cpu{host=a}",
+		    "sys.cpu 1356998400 10.0 dc=x host=a\n"
+		    "sys.cpu 1356998410 20.0 dc=x host=a\n"
+		    "sys.cpu 1356998420 30.0 dc=x host=a\n");
+	check_query(t, "start=1356998400&end=1356998440&m=sum:10s-sum-zero:"
+		    "sys.cpu{host=b}",
+		    "sys.cpu 1356998400 100.0 dc=x host=b\n"
+		    "sys.cpu 1356998410 200.0 dc=x host=b\n"
+		    "sys.cpu 1356998420 0.0 dc=x host=b\n"
+		    "sys.cpu 1356998430 0.0 dc=x host=b\n"
+		    "sys.cpu 1356998440 0.0 dc=x host=b\n");
+	check_query(t, "start=1356998400&end=1356998430&m=sum:10s-sum-nan:"
+		    "sys.cpu{host=b}",
+		    "sys.cpu 1356998400 100.0 dc=x host=b\n"
+		    "sys.cpu 1356998410 200.0 dc=x host=b\n"
+		    "sys.cpu 1356998420 NaN dc=x host=b\n"
+		    "sys.cpu 1356998430 NaN dc=x host=b\n");
+	check_query(t, "start=1356998400&end=1356998430&m=sum:10s-sum-null:"
+		    "sys.cpu{host=b}",
+		    "sys.cpu 1356998400 100.0 dc=x host=b\n"
+		    "sys.cpu 1356998410 200.0 dc=x host=b\n");
+	check_query(t, "start=1356998400&end=1356998440&m=sum:rate:net.bytes",
+		    "net.bytes 1356998410 10.0 host=a\n"
+		    "net.bytes 1356998420 -5.0 host=a\n"
+		    "net.bytes 1356998430 10.0 host=a\n");
+	check_query(t, "start=1356998400&end=1356998440&m=sum:"
+		    "rate{counter,300}:net.bytes",
+		    "net.bytes 1356998410 10.0 host=a\n"
+		    "net.bytes 1356998420 25.0 host=a\n"
+		    "net.bytes 1356998430 10.0 host=a\n");
+	check_query(t, "start=1356998400&end=1356998440&m=sum:"
+		    "rate{dropcounter}:net.bytes",
+		    "net.bytes 1356998410 10.0 host=a\n"
+		    "net.bytes 1356998430 10.0 host=a\n");
+	/* a float next point already makes a step a double */
+	check_query(t, "start=1356998400&end=1356998401&m=sum:lat",
+		    "lat 1356998400000 1 host=a\n"
+		    "lat 1356998400250 2.0 host=a\n"
+		    "lat 1356998400500 4.5 host=a\n");
+	check_query(t, "start=1356998400&end=1356998420&m=sum:sys.cpu{host=a}"
+		    "&ms",
+		    "sys.cpu 1356998400000 10 dc=x host=a\n"
+		    "sys.cpu 1356998410000 20 dc=x host=a\n"
+		    "sys.cpu 1356998420000 30 dc=x host=a\n");
+	check_query(t, "start=1356998400&end=1356998430&m=none:sys.cpu{dc=x}",
+		    "sys.cpu 1356998400 10 dc=x host=a\n"
+		    "sys.cpu 1356998410 20 dc=x host=a\n"
+		    "sys.cpu 1356998420 30 dc=x host=a\n"
+		    "sys.cpu 1356998405 100 dc=x host=b\n"
+		    "sys.cpu 1356998415 200 dc=x host=b\n");
+	check_query(t, "start=1356998400&end=1356998430&m=sum:explicit_tags:"
+		    "sys.cpu{host=a}", "");
+	check_query(t, "start=1356998400&end=1356998430&m=sum:explicit_tags:"
+		    "sys.cpu{host=*,dc=y}",
+		    "sys.cpu 1356998400 1000 dc=y host=c\n");
+	check_query(t, "start=1356998410&end=1356998415&m=sum:sys.cpu{dc=x}"
+		    "&m=sum:net.bytes",
+		    "sys.cpu 1356998410 170 dc=x\n"
+		    "sys.cpu 1356998415 225 dc=x\n"
+		    "net.bytes 1356998410 200 host=a\n");
+	check_query(t, "start=2013/01/01-00:00:15&end=2013/01/01-00:00:20"
+		    "&m=sum:0all-sum:sys.cpu",
+		    "sys.cpu 1356998415 200.0\n");
+
+	/* errors name their cause */
+	char *r = query(t, "start=1356998400&m=sum:nope", &rc, &e);
+	ok(rc == CF_ENOTFOUND && !strcmp(e.reason, "no such metric: nope"),
+	   "unknown metric: %s", e.reason);
+	free(r);
+	r = query(t, "start=1356998400&m=sum:sys.cpu{zz=a}", &rc, &e);
+	ok(rc == CF_ENOTFOUND && !strcmp(e.reason, "no such tag key: zz"),
+	   "unknown tag key: %s", e.reason);
+	free(r);
+	r = query(t, "start=1356998400&m=bogus:sys.cpu", &rc, &e);
+	ok(rc == CF_EINVAL && !strcmp(e.reason, "no such aggregator: bogus"),
+	   "bad aggregator: %s", e.reason);
+	free(r);
+	snprintf(q, sizeof q, "start=1356998400&m=sum:sys.cpu{host=a}");
+	is_int(tsd_query_check(t, q, strlen(q), &e), 0, "query check ok");
+	snprintf(q, sizeof q, "start=1356998400&m=sum:nope");
+	ok(tsd_query_check(t, q, strlen(q), &e) == CF_ENOTFOUND &&
+	   !strcmp(e.reason, "no such metric: nope"), "query check: %s",
+	   e.reason);
+
+	/* a result read at offsets, as the kernel reads a file */
+	tsd_cursor *c;
+	char buf[64];
+	size_t got;
+	uint64_t size;
+	snprintf(q, sizeof q, "start=1356998400&end=1356998430&"
+		 "m=sum:sys.cpu{dc=x}");
+	is_int(tsd_query_open(t, q, strlen(q), TSD_FMT_TEXT, &c, &e), 0,
+	       "query cursor");
+	ok(tsd_cursor_size(c, &size) == 0 && size == 138,
+	   "size %llu", (unsigned long long)size);
+	ok(tsd_cursor_pread(c, buf, 10, 27, &got) == 0 && got == 10 &&
+	   !memcmp(buf, "sys.cpu 13", 10), "read inside");
+	ok(tsd_cursor_pread(c, buf, 64, size - 5, &got) == 0 && got == 5 &&
+	   !memcmp(buf, "dc=x\n", 5), "short read at the end");
+	ok(tsd_cursor_pread(c, buf, 64, size, &got) == 0 && got == 0,
+	   "nothing past the end");
+	tsd_cursor_close(c);
+
+	/* names for completion */
+	char **names;
+	size_t n;
+	ok(tsd_names(t, TSD_METRICS, "sys", 0, &names, &n) == 0 && n == 1 &&
+	   !strcmp(names[0], "sys.cpu"), "metrics beginning with sys");
+	free(names);
+	ok(tsd_names(t, TSD_TAGK, "", 0, &names, &n) == 0 && n == 3 &&
+	   !strcmp(names[0], "dc") && !strcmp(names[1], "h") &&
+	   !strcmp(names[2], "host"), "every tag key, sorted");
+	free(names);
+	ok(tsd_names(t, TSD_METRICS, "", 2, &names, &n) == 0 && n == 2 &&
+	   !strcmp(names[0], "cmp") && !strcmp(names[1], "cmp2"),
+	   "a limit");
+	free(names);
+	ok(tsd_names(t, TSD_TAGV, "zz", 0, &names, &n) == 0 && n == 0,
+	   "no match");
+	free(names);
+
+	/* a graph */
+	snprintf(q, sizeof q, "start=1356998400&end=1356998430&"
+		 "m=sum:sys.cpu{host=*}&title=cpu&ylabel=load");
+	rc = tsd_query_open(t, q, strlen(q), TSD_FMT_PNG, &c, &e);
+	if (ok(rc == 0, "PNG query: %s", rc ? e.reason : "ok")) {
+		size = 0;
+		tsd_cursor_size(c, &size);
+		ok(size > 1000 && tsd_cursor_pread(c, buf, 8, 0, &got) == 0 &&
+		   got == 8 && !memcmp(buf, "\x89PNG\r\n\x1a\n", 8),
+		   "a PNG of %llu bytes", (unsigned long long)size);
+		const char *png = getenv("TSD_TEST_PNG");
+		if (png) {
+			FILE *f = fopen(png, "wb");
+			char *all = malloc(size);
+			tsd_cursor_pread(c, all, size, 0, &got);
+			if (f) {
+				fwrite(all, 1, got, f);
+				fclose(f);
+			}
+			free(all);
+		}
+		tsd_cursor_close(c);
+	}
+	snprintf(q, sizeof q, "start=1356998400&end=1356998430&m=sum:lat"
+		 "{host=b}");
+	rc = tsd_query_open(t, q, strlen(q), TSD_FMT_PNG, &c, &e);
+	ok(rc == 0, "PNG of an empty result: %s", rc ? e.reason : "ok");
+	if (rc == 0)
+		tsd_cursor_close(c);
+	tsd_close(t);
+}
+
+/* Writers racing for the same new names: two tsd handles (two UID caches,
+ * so the CheckAndPut race is real) with two threads each. */
+#define NTHREADS 4
+#define NWRITES 30
+#define NNAMES 8
+
+static tsd *race_tsd[2];
+
+static void *racer(void *arg)
+{
+	long id = (long)arg;
+	tsd *t = race_tsd[id % 2];
+	struct tsd_error e;
+	char line[128];
+	struct buf b = BUF_INIT;
+	long fails = 0;
+
+	for (int i = 0; i < NWRITES; i++) {
+		buf_reset(&b);
+		for (int k = 0; k < NNAMES; k++) {
+			snprintf(line, sizeof line, "race.m%d %lld %d host=h%d "
+				 "thread=t%ld\n", k, T0 + i, k, k, id);
+			buf_append(&b, line, strlen(line));
+		}
+		if (tsd_put_text(t, (char *)b.p, b.len, &e))
+			fails++;
+	}
+	buf_release(&b);
+	return (void *)fails;
+}
+
+static void test_race(void)
+{
+	pthread_t th[NTHREADS];
+	long fails = 0;
+	tsd *t;
+
+	race_tsd[0] = open_tsd(0);
+	race_tsd[1] = open_tsd(0);
+	for (long i = 0; i < NTHREADS; i++)
+		pthread_create(&th[i], NULL, racer, (void *)i);
+	for (int i = 0; i < NTHREADS; i++) {
+		void *r;
+		pthread_join(th[i], &r);
+		fails += (long)r;
+	}
+	is_int(fails, 0, "every racing write stored");
+	tsd_close(race_tsd[0]);
+	tsd_close(race_tsd[1]);
+
+	/* a fresh handle reads the table, not a cache */
+	t = open_tsd(0);
+	int consistent = 1;
+	uint32_t seen[NNAMES];
+	for (int k = 0; k < NNAMES; k++) {
+		char name[32];
+		uint32_t uid;
+		struct buf nm = BUF_INIT;
+		snprintf(name, sizeof name, "race.m%d", k);
+		if (tsd_name_lookup(t, TSD_METRICS, name, &uid)) {
+			consistent = 0;
+			continue;
+		}
+		seen[k] = uid;
+		for (int j = 0; j < k; j++)
+			if (seen[j] == uid)
+				consistent = 0;
+		/* the reverse row of the winning UID names it */
+		unsigned char id[3] = { (unsigned char)(uid >> 16),
+					(unsigned char)(uid >> 8),
+					(unsigned char)uid };
+		char want[80], h[40];
+		hex((const unsigned char *)name, strlen(name), h);
+		snprintf(want, sizeof want, "6d657472696373=%s", h);
+		if (strncmp(cells_of("tsdb-uid", id, 3, "name"), want,
+			    strlen(want)))
+			consistent = 0;
+		buf_release(&nm);
+	}
+	ok(consistent, "one UID per name, forward and reverse agree");
+
+	int rc;
+	char *r = query(t, "start=1356998400&end=1356998500&m=count:race.m3",
+			&rc, NULL);
+	/* 4 threads write the same timestamps: 4 series of 30 points */
+	char want[4096];
+	size_t o = 0;
+	for (int i = 0; i < NWRITES; i++)
+		o += (size_t)snprintf(want + o, sizeof want - o,
+				      "race.m3 %lld 4 host=h3\n", T0 + i);
+	ok(rc == 0 && !strcmp(r, want), "every point of every writer");
+	free(r);
+	tsd_close(t);
+}
+
+static void test_exhaustion(void)
+{
+	tsd *t = open_tsd(0);
+	struct tsd_error e;
+	cf_table *uidt;
+	int64_t v;
+	uint32_t uid;
+
+	if (cf_table_open(db, "tsdb-uid", &uidt))
+		bail("no tsdb-uid");
+	is_int(cf_table_increment(uidt, "\0", 1, "id", 2, "tagv", 4, 0, &v), 0,
+	       "read the tagv counter");
+	is_int(cf_table_increment(uidt, "\0", 1, "id", 2, "tagv", 4,
+				  0xFFFFFE - v, &v), 0,
+	       "move it to 0xFFFFFE");
+	is_int(put(t, "ex.m 1356998400 1 host=last\n", &e), 0,
+	       "the last tag value UID");
+	ok(tsd_name_lookup(t, TSD_TAGV, "last", &uid) == 0 && uid == 0xFFFFFF,
+	   "is 0xFFFFFF");
+	is_int(put(t, "ex.m 1356998401 1 host=past\n", &e), CF_ERANGE,
+	       "one more is CF_ERANGE");
+	ok(strstr(e.reason, "exhausted") != NULL, "reason: %s", e.reason);
+	is_int(tsd_name_lookup(t, TSD_TAGV, "past", &uid), CF_ENOTFOUND,
+	       "no mapping for it");
+	char *s = dump(t, "ex.m");
+	is_str(s, "ex.m 1356998400 1 host=last\n", "its point not stored");
+	free(s);
+	is_int(put(t, "ex.m 1356998402 2 host=last\n", &e), 0,
+	       "known names still work");
+	cf_table_close(uidt);
+	tsd_close(t);
+}
+
+int main(void)
+{
+	struct cf_options o;
+
+	/* a hang (a lost wakeup, a deadlock) fails the test instead of
+	 * stalling the whole suite */
+	alarm(60);
+	dir = tap_tmpdir("tsd");
+	cf_options_default(&o);
+	o.background = 0;
+	o.sync_mode = CF_SYNC_NONE;
+	if (cf_db_open(dir, &o, &db))
+		bail("cf_db_open %s", dir);
+	test_seed_example();
+	test_compaction();
+	test_bad_lines();
+	test_queries();
+	test_race();
+	test_exhaustion();
+	cf_db_close(db);
+	tap_rmdir(dir);
+	return done_testing();
+}

@@ -1,0 +1,679 @@
+/*
+ * exec.c: running queries (OpenTSDB's TsdbQuery.run and findSpans).
+ *
+ * For each sub query: the metric and the filter keys are resolved to
+ * UIDs, the rows of [metric + first hour, metric + end hour) are scanned
+ * (never more of the table), rows are kept or dropped from the tag UIDs in
+ * their keys, and the points of each tag set become a span.  Spans are
+ * grouped by the values of the group-by keys and each group goes through
+ * tsd_aggregate().  The results are printed as text or handed to
+ * tsd_plot().
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tsd/internal.h"
+#include "tsd/number.h"
+#include "tsd/query.h"
+#include "util/coding.h"
+#include "util/env.h"
+#include "util/err.h"
+#include "util/log.h"
+
+#define TAGS_MAX (TSD_MAX_TAGS * 2 * TSD_UID_WIDTH)
+
+struct qspan {
+	unsigned char tags[TAGS_MAX];
+	size_t ntags;
+	unsigned char gkey[TAGS_MAX];
+	size_t gklen;
+	struct tsd_dp *dp;
+	size_t n, cap;
+};
+
+struct rfilter {
+	const struct tsd_filter *f;
+	uint32_t tagk;
+	int by_uid;		/* literal_or: compare value UIDs */
+	uint32_t *uids;
+	size_t nuids;
+};
+
+struct result {
+	char *metric;
+	struct buf tags;	/* " k=v k=v" */
+	struct tsd_dp *dp;
+	size_t n;
+	int skip_nan;		/* fill policy null: NaN points are gaps */
+};
+
+struct run {
+	tsd *t;
+	cf_table *uidt, *dbt;
+	const struct tsd_query *q;
+	struct tsd_error *err;
+	uint64_t points;
+	struct result *res;
+	size_t nres;
+	/* per sub query */
+	struct qspan *spans;
+	size_t nspans, capspans;
+	size_t *hash;		/* span index + 1; 0 = empty */
+	size_t nhash;
+	struct rfilter *rf;
+	size_t nrf;
+	struct tsd_rowpt *pts;
+	size_t ptcap;
+};
+
+static void set_err(struct tsd_error *err, const char *fmt, const char *a)
+{
+	if (err) {
+		err->line = 0;
+		snprintf(err->reason, sizeof err->reason, fmt, a);
+	}
+}
+
+static uint32_t hash_bytes(const unsigned char *p, size_t n)
+{
+	uint32_t h = 2166136261u;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ p[i]) * 16777619u;
+	return h;
+}
+
+static int hash_grow(struct run *r)
+{
+	size_t nh = r->nhash ? 2 * r->nhash : 256;
+	size_t *h = calloc(nh, sizeof *h);
+	if (!h)
+		return CF_ENOMEM;
+	for (size_t i = 0; i < r->nspans; i++) {
+		struct qspan *s = &r->spans[i];
+		size_t b = hash_bytes(s->tags, s->ntags * 6) & (nh - 1);
+		while (h[b])
+			b = (b + 1) & (nh - 1);
+		h[b] = i + 1;
+	}
+	free(r->hash);
+	r->hash = h;
+	r->nhash = nh;
+	return CF_OK;
+}
+
+/* The span of tag bytes tags[0..ntags*6), created when new. */
+static int span_for(struct run *r, const unsigned char *tags, size_t ntags,
+		    struct qspan **out)
+{
+	size_t len = ntags * 6, b;
+	int rc;
+
+	if (2 * (r->nspans + 1) > r->nhash && (rc = hash_grow(r)))
+		return rc;
+	b = hash_bytes(tags, len) & (r->nhash - 1);
+	for (; r->hash[b]; b = (b + 1) & (r->nhash - 1)) {
+		struct qspan *s = &r->spans[r->hash[b] - 1];
+		if (s->ntags == ntags && !memcmp(s->tags, tags, len)) {
+			*out = s;
+			return CF_OK;
+		}
+	}
+	if (r->nspans == r->capspans) {
+		size_t nc = r->capspans ? 2 * r->capspans : 16;
+		struct qspan *p = realloc(r->spans, nc * sizeof *p);
+		if (!p)
+			return CF_ENOMEM;
+		r->spans = p;
+		r->capspans = nc;
+	}
+	struct qspan *s = &r->spans[r->nspans];
+	memset(s, 0, sizeof *s);
+	memcpy(s->tags, tags, len);
+	s->ntags = ntags;
+	r->hash[b] = ++r->nspans;
+	*out = s;
+	return CF_OK;
+}
+
+static void release_sub(struct run *r)
+{
+	for (size_t i = 0; i < r->nspans; i++)
+		free(r->spans[i].dp);
+	free(r->spans);
+	free(r->hash);
+	for (size_t i = 0; i < r->nrf; i++)
+		free(r->rf[i].uids);
+	free(r->rf);
+	r->spans = NULL;
+	r->nspans = r->capspans = r->nhash = r->nrf = 0;
+	r->hash = NULL;
+	r->rf = NULL;
+}
+
+static int resolve_filters(struct run *r, const struct tsd_subquery *sq)
+{
+	int rc;
+
+	r->rf = calloc(sq->nfilters ? sq->nfilters : 1, sizeof *r->rf);
+	if (!r->rf)
+		return CF_ENOMEM;
+	for (size_t i = 0; i < sq->nfilters; i++) {
+		const struct tsd_filter *f = &sq->filters[i];
+		struct rfilter *rf = &r->rf[r->nrf++];
+		rf->f = f;
+		rc = tsd_uid_lookup(r->t->uids, r->uidt, TSD_TAGK, f->tagk,
+				    strlen(f->tagk), &rf->tagk);
+		if (rc == CF_ENOTFOUND)
+			set_err(r->err, "no such tag key: %s", f->tagk);
+		if (rc)
+			return rc;
+		if (f->type != TSD_FILTER_LITERAL_OR)
+			continue;
+		rf->by_uid = 1;
+		rf->uids = calloc(f->nvalues, sizeof *rf->uids);
+		if (!rf->uids)
+			return CF_ENOMEM;
+		for (size_t j = 0; j < f->nvalues; j++) {
+			uint32_t uid;
+			rc = tsd_uid_lookup(r->t->uids, r->uidt, TSD_TAGV,
+					    f->values[j], strlen(f->values[j]),
+					    &uid);
+			if (rc == CF_OK)
+				rf->uids[rf->nuids++] = uid;
+			else if (rc != CF_ENOTFOUND)
+				return rc;
+		}
+	}
+	return CF_OK;
+}
+
+/* The value UID of tag key tagk in tags, or 0 (UIDs start at 1). */
+static uint32_t tag_value(const unsigned char *tags, size_t ntags,
+			  uint32_t tagk)
+{
+	for (size_t i = 0; i < ntags; i++)
+		if (tsd_uid_get(tags + 6 * i) == tagk)
+			return tsd_uid_get(tags + 6 * i + 3);
+	return 0;
+}
+
+static int row_matches(struct run *r, const struct tsd_subquery *sq,
+		       const unsigned char *tags, size_t ntags, int *match)
+{
+	struct buf name = BUF_INIT;
+	int rc = CF_OK;
+
+	*match = 0;
+	for (size_t i = 0; i < r->nrf; i++) {
+		const struct rfilter *rf = &r->rf[i];
+		uint32_t v = tag_value(tags, ntags, rf->tagk);
+		int hit = 0;
+		if (v == 0)
+			goto out;
+		if (rf->by_uid) {
+			for (size_t j = 0; j < rf->nuids && !hit; j++)
+				hit = rf->uids[j] == v;
+		} else {
+			buf_reset(&name);
+			rc = tsd_uid_name(r->t->uids, r->uidt, TSD_TAGV, v, &name);
+			if (rc == CF_ENOTFOUND) {
+				rc = CF_OK;
+				goto out;
+			}
+			if (rc)
+				goto out;
+			hit = tsd_filter_match(rf->f, (const char *)name.p,
+					       name.len);
+		}
+		if (!hit)
+			goto out;
+	}
+	if (sq->explicit_tags) {
+		/* exactly the filtered keys, no other tag */
+		for (size_t i = 0; i < ntags; i++) {
+			uint32_t k = tsd_uid_get(tags + 6 * i);
+			int found = 0;
+			for (size_t j = 0; j < r->nrf && !found; j++)
+				found = r->rf[j].tagk == k;
+			if (!found)
+				goto out;
+		}
+	}
+	*match = 1;
+out:
+	buf_release(&name);
+	return rc;
+}
+
+static int scan_sub(struct run *r, const struct tsd_subquery *sq,
+		    uint32_t muid)
+{
+	static const struct cf_column col = { "t", 1, NULL, 0 };
+	unsigned char start[TSD_ROWKEY_PREFIX], stop[TSD_ROWKEY_PREFIX];
+	int64_t ss, se;
+	struct cf_scan_opts so;
+	cf_scanner *s = NULL;
+	const cf_row *row;
+	int rc;
+
+	tsd_scan_bounds(sq, r->q->start_ms, r->q->end_ms, &ss, &se);
+	tsd_uid_put(start, muid);
+	enc_u32be(start + TSD_UID_WIDTH, (uint32_t)ss);
+	memset(&so, 0, sizeof so);
+	so.read.columns = &col;
+	so.read.ncolumns = 1;
+	so.read.max_ts = INT64_MAX;
+	so.read.max_versions = 1;
+	so.start = start;
+	so.startlen = sizeof start;
+	if (se <= (int64_t)UINT32_MAX) {
+		tsd_uid_put(stop, muid);
+		enc_u32be(stop + TSD_UID_WIDTH, (uint32_t)se);
+		so.stop = stop;
+		so.stoplen = sizeof stop;
+	} else {
+		/* the end lies past the last base hour: the metric's end */
+		so.prefix = start;
+		so.prefixlen = TSD_UID_WIDTH;
+	}
+	if ((rc = cf_scan_open(r->dbt, &so, &s)))
+		return rc;
+	while ((rc = cf_scan_next(s, &row)) == CF_OK && row) {
+		size_t klen, n, ncells;
+		const unsigned char *key = cf_row_key(row, &klen);
+		const unsigned char *tags = key + TSD_ROWKEY_PREFIX;
+		size_t ntags;
+		struct qspan *sp;
+		int match, done;
+
+		if (!tsd_rowkey_valid(key, klen))
+			continue;
+		ntags = (klen - TSD_ROWKEY_PREFIX) / 6;
+		if ((rc = row_matches(r, sq, tags, ntags, &match)))
+			break;
+		if (!match)
+			continue;
+		rc = tsd_row_decode(row, &r->pts, &r->ptcap, &n, &ncells);
+		if (rc == CF_ECORRUPT) {
+			cf_log(CF_LOG_WARN, "tsd: query of %s: a row does not "
+			       "decode; skipped", sq->metric);
+			rc = CF_OK;
+			continue;
+		}
+		if (rc)
+			break;
+		if (ncells > 1 && r->t->o.compact_on_read &&
+		    tsd_row_finished(r->t, dec_u32be(key + TSD_UID_WIDTH)) &&
+		    tsd_compact_row(r->t, r->dbt, key, klen, row, &done))
+			cf_log(CF_LOG_WARN, "tsd: compaction at read failed");
+		r->points += n;
+		if (r->points > r->t->o.max_query_points) {
+			char lim[32];
+			snprintf(lim, sizeof lim, "%llu",
+				 (unsigned long long)r->t->o.max_query_points);
+			set_err(r->err, "query loads more than %s points", lim);
+			rc = CF_ETOOBIG;
+			break;
+		}
+		if ((rc = span_for(r, tags, ntags, &sp)))
+			break;
+		if (sp->n + n > sp->cap) {
+			size_t nc = sp->cap ? 2 * sp->cap : 64;
+			while (nc < sp->n + n)
+				nc *= 2;
+			struct tsd_dp *p = realloc(sp->dp, nc * sizeof *p);
+			if (!p) {
+				rc = CF_ENOMEM;
+				break;
+			}
+			sp->dp = p;
+			sp->cap = nc;
+		}
+		for (size_t i = 0; i < n; i++) {
+			const struct tsd_rowpt *p = &r->pts[i];
+			/* rows of a tag set come in hour order, so a span
+			 * only grows forward */
+			if (sp->n && sp->dp[sp->n - 1].ts >= p->ts)
+				continue;
+			struct tsd_dp *d = &sp->dp[sp->n++];
+			d->ts = p->ts;
+			d->is_float = p->v.is_float;
+			d->i = p->v.i;
+			d->d = p->v.d;
+		}
+	}
+	cf_scan_close(s);
+	return rc;
+}
+
+static int cmp_gkey(const void *a, const void *b)
+{
+	const struct qspan *x = a, *y = b;
+	size_t n = x->gklen < y->gklen ? x->gklen : y->gklen;
+	int c = memcmp(x->gkey, y->gkey, n);
+	if (c)
+		return c;
+	return x->gklen < y->gklen ? -1 : x->gklen > y->gklen;
+}
+
+/* Groups by gkey, and within a group by tag bytes, so the series order
+ * (which float sums depend on) does not depend on qsort. */
+static int cmp_span(const void *a, const void *b)
+{
+	const struct qspan *x = a, *y = b;
+	int c = cmp_gkey(a, b);
+	if (c)
+		return c;
+	size_t n = x->ntags < y->ntags ? x->ntags : y->ntags;
+	c = memcmp(x->tags, y->tags, 6 * n);
+	if (c)
+		return c;
+	return x->ntags < y->ntags ? -1 : x->ntags > y->ntags;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static int add_result(struct run *r, const struct tsd_subquery *sq,
+		      struct qspan *g, size_t ng, const struct tsd_agg_spec *as)
+{
+	struct tsd_span *sp = malloc(ng * sizeof *sp);
+	unsigned char common[TAGS_MAX];
+	size_t nc;
+	struct result *res;
+	int rc;
+
+	if (!sp)
+		return CF_ENOMEM;
+	for (size_t i = 0; i < ng; i++) {
+		sp[i].dp = g[i].dp;
+		sp[i].n = g[i].n;
+	}
+	res = realloc(r->res, (r->nres + 1) * sizeof *res);
+	if (!res) {
+		free(sp);
+		return CF_ENOMEM;
+	}
+	r->res = res;
+	res = &r->res[r->nres++];
+	memset(res, 0, sizeof *res);
+	res->skip_nan = sq->ds_fill == TSD_FILL_NULL;
+	rc = tsd_aggregate(as, sp, ng, &res->dp, &res->n);
+	free(sp);
+	if (rc == CF_ERANGE)
+		set_err(r->err, "%s: a value overflowed to infinity",
+			sq->metric);
+	if (rc)
+		return rc;
+	if (!(res->metric = strdup(sq->metric)))
+		return CF_ENOMEM;
+	/* the tags every series of the group shares */
+	memcpy(common, g[0].tags, g[0].ntags * 6);
+	nc = g[0].ntags;
+	for (size_t i = 1; i < ng; i++) {
+		size_t k = 0;
+		for (size_t j = 0; j < nc; j++) {
+			uint32_t key = tsd_uid_get(common + 6 * j);
+			uint32_t v = tag_value(g[i].tags, g[i].ntags, key);
+			if (v && v == tsd_uid_get(common + 6 * j + 3))
+				memmove(common + 6 * k++, common + 6 * j, 6);
+		}
+		nc = k;
+	}
+	return tsd_format_tags(r->t, r->uidt, common, nc, &res->tags);
+}
+
+static int cmp_result(const void *a, const void *b)
+{
+	const struct result *x = a, *y = b;
+	size_t n = x->tags.len < y->tags.len ? x->tags.len : y->tags.len;
+	int c = n ? memcmp(x->tags.p, y->tags.p, n) : 0;
+	if (c)
+		return c;
+	return x->tags.len < y->tags.len ? -1 : x->tags.len > y->tags.len;
+}
+
+static int run_sub(struct run *r, const struct tsd_subquery *sq)
+{
+	struct tsd_agg_spec as;
+	uint32_t muid, gb[TSD_MAX_TAGS * 4];
+	size_t ngb = 0, first = r->nres;
+	int rc;
+
+	rc = tsd_uid_lookup(r->t->uids, r->uidt, TSD_METRICS, sq->metric,
+			    strlen(sq->metric), &muid);
+	if (rc == CF_ENOTFOUND)
+		set_err(r->err, "no such metric: %s", sq->metric);
+	if (rc)
+		return rc;
+	if ((rc = resolve_filters(r, sq)))
+		return rc;
+	for (size_t i = 0; i < r->nrf; i++) {
+		int dup = 0;
+		if (!r->rf[i].f->group_by)
+			continue;
+		for (size_t j = 0; j < ngb; j++)
+			dup |= gb[j] == r->rf[i].tagk;
+		if (!dup && ngb < sizeof gb / sizeof gb[0])
+			gb[ngb++] = r->rf[i].tagk;
+	}
+	if (ngb)
+		qsort(gb, ngb, sizeof gb[0], cmp_u32);
+	if ((rc = scan_sub(r, sq, muid)))
+		return rc;
+	for (size_t i = 0; i < r->nspans; i++) {
+		struct qspan *s = &r->spans[i];
+		if (sq->agg == TSD_AGG_NONE) {
+			memcpy(s->gkey, s->tags, s->ntags * 6);
+			s->gklen = s->ntags * 6;
+			continue;
+		}
+		for (size_t j = 0; j < ngb; j++)
+			tsd_uid_put(s->gkey + 3 * j,
+				    tag_value(s->tags, s->ntags, gb[j]));
+		s->gklen = 3 * ngb;
+	}
+	/* the hash holds indexes that sorting invalidates; not used after */
+	if (r->nspans)
+		qsort(r->spans, r->nspans, sizeof *r->spans, cmp_span);
+	tsd_agg_spec_init(&as, r->q, sq);
+	for (size_t i = 0; i < r->nspans;) {
+		size_t j = i + 1;
+		while (j < r->nspans && !cmp_gkey(&r->spans[i], &r->spans[j]))
+			j++;
+		if ((rc = add_result(r, sq, &r->spans[i], j - i, &as)))
+			return rc;
+		i = j;
+	}
+	if (r->nres > first)
+		qsort(r->res + first, r->nres - first, sizeof *r->res,
+		      cmp_result);
+	return CF_OK;
+}
+
+static void free_results(struct run *r)
+{
+	for (size_t i = 0; i < r->nres; i++) {
+		free(r->res[i].metric);
+		buf_release(&r->res[i].tags);
+		free(r->res[i].dp);
+	}
+	free(r->res);
+	r->res = NULL;
+	r->nres = 0;
+}
+
+static int format_text(struct run *r, struct buf *out)
+{
+	int ms = r->q->ms, rc;
+
+	for (size_t i = 0; i < r->nres && !ms; i++)
+		for (size_t j = 0; j < r->res[i].n && !ms; j++)
+			ms = r->res[i].dp[j].ts % 1000 != 0;
+	for (size_t i = 0; i < r->nres; i++) {
+		const struct result *res = &r->res[i];
+		for (size_t j = 0; j < res->n; j++) {
+			const struct tsd_dp *p = &res->dp[j];
+			if (p->is_float && p->d != p->d && res->skip_nan)
+				continue;
+			rc = buf_printf(out, "%s %lld ", res->metric,
+					(long long)(ms ? p->ts : p->ts / 1000));
+			if (rc)
+				return rc;
+			if (p->is_float)
+				rc = tsd_buf_double(out, p->d);
+			else
+				rc = buf_printf(out, "%lld", (long long)p->i);
+			if (rc || (rc = buf_append(out, res->tags.p,
+						   res->tags.len)) ||
+			    (rc = buf_putc(out, '\n')))
+				return rc;
+		}
+	}
+	return CF_OK;
+}
+
+static int format_png(struct run *r, struct buf *out)
+{
+	struct tsd_plot_series *ps = calloc(r->nres ? r->nres : 1, sizeof *ps);
+	struct buf label = BUF_INIT;
+	int rc = CF_OK;
+
+	if (!ps)
+		return CF_ENOMEM;
+	for (size_t i = 0; i < r->nres; i++) {
+		const struct result *res = &r->res[i];
+		buf_reset(&label);
+		/* "metric{k=v,k=v}" from " k=v k=v" */
+		if ((rc = buf_printf(&label, "%s", res->metric)))
+			goto out;
+		for (size_t j = 0; j < res->tags.len; j++) {
+			int ch = res->tags.p[j];
+			if (ch == ' ')
+				ch = j == 0 ? '{' : ',';
+			if ((rc = buf_putc(&label, ch)))
+				goto out;
+		}
+		if (res->tags.len && (rc = buf_putc(&label, '}')))
+			goto out;
+		if (!(ps[i].label = strndup((char *)label.p, label.len))) {
+			rc = CF_ENOMEM;
+			goto out;
+		}
+		ps[i].dp = res->dp;
+		ps[i].n = res->n;
+	}
+	rc = tsd_plot(r->t, r->q, ps, r->nres, out, r->err);
+out:
+	for (size_t i = 0; i < r->nres; i++)
+		free(ps[i].label);
+	free(ps);
+	buf_release(&label);
+	return rc;
+}
+
+static int run_query(tsd *t, const struct tsd_query *q, enum tsd_format fmt,
+		     struct buf *out, struct tsd_error *err)
+{
+	struct run r;
+	int rc;
+
+	memset(&r, 0, sizeof r);
+	r.t = t;
+	r.q = q;
+	r.err = err;
+	if ((rc = tsd_tables(t, &r.uidt, &r.dbt)))
+		return rc;
+	for (size_t i = 0; i < q->nsubs && rc == CF_OK; i++) {
+		rc = run_sub(&r, &q->subs[i]);
+		release_sub(&r);
+	}
+	if (rc == CF_OK)
+		rc = fmt == TSD_FMT_PNG ? format_png(&r, out)
+					: format_text(&r, out);
+	pthread_mutex_lock(&t->mu);
+	t->st.queries++;
+	t->st.query_points += r.points;
+	pthread_mutex_unlock(&t->mu);
+	free_results(&r);
+	free(r.pts);
+	cf_table_close(r.uidt);
+	cf_table_close(r.dbt);
+	return rc;
+}
+
+static int parse(const char *qs, size_t len, struct tsd_query *q,
+		 struct tsd_error *err)
+{
+	char why[200];
+	int rc = tsd_query_parse(qs, len, env_now_ms(), q, why, sizeof why);
+	if (rc == CF_EINVAL)
+		set_err(err, "%s", why);
+	return rc;
+}
+
+int tsd_query_check(tsd *t, const char *qs, size_t len,
+		    struct tsd_error *err)
+{
+	struct tsd_query q;
+	cf_table *uidt, *dbt;
+	uint32_t uid;
+	int rc;
+
+	if (err)
+		err->reason[0] = '\0';
+	if ((rc = parse(qs, len, &q, err)))
+		return rc;
+	if ((rc = tsd_tables(t, &uidt, &dbt)))
+		goto out;
+	for (size_t i = 0; i < q.nsubs && rc == CF_OK; i++) {
+		const struct tsd_subquery *sq = &q.subs[i];
+		rc = tsd_uid_lookup(t->uids, uidt, TSD_METRICS, sq->metric,
+				    strlen(sq->metric), &uid);
+		if (rc == CF_ENOTFOUND)
+			set_err(err, "no such metric: %s", sq->metric);
+		for (size_t j = 0; j < sq->nfilters && rc == CF_OK; j++) {
+			const char *k = sq->filters[j].tagk;
+			rc = tsd_uid_lookup(t->uids, uidt, TSD_TAGK, k,
+					    strlen(k), &uid);
+			if (rc == CF_ENOTFOUND)
+				set_err(err, "no such tag key: %s", k);
+		}
+	}
+	cf_table_close(uidt);
+	cf_table_close(dbt);
+out:
+	tsd_query_release(&q);
+	return rc;
+}
+
+int tsd_query_open(tsd *t, const char *qs, size_t len, enum tsd_format fmt,
+		   tsd_cursor **out, struct tsd_error *err)
+{
+	struct tsd_query q;
+	struct tsd_cursor *c = NULL;
+	int rc;
+
+	if (err) {
+		err->line = 0;
+		err->reason[0] = '\0';
+	}
+	if ((rc = parse(qs, len, &q, err)))
+		return rc;
+	if ((rc = tsd_cursor_new(&c)))
+		goto out;
+	rc = run_query(t, &q, fmt, &c->win, err);
+	if (rc) {
+		tsd_cursor_close(c);
+		goto out;
+	}
+	c->eof = 1;
+	*out = c;
+out:
+	tsd_query_release(&q);
+	return rc;
+}

@@ -1,0 +1,290 @@
+/*
+ * read.c: decoding tsdb rows, naming tags, and the metric dump cursor.
+ *
+ * A dump scans the rows of one metric (row prefix = metric UID) in key
+ * order, a bounded number of rows per call of its producer, and prints
+ * every point as "M TS VALUE TAGS".  Rows met whose hour is over and that
+ * still hold several cells are compacted on the way when compact_on_read
+ * is set, as OpenTSDB compacts at query time.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tsd/internal.h"
+#include "tsd/number.h"
+#include "util/coding.h"
+#include "util/err.h"
+#include "util/log.h"
+
+#define DUMP_CHUNK (64 * 1024)
+
+int tsd_row_decode(const cf_row *row, struct tsd_rowpt **pts, size_t *cap,
+		   size_t *n, size_t *ncells)
+{
+	size_t klen, count = cf_row_count(row), nc = 0, total = 0, np = 0;
+	const unsigned char *key = cf_row_key(row, &klen);
+	struct tsd_rawcell *cells = NULL;
+	struct tsd_cellpt *cp = NULL;
+	int rc = CF_OK;
+
+	*n = 0;
+	*ncells = 0;
+	if (klen < TSD_ROWKEY_PREFIX)
+		return CF_ECORRUPT;
+	int64_t base_ms = (int64_t)dec_u32be(key + TSD_UID_WIDTH) * 1000;
+	cells = malloc((count ? count : 1) * sizeof *cells);
+	if (!cells)
+		return CF_ENOMEM;
+	for (size_t i = 0; i < count; i++) {
+		const struct cf_cell *c = cf_row_cell(row, i);
+		if (c->famlen != 1 || c->fam[0] != 't' || c->qlen == 0 ||
+		    (c->qlen & 1) || !c->val)
+			continue;
+		cells[nc].q = c->qual;
+		cells[nc].qlen = c->qlen;
+		cells[nc].v = c->val;
+		cells[nc].vlen = c->vlen;
+		cells[nc].version = c->ts;
+		total += c->qlen / 2;
+		nc++;
+	}
+	*ncells = nc;
+	if (total == 0)
+		goto out;
+	cp = malloc(total * sizeof *cp);
+	if (!cp) {
+		rc = CF_ENOMEM;
+		goto out;
+	}
+	if ((rc = tsd_row_points(cells, nc, cp, &np)))
+		goto out;
+	if (np > *cap) {
+		struct tsd_rowpt *p = realloc(*pts, np * sizeof *p);
+		if (!p) {
+			rc = CF_ENOMEM;
+			goto out;
+		}
+		*pts = p;
+		*cap = np;
+	}
+	for (size_t i = 0; i < np; i++) {
+		struct tsd_rowpt *p = &(*pts)[i];
+		p->ts = base_ms + cp[i].offset_ms;
+		p->ms = cp[i].qlen == 4;
+		rc = tsd_value_decode(tsd_qualifier_flags(cp[i].q, cp[i].qlen),
+				      cp[i].v, cp[i].vlen, &p->v);
+		if (rc)
+			goto out;
+	}
+	*n = np;
+out:
+	free(cells);
+	free(cp);
+	return rc;
+}
+
+int tsd_format_tags(tsd *t, cf_table *uidt, const unsigned char *tags,
+		    size_t ntags, struct buf *out)
+{
+	struct buf names = BUF_INIT;
+	size_t koff[TSD_MAX_TAGS], voff[TSD_MAX_TAGS], vend[TSD_MAX_TAGS];
+	size_t order[TSD_MAX_TAGS];
+	int rc = CF_OK;
+
+	if (ntags > TSD_MAX_TAGS)
+		return CF_ECORRUPT;
+	for (size_t i = 0; i < ntags; i++) {
+		const unsigned char *p = tags + i * 2 * TSD_UID_WIDTH;
+		koff[i] = names.len;
+		if ((rc = tsd_uid_name(t->uids, uidt, TSD_TAGK, tsd_uid_get(p),
+				       &names)) ||
+		    (rc = buf_putc(&names, 0)))
+			goto out;
+		voff[i] = names.len;
+		if ((rc = tsd_uid_name(t->uids, uidt, TSD_TAGV,
+				       tsd_uid_get(p + TSD_UID_WIDTH), &names)))
+			goto out;
+		vend[i] = names.len;
+		if ((rc = buf_putc(&names, 0)))
+			goto out;
+		order[i] = i;
+	}
+	/* insertion sort by tag key name: at most eight */
+	for (size_t i = 1; i < ntags; i++) {
+		size_t x = order[i], j = i;
+		while (j > 0 && strcmp((char *)names.p + koff[order[j - 1]],
+				       (char *)names.p + koff[x]) > 0) {
+			order[j] = order[j - 1];
+			j--;
+		}
+		order[j] = x;
+	}
+	for (size_t i = 0; i < ntags; i++) {
+		size_t k = order[i];
+		if ((rc = buf_putc(out, ' ')) ||
+		    (rc = buf_append(out, names.p + koff[k],
+				     voff[k] - koff[k] - 1)) ||
+		    (rc = buf_putc(out, '=')) ||
+		    (rc = buf_append(out, names.p + voff[k], vend[k] - voff[k])))
+			goto out;
+	}
+out:
+	buf_release(&names);
+	return rc;
+}
+
+/* --- the metric dump ----------------------------------------------------- */
+
+struct dump {
+	tsd *t;
+	cf_table *uidt, *dbt;
+	cf_scanner *s;
+	unsigned char muid[TSD_UID_WIDTH];
+	char *metric;
+	struct tsd_rowpt *pts;
+	size_t cap;
+	struct buf tags;
+};
+
+static int dump_scan(struct dump *d)
+{
+	static const struct cf_column col = { "t", 1, NULL, 0 };
+	struct cf_scan_opts so;
+
+	memset(&so, 0, sizeof so);
+	so.read.columns = &col;
+	so.read.ncolumns = 1;
+	so.read.max_ts = INT64_MAX;
+	so.read.max_versions = 1;
+	so.prefix = d->muid;
+	so.prefixlen = TSD_UID_WIDTH;
+	return cf_scan_open(d->dbt, &so, &d->s);
+}
+
+static int dump_restart(struct tsd_cursor *c)
+{
+	struct dump *d = c->state;
+	cf_scan_close(d->s);
+	d->s = NULL;
+	return dump_scan(d);
+}
+
+static int dump_row(struct dump *d, const cf_row *row, struct buf *out)
+{
+	size_t klen, n, ncells;
+	const unsigned char *key = cf_row_key(row, &klen);
+	int rc, done;
+
+	if (!tsd_rowkey_valid(key, klen))
+		return CF_OK;	/* not a data row of ours: skip it */
+	rc = tsd_row_decode(row, &d->pts, &d->cap, &n, &ncells);
+	if (rc == CF_ECORRUPT) {
+		cf_log(CF_LOG_WARN, "tsd: metric %s: a row does not decode; "
+		       "skipped", d->metric);
+		return CF_OK;
+	}
+	if (rc)
+		return rc;
+	if (ncells > 1 && d->t->o.compact_on_read &&
+	    tsd_row_finished(d->t, dec_u32be(key + TSD_UID_WIDTH))) {
+		rc = tsd_compact_row(d->t, d->dbt, key, klen, row, &done);
+		if (rc)
+			cf_log(CF_LOG_WARN, "tsd: compaction at read: %s",
+			       cf_strerror(rc));
+	}
+	buf_reset(&d->tags);
+	rc = tsd_format_tags(d->t, d->uidt, key + TSD_ROWKEY_PREFIX,
+			     (klen - TSD_ROWKEY_PREFIX) / (2 * TSD_UID_WIDTH),
+			     &d->tags);
+	if (rc)
+		return rc;
+	for (size_t i = 0; i < n; i++) {
+		const struct tsd_rowpt *p = &d->pts[i];
+		rc = buf_printf(out, "%s %lld ", d->metric,
+				(long long)(p->ms ? p->ts : p->ts / 1000));
+		if (rc)
+			return rc;
+		if (p->v.is_float)
+			rc = tsd_buf_double(out, p->v.d);
+		else
+			rc = buf_printf(out, "%lld", (long long)p->v.i);
+		if (rc || (rc = buf_append(out, d->tags.p, d->tags.len)) ||
+		    (rc = buf_putc(out, '\n')))
+			return rc;
+	}
+	return CF_OK;
+}
+
+static int dump_more(struct tsd_cursor *c)
+{
+	struct dump *d = c->state;
+	size_t start = c->win.len;
+	const cf_row *row;
+	int rc;
+
+	while (c->win.len - start < DUMP_CHUNK) {
+		if ((rc = cf_scan_next(d->s, &row)))
+			return rc;
+		if (!row) {
+			c->eof = 1;
+			break;
+		}
+		if ((rc = dump_row(d, row, &c->win)))
+			return rc;
+	}
+	return CF_OK;
+}
+
+static void dump_release(struct tsd_cursor *c)
+{
+	struct dump *d = c->state;
+	if (!d)
+		return;
+	cf_scan_close(d->s);
+	cf_table_close(d->uidt);
+	cf_table_close(d->dbt);
+	free(d->metric);
+	free(d->pts);
+	buf_release(&d->tags);
+	free(d);
+	c->state = NULL;
+}
+
+int tsd_metric_open(tsd *t, const char *metric, tsd_cursor **out)
+{
+	struct tsd_cursor *c = NULL;
+	struct dump *d;
+	uint32_t uid;
+	int rc;
+
+	if ((rc = tsd_cursor_new(&c)))
+		return rc;
+	d = calloc(1, sizeof *d);
+	if (!d) {
+		tsd_cursor_close(c);
+		return CF_ENOMEM;
+	}
+	d->t = t;
+	c->state = d;
+	c->more = dump_more;
+	c->restart = dump_restart;
+	c->release = dump_release;
+	if (!(d->metric = strdup(metric))) {
+		rc = CF_ENOMEM;
+		goto fail;
+	}
+	if ((rc = tsd_tables(t, &d->uidt, &d->dbt)))
+		goto fail;
+	if ((rc = tsd_uid_lookup(t->uids, d->uidt, TSD_METRICS, metric,
+				 strlen(metric), &uid)))
+		goto fail;
+	tsd_uid_put(d->muid, uid);
+	if ((rc = dump_scan(d)))
+		goto fail;
+	*out = c;
+	return CF_OK;
+fail:
+	tsd_cursor_close(c);
+	return rc;
+}

@@ -1,0 +1,684 @@
+/*
+ * tsd.c: the tsd handle, the write path (put lines to one batch) and row
+ * compaction.
+ *
+ * Write path of one write(): complete lines are cut from the writer's
+ * buffer and parsed; only if all are valid are their names resolved (new
+ * ones assigned UIDs) and their points put in one cf_batch, applied once.
+ * Each row written is queued for compaction; the compaction thread (or
+ * tsd_compact()) merges a row once its hour is over, as OpenTSDB's
+ * CompactionQueue does.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "tsd/internal.h"
+#include "tsd/line.h"
+#include "util/env.h"
+#include "util/err.h"
+#include "util/log.h"
+
+#define LINE_MAX_BYTES (64 * 1024)
+
+void tsd_options_default(struct tsd_options *o)
+{
+	memset(o, 0, sizeof *o);
+	o->compact_interval_ms = 60000;
+	o->compact_grace_s = 60;
+	o->compact_on_read = 1;
+	o->max_query_points = 20000000;
+	o->gnuplot = "gnuplot";
+	o->gnuplot_timeout_ms = 20000;
+}
+
+/* --- tables ------------------------------------------------------------ */
+
+static int create_tables(tsd *t, int *uid_created)
+{
+	struct cf_family f[2];
+	int rc;
+
+	*uid_created = 0;
+	cf_family_default(&f[0], "id");
+	cf_family_default(&f[1], "name");
+	rc = cf_table_create(t->db, TSD_TABLE_UID, f, 2);
+	if (rc == CF_OK)
+		*uid_created = 1;
+	else if (rc != CF_EEXIST)
+		return rc;
+	cf_family_default(&f[0], "t");
+	rc = cf_table_create(t->db, TSD_TABLE_DATA, f, 1);
+	return rc == CF_EEXIST ? CF_OK : rc;
+}
+
+int tsd_tables(tsd *t, cf_table **uidt, cf_table **dbt)
+{
+	int rc, created;
+
+	*uidt = *dbt = NULL;
+	for (int attempt = 0; attempt < 2; attempt++) {
+		rc = cf_table_open(t->db, TSD_TABLE_UID, uidt);
+		if (rc == CF_OK)
+			rc = cf_table_open(t->db, TSD_TABLE_DATA, dbt);
+		if (rc != CF_ENOTFOUND || attempt == 1)
+			break;
+		cf_table_close(*uidt);
+		*uidt = NULL;
+		if ((rc = create_tables(t, &created)))
+			break;
+		if (created)
+			tsd_uids_clear(t->uids);
+	}
+	if (rc) {
+		cf_table_close(*uidt);
+		*uidt = NULL;
+		*dbt = NULL;
+	}
+	return rc;
+}
+
+/* --- the compaction queue ---------------------------------------------- */
+
+static uint32_t hash_key(const unsigned char *k, size_t n)
+{
+	uint32_t h = 2166136261u;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ k[i]) * 16777619u;
+	return h;
+}
+
+static int rowset_grow(struct rowset *s)
+{
+	size_t nb = s->nb ? 2 * s->nb : 64;
+	struct rowent **b = calloc(nb, sizeof *b);
+	if (!b)
+		return CF_ENOMEM;
+	for (size_t i = 0; i < s->nb; i++) {
+		struct rowent *e = s->b[i], *n;
+		for (; e; e = n) {
+			n = e->next;
+			size_t h = hash_key(e->key, e->len) & (nb - 1);
+			e->next = b[h];
+			b[h] = e;
+		}
+	}
+	free(s->b);
+	s->b = b;
+	s->nb = nb;
+	return CF_OK;
+}
+
+/* Called with t->mu held. */
+static void rowset_add(struct rowset *s, const unsigned char *key, size_t len)
+{
+	if (s->nb) {
+		for (struct rowent *e = s->b[hash_key(key, len) & (s->nb - 1)];
+		     e; e = e->next)
+			if (e->len == len && !memcmp(e->key, key, len))
+				return;
+	}
+	if (s->count >= s->nb && rowset_grow(s))
+		return;
+	struct rowent *e = malloc(sizeof *e + len);
+	if (!e)
+		return;
+	e->len = len;
+	memcpy(e->key, key, len);
+	e->base = (uint32_t)e->key[3] << 24 | (uint32_t)e->key[4] << 16 |
+		  (uint32_t)e->key[5] << 8 | e->key[6];
+	size_t h = hash_key(key, len) & (s->nb - 1);
+	e->next = s->b[h];
+	s->b[h] = e;
+	s->count++;
+}
+
+static void rowset_free(struct rowset *s)
+{
+	for (size_t i = 0; i < s->nb; i++) {
+		struct rowent *e = s->b[i], *n;
+		for (; e; e = n) {
+			n = e->next;
+			free(e);
+		}
+	}
+	free(s->b);
+	memset(s, 0, sizeof *s);
+}
+
+void tsd_pending_add(tsd *t, const unsigned char *key, size_t len)
+{
+	pthread_mutex_lock(&t->mu);
+	rowset_add(&t->pending, key, len);
+	pthread_mutex_unlock(&t->mu);
+}
+
+int tsd_row_finished(tsd *t, uint32_t base)
+{
+	int64_t now_s = env_now_ms() / 1000;
+	return (int64_t)base + TSD_MAX_TIMESPAN + t->o.compact_grace_s <= now_s;
+}
+
+int tsd_compact_row(tsd *t, cf_table *dbt, const unsigned char *key,
+		    size_t klen, const cf_row *row, int *done)
+{
+	struct cf_column col = { "t", 1, NULL, 0 };
+	struct cf_read_opts o = CF_READ_OPTS_INIT;
+	struct tsd_rawcell *cells = NULL;
+	struct buf q = BUF_INIT, v = BUF_INIT;
+	cf_row *own = NULL;
+	cf_batch *b = NULL;
+	size_t n = 0, np;
+	int rc;
+
+	*done = 0;
+	if (!row) {
+		o.columns = &col;
+		o.ncolumns = 1;
+		if ((rc = cf_table_get(dbt, key, klen, &o, &own)))
+			return rc;
+		row = own;
+	}
+	size_t count = cf_row_count(row);
+	cells = malloc((count ? count : 1) * sizeof *cells);
+	if (!cells) {
+		rc = CF_ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < count; i++) {
+		const struct cf_cell *c = cf_row_cell(row, i);
+		if (c->famlen != 1 || c->fam[0] != 't' || (c->qlen & 1) ||
+		    c->qlen == 0)
+			continue;
+		cells[n].q = c->qual;
+		cells[n].qlen = c->qlen;
+		cells[n].v = c->val;
+		cells[n].vlen = c->vlen;
+		cells[n].version = c->ts;
+		n++;
+	}
+	rc = CF_OK;
+	if (n < 2)
+		goto out;
+	if ((rc = tsd_compact_cells(cells, n, &q, &v, &np)))
+		goto out;
+	if ((rc = cf_batch_new(&b)))
+		goto out;
+	for (size_t i = 0; i < n; i++) {
+		/* a cell the result overwrites needs no delete (and a
+		 * delete would race with the put of the same column) */
+		if (cells[i].qlen == q.len && !memcmp(cells[i].q, q.p, q.len))
+			continue;
+		rc = cf_batch_delete(b, CF_DEL_VERSION, key, klen, "t", 1,
+				     cells[i].q, cells[i].qlen, cells[i].version);
+		if (rc)
+			goto out;
+	}
+	if ((rc = cf_batch_put(b, key, klen, "t", 1, q.p, q.len, CF_TS_NOW,
+			       v.p, v.len)))
+		goto out;
+	if ((rc = cf_table_apply(dbt, b)))
+		goto out;
+	*done = 1;
+	pthread_mutex_lock(&t->mu);
+	t->st.rows_compacted++;
+	pthread_mutex_unlock(&t->mu);
+out:
+	cf_batch_free(b);
+	free(cells);
+	buf_release(&q);
+	buf_release(&v);
+	cf_row_free(own);
+	return rc;
+}
+
+int tsd_compact(tsd *t, int all)
+{
+	struct rowent *ready = NULL, *e, *n;
+	cf_table *uidt = NULL, *dbt = NULL;
+	int rc, first = CF_OK, done;
+
+	/* take the ready rows out under the lock, compact them without it */
+	pthread_mutex_lock(&t->mu);
+	for (size_t i = 0; i < t->pending.nb; i++) {
+		struct rowent **pp = &t->pending.b[i];
+		while ((e = *pp)) {
+			if (all || tsd_row_finished(t, e->base)) {
+				*pp = e->next;
+				e->next = ready;
+				ready = e;
+				t->pending.count--;
+			} else {
+				pp = &e->next;
+			}
+		}
+	}
+	pthread_mutex_unlock(&t->mu);
+	if (!ready)
+		return CF_OK;
+	if ((rc = tsd_tables(t, &uidt, &dbt)))
+		first = rc;
+	for (e = ready; e; e = n) {
+		n = e->next;
+		rc = first ? first : tsd_compact_row(t, dbt, e->key, e->len,
+						     NULL, &done);
+		if (rc && rc != CF_ECLOSED) {
+			if (first == CF_OK)
+				first = rc;
+			tsd_pending_add(t, e->key, e->len);
+		}
+		free(e);
+	}
+	cf_table_close(dbt);
+	cf_table_close(uidt);
+	return first;
+}
+
+static void *compactor(void *arg)
+{
+	tsd *t = arg;
+
+	pthread_mutex_lock(&t->mu);
+	while (!t->stop) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_sec += t->o.compact_interval_ms / 1000;
+		ts.tv_nsec += (long)(t->o.compact_interval_ms % 1000) * 1000000;
+		if (ts.tv_nsec >= 1000000000) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000;
+		}
+		pthread_cond_timedwait(&t->cv, &t->mu, &ts);
+		if (t->stop)
+			break;
+		pthread_mutex_unlock(&t->mu);
+		int rc = tsd_compact(t, 0);
+		if (rc)
+			cf_log(CF_LOG_WARN, "tsd: compaction: %s",
+			       cf_strerror(rc));
+		pthread_mutex_lock(&t->mu);
+	}
+	pthread_mutex_unlock(&t->mu);
+	return NULL;
+}
+
+/* --- open and close ---------------------------------------------------- */
+
+int tsd_open(cf_db *db, const struct tsd_options *o, tsd **out)
+{
+	cf_table *uidt = NULL, *dbt = NULL;
+	tsd *t;
+	int rc;
+
+	t = calloc(1, sizeof *t);
+	if (!t)
+		return CF_ENOMEM;
+	t->db = db;
+	if (o)
+		t->o = *o;
+	else
+		tsd_options_default(&t->o);
+	snprintf(t->gnuplot, sizeof t->gnuplot, "%s",
+		 t->o.gnuplot ? t->o.gnuplot : "gnuplot");
+	t->o.gnuplot = t->gnuplot;
+	pthread_mutex_init(&t->mu, NULL);
+	pthread_cond_init(&t->cv, NULL);
+	if ((rc = tsd_uids_new(&t->uids)))
+		goto fail;
+	if ((rc = tsd_tables(t, &uidt, &dbt)))
+		goto fail;
+	cf_table_close(uidt);
+	cf_table_close(dbt);
+	if (t->o.compact_interval_ms) {
+		if (pthread_create(&t->thr, NULL, compactor, t)) {
+			rc = CF_ENOMEM;
+			goto fail;
+		}
+		t->thr_started = 1;
+	}
+	*out = t;
+	return CF_OK;
+fail:
+	tsd_uids_free(t->uids);
+	pthread_mutex_destroy(&t->mu);
+	pthread_cond_destroy(&t->cv);
+	free(t);
+	return rc;
+}
+
+void tsd_close(tsd *t)
+{
+	if (!t)
+		return;
+	if (t->thr_started) {
+		pthread_mutex_lock(&t->mu);
+		t->stop = 1;
+		pthread_cond_broadcast(&t->cv);
+		pthread_mutex_unlock(&t->mu);
+		pthread_join(t->thr, NULL);
+	}
+	rowset_free(&t->pending);
+	tsd_uids_free(t->uids);
+	pthread_mutex_destroy(&t->mu);
+	pthread_cond_destroy(&t->cv);
+	free(t);
+}
+
+void tsd_stats(tsd *t, struct tsd_stats *s)
+{
+	pthread_mutex_lock(&t->mu);
+	*s = t->st;
+	s->compact_pending = t->pending.count;
+	pthread_mutex_unlock(&t->mu);
+	s->uids_assigned = tsd_uids_assigned(t->uids);
+}
+
+/* --- names ------------------------------------------------------------- */
+
+int tsd_name_lookup(tsd *t, enum tsd_kind kind, const char *name,
+		    uint32_t *uid)
+{
+	cf_table *uidt, *dbt;
+	int rc;
+
+	if ((unsigned)kind > TSD_TAGV)
+		return CF_EINVAL;
+	if ((rc = tsd_tables(t, &uidt, &dbt)))
+		return rc;
+	rc = tsd_uid_lookup(t->uids, uidt, kind, name, strlen(name), uid);
+	cf_table_close(uidt);
+	cf_table_close(dbt);
+	return rc;
+}
+
+int tsd_names(tsd *t, enum tsd_kind kind, const char *prefix, size_t max,
+	      char ***names, size_t *n)
+{
+	cf_table *uidt, *dbt;
+	int rc;
+
+	if ((unsigned)kind > TSD_TAGV)
+		return CF_EINVAL;
+	if ((rc = tsd_tables(t, &uidt, &dbt)))
+		return rc;
+	rc = tsd_uid_list(uidt, kind, prefix ? prefix : "", max, names, n);
+	cf_table_close(uidt);
+	cf_table_close(dbt);
+	return rc;
+}
+
+/* --- writers ----------------------------------------------------------- */
+
+struct tsd_writer {
+	tsd *t;
+	pthread_mutex_t mu;
+	char *metric;		/* NULL: lines name their metric */
+	struct buf pending;	/* an unfinished line */
+	uint64_t lines;		/* lines consumed since open */
+	int skip;		/* drop bytes up to the next '\n' */
+};
+
+int tsd_writer_open(tsd *t, const char *metric, tsd_writer **out)
+{
+	tsd_writer *w;
+
+	if (metric && !tsd_name_valid(metric, strlen(metric)))
+		return CF_EINVAL;
+	w = calloc(1, sizeof *w);
+	if (!w)
+		return CF_ENOMEM;
+	if (metric && !(w->metric = strdup(metric))) {
+		free(w);
+		return CF_ENOMEM;
+	}
+	w->t = t;
+	pthread_mutex_init(&w->mu, NULL);
+	*out = w;
+	return CF_OK;
+}
+
+void tsd_writer_close(tsd_writer *w)
+{
+	if (!w)
+		return;
+	buf_release(&w->pending);
+	pthread_mutex_destroy(&w->mu);
+	free(w->metric);
+	free(w);
+}
+
+static void set_err(struct tsd_error *err, uint64_t line, const char *reason,
+		    int rc)
+{
+	if (!err)
+		return;
+	err->line = line;
+	if (rc)
+		snprintf(err->reason, sizeof err->reason, "%s: %s", reason,
+			 cf_strerror(rc));
+	else
+		snprintf(err->reason, sizeof err->reason, "%s", reason);
+}
+
+/* Resolves the names of parsed lines and puts their points in one batch.
+ * UIDs are assigned line by line; a failure leaves earlier assignments
+ * (harmless: OpenTSDB does the same). */
+static int store_lines(tsd *t, const struct tsd_line *lines, size_t n,
+		       struct tsd_error *err)
+{
+	cf_table *uidt = NULL, *dbt = NULL;
+	cf_batch *b = NULL;
+	unsigned char (*keys)[TSD_ROWKEY_MAX] = NULL;
+	size_t *klen = NULL;
+	int rc;
+
+	if (n == 0)
+		return CF_OK;
+	if ((rc = tsd_tables(t, &uidt, &dbt)))
+		goto out;
+	if ((rc = cf_batch_new(&b)))
+		goto out;
+	keys = malloc(n * sizeof *keys);
+	klen = malloc(n * sizeof *klen);
+	if (!keys || !klen) {
+		rc = CF_ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct tsd_line *l = &lines[i];
+		unsigned char metric[TSD_UID_WIDTH];
+		unsigned char tags[TSD_MAX_TAGS][2 * TSD_UID_WIDTH];
+		unsigned char q[4], v[8];
+		unsigned flags;
+		uint32_t uid;
+		size_t ql, vl;
+
+		if ((rc = tsd_uid_assign(t->uids, uidt, TSD_METRICS, l->metric,
+					 l->mlen, &uid)))
+			goto uidfail;
+		tsd_uid_put(metric, uid);
+		for (size_t j = 0; j < l->ntags; j++) {
+			if ((rc = tsd_uid_assign(t->uids, uidt, TSD_TAGK,
+						 l->tags[j].k, l->tags[j].klen,
+						 &uid)))
+				goto uidfail;
+			tsd_uid_put(tags[j], uid);
+			if ((rc = tsd_uid_assign(t->uids, uidt, TSD_TAGV,
+						 l->tags[j].v, l->tags[j].vlen,
+						 &uid)))
+				goto uidfail;
+			tsd_uid_put(tags[j] + TSD_UID_WIDTH, uid);
+		}
+		klen[i] = tsd_rowkey_build(keys[i], metric,
+					   tsd_base_time(l->ts), tags,
+					   l->ntags);
+		if (l->value.is_float)
+			vl = tsd_value_encode_float(v, l->value.d, &flags);
+		else
+			vl = tsd_value_encode_int(v, l->value.i, &flags);
+		ql = tsd_qualifier_build(q, l->ts, flags);
+		if ((rc = cf_batch_put(b, keys[i], klen[i], "t", 1, q, ql,
+				       CF_TS_NOW, v, vl)))
+			goto out;
+	}
+	if ((rc = cf_table_apply(dbt, b)))
+		goto out;
+	for (size_t i = 0; i < n; i++)
+		tsd_pending_add(t, keys[i], klen[i]);
+	pthread_mutex_lock(&t->mu);
+	t->st.points += n;
+	pthread_mutex_unlock(&t->mu);
+	goto out;
+uidfail:
+	if (err && err->reason[0] == '\0')
+		set_err(err, 0, rc == CF_ERANGE ? "cannot assign a UID "
+			"(UID space exhausted)" : "cannot assign a UID", rc);
+out:
+	free(keys);
+	free(klen);
+	cf_batch_free(b);
+	cf_table_close(uidt);
+	cf_table_close(dbt);
+	return rc;
+}
+
+/* Parses and stores the lines of text[0..len), each ended by '\n' but
+ * the last, which may also end with the text. */
+static int write_lines(tsd_writer *w, const char *text, size_t len,
+		       struct tsd_error *err)
+{
+	struct tsd_line *lines = NULL;
+	size_t nl = 0, cap = 0, mlen = w->metric ? strlen(w->metric) : 0;
+	uint64_t lineno = w->lines;
+	char why[200];
+	int rc = CF_OK;
+
+	for (size_t b = 0; b < len;) {
+		const char *nlp = memchr(text + b, '\n', len - b);
+		size_t e = nlp ? (size_t)(nlp - text) : len;
+		lineno++;
+		if (nl == cap) {
+			size_t nc = cap ? 2 * cap : 16;
+			struct tsd_line *p = realloc(lines, nc * sizeof *p);
+			if (!p) {
+				rc = CF_ENOMEM;
+				goto out;
+			}
+			lines = p;
+			cap = nc;
+		}
+		rc = tsd_line_parse(text + b, e - b, w->metric, mlen,
+				    &lines[nl], why, sizeof why);
+		if (rc == TSD_LINE_BLANK) {
+			rc = CF_OK;
+		} else if (rc) {
+			if (err) {
+				err->line = lineno;
+				snprintf(err->reason, sizeof err->reason,
+					 "%s", why);
+			}
+			pthread_mutex_lock(&w->t->mu);
+			w->t->st.lines_rejected++;
+			w->t->st.writes_rejected++;
+			pthread_mutex_unlock(&w->t->mu);
+			goto out;
+		} else {
+			nl++;
+		}
+		b = e + 1;
+	}
+	rc = store_lines(w->t, lines, nl, err);
+out:
+	w->lines = lineno;
+	free(lines);
+	return rc;
+}
+
+int tsd_writer_write(tsd_writer *w, const void *data, size_t len,
+		     struct tsd_error *err)
+{
+	const char *p = data;
+	int rc = CF_OK;
+
+	if (err) {
+		err->line = 0;
+		err->reason[0] = '\0';
+	}
+	pthread_mutex_lock(&w->mu);
+	if (w->skip) {
+		const char *nl = memchr(p, '\n', len);
+		if (!nl)
+			goto out;
+		w->skip = 0;
+		len -= (size_t)(nl + 1 - p);
+		p = nl + 1;
+	}
+	const char *last = len ? memrchr(p, '\n', len) : NULL;
+	if (!last) {
+		if (w->pending.len + len > LINE_MAX_BYTES) {
+			set_err(err, w->lines + 1, "line too long", 0);
+			rc = CF_EINVAL;
+			goto reject;
+		}
+		rc = buf_append(&w->pending, p, len);
+		goto out;
+	}
+	size_t head = (size_t)(last + 1 - p);
+	if (len - head > LINE_MAX_BYTES) {
+		set_err(err, w->lines + 1, "line too long", 0);
+		rc = CF_EINVAL;
+		goto reject;
+	}
+	if (w->pending.len) {
+		/* the first line began in an earlier write */
+		if ((rc = buf_append(&w->pending, p, head)))
+			goto reject;
+		rc = write_lines(w, (const char *)w->pending.p, w->pending.len,
+				 err);
+	} else {
+		rc = write_lines(w, p, head, err);
+	}
+	buf_reset(&w->pending);
+	if (rc)
+		goto reject;
+	rc = buf_append(&w->pending, p + head, len - head);
+	goto out;
+reject:
+	buf_reset(&w->pending);
+	w->skip = len > 0 && p[len - 1] != '\n';
+out:
+	pthread_mutex_unlock(&w->mu);
+	return rc;
+}
+
+int tsd_writer_finish(tsd_writer *w, struct tsd_error *err)
+{
+	int rc = CF_OK;
+
+	if (err) {
+		err->line = 0;
+		err->reason[0] = '\0';
+	}
+	pthread_mutex_lock(&w->mu);
+	if (w->pending.len && !w->skip)
+		rc = write_lines(w, (const char *)w->pending.p, w->pending.len,
+				 err);
+	buf_reset(&w->pending);
+	w->skip = 0;
+	pthread_mutex_unlock(&w->mu);
+	return rc;
+}
+
+int tsd_put_text(tsd *t, const char *text, size_t len, struct tsd_error *err)
+{
+	tsd_writer *w;
+	int rc = tsd_writer_open(t, NULL, &w);
+	if (rc)
+		return rc;
+	rc = tsd_writer_write(w, text, len, err);
+	if (rc == CF_OK)
+		rc = tsd_writer_finish(w, err);
+	tsd_writer_close(w);
+	return rc;
+}

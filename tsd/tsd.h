@@ -1,0 +1,229 @@
+/*
+ * tsd.h: the time-series layer of cellfs, OpenTSDB 2.x on the engine.
+ *
+ * Points live in two ordinary tables with OpenTSDB's byte layout
+ * (docs/tsd_format.md): "tsdb-uid" (families id and name: 3-byte UIDs of
+ * metric names, tag keys and tag values, counter row "\0") and "tsdb"
+ * (family t: one row per metric, hour and tag set; one cell per point, or
+ * one compacted cell per finished hour).  tsd_open() creates them when
+ * missing; they stay browsable as tables.
+ *
+ * This header is all fs/ needs for MNT/tsd/ (SPEC section 6):
+ *
+ *   path                    operation      calls
+ *   MNT/tsd/put             open (write)   tsd_writer_open(t, NULL, &w)
+ *                           write          tsd_writer_write(w, buf, n, &e)
+ *                           flush/release  tsd_writer_finish(w, &e),
+ *                                          tsd_writer_close(w)
+ *   MNT/tsd/metrics/        readdir        tsd_names(t, TSD_METRICS, "", 0..)
+ *   MNT/tsd/metrics/M       lookup         tsd_name_lookup(t, TSD_METRICS, M)
+ *                           open (read)    tsd_metric_open(t, M, &c)
+ *                           open (append)  tsd_writer_open(t, M, &w)
+ *                           read           tsd_cursor_pread(c, ...)
+ *   MNT/tsd/tagk/, tagv/    readdir        tsd_names(t, TSD_TAGK/TSD_TAGV..)
+ *                           lookup         tsd_name_lookup(...)
+ *   MNT/tsd/q/QUERY         lookup         tsd_query_check(t, QUERY, ..)
+ *                           open (read)    tsd_query_open(t, QUERY, n,
+ *                                                         TSD_FMT_TEXT, ..)
+ *   MNT/tsd/q/QUERY.png     open (read)    same with TSD_FMT_PNG (fs strips
+ *                                          the ".png")
+ *
+ * File sizes of metrics/M and q/... are not known before they are
+ * produced: fs should open them with FUSE direct_io (as /proc files do) so
+ * the kernel reads to EOF whatever st_size says; tsd_cursor_size() gives
+ * the exact size when needed (free for queries, which are computed at
+ * open; a full read for metric dumps).
+ *
+ * Names as path components: metric and tag names may contain '/' (OpenTSDB
+ * allows it), so fs escapes them with SPEC section 2's escaping in
+ * listings and unescapes lookups; QUERY strings are taken as given, and
+ * tsd decodes %XX inside them (so %2F is a '/').
+ *
+ * Errors: every function returns CF_OK or a negative CF_E* code of
+ * util/err.h.  Failures caused by the input (a bad line, a bad query, an
+ * unknown metric) also fill a struct tsd_error with a one-line reason that
+ * fs writes to MNT/.log.
+ *
+ * Threads: a tsd handle is used by any number of threads at once.  A
+ * tsd_writer or tsd_cursor belongs to one open file; calls on one of them
+ * are serialized internally, so concurrent reads of one handle are safe.
+ */
+#ifndef CF_TSD_H
+#define CF_TSD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "engine/cellfs.h"
+
+typedef struct tsd tsd;
+typedef struct tsd_writer tsd_writer;
+typedef struct tsd_cursor tsd_cursor;
+
+/* The names of the two tables. */
+#define TSD_TABLE_DATA "tsdb"
+#define TSD_TABLE_UID "tsdb-uid"
+
+struct tsd_options {
+	/* Background compaction: every compact_interval_ms, rows whose hour
+	 * ended more than compact_grace_s ago are merged into one cell
+	 * (OpenTSDB's CompactionQueue).  0: no thread; tsd_compact() only. */
+	unsigned compact_interval_ms;	/* default 60000 */
+	unsigned compact_grace_s;	/* default 60 */
+	/* Compact finished rows met by reads that are not compacted yet
+	 * (OpenTSDB compacts at query time too).  Default 1. */
+	int compact_on_read;
+	/* Largest number of points one query may load (CF_ETOOBIG past it). */
+	uint64_t max_query_points;	/* default 20000000 */
+	/* The gnuplot program ("gnuplot": found through PATH). */
+	const char *gnuplot;
+	unsigned gnuplot_timeout_ms;	/* default 20000 */
+};
+
+/* Fills o with the defaults above. */
+void tsd_options_default(struct tsd_options *o);
+
+/* Opens the layer on db, creating the two tables when missing.  o may be
+ * NULL (defaults).  *out is owned by the caller until tsd_close(); db must
+ * outlive it.  Errors of cf_table_create/cf_table_open. */
+int tsd_open(cf_db *db, const struct tsd_options *o, tsd **out);
+/* Stops the compaction thread (after its current row) and frees t.  Every
+ * writer and cursor must be closed before. */
+void tsd_close(tsd *t);
+
+/* Why an operation on user input failed. */
+struct tsd_error {
+	uint64_t line;		/* 1-based line of the open file; 0: none */
+	char reason[256];	/* one line, NUL-terminated */
+};
+
+/* --- writing ----------------------------------------------------------- */
+
+/*
+ * A writer: the state of one open put file (MNT/tsd/put, metric NULL) or
+ * metric file opened for appending (MNT/tsd/metrics/M, metric M).  Put
+ * lines are "[put ]METRIC TS VALUE TAGK=TAGV ..."; metric-file lines are
+ * "TS VALUE TAGK=TAGV ..." (tsd/line.h has the rules).  Lines may be split
+ * across writes; a '\n' ends a line.
+ * Errors: CF_EINVAL (metric is not a valid name), CF_ENOMEM.
+ */
+int tsd_writer_open(tsd *t, const char *metric, tsd_writer **out);
+
+/*
+ * Takes data[0..len): every line it completes is validated, then all of
+ * them are stored in one batch (one WAL record; durable as the engine's
+ * sync mode says when this returns CF_OK).  Unknown names get UIDs.
+ *
+ * All or nothing: if any completed line is invalid, none of this write's
+ * lines is stored, CF_EINVAL is returned and *err names the first bad
+ * line (its number counted from the opening of the file) and why.  The
+ * rejected write is dropped whole, its unfinished last line too; when it
+ * did not end with '\n', the writer then skips up to the next '\n' so the
+ * rest of a rejected line is not read as a new one.
+ * Errors: CF_EINVAL (bad line, or a line over 64 KiB), CF_ERANGE (UID
+ * space of a kind exhausted), engine errors (CF_ENOSPC, CF_EIO, ...)
+ * with nothing of the write stored.  err may be NULL.
+ */
+int tsd_writer_write(tsd_writer *w, const void *data, size_t len,
+		     struct tsd_error *err);
+/* Stores a last line that has no '\n' yet (at flush or close of the
+ * file).  Same errors as tsd_writer_write(). */
+int tsd_writer_finish(tsd_writer *w, struct tsd_error *err);
+/* Frees w; an unfinished line not passed to tsd_writer_finish() is
+ * dropped. */
+void tsd_writer_close(tsd_writer *w);
+
+/* Writes text[0..len) as one whole put file (open, write, finish, close):
+ * the convenience for batch imports and tests.  Same errors. */
+int tsd_put_text(tsd *t, const char *text, size_t len, struct tsd_error *err);
+
+/* --- names ------------------------------------------------------------- */
+
+enum tsd_kind { TSD_METRICS = 0, TSD_TAGK = 1, TSD_TAGV = 2 };
+
+/* The UID of name (NUL-terminated) of the given kind.  CF_ENOTFOUND. */
+int tsd_name_lookup(tsd *t, enum tsd_kind kind, const char *name,
+		    uint32_t *uid);
+
+/*
+ * The names of a kind that begin with prefix ("" for all), in byte order,
+ * at most max of them (0: no limit): OpenTSDB's suggest scan over the
+ * forward rows of tsdb-uid.  *names is one malloc'd block holding the
+ * array and the strings: free(*names) frees all.
+ */
+int tsd_names(tsd *t, enum tsd_kind kind, const char *prefix, size_t max,
+	      char ***names, size_t *n);
+
+/* --- reading ----------------------------------------------------------- */
+
+enum tsd_format { TSD_FMT_TEXT = 0, TSD_FMT_PNG = 1 };
+
+/*
+ * A metric dump: every point of metric as "M TS VALUE TAGK=TAGV ...\n"
+ * lines, in storage order (by hour, then by tag set; in time order within
+ * a series), tags sorted by name; TS in seconds, or in milliseconds for
+ * points written with millisecond timestamps; VALUE an integer or a
+ * floating-point number as OpenTSDB prints it.  The dump is produced
+ * while it is read.  CF_ENOTFOUND: no such metric.
+ */
+int tsd_metric_open(tsd *t, const char *metric, tsd_cursor **out);
+
+/*
+ * Parses query string qs[0..len) (tsd/query.h; docs/timeseries.md) without
+ * running it.  CF_EINVAL with *err filled; CF_ENOTFOUND when it names an
+ * unknown metric or tag key.  err may be NULL.
+ */
+int tsd_query_check(tsd *t, const char *qs, size_t len,
+		    struct tsd_error *err);
+
+/*
+ * Runs the query now and keeps its result in the cursor.
+ * TSD_FMT_TEXT: one line per point, "M TS VALUE TAGK=TAGV ...\n", sub
+ * queries in order, each group of series in tag order; the tags are
+ * those common to every series of the group, sorted by name.  TS is in
+ * seconds unless the query says "ms" or some point falls between whole
+ * seconds (then every TS of the result is in milliseconds).  A NaN value
+ * (fill policy nan) prints "NaN"; fill policy null leaves the point out.
+ * TSD_FMT_PNG: the same query drawn by gnuplot (one line per group, its
+ * tags in the legend).
+ * Errors: CF_EINVAL (bad query; *err), CF_ENOTFOUND (unknown metric or
+ * tag key; *err), CF_ETOOBIG (more than max_query_points), CF_ERANGE
+ * (a value overflowed), CF_EIO (gnuplot failed; *err), engine errors.
+ */
+int tsd_query_open(tsd *t, const char *qs, size_t len, enum tsd_format fmt,
+		   tsd_cursor **out, struct tsd_error *err);
+
+/*
+ * Copies up to n bytes of the cursor's content at offset off into dst;
+ * *got is the count (0 at the end).  Reading forward is cheap; reading
+ * before data already discarded restarts the production (a metric dump
+ * keeps the last 256 KiB behind the furthest read).  Errors: those of the
+ * engine while producing.
+ */
+int tsd_cursor_pread(tsd_cursor *c, void *dst, size_t n, uint64_t off,
+		     size_t *got);
+/* The total size of the content (produces all of it). */
+int tsd_cursor_size(tsd_cursor *c, uint64_t *size);
+void tsd_cursor_close(tsd_cursor *c);
+
+/* --- maintenance and status -------------------------------------------- */
+
+/* Compacts the rows written since open whose hour ended more than
+ * compact_grace_s ago, or, with all set, every row written since open.
+ * Returns the engine's first error; rows that failed stay queued. */
+int tsd_compact(tsd *t, int all);
+
+struct tsd_stats {
+	uint64_t points;	/* points stored */
+	uint64_t lines_rejected;	/* bad lines seen */
+	uint64_t writes_rejected;	/* writes refused for a bad line */
+	uint64_t uids_assigned;	/* new UIDs */
+	uint64_t rows_compacted;
+	uint64_t queries;
+	uint64_t query_points;	/* points loaded by queries */
+	uint64_t compact_pending;	/* rows waiting for compaction */
+};
+
+void tsd_stats(tsd *t, struct tsd_stats *s);
+
+#endif

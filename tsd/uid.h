@@ -1,0 +1,61 @@
+/*
+ * uid.h: OpenTSDB's UniqueId on table tsdb-uid (docs/tsd_format.md).
+ *
+ *   forward row  NAME        id:KIND   = UID (3 bytes)
+ *   reverse row  UID         name:KIND = NAME
+ *   counter row  "\0"        id:KIND   = last UID (8 bytes, big-endian)
+ *
+ * KIND is the qualifier "metrics", "tagk" or "tagv".  Assignment follows
+ * OpenTSDB: the counter is incremented atomically, the reverse mapping is
+ * written first, then the forward mapping with CheckAndPut (expect
+ * absent), so racing writers end up with one UID and a loser reads the
+ * winner's (its own reverse row stays behind, unreferenced: a wasted
+ * UID, as in OpenTSDB).  Mappings never change once written, so they are
+ * cached in memory in both directions.
+ *
+ * Thread safe: the caches are under one mutex (a leaf lock: no engine
+ * call is made while holding it); creations in this process are
+ * serialized by a second mutex taken around the engine calls.
+ */
+#ifndef CF_TSD_UID_H
+#define CF_TSD_UID_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "engine/cellfs.h"
+#include "tsd/tsd.h"
+#include "util/buf.h"
+
+struct tsd_uids;
+
+/* The qualifier of kind: "metrics", "tagk", "tagv". */
+const char *tsd_uid_kind_name(enum tsd_kind kind);
+
+int tsd_uids_new(struct tsd_uids **out);
+void tsd_uids_free(struct tsd_uids *u);
+/* Forgets every cached mapping (after tsdb-uid was recreated). */
+void tsd_uids_clear(struct tsd_uids *u);
+/* UIDs assigned by this process so far. */
+uint64_t tsd_uids_assigned(struct tsd_uids *u);
+
+/* The UID of name[0..len).  CF_ENOTFOUND; CF_ECORRUPT when the stored
+ * value is not 3 bytes; engine errors. */
+int tsd_uid_lookup(struct tsd_uids *u, cf_table *uidt, enum tsd_kind kind,
+		   const char *name, size_t len, uint32_t *uid);
+
+/* The UID of name[0..len), assigned when missing (OpenTSDB's
+ * getOrCreateId).  CF_ERANGE when the kind's 3-byte space is exhausted;
+ * engine errors. */
+int tsd_uid_assign(struct tsd_uids *u, cf_table *uidt, enum tsd_kind kind,
+		   const char *name, size_t len, uint32_t *uid);
+
+/* Appends the name of uid to out.  CF_ENOTFOUND; engine errors. */
+int tsd_uid_name(struct tsd_uids *u, cf_table *uidt, enum tsd_kind kind,
+		 uint32_t uid, struct buf *out);
+
+/* The suggest scan of tsd.h's tsd_names(). */
+int tsd_uid_list(cf_table *uidt, enum tsd_kind kind, const char *prefix,
+		 size_t max, char ***names, size_t *n);
+
+#endif
