@@ -8,6 +8,7 @@
  * PNG graph from gnuplot.
  */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -674,6 +675,182 @@ static void test_exhaustion(void)
 	tsd_close(t);
 }
 
+/* A dump much larger than the cursor's window: read whole, then in odd
+ * chunks with a jump back to the start (which restarts the scan). */
+static void test_big_dump(void)
+{
+	tsd *t = open_tsd(0);
+	struct buf b = BUF_INIT;
+	struct tsd_error e;
+	char line[128];
+	size_t n1, n2;
+	int rows = 0;
+
+	for (int h = 0; h < 24; h++)
+		for (int s = 0; s < 20; s++) {
+			for (int p = 0; p < 60; p++) {
+				snprintf(line, sizeof line, "big.m %lld %d "
+					 "host=h%02d\n", T0 + h * 3600 + p * 60,
+					 h * 1000 + p, s);
+				buf_append(&b, line, strlen(line));
+			}
+			rows++;
+		}
+	is_int(tsd_put_text(t, (char *)b.p, b.len, &e), 0,
+	       "28800 points in one write");
+	buf_release(&b);
+	is_int(tsd_compact(t, 1), 0, "compact the 480 rows");
+
+	tsd_cursor *c;
+	is_int(tsd_metric_open(t, "big.m", &c), 0, "dump cursor");
+	char *whole = slurp(c, 1 << 20, &n1);
+	ok(n1 > 800000, "dump of %zu bytes", n1);
+	/* in 4093-byte reads, then back to 0 and on to the end */
+	struct buf again = BUF_INIT;
+	char *tmp = malloc(4093);
+	size_t got;
+	uint64_t off = 0;
+	int err = 0;
+	while (off < n1 / 2 && !err) {
+		err = tsd_cursor_pread(c, tmp, 4093, off, &got) || got == 0;
+		off += got;
+	}
+	while (!err) {
+		if (tsd_cursor_pread(c, tmp, 4093, again.len, &got))
+			err = 1;
+		if (got == 0)
+			break;
+		buf_append(&again, tmp, got);
+	}
+	n2 = again.len;
+	ok(!err && n2 == n1 && !memcmp(again.p, whole, n1),
+	   "rereading from the start gives the same bytes");
+	uint64_t size;
+	ok(tsd_cursor_size(c, &size) == 0 && size == n1, "cursor size");
+	int lines = 0;
+	for (size_t i = 0; i < n1; i++)
+		lines += whole[i] == '\n';
+	is_int(lines, 28800, "every point once");
+	ok(!strncmp(whole, "big.m 1356998400 0 host=h00\nbig.m 1356998460 1 "
+		    "host=h00\n", 56), "starts in storage order");
+	free(tmp);
+	free(whole);
+	buf_release(&again);
+	tsd_cursor_close(c);
+	(void)rows;
+	tsd_close(t);
+}
+
+/* Writers, readers and compaction on one handle at once. */
+static tsd *mix_tsd;
+static atomic_int mix_stop;
+
+static void *mix_writer(void *arg)
+{
+	long id = (long)arg, fails = 0;
+	struct tsd_error e;
+	char line[160];
+	for (int i = 0; i < 40; i++) {
+		snprintf(line, sizeof line, "mix.m%ld %lld %d host=w%ld\n"
+			 "mix.all %lld %d host=w%ld k=n%d\n", id, T0 + i * 97,
+			 i, id, T0 + i * 97, i, id, i % 5);
+		if (tsd_put_text(mix_tsd, line, strlen(line), &e))
+			fails++;
+	}
+	return (void *)fails;
+}
+
+static void *mix_reader(void *arg)
+{
+	long fails = 0;
+	(void)arg;
+	while (!mix_stop) {
+		int rc;
+		char *r = query(mix_tsd, "start=1356998400&end=1357002400&"
+				"m=sum:mix.all{host=*}", &rc, NULL);
+		if (rc && rc != CF_ENOTFOUND)
+			fails++;
+		free(r);
+		if (tsd_compact(mix_tsd, 1))
+			fails++;
+		char **names;
+		size_t n;
+		if (tsd_names(mix_tsd, TSD_TAGV, "n", 0, &names, &n))
+			fails++;
+		else
+			free(names);
+	}
+	return (void *)fails;
+}
+
+static void test_mixed(void)
+{
+	pthread_t w[2], r;
+	long fails = 0;
+	void *v;
+
+	mix_tsd = open_tsd(1);
+	mix_stop = 0;
+	pthread_create(&r, NULL, mix_reader, NULL);
+	for (long i = 0; i < 2; i++)
+		pthread_create(&w[i], NULL, mix_writer, (void *)i);
+	for (int i = 0; i < 2; i++) {
+		pthread_join(w[i], &v);
+		fails += (long)v;
+	}
+	mix_stop = 1;
+	pthread_join(r, &v);
+	fails += (long)v;
+	is_int(fails, 0, "writers, a reader and compaction side by side");
+	int rc;
+	char *res = query(mix_tsd, "start=1356998400&end=1357002400&"
+			  "m=count:mix.all", &rc, NULL);
+	/* 10 series (2 writers x k=n0..n4), each counted from its first to
+	 * its last point: series k has points at steps k, k+5, ..., k+35 */
+	char want[4096];
+	size_t o = 0;
+	for (int i = 0; i < 40; i++) {
+		int active = 0;
+		for (int k = 0; k < 5; k++)
+			active += k <= i && i <= 35 + k;
+		o += (size_t)snprintf(want + o, sizeof want - o,
+				      "mix.all %lld %d\n", T0 + i * 97,
+				      2 * active);
+	}
+	if (!ok(rc == 0 && !strcmp(res, want),
+		"every point of both writers, counted"))
+		diag("rc %d:\n%s", rc, res);
+	free(res);
+	tsd_close(mix_tsd);
+}
+
+/* The background compaction thread does its work and stops. */
+static void test_compactor_thread(void)
+{
+	struct tsd_options o;
+	struct tsd_error e;
+	tsd *t;
+
+	tsd_options_default(&o);
+	o.compact_interval_ms = 20;
+	o.compact_on_read = 0;
+	if (tsd_open(db, &o, &t))
+		bail("tsd_open");
+	is_int(put(t, "thr.m 1356998400 1 h=a\nthr.m 1356998401 2 h=a\n", &e),
+	       0, "two points");
+	struct tsd_stats st;
+	for (int i = 0; i < 500; i++) {
+		tsd_stats(t, &st);
+		if (st.rows_compacted)
+			break;
+		usleep(10000);
+	}
+	ok(st.rows_compacted == 1 && st.compact_pending == 0,
+	   "the thread compacted the row");
+	tsd_close(t);
+	ok(1, "and stopped");
+}
+
 int main(void)
 {
 	struct cf_options o;
@@ -692,6 +869,9 @@ int main(void)
 	test_bad_lines();
 	test_queries();
 	test_race();
+	test_big_dump();
+	test_mixed();
+	test_compactor_thread();
 	test_exhaustion();
 	cf_db_close(db);
 	tap_rmdir(dir);
