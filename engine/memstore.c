@@ -67,11 +67,13 @@ static void *arena_alloc(struct memstore *m, size_t n)
 			nb->prev = b;
 			m->blocks = nb;
 		}
-		atomic_fetch_add(&m->bytes, sizeof *nb + size);
 		b = nb;
 	}
 	p = b->data + b->used;
 	b->used += n;
+	/* what is used, not what is reserved: flush decisions and the
+	 * global limit count data, and a fresh memstore is near zero */
+	atomic_fetch_add(&m->bytes, n);
 	return p;
 }
 
