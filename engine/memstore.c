@@ -97,6 +97,9 @@ int memstore_new(struct memstore **out)
 		free(m);
 		return CF_ENOMEM;
 	}
+	/* the head is overhead, not data: the engine's global memstore
+	 * count adds and subtracts only what inserts used */
+	atomic_store(&m->bytes, 0);
 	m->head->height = MAX_HEIGHT;
 	m->head->klen = m->head->vlen = 0;
 	for (int i = 0; i < MAX_HEIGHT; i++)
