@@ -17,6 +17,7 @@
 #include "engine/cellfs.h"
 #include "tests/tap.h"
 #include "tsd/tsd.h"
+#include "util/env.h"
 #include "util/err.h"
 
 static cf_db *db;
@@ -851,6 +852,32 @@ static void test_compactor_thread(void)
 	ok(1, "and stopped");
 }
 
+/* A full disk refuses the write whole; writing resumes afterwards. */
+static void test_disk_full(void)
+{
+	tsd *t = open_tsd(0);
+	struct tsd_error e;
+	char *s;
+
+	is_int(put(t, "full.m 1356998400 1 host=a\n", &e), 0, "a point");
+	env_fault_add(ENV_OP_WRITE | ENV_OP_SYNC, "wal", 0, -1, CF_ENOSPC, 0);
+	int rc = put(t, "full.m 1356998401 2 host=a\nfull.m 1356998402 3 "
+		     "host=b\n", &e);
+	env_fault_clear();
+	ok(rc == CF_ENOSPC && !strncmp(e.reason, "storing the points", 18),
+	   "disk full: %s (%s)", cf_strerror(rc), e.reason);
+	s = dump(t, "full.m");
+	is_str(s, "full.m 1356998400 1 host=a\n", "none of its points stored");
+	free(s);
+	is_int(put(t, "full.m 1356998403 4 host=a\n", &e), 0,
+	       "writes resume when space returns");
+	s = dump(t, "full.m");
+	is_str(s, "full.m 1356998400 1 host=a\nfull.m 1356998403 4 host=a\n",
+	       "and are stored");
+	free(s);
+	tsd_close(t);
+}
+
 int main(void)
 {
 	struct cf_options o;
@@ -872,6 +899,7 @@ int main(void)
 	test_big_dump();
 	test_mixed();
 	test_compactor_thread();
+	test_disk_full();
 	test_exhaustion();
 	cf_db_close(db);
 	tap_rmdir(dir);

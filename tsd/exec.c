@@ -461,6 +461,8 @@ static int run_sub(struct run *r, const struct tsd_subquery *sq)
 		if (!dup && ngb < sizeof gb / sizeof gb[0])
 			gb[ngb++] = r->rf[i].tagk;
 	}
+	if (ngb > TSD_MAX_TAGS)
+		return CF_OK;	/* no row has that many tags: no result */
 	if (ngb)
 		qsort(gb, ngb, sizeof gb[0], cmp_u32);
 	if ((rc = scan_sub(r, sq, muid)))

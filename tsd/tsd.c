@@ -448,6 +448,7 @@ void tsd_writer_close(tsd_writer *w)
 	free(w);
 }
 
+
 static void set_err(struct tsd_error *err, uint64_t line, const char *reason,
 		    int rc)
 {
@@ -522,8 +523,10 @@ static int store_lines(tsd *t, const struct tsd_line *lines, size_t n,
 				       CF_TS_NOW, v, vl)))
 			goto out;
 	}
-	if ((rc = cf_table_apply(dbt, b)))
+	if ((rc = cf_table_apply(dbt, b))) {
+		set_err(err, 0, "storing the points", rc);
 		goto out;
+	}
 	for (size_t i = 0; i < n; i++)
 		tsd_pending_add(t, keys[i], klen[i]);
 	pthread_mutex_lock(&t->mu);
