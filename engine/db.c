@@ -63,6 +63,7 @@ static void table_free(struct cf_table *t)
 	for (int i = 0; i < ROW_STRIPES; i++)
 		pthread_mutex_destroy(&t->stripes[i]);
 	pthread_rwlock_destroy(&t->lock);
+	pthread_rwlock_destroy(&t->batch_lock);
 	free(t);
 }
 
@@ -84,6 +85,7 @@ static struct cf_table *table_new(struct cf_db *db, int64_t id,
 	t->id = id;
 	snprintf(t->name, sizeof t->name, "%s", name);
 	pthread_rwlock_init(&t->lock, NULL);
+	pthread_rwlock_init(&t->batch_lock, NULL);
 	for (int i = 0; i < ROW_STRIPES; i++)
 		pthread_mutex_init(&t->stripes[i], NULL);
 	return t;

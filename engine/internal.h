@@ -4,7 +4,8 @@
  *
  * Lock order (take left before right, never the reverse):
  *
- *   table row stripes -> db->qmu (writer queue) -> db->mem_mu
+ *   table->batch_lock -> table row stripes -> db->qmu (writer queue)
+ *     -> db->mem_mu
  *   db->ddl_mu -> db->compact_mu -> db->mu -> db->mem_mu -> table->lock
  *     -> db->meta_mu -> region->mu -> leaf locks (cache, wal, log)
  *
@@ -108,6 +109,8 @@ struct cf_table {
 	size_t nretired;
 	struct cf_family *fams;		/* sorted by name */
 	size_t nfams;
+	pthread_rwlock_t batch_lock;	/* shared: a few rows' stripes;
+					   exclusive: a batch of many rows */
 	pthread_mutex_t stripes[ROW_STRIPES];
 	struct tstats st;
 };

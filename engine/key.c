@@ -16,10 +16,12 @@ size_t ikey_encode(unsigned char *dst, const struct ikey *k)
 	p[0] = (unsigned char)(k->rowlen >> 8);
 	p[1] = (unsigned char)k->rowlen;
 	p += 2;
-	memcpy(p, k->row, k->rowlen);
+	if (k->rowlen)
+		memcpy(p, k->row, k->rowlen);
 	p += k->rowlen;
 	*p++ = (unsigned char)k->famlen;
-	memcpy(p, k->fam, k->famlen);
+	if (k->famlen)
+		memcpy(p, k->fam, k->famlen);
 	p += k->famlen;
 	if (k->qlen)
 		memcpy(p, k->qual, k->qlen);

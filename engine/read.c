@@ -518,12 +518,50 @@ static int same_as_last(const cf_row *out, size_t n, const unsigned char *k,
 	return l == kl && memcmp(p + u, k, kl) == 0;
 }
 
+/*
+ * Versions past VERSIONS are dead, and a delete can only cover cells that
+ * sort after it (an equal or lower timestamp).  So once a column has shown
+ * VERSIONS distinct timestamps with no delete before them, everything else
+ * in the column is dead: the read skips it, seeking past the column when
+ * there is much to skip (a counter incremented many times).
+ */
+struct colskip {
+	struct buf col;		/* the column being counted: a key of it */
+	int versions;		/* the family's VERSIONS */
+	int puts;		/* distinct timestamps seen */
+	int64_t last_ts;
+	int deletes;		/* a delete seen in the column or family */
+	int fam_deletes;
+	int skipping;
+	int skipped;
+};
+
+/* Seeks it past the column of key k. */
+static void seek_past_column(struct iter *it, const struct ikey *k)
+{
+	struct ikey end = *k;
+	unsigned char stack[512], *p = stack;
+	size_t n = ikey_size(&end);
+
+	end.ts = INT64_MIN;
+	end.seq = 0;
+	end.type = 0;
+	if (n > sizeof stack && !(p = malloc(n))) {
+		iter_next(it);
+		return;
+	}
+	iter_seek(it, p, ikey_encode(p, &end));
+	if (p != stack)
+		free(p);
+}
+
 int read_row(struct cf_db *db, struct cf_table *t, struct iter *it,
 	     const struct cf_read_opts *o, uint64_t snapshot, cf_row *out)
 {
 	char fam[CF_FAMILY_MAX + 1];
 	size_t famlen = 0, n = 0;
 	int rc = CF_OK, keys_only = o && o->keys_only, have_key = 0;
+	struct colskip cs = { BUF_INIT, 1, 0, 0, 0, 0, 0, 0 };
 
 	row_reset(out);
 	buf_reset(&out->scratch);
@@ -537,6 +575,17 @@ int read_row(struct cf_db *db, struct cf_table *t, struct iter *it,
 			rc = CF_ECORRUPT;
 			break;
 		}
+		if (cs.skipping && ikey_cmp_column(k, kl, cs.col.p,
+						   cs.col.len) == 0) {
+			if (++cs.skipped > 8) {
+				cs.skipping = 0;
+				seek_past_column(it, &x);
+			} else {
+				iter_next(it);
+			}
+			continue;
+		}
+		cs.skipping = 0;
 		if (!have_key) {
 			rc = row_set_key(out, x.row, x.rowlen);
 			if (rc)
@@ -553,17 +602,44 @@ int read_row(struct cf_db *db, struct cf_table *t, struct iter *it,
 				break;
 		}
 		if (n == 0) {
+			const struct cf_family *f;
 			memcpy(fam, x.fam, x.famlen);
 			famlen = x.famlen;
+			f = table_family(t, fam, famlen);
+			cs.versions = f ? f->versions : 1;
+			cs.fam_deletes = 0;
+			buf_reset(&cs.col);
 		}
 		if (x.seq <= snapshot &&
 		    wants_family(o, (const char *)x.fam, x.famlen) &&
 		    !same_as_last(out, n, k, kl)) {
 			v = iter_value(it, &vl);
 			rc = gather(out, &n, k, kl, v, vl, !keys_only);
+			/* count the column's versions (struct colskip) */
+			if (!cs.col.len ||
+			    ikey_cmp_column(k, kl, cs.col.p, cs.col.len)) {
+				buf_reset(&cs.col);
+				buf_append(&cs.col, k, kl);
+				cs.puts = 0;
+				cs.deletes = cs.fam_deletes;
+			}
+			if (x.type == KT_DELETE_FAMILY)
+				cs.fam_deletes = cs.deletes = 1;
+			else if (x.type != KT_PUT)
+				cs.deletes = 1;
+			else if (!cs.puts || x.ts != cs.last_ts) {
+				cs.puts++;
+				cs.last_ts = x.ts;
+			}
+			if (!cs.deletes && cs.puts >= cs.versions &&
+			    cs.col.len) {
+				cs.skipping = 1;
+				cs.skipped = 0;
+			}
 		}
 		iter_next(it);
 	}
+	buf_release(&cs.col);
 	if (rc == CF_OK)
 		rc = iter_status(it);
 	if (rc == CF_OK)

@@ -359,7 +359,8 @@ int wal_list(const char *dir, uint64_t **ids, size_t *n)
 		free(l.ids);
 		return rc;
 	}
-	qsort(l.ids, l.n, sizeof *l.ids, cmp_u64);
+	if (l.n)
+		qsort(l.ids, l.n, sizeof *l.ids, cmp_u64);
 	*ids = l.ids;
 	*n = l.n;
 	return CF_OK;

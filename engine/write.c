@@ -275,8 +275,13 @@ static int cmp_uint(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* A batch touching more stripes than this takes the table's batch lock
+ * exclusively instead (bulk loads), so no thread holds many mutexes. */
+#define MAX_STRIPES 16
+
 /* Locks the stripes of b's rows in ascending order; the list goes into
- * s (sorted, unique) for unlock_stripes. */
+ * s (sorted, unique) for unlock_stripes.  *ns = 0: the batch holds the
+ * batch lock exclusively. */
 static int lock_stripes(struct cf_table *t, const cf_batch *b, unsigned *s,
 			size_t *ns)
 {
@@ -289,6 +294,12 @@ static int lock_stripes(struct cf_table *t, const cf_batch *b, unsigned *s,
 	for (size_t i = 0; i < n; i++)
 		if (*ns == 0 || s[*ns - 1] != s[i])
 			s[(*ns)++] = s[i];
+	if (*ns > MAX_STRIPES) {
+		*ns = 0;
+		pthread_rwlock_wrlock(&t->batch_lock);
+		return CF_OK;
+	}
+	pthread_rwlock_rdlock(&t->batch_lock);
 	for (size_t i = 0; i < *ns; i++)
 		pthread_mutex_lock(&t->stripes[s[i]]);
 	return CF_OK;
@@ -298,6 +309,7 @@ static void unlock_stripes(struct cf_table *t, const unsigned *s, size_t ns)
 {
 	for (size_t i = ns; i-- > 0;)
 		pthread_mutex_unlock(&t->stripes[s[i]]);
+	pthread_rwlock_unlock(&t->batch_lock);
 }
 
 /* --- the leader ------------------------------------------------------- */
@@ -359,7 +371,7 @@ static void insert_cell(struct cf_db *db, struct cf_table *t, const struct ikey 
 	}
 }
 
-static int lead(struct cf_db *db, struct gwriter *g)
+static int lead(struct cf_db *db, struct gwriter *g, struct gwriter *last)
 {
 	struct buf *rec = &db->wbuf;
 	uint64_t seq = db->next_seq, first = seq;
@@ -368,11 +380,15 @@ static int lead(struct cf_db *db, struct gwriter *g)
 
 	buf_reset(rec);
 	rc = buf_putc(rec, REC_VERSION);
-	for (struct gwriter *w = g; w && rc == CF_OK; w = w->next)
+	/* the group is g..last; writers queued behind last are not ours,
+	 * and last->next may change under us (it belongs to qmu) */
+	for (struct gwriter *w = g; w && rc == CF_OK;
+	     w = w == last ? NULL : w->next)
 		count += w->cells.n;
 	if (!rc)
 		rc = buf_put_varint(rec, count);
-	for (struct gwriter *w = g; w && rc == CF_OK; w = w->next)
+	for (struct gwriter *w = g; w && rc == CF_OK;
+	     w = w == last ? NULL : w->next)
 		for (size_t i = 0; i < w->cells.n && rc == CF_OK; i++)
 			rc = encode_cell(rec, w->t, &w->cells.c[i], seq++);
 	if (rc)
@@ -389,7 +405,7 @@ static int lead(struct cf_db *db, struct gwriter *g)
 
 	pthread_mutex_lock(&db->mem_mu);
 	seq = first;
-	for (struct gwriter *w = g; w; w = w->next) {
+	for (struct gwriter *w = g; w; w = w == last ? NULL : w->next) {
 		struct cf_table *t = w->t;
 		pthread_rwlock_rdlock(&t->lock);
 		for (size_t i = 0; i < w->cells.n; i++) {
@@ -444,16 +460,9 @@ static int commit(struct cf_db *db, struct gwriter *w)
 		if (bytes > GROUP_MAX)
 			break;
 	}
-	{
-		struct gwriter *rest = last->next;
-		last->next = NULL;
-		pthread_mutex_unlock(&db->qmu);
-
-		rc = lead(db, g);
-
-		pthread_mutex_lock(&db->qmu);
-		last->next = rest;
-	}
+	pthread_mutex_unlock(&db->qmu);
+	rc = lead(db, g, last);
+	pthread_mutex_lock(&db->qmu);
 	for (struct gwriter *x = g; ; x = x->next) {
 		x->rc = rc;
 		x->done = 1;
@@ -562,8 +571,15 @@ static int rmw_begin(struct cf_table *t, const void *row, size_t rowlen,
 		return CF_ENOTFOUND;
 	}
 	*stripe = stripe_of(row, rowlen);
+	pthread_rwlock_rdlock(&t->batch_lock);
 	pthread_mutex_lock(&t->stripes[*stripe]);
 	return CF_OK;
+}
+
+static void rmw_end(struct cf_table *t, unsigned stripe)
+{
+	pthread_mutex_unlock(&t->stripes[stripe]);
+	pthread_rwlock_unlock(&t->batch_lock);
 }
 
 int cf_table_append(cf_table *t, const void *row, size_t rowlen,
@@ -596,7 +612,7 @@ int cf_table_append(cf_table *t, const void *row, size_t rowlen,
 		rc = begin_write(t, &b);
 	if (rc == CF_OK)
 		rc = apply_locked(t, &b);
-	pthread_mutex_unlock(&t->stripes[stripe]);
+	rmw_end(t, stripe);
 	if (rc == CF_OK) {
 		atomic_fetch_add(&t->st.appends, 1);
 		atomic_fetch_add(&t->db->st.appends, 1);
@@ -655,7 +671,7 @@ int cf_table_increment(cf_table *t, const void *row, size_t rowlen,
 		rc = begin_write(t, &b);
 	if (rc == CF_OK)
 		rc = apply_locked(t, &b);
-	pthread_mutex_unlock(&t->stripes[stripe]);
+	rmw_end(t, stripe);
 	if (rc == CF_OK) {
 		atomic_fetch_add(&t->st.increments, 1);
 		atomic_fetch_add(&t->db->st.increments, 1);
@@ -703,7 +719,7 @@ int cf_table_check_and_apply(cf_table *t, const void *row, size_t rowlen,
 		if (rc == CF_OK)
 			*applied = 1;
 	}
-	pthread_mutex_unlock(&t->stripes[stripe]);
+	rmw_end(t, stripe);
 out:
 	count_error(t, rc);
 	buf_release(&cur);
