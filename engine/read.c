@@ -523,7 +523,9 @@ static int same_as_last(const cf_row *out, size_t n, const unsigned char *k,
  * sort after it (an equal or lower timestamp).  So once a column has shown
  * VERSIONS distinct timestamps with no delete before them, everything else
  * in the column is dead: the read skips it, seeking past the column when
- * there is much to skip (a counter incremented many times).
+ * there is much to skip (a counter incremented many times).  Never in the
+ * empty qualifier's column: DeleteFamily markers live there, sorted by
+ * timestamp among its puts, and they cover every column.
  */
 struct colskip {
 	struct buf col;		/* the column being counted: a key of it */
@@ -632,7 +634,7 @@ int read_row(struct cf_db *db, struct cf_table *t, struct iter *it,
 				cs.last_ts = x.ts;
 			}
 			if (!cs.deletes && cs.puts >= cs.versions &&
-			    cs.col.len) {
+			    x.qlen > 0) {
 				cs.skipping = 1;
 				cs.skipped = 0;
 			}
