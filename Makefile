@@ -4,8 +4,8 @@
 # at the top of the tree.
 
 SANITIZE ?=
-VARIANT := $(if $(SANITIZE),$(subst $(comma),-,$(SANITIZE)),default)
 comma := ,
+VARIANT := $(if $(SANITIZE),$(subst $(comma),-,$(SANITIZE)),default)
 B := build/$(VARIANT)
 
 CC ?= cc
@@ -41,6 +41,7 @@ LIB_OBJ := $(LIB_SRC:%.c=$(B)/%.o)
 FS_LIB_OBJ := $(FS_LIB_SRC:%.c=$(B)/%.o)
 TEST_BIN := $(TEST_SRC:tests/%.c=$(B)/tests/%)
 HELPER_BIN := $(HELPER_SRC:tests/%.c=$(B)/tests/%)
+BENCH_BIN := $(BENCH_SRC:tests/bench/%.c=$(B)/tests/bench/%)
 DAEMON := $(if $(wildcard $(FS_MAIN)),$(B)/cellfs)
 FSCK := $(if $(wildcard $(FSCK_MAIN)),$(B)/cellfs-fsck)
 
@@ -49,8 +50,9 @@ DEBS := build-essential pkg-config libfuse3-dev fuse3 libsnappy-dev \
 	libsqlite3-dev sqlite3 sharness rsync tar attr gnuplot-nox \
 	libleveldb-dev librocksdb-dev liblmdb-dev
 
+.SECONDARY:
 .PHONY: all deps check check-build check-thread run bench bench-quick clean
-all: $(B)/libcellfs.a $(DAEMON) $(FSCK) $(TEST_BIN) $(HELPER_BIN)
+all: $(B)/libcellfs.a $(DAEMON) $(FSCK) $(TEST_BIN) $(HELPER_BIN) $(BENCH_BIN)
 ifeq ($(VARIANT),default)
 all: $(if $(DAEMON),cellfs) $(if $(FSCK),cellfs-fsck)
 cellfs: $(B)/cellfs
@@ -95,6 +97,19 @@ $(B)/cellfs-fsck: $(B)/$(FSCK_MAIN:.c=.o) $(FS_LIB_OBJ) $(B)/libcellfs.a
 
 $(B)/tests/%: $(B)/tests/%.o $(B)/libcellfs.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
+
+# Benchmarks: programs that print tables (tests/bench/), built by
+# `make` so they do not rot, run by `make bench` / `make bench-quick`.
+$(B)/tests/bench/%: $(B)/tests/bench/%.o $(B)/libcellfs.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
+
+bench-quick: deps
+	@$(MAKE) --no-print-directory all
+	$(B)/tests/bench/engine_bench -n 100000
+
+bench: deps
+	@$(MAKE) --no-print-directory all
+	$(B)/tests/bench/engine_bench -n 1000000
 
 # C tests (tests/test-*.c) and shell tests (tests/t[0-9]*.sh), by prove.
 # Shell tests find the binaries through CELLFS_BUILD.

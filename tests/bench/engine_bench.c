@@ -1,0 +1,233 @@
+/*
+ * engine_bench: single-threaded throughput of the cellfs engine in the
+ * db_bench style: 16-byte keys, 100-byte values (half compressible),
+ * snappy, bloom filters, WAL on without fsync (sync=none).
+ *
+ *   engine_bench [-n ENTRIES] [-d DIR]
+ *
+ * Prints one table row per workload: ops/s, MB/s, p50 and p99 latency.
+ * A benchmark, never a test: it asserts nothing about time.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "engine/cellfs.h"
+#include "util/log.h"
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static uint64_t rng = 88172645463325252ull;
+
+static uint64_t rnd(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+static void make_key(uint64_t i, char *k)
+{
+	/* 16 decimal digits, as db_bench */
+	for (int j = 15; j >= 0; j--) {
+		k[j] = (char)('0' + i % 10);
+		i /= 10;
+	}
+	k[16] = 0;
+}
+
+/* half compressible, as db_bench's compression ratio 0.5 */
+static void make_value(uint64_t i, char *v)
+{
+	for (int j = 0; j < 50; j++)
+		v[j] = (char)('a' + (int)((i * 131 + (uint64_t)j * 7) % 26));
+	for (int j = 50; j < 100; j++)
+		v[j] = v[j - 50];
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+struct result {
+	const char *name;
+	uint64_t ops;
+	double secs;
+	double bytes;
+	double *lat;
+};
+
+static void report(struct result *r)
+{
+	double p50 = 0, p99 = 0;
+
+	if (r->lat && r->ops) {
+		qsort(r->lat, r->ops, sizeof *r->lat, cmp_double);
+		p50 = r->lat[r->ops / 2] * 1e6;
+		p99 = r->lat[r->ops * 99 / 100] * 1e6;
+	}
+	printf("| %-12s | %10" PRIu64 " | %8.2f | %11.0f | %7.1f | %7.2f | %7.2f |\n",
+	       r->name, r->ops, r->secs, (double)r->ops / r->secs,
+	       r->bytes / r->secs / 1e6, p50, p99);
+	fflush(stdout);
+}
+
+static void fill(cf_table *t, uint64_t n, int random, struct result *r)
+{
+	cf_batch *b;
+	char k[17], v[100];
+	double start = now();
+
+	cf_batch_new(&b);
+	for (uint64_t i = 0; i < n; i++) {
+		uint64_t id = random ? rnd() % n : i;
+		double t0 = now();
+		make_key(id, k);
+		make_value(id, v);
+		cf_batch_clear(b);
+		cf_batch_put(b, k, 16, "f", 1, "", 0, CF_TS_NOW, v, 100);
+		if (cf_table_apply(t, b)) {
+			fprintf(stderr, "put failed\n");
+			exit(1);
+		}
+		r->lat[i] = now() - t0;
+	}
+	r->secs = now() - start;
+	r->ops = n;
+	r->bytes = (double)n * 116;
+	cf_batch_free(b);
+}
+
+static void readrandom(cf_table *t, uint64_t n, uint64_t space, int missing,
+		       struct result *r)
+{
+	char k[17];
+	uint64_t found = 0;
+	double start = now();
+
+	for (uint64_t i = 0; i < n; i++) {
+		cf_row *row;
+		double t0 = now();
+		make_key(rnd() % space + (missing ? space : 0), k);
+		if (cf_table_get(t, k, 16, NULL, &row) == CF_OK) {
+			found += cf_row_count(row) > 0;
+			cf_row_free(row);
+		}
+		r->lat[i] = now() - t0;
+	}
+	r->secs = now() - start;
+	r->ops = n;
+	r->bytes = (double)found * 116;
+	if (!missing && found != n)
+		fprintf(stderr, "warning: %" PRIu64 " of %" PRIu64 " found\n",
+			found, n);
+}
+
+static void readseq(cf_table *t, struct result *r)
+{
+	struct cf_scan_opts so = { .read = CF_READ_OPTS_INIT };
+	cf_scanner *s;
+	const cf_row *row;
+	uint64_t n = 0;
+	double start = now();
+
+	cf_scan_open(t, &so, &s);
+	while (cf_scan_next(s, &row) == CF_OK && row)
+		n++;
+	cf_scan_close(s);
+	r->secs = now() - start;
+	r->ops = n;
+	r->bytes = (double)n * 116;
+	r->lat = NULL;
+}
+
+int main(int argc, char **argv)
+{
+	uint64_t n = 1000000;
+	const char *dir = "/tmp/cellfs-engine-bench";
+	struct cf_options o;
+	struct cf_family f;
+	cf_db *db;
+	cf_table *t;
+	struct result r;
+	double *lat;
+	char cmd[4200];
+	int c;
+
+	while ((c = getopt(argc, argv, "n:d:")) != -1) {
+		if (c == 'n')
+			n = strtoull(optarg, NULL, 10);
+		else if (c == 'd')
+			dir = optarg;
+		else {
+			fprintf(stderr, "usage: engine_bench [-n N] [-d DIR]\n");
+			return 2;
+		}
+	}
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+	if (system(cmd))
+		return 1;
+	lat = malloc(n * sizeof *lat);
+	cf_options_default(&o);
+	o.sync_mode = CF_SYNC_NONE;
+	o.block_cache = 64u << 20;
+	o.flush_size = 64u << 20;
+	cf_family_default(&f, "f");
+	if (cf_db_open(dir, &o, &db) || cf_table_create(db, "b", &f, 1) ||
+	    cf_table_open(db, "b", &t)) {
+		fprintf(stderr, "cannot open %s\n", dir);
+		return 1;
+	}
+	printf("cellfs engine, %" PRIu64 " entries, 16-byte keys, 100-byte "
+	       "values, sync=none\n\n", n);
+	printf("| %-12s | %10s | %8s | %11s | %7s | %7s | %7s |\n", "workload",
+	       "ops", "seconds", "ops/s", "MB/s", "p50 us", "p99 us");
+	printf("|--------------|------------|----------|-------------|---------|---------|---------|\n");
+	r = (struct result){ "fillseq", 0, 0, 0, lat };
+	fill(t, n, 0, &r);
+	report(&r);
+	r = (struct result){ "fillrandom", 0, 0, 0, lat };
+	fill(t, n, 1, &r);
+	report(&r);
+	cf_table_flush(t);
+	cf_table_compact(t, 1);
+	r = (struct result){ "readrandom", 0, 0, 0, lat };
+	readrandom(t, n, n, 0, &r);
+	report(&r);
+	r = (struct result){ "readmissing", 0, 0, 0, lat };
+	readrandom(t, n, n, 1, &r);
+	report(&r);
+	r = (struct result){ "readseq", 0, 0, 0, NULL };
+	readseq(t, &r);
+	report(&r);
+	{
+		struct cf_stats s;
+		struct rusage ru;
+		cf_db_stats(db, &s);
+		getrusage(RUSAGE_SELF, &ru);
+		printf("\nstore files %" PRIu64 ", bytes on disk %" PRIu64
+		       ", cache hits %" PRIu64 ", misses %" PRIu64
+		       ", bloom skips %" PRIu64 ", peak RSS %ld MB\n",
+		       s.store_files, s.disk_bytes, s.cache_hits,
+		       s.cache_misses, s.bloom_skips, ru.ru_maxrss / 1024);
+	}
+	cf_table_close(t);
+	cf_db_close(db);
+	free(lat);
+	if (system(cmd))
+		return 1;
+	cf_log_release();
+	return 0;
+}
