@@ -16,7 +16,8 @@ ifdef CI
 WARN += -Werror
 endif
 ifneq ($(SANITIZE),)
-SANFLAGS := -fsanitize=$(SANITIZE) -fno-omit-frame-pointer
+SANFLAGS := -fsanitize=$(SANITIZE) -fno-sanitize-recover=all \
+	-fno-omit-frame-pointer
 OPT := -O1 -g
 endif
 

@@ -1430,8 +1430,10 @@ int cf_table_regions(cf_table *t, struct cf_region_info **out, size_t *n)
 		if (!ri[i].start || !ri[i].end)
 			rc = CF_ENOMEM;
 		else {
-			memcpy(ri[i].start, r->start.p, r->start.len);
-			memcpy(ri[i].end, r->end.p, r->end.len);
+			if (r->start.len)
+				memcpy(ri[i].start, r->start.p, r->start.len);
+			if (r->end.len)
+				memcpy(ri[i].end, r->end.p, r->end.len);
 		}
 		ri[i].startlen = r->start.len;
 		ri[i].endlen = r->end.len;
