@@ -443,10 +443,28 @@ out:
 /* --- splits ----------------------------------------------------------- */
 
 /* The row at the middle of r's data, by bytes; CF_ENOTFOUND if the
- * region has fewer than two rows. */
+ * region has fewer than two rows.  From the largest store file's index
+ * when it has one inside the region (the cost does not grow with the
+ * region), else by reading the region (small regions). */
 static int middle_row(struct cf_db *db, struct region *r, struct buf *out)
 {
 	struct view *v = region_view(r);
+	struct sfile *big = NULL;
+
+	for (size_t s = 0; s < v->nstores; s++)
+		for (size_t i = 0; i < v->stores[s].n; i++) {
+			struct sfile *f = v->stores[s].files[i];
+			if (f->sst && (!big || f->size > big->size))
+				big = f;
+		}
+	if (big && sst_mid_row(big->sst, out) == CF_OK &&
+	    bytes_cmp(out->p, out->len, r->start.p, r->start.len) > 0 &&
+	    region_contains(r, out->p, out->len)) {
+		view_unref(v);
+		return CF_OK;
+	}
+	view_unref(v);
+	v = region_view(r);
 	struct cf_read_opts o = CF_READ_OPTS_INIT;
 	struct iter *it = view_iter(db, r, v, &o, NULL, 0, 0);
 	uint64_t total = region_disk_bytes(v), seen = 0;
@@ -698,6 +716,27 @@ out:
 	pthread_mutex_unlock(&db->ddl_mu);
 	region_free(a);
 	region_free(b);
+	buf_release(&mid);
+	return rc;
+}
+
+int region_split_if_big(struct cf_db *db, struct region *r)
+{
+	struct view *v = region_view(r);
+	uint64_t size = region_disk_bytes(v);
+	struct buf mid = BUF_INIT;
+	int rc = CF_OK;
+
+	view_unref(v);
+	if (size <= db->o.split_size || !region_live(r))
+		return CF_OK;
+	rc = middle_row(db, r, &mid);
+	if (rc == CF_OK)
+		rc = table_split_at(db, r->t, mid.p, mid.len);
+	if (rc == CF_OK)
+		rc = 1;
+	else if (rc == CF_EEXIST || rc == CF_ENOTFOUND)
+		rc = CF_OK;	/* one row, or nothing to split */
 	buf_release(&mid);
 	return rc;
 }

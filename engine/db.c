@@ -624,6 +624,8 @@ static void *flusher_main(void *arg)
 			if (r) {
 				rc = region_flush(db, r);
 				atomic_store(&r->flush_wanted, rc != CF_OK);
+				if (rc == CF_OK)
+					region_split_if_big(db, r);
 			}
 			tables_release(ts, n);
 			pthread_mutex_lock(&db->bg_mu);
@@ -674,6 +676,23 @@ static void *compactor_main(void *arg)
 				did = rc == CF_OK;
 				failed = rc != CF_OK;
 			}
+		}
+		/* regions past split_size split (HBase's auto-sharding) */
+		for (size_t i = 0; i < n && !did; i++) {
+			struct cf_table *t = ts[i];
+			struct region *big = NULL;
+			if (atomic_load(&t->dropped))
+				continue;
+			pthread_rwlock_rdlock(&t->lock);
+			for (size_t j = 0; j < t->nregions && !big; j++) {
+				struct view *v = region_view(t->regions[j]);
+				if (region_disk_bytes(v) > db->o.split_size)
+					big = t->regions[j];
+				view_unref(v);
+			}
+			pthread_rwlock_unlock(&t->lock);
+			if (big && region_split_if_big(db, big) == 1)
+				did = 1;
 		}
 		tables_release(ts, n);
 		if (failed) {

@@ -245,6 +245,9 @@ int view_add_file(struct view *v, const char *fam, struct sfile *f);
 int region_compact(struct cf_db *db, struct region *r, int major);
 int table_split_at(struct cf_db *db, struct cf_table *t, const void *key,
 		   size_t keylen);
+/* Splits r at its middle when its store files pass split_size: 1 if it
+ * split, CF_OK if it did not need to or could not (a single row). */
+int region_split_if_big(struct cf_db *db, struct region *r);
 /* Builds the path of a store file into a buf. */
 int store_path(struct cf_db *db, struct cf_table *t, int64_t region_id,
 	       const char *fam, uint64_t file_id, struct buf *out);

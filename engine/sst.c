@@ -1082,3 +1082,19 @@ out:
 	env_close(f);
 	return rc;
 }
+
+int sst_mid_row(const struct sst *s, struct buf *out)
+{
+	const struct ientry *e;
+	const unsigned char *row;
+	size_t rl;
+
+	/* the last key of the middle block: half the file's blocks lie
+	 * before it, so half its bytes, give or take a block */
+	if (s->index.n < 2)
+		return CF_ENOTFOUND;
+	e = &s->index.e[(s->index.n - 1) / 2];
+	row = ikey_row(ikey_at(&s->index, (size_t)(e - s->index.e)), &rl);
+	buf_reset(out);
+	return buf_append(out, row, rl);
+}

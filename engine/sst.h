@@ -92,6 +92,12 @@ int sst_may_have_rowcol(const struct sst *s, const void *row, size_t rowlen,
  * allocation failure. */
 struct iter *sst_iter(struct sst *s, int fill_cache);
 
+/* The row of the key that ends the file's middle data block, an
+ * estimate of the row that halves the file by size, read from the index
+ * alone (so a split point costs nothing to find).  CF_ENOTFOUND for a
+ * file of fewer than two blocks. */
+int sst_mid_row(const struct sst *s, struct buf *out);
+
 /* Reads every block and checks every checksum (for fsck), and also the
  * layout: blocks contiguous, keys well formed and strictly ascending,
  * index keys equal to their blocks' last keys, the meta block equal to

@@ -54,7 +54,8 @@ static void child(const char *dir, int fd, uint64_t seed)
 	size_t kl, vl;
 
 	cf_options_default(&o);
-	o.flush_size = 64 << 10;	/* flush and compact often */
+	o.flush_size = 64 << 10;	/* flush, compact and split often */
+	o.split_size = 64 << 10;
 	o.sync_mode = CF_SYNC_NONE;	/* a kill loses no written byte */
 	if (cf_db_open(dir, &o, &db) || cf_table_open(db, "c", &t))
 		_exit(2);
@@ -97,8 +98,15 @@ static void child(const char *dir, int fd, uint64_t seed)
 	}
 }
 
+static void say(void *arg, const char *path, const char *what)
+{
+	(void)arg;
+	diag("fsck: %s: %s", path, what);
+}
+
 int main(void)
 {
+	cf_table *t0;
 	const char *s = getenv("CELLFS_SEED"), *kn = getenv("CELLFS_CRASH_KILLS");
 	uint64_t seed = s ? strtoull(s, NULL, 0) : (uint64_t)time(NULL);
 	int kills = kn ? atoi(kn) : 50, bad = 0, round;
@@ -243,6 +251,28 @@ int main(void)
 		}
 		cf_table_close(t);
 		cf_db_close(db);
+		/* and the directory is whole: no gap, overlap, lost file */
+		{
+			unsigned problems = 0;
+			rc = cf_check(dir, 0, say, NULL, &problems);
+			if (rc || problems) {
+				diag("round %d: cellfs-fsck: %s, %u problems",
+				     round, cf_strerror(rc), problems);
+				bad = 1;
+			}
+		}
+	}
+	{
+		struct cf_region_info *ri;
+		size_t nr = 0;
+		cf_db_open(dir, NULL, &db);
+		cf_table_open(db, "c", &t0);
+		cf_table_regions(t0, &ri, &nr);
+		cf_regions_free(ri, nr);
+		cf_table_close(t0);
+		cf_db_close(db);
+		ok(nr > 1, "the table split while the writer was killed (%zu "
+		   "regions)", nr);
 	}
 	ok(!bad, "%d kills, %" PRId64 " acknowledged writes, all there", round,
 	   total);
