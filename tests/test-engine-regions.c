@@ -1,0 +1,292 @@
+/*
+ * test-engine-regions: a table written with a small split_size ends in
+ * many regions, every row readable once and only once and scans ordered
+ * across boundaries; manual splits; cellfs-fsck's check (clean, a damaged
+ * store file named, an unknown file) and repair (the catalog deleted and
+ * rebuilt from the region directories with every cell back, WAL edits
+ * included).
+ */
+#include <dirent.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "engine/cellfs.h"
+#include "util/log.h"
+#include "tests/tap.h"
+
+#define ROWS 20000
+
+static const char *dir;
+static char said[65536];
+
+static void say(void *arg, const char *path, const char *what)
+{
+	size_t n = strlen(said);
+	(void)arg;
+	snprintf(said + n, sizeof said - n, "%s: %s\n", path, what);
+}
+
+/* values that do not compress, so the store grows past split_size */
+static void value_of(int i, char *v, size_t *n)
+{
+	uint32_t x = (uint32_t)i * 2654435761u + 1;
+	int len = snprintf(v, 160, "value-%06d-", i);
+
+	while (len < 100) {
+		x ^= x << 13;
+		x ^= x >> 17;
+		x ^= x << 5;
+		v[len++] = (char)('!' + x % 90);
+	}
+	*n = (size_t)len;
+}
+
+static int check_all(cf_table *t, int rows, const char *why)
+{
+	struct cf_scan_opts so = { .read = CF_READ_OPTS_INIT };
+	cf_scanner *s;
+	const cf_row *r;
+	int n = 0, bad = 0;
+	char prev[32] = "";
+
+	if (cf_scan_open(t, &so, &s))
+		return 0;
+	while (!bad && cf_scan_next(s, &r) == CF_OK && r) {
+		size_t kl, vl;
+		const unsigned char *k = cf_row_key(r, &kl);
+		char key[32], v[160];
+		snprintf(key, sizeof key, "row%06d", n);
+		value_of(n, v, &vl);
+		if (kl != strlen(key) || memcmp(k, key, kl) ||
+		    cf_row_count(r) != 1 || cf_row_cell(r, 0)->vlen != vl ||
+		    memcmp(cf_row_cell(r, 0)->val, v, vl)) {
+			diag("%s: row %d is %.*s (after %s)", why, n, (int)kl,
+			     k, prev);
+			bad = 1;
+		}
+		snprintf(prev, sizeof prev, "%.*s", (int)kl, k);
+		n++;
+	}
+	cf_scan_close(s);
+	if (!bad && n != rows) {
+		diag("%s: %d rows scanned, want %d", why, n, rows);
+		bad = 1;
+	}
+	/* and each row by a get */
+	for (int i = 0; i < rows && !bad; i += 97) {
+		char key[32], v[160];
+		size_t vl;
+		cf_row *row;
+		snprintf(key, sizeof key, "row%06d", i);
+		value_of(i, v, &vl);
+		if (cf_table_get(t, key, strlen(key), NULL, &row) ||
+		    cf_row_count(row) != 1 ||
+		    memcmp(cf_row_cell(row, 0)->val, v, vl)) {
+			diag("%s: get row %d", why, i);
+			bad = 1;
+		}
+		cf_row_free(row);
+	}
+	return !bad;
+}
+
+static size_t nregions(cf_table *t)
+{
+	struct cf_region_info *ri;
+	size_t n = 0;
+	cf_table_regions(t, &ri, &n);
+	cf_regions_free(ri, n);
+	return n;
+}
+
+static int find_sst(const char *root, char *out, size_t outsz)
+{
+	DIR *d = opendir(root);
+	struct dirent *e;
+	int found = 0;
+
+	if (!d)
+		return 0;
+	while (!found && (e = readdir(d))) {
+		char p[4096];
+		struct stat st;
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(p, sizeof p, "%s/%s", root, e->d_name);
+		if (stat(p, &st))
+			continue;
+		if (S_ISDIR(st.st_mode))
+			found = find_sst(p, out, outsz);
+		else if (strstr(e->d_name, ".sst") && st.st_size > 4096) {
+			snprintf(out, outsz, "%s", p);
+			found = 1;
+		}
+	}
+	closedir(d);
+	return found;
+}
+
+int main(void)
+{
+	struct cf_options o;
+	struct cf_family f;
+	cf_db *db;
+	cf_table *t;
+	cf_batch *b;
+	unsigned problems;
+	char path[4200];
+	size_t n;
+
+	plan(18);
+	dir = tap_tmpdir("regions");
+	cf_options_default(&o);
+	o.flush_size = 256 << 10;
+	o.split_size = 512 << 10;
+	cf_family_default(&f, "f");
+	if (cf_db_open(dir, &o, &db) || cf_table_create(db, "t", &f, 1) ||
+	    cf_table_open(db, "t", &t))
+		bail("setup");
+	/* random order, so every region takes writes while others split */
+	cf_batch_new(&b);
+	for (int i = 0; i < ROWS; i++) {
+		int k = (int)(((uint64_t)i * 7919) % ROWS);
+		char key[32], v[160];
+		size_t vl;
+		snprintf(key, sizeof key, "row%06d", k);
+		value_of(k, v, &vl);
+		cf_batch_clear(b);
+		cf_batch_put(b, key, strlen(key), "f", 1, "q", 1, CF_TS_NOW, v,
+			     vl);
+		if (cf_table_apply(t, b))
+			bail("write %d", i);
+	}
+	cf_batch_free(b);
+	cf_table_flush(t);
+	for (int i = 0; i < 50 && nregions(t) < 4; i++)
+		usleep(100000);	/* the background splits */
+	n = nregions(t);
+	ok(n >= 4, "a small split_size made many regions (%zu)", n);
+	ok(check_all(t, ROWS, "after splits"),
+	   "every row once, in order, across regions");
+	cf_table_compact(t, 1);
+	ok(check_all(t, ROWS, "after major compaction"),
+	   "and after major compaction of the daughters");
+
+	/* manual splits */
+	{
+		size_t before = nregions(t);
+		is_int(cf_table_split(t, "row012345", 9), CF_OK,
+		       "a manual split at a key");
+		is_int(nregions(t), before + 1, "adds one region");
+		is_int(cf_table_split(t, "row012345", 9), CF_EEXIST,
+		       "a second split at the same key is EEXIST");
+		ok(check_all(t, ROWS, "after a manual split"), "rows unchanged");
+	}
+	cf_table_close(t);
+	cf_db_close(db);
+
+	/* --- fsck: clean ---------------------------------------------- */
+	said[0] = 0;
+	is_int(cf_check(dir, 0, say, NULL, &problems), CF_OK, "fsck runs");
+	is_int(problems, 0, "a healthy directory has no problem");
+	if (problems)
+		diag("%s", said);
+
+	/* --- the catalog lost: rebuilt from region directories -------- */
+	/* a few writes only in the WAL (the child dies without closing) */
+	{
+		pid_t pid = fork();
+		int st;
+		if (pid == 0) {
+			struct cf_options oo = o;
+			oo.sync_mode = CF_SYNC_NONE;
+			oo.background = 0;
+			if (cf_db_open(dir, &oo, &db) ||
+			    cf_table_open(db, "t", &t))
+				_exit(2);
+			cf_batch_new(&b);
+			for (int i = ROWS; i < ROWS + 100; i++) {
+				char key[32], v[160];
+				size_t vl;
+				snprintf(key, sizeof key, "row%06d", i);
+				value_of(i, v, &vl);
+				cf_batch_clear(b);
+				cf_batch_put(b, key, strlen(key), "f", 1, "q", 1,
+					     CF_TS_NOW, v, vl);
+				cf_table_apply(t, b);
+			}
+			_exit(0);
+		}
+		waitpid(pid, &st, 0);
+	}
+	snprintf(path, sizeof path, "%s/catalog.db", dir);
+	unlink(path);
+	snprintf(path, sizeof path, "%s/catalog.db-wal", dir);
+	unlink(path);
+	snprintf(path, sizeof path, "%s/catalog.db-shm", dir);
+	unlink(path);
+	said[0] = 0;
+	cf_check(dir, 0, say, NULL, &problems);
+	ok(problems > 0 && strstr(said, "catalog is missing"),
+	   "fsck reports the missing catalog");
+	said[0] = 0;
+	is_int(cf_check(dir, 1, say, NULL, &problems), CF_OK, "fsck --repair");
+	said[0] = 0;
+	cf_check(dir, 0, say, NULL, &problems);
+	is_int(problems, 0, "after the repair fsck is clean");
+	if (problems)
+		diag("%s", said);
+	o.background = 0;
+	if (cf_db_open(dir, &o, &db) || cf_table_open(db, "t", &t))
+		bail("open after repair");
+	ok(check_all(t, ROWS + 100, "after catalog rebuild"),
+	   "every cell is back, the WAL's too");
+	ok(nregions(t) >= 5, "with its regions (%zu)", nregions(t));
+	cf_table_close(t);
+	cf_db_close(db);
+
+	/* --- a damaged store file ------------------------------------- */
+	{
+		char sst[4096] = "";
+		FILE *fp;
+		snprintf(path, sizeof path, "%s/data", dir);
+		ok(find_sst(path, sst, sizeof sst), "a store file to damage");
+		fp = fopen(sst, "r+b");
+		fseek(fp, 100, SEEK_SET);
+		fputc(0x55 ^ fgetc(fp), fp);
+		fclose(fp);
+		said[0] = 0;
+		cf_check(dir, 0, say, NULL, &problems);
+		ok(problems > 0 && strstr(said, sst) &&
+		   strstr(said, "checksum mismatch"),
+		   "fsck names the damaged file and why");
+		if (!strstr(said, sst))
+			diag("%s", said);
+	}
+	/* --- an unknown file ----------------------------------------- */
+	{
+		char sst[4096] = "", stray[4200];
+		snprintf(path, sizeof path, "%s/data", dir);
+		find_sst(path, sst, sizeof sst);
+		snprintf(stray, sizeof stray, "%s", sst);
+		strcpy(strrchr(stray, '/') + 1, "00000000deadbeef.sst");
+		FILE *fp = fopen(stray, "w");
+		fputs("junk", fp);
+		fclose(fp);
+		said[0] = 0;
+		cf_check(dir, 0, say, NULL, &problems);
+		ok(strstr(said, "deadbeef") != NULL, "fsck reports a stray file");
+		cf_check(dir, 1, say, NULL, &problems);
+		snprintf(path, sizeof path, "%s/lost+found", dir);
+		ok(access(stray, F_OK) != 0 && access(path, F_OK) == 0,
+		   "repair moves it to lost+found, deleting nothing");
+	}
+	tap_rmdir(dir);
+	cf_log_release();
+	return done_testing();
+}
