@@ -124,7 +124,9 @@ check-build: all
 
 # The concurrent tests under ThreadSanitizer (the whole suite under TSan
 # would take too long on two cores).
-TSAN_TESTS := test-engine-concurrent test-memstore test-wal test-cache
+TSAN_TESTS := $(basename $(notdir $(wildcard $(addprefix tests/,\
+	test-engine-concurrent.c test-memstore.c test-wal.c test-cache.c \
+	test-sst.c test-tsd.c))))
 check-thread: deps
 	@$(MAKE) --no-print-directory SANITIZE=thread \
 		$(addprefix build/thread/tests/,$(TSAN_TESTS))
