@@ -4,6 +4,7 @@
  * snappy, bloom filters, WAL on without fsync (sync=none).
  *
  *   engine_bench [-n ENTRIES] [-d DIR]
+ *   engine_bench -S MIB [-d DIR]    time a split of a region of MIB MiB
  *
  * Prints one table row per workload: ops/s, MB/s, p50 and p99 latency.
  * A benchmark, never a test: it asserts nothing about time.
@@ -153,8 +154,68 @@ static void readseq(cf_table *t, struct result *r)
 	r->lat = NULL;
 }
 
+/* Loads a region of mib MiB (1 KiB incompressible values), then times
+ * a split at its middle: the split copies no data, so its time should
+ * not grow with the region. */
+static int split_bench(const char *dir, uint64_t mib)
+{
+	struct cf_options o;
+	struct cf_family f;
+	struct cf_region_info *ri;
+	struct rusage ru;
+	cf_db *db;
+	cf_table *t;
+	cf_batch *b;
+	char k[17], v[1024];
+	uint64_t n = mib * 1024;
+	double t0, t1, load;
+	size_t nr;
+
+	cf_options_default(&o);
+	o.sync_mode = CF_SYNC_NONE;
+	o.split_size = UINT64_MAX;	/* only the manual split */
+	cf_family_default(&f, "f");
+	if (cf_db_open(dir, &o, &db) || cf_table_create(db, "s", &f, 1) ||
+	    cf_table_open(db, "s", &t))
+		return 1;
+	cf_batch_new(&b);
+	t0 = now();
+	for (uint64_t i = 0; i < n; i++) {
+		make_key(i, k);
+		for (int j = 0; j < 1024; j += 8) {
+			uint64_t x = rnd();
+			memcpy(v + j, &x, 8);
+		}
+		cf_batch_clear(b);
+		cf_batch_put(b, k, 16, "f", 1, "", 0, CF_TS_NOW, v, sizeof v);
+		if (cf_table_apply(t, b))
+			return 1;
+	}
+	cf_table_flush(t);
+	cf_table_compact(t, 1);
+	load = now() - t0;
+	getrusage(RUSAGE_SELF, &ru);
+	cf_table_regions(t, &ri, &nr);
+	printf("| %6" PRIu64 " MiB | load %6.1f s | on disk %7.1f MiB | ",
+	       mib, load, (double)ri[0].disk_bytes / 1048576.0);
+	cf_regions_free(ri, nr);
+	t0 = now();
+	if (cf_table_split(t, NULL, 0))
+		return 1;
+	t1 = now();
+	cf_table_regions(t, &ri, &nr);
+	printf("split %7.2f ms | %zu regions | peak RSS %ld MiB |\n",
+	       (t1 - t0) * 1000, nr, ru.ru_maxrss / 1024);
+	cf_regions_free(ri, nr);
+	cf_batch_free(b);
+	cf_table_close(t);
+	cf_db_close(db);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	uint64_t split_mib = 0;
 	uint64_t n = 1000000;
 	const char *dir = "/tmp/cellfs-engine-bench";
 	struct cf_options o;
@@ -166,9 +227,11 @@ int main(int argc, char **argv)
 	char cmd[4200];
 	int c;
 
-	while ((c = getopt(argc, argv, "n:d:")) != -1) {
+	while ((c = getopt(argc, argv, "n:d:S:")) != -1) {
 		if (c == 'n')
 			n = strtoull(optarg, NULL, 10);
+		else if (c == 'S')
+			split_mib = strtoull(optarg, NULL, 10);
 		else if (c == 'd')
 			dir = optarg;
 		else {
@@ -179,6 +242,13 @@ int main(int argc, char **argv)
 	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
 	if (system(cmd))
 		return 1;
+	if (split_mib) {
+		c = split_bench(dir, split_mib);
+		if (system(cmd))
+			return 1;
+		cf_log_release();
+		return c;
+	}
 	lat = malloc(n * sizeof *lat);
 	cf_options_default(&o);
 	o.sync_mode = CF_SYNC_NONE;
