@@ -5,10 +5,12 @@
  * clock, append, increment, check-and-put, scans (range, prefix, limit,
  * time range, keys only), regions and splits, statistics, bad input.
  */
+#include <dirent.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "engine/cellfs.h"
 #include "util/coding.h"
@@ -502,6 +504,39 @@ int main(void)
 		ok(s1.regions >= 4 && s1.store_files >= 1,
 		   "and sizes (%" PRIu64 " regions, %" PRIu64 " files)",
 		   s1.regions, s1.store_files);
+	}
+	/* WAL segments go once flushed past; stray files go at open */
+	{
+		char path[4300], stray[4400];
+		struct cf_region_info *ri;
+		size_t nr;
+		int segs = 0;
+		DIR *d;
+		struct dirent *e;
+		FILE *fp;
+		cf_db_flush(db);
+		cf_table_regions(w, &ri, &nr);
+		snprintf(path, sizeof path, "%s/data/webtable/%016" PRIx64
+			 "/anchor", dir, ri[0].id);
+		cf_regions_free(ri, nr);
+		snprintf(stray, sizeof stray, "%s/00000000000fffff.sst", path);
+		fp = fopen(stray, "w");
+		ok(fp != NULL, "a stray file in a family directory");
+		if (fp)
+			fclose(fp);
+		cf_table_close(w);
+		reopen();
+		cf_table_open(db, "webtable", &w);
+		ok(access(stray, F_OK) != 0,
+		   "a file the catalog does not name is removed at open");
+		cf_db_flush(db);
+		snprintf(path, sizeof path, "%s/wal", dir);
+		d = opendir(path);
+		while (d && (e = readdir(d)))
+			segs += strstr(e->d_name, ".log") != NULL;
+		if (d)
+			closedir(d);
+		is_int(segs, 1, "flushed WAL segments are deleted, one remains");
 	}
 	cf_table_close(w);
 	cf_db_close(db);
