@@ -104,6 +104,11 @@ $(B)/tests/%: $(B)/tests/%.o $(B)/libcellfs.a
 $(B)/tests/bench/%: $(B)/tests/bench/%.o $(B)/libcellfs.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
 
+# db_bench compares the engine with its peers, linked in one binary.
+PEER_LIBS = -lleveldb -lrocksdb -llmdb
+$(B)/tests/bench/db_bench: $(B)/tests/bench/db_bench.o $(B)/libcellfs.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(PEER_LIBS) $(LIBS) -lstdc++
+
 bench-quick: deps
 	@$(MAKE) --no-print-directory all
 	$(B)/tests/bench/engine_bench -n 100000
