@@ -582,13 +582,37 @@ static void rmw_end(struct cf_table *t, unsigned stripe)
 	pthread_rwlock_unlock(&t->batch_lock);
 }
 
+/* Writes the computed new value of a read-modify-write (when rc is
+ * CF_OK) at a timestamp never below the version it read, so it is the
+ * latest; then releases the row.  Returns the result. */
+static int rmw_finish(struct cf_table *t, unsigned stripe, int rc,
+		      const void *row, size_t rowlen, const char *fam,
+		      size_t famlen, const void *qual, size_t qlen,
+		      int64_t old_ts, const void *val, size_t vlen)
+{
+	cf_batch b = { 0 };
+
+	if (rc == CF_OK) {
+		int64_t now = env_now_ms();
+		rc = cf_batch_put(&b, row, rowlen, fam, famlen, qual, qlen,
+				  now > old_ts ? now : old_ts, val, vlen);
+	}
+	if (rc == CF_OK)
+		rc = begin_write(t, &b);
+	if (rc == CF_OK)
+		rc = apply_locked(t, &b);
+	rmw_end(t, stripe);
+	free(b.ops);
+	buf_release(&b.data);
+	return rc;
+}
+
 int cf_table_append(cf_table *t, const void *row, size_t rowlen,
 		    const char *fam, size_t famlen, const void *qual,
 		    size_t qlen, const void *data, size_t dlen,
 		    struct buf *out)
 {
 	struct buf cur = BUF_INIT;
-	cf_batch b = { 0 };
 	unsigned stripe;
 	int64_t ts = 0;
 	int rc;
@@ -602,17 +626,8 @@ int cf_table_append(cf_table *t, const void *row, size_t rowlen,
 		rc = CF_OK;
 	if (rc == CF_OK)
 		rc = buf_append(&cur, data, dlen);
-	if (rc == CF_OK) {
-		int64_t now = env_now_ms();
-		/* never below the old version, so the result is the latest */
-		rc = cf_batch_put(&b, row, rowlen, fam, famlen, qual, qlen,
-				  now > ts ? now : ts, cur.p, cur.len);
-	}
-	if (rc == CF_OK)
-		rc = begin_write(t, &b);
-	if (rc == CF_OK)
-		rc = apply_locked(t, &b);
-	rmw_end(t, stripe);
+	rc = rmw_finish(t, stripe, rc, row, rowlen, fam, famlen, qual, qlen,
+			ts, cur.p, cur.len);
 	if (rc == CF_OK) {
 		atomic_fetch_add(&t->st.appends, 1);
 		atomic_fetch_add(&t->db->st.appends, 1);
@@ -623,8 +638,6 @@ int cf_table_append(cf_table *t, const void *row, size_t rowlen,
 	}
 out:
 	count_error(t, rc);
-	free(b.ops);
-	buf_release(&b.data);
 	buf_release(&cur);
 	return rc;
 }
@@ -634,10 +647,9 @@ int cf_table_increment(cf_table *t, const void *row, size_t rowlen,
 		       size_t qlen, int64_t delta, int64_t *result)
 {
 	struct buf cur = BUF_INIT;
-	cf_batch b = { 0 };
 	unsigned char v[8];
 	unsigned stripe;
-	int64_t ts = 0, old = 0, nv;
+	int64_t ts = 0, old = 0, nv = 0;
 	int rc;
 
 	rc = rmw_begin(t, row, rowlen, fam, famlen, &stripe);
@@ -661,17 +673,10 @@ int cf_table_increment(cf_table *t, const void *row, size_t rowlen,
 		cf_log(CF_LOG_WARN, "%s: counter overflow", t->name);
 		rc = CF_ERANGE;
 	}
-	if (rc == CF_OK) {
-		int64_t now = env_now_ms();
+	if (rc == CF_OK)
 		enc_u64be(v, (uint64_t)nv);
-		rc = cf_batch_put(&b, row, rowlen, fam, famlen, qual, qlen,
-				  now > ts ? now : ts, v, 8);
-	}
-	if (rc == CF_OK)
-		rc = begin_write(t, &b);
-	if (rc == CF_OK)
-		rc = apply_locked(t, &b);
-	rmw_end(t, stripe);
+	rc = rmw_finish(t, stripe, rc, row, rowlen, fam, famlen, qual, qlen,
+			ts, v, 8);
 	if (rc == CF_OK) {
 		atomic_fetch_add(&t->st.increments, 1);
 		atomic_fetch_add(&t->db->st.increments, 1);
@@ -680,8 +685,6 @@ int cf_table_increment(cf_table *t, const void *row, size_t rowlen,
 	}
 out:
 	count_error(t, rc);
-	free(b.ops);
-	buf_release(&b.data);
 	buf_release(&cur);
 	return rc;
 }
