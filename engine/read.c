@@ -173,38 +173,37 @@ static int b_in_range(const struct bounded *b)
 	return bytes_cmp(row, rl, b->hi->p, b->hi->len) < 0;
 }
 
+/* Positions the child on the first cell of the lower bound's row. */
+static void b_seek_lo(struct bounded *b)
+{
+	unsigned char *tmp = malloc(b->lo->len + KEY_OVERHEAD);
+
+	if (!tmp)
+		abort();	/* out of memory on the read path */
+	iter_seek(b->in, tmp, row_start_key(tmp, b->lo->p, b->lo->len));
+	free(tmp);
+}
+
 static void b_seek(struct iter *it, const unsigned char *key, size_t n)
 {
 	struct bounded *b = (struct bounded *)it;
 	size_t rl;
 	const unsigned char *row = ikey_row(key, &rl);
 
-	if (b->lo_set && bytes_cmp(row, rl, b->lo->p, b->lo->len) < 0) {
-		unsigned char *tmp = malloc(b->lo->len + KEY_OVERHEAD);
-		if (!tmp)
-			abort();
-		iter_seek(b->in, tmp, row_start_key(tmp, b->lo->p,
-						    b->lo->len));
-		free(tmp);
-	} else {
+	if (b->lo_set && bytes_cmp(row, rl, b->lo->p, b->lo->len) < 0)
+		b_seek_lo(b);
+	else
 		iter_seek(b->in, key, n);
-	}
 }
 
 static void b_seek_first(struct iter *it)
 {
 	struct bounded *b = (struct bounded *)it;
 
-	if (b->lo_set) {
-		unsigned char *tmp = malloc(b->lo->len + KEY_OVERHEAD);
-		if (!tmp)
-			abort();
-		iter_seek(b->in, tmp, row_start_key(tmp, b->lo->p,
-						    b->lo->len));
-		free(tmp);
-	} else {
+	if (b->lo_set)
+		b_seek_lo(b);
+	else
 		iter_seek_first(b->in);
-	}
 }
 
 static void b_next(struct iter *it)
