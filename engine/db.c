@@ -823,8 +823,8 @@ int cf_db_open(const char *dir, const struct cf_options *opts, cf_db **out)
 		db->o.memstore_limit = 4 * db->o.flush_size;
 	if (db->o.compact_threshold < 2)
 		db->o.compact_threshold = 3;
-	if (db->o.stall_files <= db->o.compact_threshold)
-		db->o.stall_files = db->o.compact_threshold + 9;
+	if (db->o.stall_files < 1)
+		db->o.stall_files = 12;
 	pthread_mutex_init(&db->ddl_mu, NULL);
 	pthread_mutex_init(&db->compact_mu, NULL);
 	pthread_mutex_init(&db->mu, NULL);
