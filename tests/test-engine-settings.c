@@ -81,7 +81,7 @@ int main(void)
 	cf_table *t;
 	size_t n;
 
-	plan(16);
+	plan(18);
 	db = open_db(dir, CF_SYNC_NONE, 1000, 0);
 	cf_family_default(&f, "f");
 	f.keep_deleted = 1;
@@ -204,6 +204,47 @@ int main(void)
 		ok(s1.store_files >= 4, "with %" PRIu64 " store files waiting",
 		   s1.store_files);
 		is_int(count_at(t, "x5-19", INT64_MAX), 1, "and the data is there");
+		cf_table_close(t);
+		cf_db_close(db);
+	}
+	/* the global memstore limit: no region reaches flush_size, but all
+	 * together pass the limit, so the largest are flushed */
+	{
+		struct cf_options o;
+		struct cf_family g;
+		char v[1000];
+		int waited = 0;
+		cf_options_default(&o);
+		o.sync_mode = CF_SYNC_NONE;
+		o.flush_size = 4 << 20;
+		o.memstore_limit = 1 << 20;
+		cf_family_default(&g, "f");
+		memset(v, 'v', sizeof v - 1);
+		v[sizeof v - 1] = 0;
+		if (cf_db_open(dir, &o, &db) ||
+		    cf_table_create(db, "g", &g, 1) ||
+		    cf_table_open(db, "g", &t))
+			bail("global limit setup");
+		for (char c = 'b'; c <= 'h'; c++) {
+			char key[2] = { c, 0 };
+			cf_table_split(t, key, 1);
+		}
+		cf_db_stats(db, &s0);
+		for (int i = 0; i < 2000; i++) {
+			char row[32];
+			snprintf(row, sizeof row, "%c%05d", 'a' + i % 8, i);
+			put(t, row, "q", CF_TS_NOW, v);
+		}
+		do {
+			usleep(50000);
+			cf_db_stats(db, &s1);
+		} while (s1.mem_bytes > o.memstore_limit && ++waited < 100);
+		ok(s1.flushes > s0.flushes,
+		   "regions below flush_size were flushed (%" PRIu64 ")",
+		   s1.flushes - s0.flushes);
+		ok(s1.mem_bytes <= o.memstore_limit,
+		   "all memstores together back under the limit (%" PRIu64
+		   " bytes)", s1.mem_bytes);
 		cf_table_close(t);
 		cf_db_close(db);
 	}
