@@ -142,7 +142,7 @@ int main(void)
 	char path[4200];
 	size_t n;
 
-	plan(18);
+	plan(22);
 	dir = tap_tmpdir("regions");
 	cf_options_default(&o);
 	o.flush_size = 256 << 10;
@@ -249,6 +249,31 @@ int main(void)
 	ok(nregions(t) >= 5, "with its regions (%zu)", nregions(t));
 	cf_table_close(t);
 	cf_db_close(db);
+
+	/* --- a gap between regions in the catalog --------------------- */
+	{
+		char cmd[4400];
+		snprintf(cmd, sizeof cmd, "sqlite3 '%s/catalog.db' \"UPDATE "
+			 "regions SET start = X'726f773031' WHERE id = (SELECT "
+			 "id FROM regions WHERE length(start) > 0 ORDER BY "
+			 "start LIMIT 1)\"", dir);
+		is_int(system(cmd), 0, "damage the catalog's region map");
+		said[0] = 0;
+		cf_check(dir, 0, say, NULL, &problems);
+		ok(problems > 0 && (strstr(said, "a gap") ||
+				    strstr(said, "an overlap")),
+		   "fsck reports the gap or overlap");
+		cf_check(dir, 1, say, NULL, &problems);
+		said[0] = 0;
+		cf_check(dir, 0, say, NULL, &problems);
+		is_int(problems, 0, "repair rebuilds a consistent map");
+		if (cf_db_open(dir, &o, &db) || cf_table_open(db, "t", &t))
+			bail("open after repair");
+		ok(check_all(t, ROWS + 100, "after region map repair"),
+		   "with every cell");
+		cf_table_close(t);
+		cf_db_close(db);
+	}
 
 	/* --- a damaged store file ------------------------------------- */
 	{
