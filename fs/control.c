@@ -1,0 +1,387 @@
+/*
+ * control.c: the control and status files of SPEC section 5: .ctl words,
+ * .stats in the Prometheus text format, .regions, .log and .batch.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fs/fs.h"
+#include "util/escape.h"
+#include "util/log.h"
+
+static _Thread_local char whybuf[160];
+
+static int stats_text(const struct cf_stats *s, const char *table,
+		      struct buf *out)
+{
+	static const struct { const char *name, *type; size_t off; } m[] = {
+#define C(f, t) { #f, t, offsetof(struct cf_stats, f) }
+		C(puts, "counter"), C(deletes, "counter"),
+		C(appends, "counter"), C(increments, "counter"),
+		C(gets, "counter"), C(scans, "counter"),
+		C(scan_rows, "counter"), C(bytes_written, "counter"),
+		C(bytes_read, "counter"), C(flushes, "counter"),
+		C(compactions, "counter"), C(major_compactions, "counter"),
+		C(splits, "counter"), C(cache_hits, "counter"),
+		C(cache_misses, "counter"), C(bloom_skips, "counter"),
+		C(files_skipped, "counter"), C(wal_syncs, "counter"),
+		C(wal_bytes, "counter"), C(stalls, "counter"),
+		C(errors, "counter"), C(regions, "gauge"),
+		C(store_files, "gauge"), C(disk_bytes, "gauge"),
+		C(mem_bytes, "gauge"),
+#undef C
+	};
+	size_t i;
+	int rc = 0;
+	uint64_t v;
+
+	for (i = 0; !rc && i < sizeof m / sizeof m[0]; i++) {
+		memcpy(&v, (const char *)s + m[i].off, sizeof v);
+		rc = buf_printf(out, "# TYPE cellfs_%s%s %s\n", m[i].name,
+				m[i].type[0] == 'c' ? "_total" : "",
+				m[i].type);
+		if (!rc && table)
+			rc = buf_printf(out, "cellfs_%s%s{table=\"%s\"} %"
+					PRIu64 "\n", m[i].name,
+					m[i].type[0] == 'c' ? "_total" : "",
+					table, v);
+		else if (!rc)
+			rc = buf_printf(out, "cellfs_%s%s %" PRIu64 "\n",
+					m[i].name, m[i].type[0] == 'c' ?
+					"_total" : "", v);
+	}
+	return rc;
+}
+
+/* An escaped key for a text line; the empty key is '' (never a valid
+ * escaped name, so unambiguous). */
+static int key_text(const void *k, size_t len, struct buf *out)
+{
+	if (len == 0)
+		return buf_append(out, "''", 2);
+	return cf_escape(k, len, out);
+}
+
+static int regions_text(cf_table *t, struct buf *out)
+{
+	struct cf_region_info *r = NULL;
+	size_t n = 0, i;
+	int rc;
+
+	rc = cf_table_regions(t, &r, &n);
+	for (i = 0; !rc && i < n; i++) {
+		rc = buf_putc(out, '@');
+		if (!rc)
+			rc = cf_escape(r[i].start, r[i].startlen, out);
+		if (!rc)
+			rc = buf_putc(out, ' ');
+		if (!rc)
+			rc = key_text(r[i].start, r[i].startlen, out);
+		if (!rc)
+			rc = buf_putc(out, ' ');
+		if (!rc)
+			rc = key_text(r[i].end, r[i].endlen, out);
+		if (!rc)
+			rc = buf_printf(out, " %" PRIu64 " %" PRIu64 " %"
+					PRIu64 "\n", r[i].files,
+					r[i].disk_bytes, r[i].mem_bytes);
+	}
+	cf_regions_free(r, n);
+	return rc;
+}
+
+/* Every kept version of every cell as `put ROW FAM:QUAL@TS VALUE`. */
+static int batch_dump(cf_table *t, struct buf *out)
+{
+	struct cf_scan_opts so;
+	cf_scanner *s = NULL;
+	const cf_row *r;
+	const struct cf_cell *c;
+	const unsigned char *k;
+	size_t klen, i;
+	int rc;
+
+	memset(&so, 0, sizeof so);
+	so.read.max_ts = INT64_MAX;
+	so.read.max_versions = INT32_MAX;
+	rc = cf_scan_open(t, &so, &s);
+	while (!rc) {
+		rc = cf_scan_next(s, &r);
+		if (rc || !r)
+			break;
+		k = cf_row_key(r, &klen);
+		for (i = 0; !rc && i < cf_row_count(r); i++) {
+			c = cf_row_cell(r, i);
+			rc = buf_append(out, "put ", 4);
+			if (!rc)
+				rc = key_text(k, klen, out);
+			if (!rc)
+				rc = buf_printf(out, " %.*s:", (int)c->famlen,
+						c->fam);
+			if (!rc)
+				rc = cf_escape(c->qual, c->qlen, out);
+			if (!rc)
+				rc = buf_printf(out, "@%" PRId64 " ", c->ts);
+			if (!rc)
+				rc = cf_escape(c->val, c->vlen, out);
+			if (!rc)
+				rc = buf_putc(out, '\n');
+		}
+	}
+	if (s)
+		cf_scan_close(s);
+	return rc;
+}
+
+int fs_control_text(cf_db *db, enum fs_ctl which, const char *table,
+		    struct buf *out)
+{
+	struct cf_stats st;
+	cf_table *t = NULL;
+	int rc;
+
+	switch (which) {
+	case FS_ROOT_LOG:
+		return cf_log_dump(out);
+	case FS_ROOT_STATS:
+		rc = cf_db_stats(db, &st);
+		return rc ? rc : stats_text(&st, NULL, out);
+	case FS_ROOT_CTL:
+	case FS_TCTL:
+		return 0;
+	default:
+		break;
+	}
+	rc = cf_table_open(db, table, &t);
+	if (rc)
+		return rc;
+	switch (which) {
+	case FS_TSTATS:
+		rc = cf_table_stats(t, &st);
+		if (!rc)
+			rc = stats_text(&st, table, out);
+		break;
+	case FS_REGIONS:
+		rc = regions_text(t, out);
+		break;
+	default:
+		rc = batch_dump(t, out);
+		break;
+	}
+	cf_table_close(t);
+	return rc;
+}
+
+/* Splits line at single spaces into at most max tokens; the last token
+ * takes the rest.  Returns the count. */
+static size_t tokens(const char *p, size_t len, const char **tok,
+		     size_t *tlen, size_t max)
+{
+	size_t n = 0, i = 0, j;
+
+	while (i <= len && n < max) {
+		if (n == max - 1) {
+			j = len;
+		} else {
+			for (j = i; j < len && p[j] != ' '; j++)
+				;
+		}
+		tok[n] = p + i;
+		tlen[n++] = j - i;
+		if (j >= len)
+			break;
+		i = j + 1;
+	}
+	return n;
+}
+
+/* Parses "FAM:QUAL[@TS]" of a batch line. */
+static int parse_col(cf_table *t, const char *p, size_t len, size_t *famlen,
+		     struct buf *qual, int64_t *ts)
+{
+	const char *colon = memchr(p, ':', len), *at;
+	char num[24];
+	char *e;
+	size_t qlen;
+
+	if (!colon || !cf_family_name_valid(p, (size_t)(colon - p)) ||
+	    !cf_table_has_family(t, p, (size_t)(colon - p)))
+		return CF_EINVAL;
+	*famlen = (size_t)(colon - p);
+	at = memchr(colon, '@', len - *famlen);
+	qlen = (size_t)((at ? at : p + len) - colon - 1);
+	*ts = CF_TS_NOW;
+	if (at) {
+		size_t nl = len - (size_t)(at + 1 - p);
+		if (nl == 0 || nl >= sizeof num || at[1] < '0' || at[1] > '9')
+			return CF_EINVAL;
+		memcpy(num, at + 1, nl);
+		num[nl] = 0;
+		*ts = strtoll(num, &e, 10);
+		if (*e || *ts < 0 || *ts == INT64_MAX)
+			return CF_EINVAL;
+	}
+	buf_reset(qual);
+	return cf_unescape(colon + 1, qlen, qual);
+}
+
+static int batch_write(cf_table *t, const char *p, size_t len,
+		       const char **why)
+{
+	struct buf row = BUF_INIT, qual = BUF_INIT, val = BUF_INIT;
+	cf_batch *b = NULL;
+	const char *tok[4];
+	size_t tl[4], nt, i = 0, j, famlen, lineno = 0;
+	int64_t ts;
+	int rc;
+
+	rc = cf_batch_new(&b);
+	while (!rc && i < len) {
+		for (j = i; j < len && p[j] != '\n'; j++)
+			;
+		lineno++;
+		if (j == i) {
+			i = j + 1;
+			continue;
+		}
+		nt = tokens(p + i, j - i, tok, tl, 4);
+		buf_reset(&row);
+		buf_reset(&val);
+		rc = CF_EINVAL;
+		if (nt >= 2 && !(tl[1] == 2 && !memcmp(tok[1], "''", 2)) &&
+		    cf_unescape(tok[1], tl[1], &row))
+			goto bad;
+		if (nt >= 3 && tl[0] == 3 && !memcmp(tok[0], "put", 3)) {
+			if (parse_col(t, tok[2], tl[2], &famlen, &qual, &ts))
+				goto bad;
+			if (nt == 4 && cf_unescape(tok[3], tl[3], &val))
+				goto bad;
+			rc = cf_batch_put(b, row.p ? (void *)row.p : "",
+					  row.len, tok[2], famlen,
+					  qual.p ? (void *)qual.p : "",
+					  qual.len, ts,
+					  val.p ? (void *)val.p : "",
+					  val.len);
+		} else if (nt >= 2 && nt <= 3 && tl[0] == 6 &&
+			   !memcmp(tok[0], "delete", 6)) {
+			if (nt == 2) {
+				rc = cf_batch_delete(b, CF_DEL_ROW,
+					row.p ? (void *)row.p : "", row.len,
+					NULL, 0, NULL, 0, CF_TS_NOW);
+			} else {
+				if (parse_col(t, tok[2], tl[2], &famlen,
+					      &qual, &ts))
+					goto bad;
+				rc = cf_batch_delete(b, ts == CF_TS_NOW ?
+					CF_DEL_COLUMN : CF_DEL_VERSION,
+					row.p ? (void *)row.p : "", row.len,
+					tok[2], famlen,
+					qual.p ? (void *)qual.p : "",
+					qual.len, ts);
+			}
+		} else
+			goto bad;
+		i = j + 1;
+		continue;
+bad:
+		snprintf(whybuf, sizeof whybuf, "line %zu: not 'put ROW "
+			 "FAM:QUAL[@TS] VALUE' or 'delete ROW "
+			 "[FAM:QUAL[@TS]]' with a known family", lineno);
+		*why = whybuf;
+		break;
+	}
+	if (!rc) {
+		rc = cf_table_apply(t, b);
+		if (rc)
+			*why = cf_strerror(rc);
+	}
+	cf_batch_free(b);
+	buf_release(&row);
+	buf_release(&qual);
+	buf_release(&val);
+	return rc;
+}
+
+static int ctl_word(cf_db *db, enum fs_ctl which, const char *table,
+		    const char *w, size_t len, const char **why)
+{
+	struct buf key = BUF_INIT;
+	cf_table *t = NULL;
+	int rc;
+
+#define IS(s) (len == sizeof(s) - 1 && !memcmp(w, s, len))
+	if (which == FS_ROOT_CTL) {
+		if (IS("flush"))
+			return cf_db_flush(db);
+		if (IS("sync"))
+			return cf_db_sync(db);
+		if (IS("compact"))
+			return cf_db_compact(db, 0);
+		if (IS("major_compact"))
+			return cf_db_compact(db, 1);
+		*why = "unknown control word (flush, sync, compact)";
+		return CF_EINVAL;
+	}
+	if (IS("drop"))
+		return cf_table_drop(db, table, 0);
+	rc = cf_table_open(db, table, &t);
+	if (rc)
+		return rc;
+	if (IS("flush"))
+		rc = cf_table_flush(t);
+	else if (IS("compact"))
+		rc = cf_table_compact(t, 0);
+	else if (IS("major_compact"))
+		rc = cf_table_compact(t, 1);
+	else if (IS("split"))
+		rc = cf_table_split(t, NULL, 0);
+	else if (len > 6 && !memcmp(w, "split ", 6)) {
+		rc = cf_unescape(w + 6, len - 6, &key);
+		if (rc)
+			*why = "malformed escape in split key";
+		else
+			rc = cf_table_split(t, key.p, key.len);
+	} else {
+		*why = "unknown control word (flush, compact, "
+		       "major_compact, split [KEY], drop)";
+		rc = CF_EINVAL;
+	}
+#undef IS
+	buf_release(&key);
+	cf_table_close(t);
+	return rc;
+}
+
+int fs_control_write(cf_db *db, enum fs_ctl which, const char *table,
+		     const char *p, size_t len, const char **why)
+{
+	cf_table *t;
+	size_t i = 0, j;
+	int rc = 0;
+
+	*why = "";
+	if (which == FS_BATCH) {
+		rc = cf_table_open(db, table, &t);
+		if (rc)
+			return rc;
+		rc = batch_write(t, p, len, why);
+		cf_table_close(t);
+		return rc;
+	}
+	if (which != FS_ROOT_CTL && which != FS_TCTL) {
+		*why = "read-only file";
+		return CF_EINVAL;
+	}
+	while (!rc && i < len) {
+		for (j = i; j < len && p[j] != '\n'; j++)
+			;
+		if (j > i)
+			rc = ctl_word(db, which, table, p + i, j - i, why);
+		i = j + 1;
+	}
+	if (rc && !**why)
+		*why = cf_strerror(rc);
+	return rc;
+}

@@ -1,0 +1,225 @@
+/*
+ * main.c: `cellfs [-f] [-o OPT,...] DATADIR MOUNTPOINT`.  Parses cellfs's
+ * own options into struct cf_options, passes the rest to FUSE, opens the
+ * data directory and serves it until unmounted or signalled (SIGTERM,
+ * SIGINT, SIGHUP end the loop; the db is then closed cleanly).
+ */
+#include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "fs/fs.h"
+#include "util/log.h"
+
+struct config {
+	char *datadir;
+	int nonopts;
+	char *flush_size, *split_size, *block_cache, *sync, *sync_ms;
+	char *max_value;
+};
+
+#define OPT(t, f) { t, offsetof(struct config, f), 0 }
+static const struct fuse_opt cellfs_opts[] = {
+	OPT("flush_size=%s", flush_size),
+	OPT("split_size=%s", split_size),
+	OPT("block_cache=%s", block_cache),
+	OPT("sync=%s", sync),
+	OPT("sync_ms=%s", sync_ms),
+	OPT("max_value=%s", max_value),
+	FUSE_OPT_END
+};
+
+static int opt_proc(void *data, const char *arg, int key,
+		    struct fuse_args *outargs)
+{
+	struct config *c = data;
+
+	if (key != FUSE_OPT_KEY_NONOPT)
+		return 1;
+	if (c->nonopts++ == 0) {
+		c->datadir = strdup(arg);
+		return 0;	/* ours; FUSE sees only the mountpoint */
+	}
+	return 1;
+}
+
+/* Parses BYTES with an optional K, M or G suffix (powers of 1024). */
+static int parse_size(const char *name, const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	if (!s)
+		return 0;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s || s[0] == '-')
+		goto bad;
+	switch (*end) {
+	case 'k': case 'K': v <<= 10; end++; break;
+	case 'm': case 'M': v <<= 20; end++; break;
+	case 'g': case 'G': v <<= 30; end++; break;
+	}
+	if (*end)
+		goto bad;
+	*out = v;
+	return 0;
+bad:
+	fprintf(stderr, "cellfs: bad value for %s: '%s'\n", name, s);
+	return -1;
+}
+
+static int make_options(const struct config *c, struct cf_options *o)
+{
+	uint64_t ms;
+
+	cf_options_default(o);
+	if (parse_size("flush_size", c->flush_size, &o->flush_size) ||
+	    parse_size("split_size", c->split_size, &o->split_size) ||
+	    parse_size("block_cache", c->block_cache, &o->block_cache) ||
+	    parse_size("max_value", c->max_value, &o->max_value))
+		return -1;
+	if (c->sync_ms) {
+		ms = 0;
+		if (parse_size("sync_ms", c->sync_ms, &ms) || ms > 3600000)
+			return -1;
+		o->sync_ms = (unsigned)ms;
+	}
+	if (c->sync) {
+		if (!strcmp(c->sync, "batch"))
+			o->sync_mode = CF_SYNC_BATCH;
+		else if (!strcmp(c->sync, "always"))
+			o->sync_mode = CF_SYNC_ALWAYS;
+		else if (!strcmp(c->sync, "none"))
+			o->sync_mode = CF_SYNC_NONE;
+		else {
+			fprintf(stderr, "cellfs: sync must be batch, always "
+				"or none, not '%s'\n", c->sync);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static void usage(const char *prog)
+{
+	printf("usage: %s [-f] [-o OPT[,OPT...]] DATADIR MOUNTPOINT\n\n"
+	       "cellfs options:\n"
+	       "    -o flush_size=BYTES   memstore size that flushes a region\n"
+	       "    -o split_size=BYTES   store size that splits a region\n"
+	       "    -o block_cache=BYTES  block cache capacity\n"
+	       "    -o sync=batch|always|none  WAL sync policy\n"
+	       "    -o sync_ms=MS         longest wait for fsync under batch\n"
+	       "    -o max_value=BYTES    largest cell value\n\n", prog);
+	fuse_cmdline_help();
+	fuse_lowlevel_help();
+}
+
+int main(int argc, char **argv)
+{
+	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
+	struct fuse_cmdline_opts fo;
+	struct fuse_loop_config lc;
+	struct fuse_session *se = NULL;
+	struct config c;
+	struct cf_options o;
+	cf_db *db = NULL;
+	int rc, ret = 1, mounted = 0, handlers = 0;
+
+	memset(&c, 0, sizeof c);
+	memset(&fo, 0, sizeof fo);
+	if (fuse_opt_parse(&args, &c, cellfs_opts, opt_proc) == -1)
+		goto out;
+	if (fuse_parse_cmdline(&args, &fo) != 0)
+		goto out;
+	if (fo.show_help) {
+		usage(argv[0]);
+		ret = 0;
+		goto out;
+	}
+	if (fo.show_version) {
+		printf("cellfs 0.1, FUSE %s\n", fuse_pkgversion());
+		ret = 0;
+		goto out;
+	}
+	if (!c.datadir || !fo.mountpoint) {
+		fprintf(stderr, "usage: %s [-f] [-o OPT,...] DATADIR "
+			"MOUNTPOINT (--help for options)\n", argv[0]);
+		goto out;
+	}
+	if (make_options(&c, &o))
+		goto out;
+	if (mkdir(c.datadir, 0700) != 0 && errno != EEXIST) {
+		fprintf(stderr, "cellfs: %s: %s\n", c.datadir,
+			strerror(errno));
+		goto out;
+	}
+	if (fo.foreground)
+		cf_log_set_stderr(1);
+
+	/* Open once before daemonizing so that a locked or damaged data
+	 * directory is reported on the terminal; the real open follows the
+	 * fork, since the engine's threads would not survive it. */
+	rc = cf_db_open(c.datadir, &o, &db);
+	if (rc) {
+		fprintf(stderr, "cellfs: cannot open %s: %s\n", c.datadir,
+			cf_strerror(rc));
+		goto out;
+	}
+	cf_db_close(db);
+	db = NULL;
+
+	se = fuse_session_new(&args, &fs_ops, sizeof fs_ops, NULL);
+	if (!se)
+		goto out;
+	if (fuse_set_signal_handlers(se) != 0)
+		goto out;
+	handlers = 1;
+	if (fuse_session_mount(se, fo.mountpoint) != 0)
+		goto out;
+	mounted = 1;
+	if (fuse_daemonize(fo.foreground) != 0)
+		goto out;
+	rc = cf_db_open(c.datadir, &o, &db);
+	if (rc) {
+		cf_log(CF_LOG_ERROR, "cannot open %s: %s", c.datadir,
+		       cf_strerror(rc));
+		goto out;
+	}
+	fs_setup(db, c.datadir, o.max_value);
+	cf_log(CF_LOG_INFO, "mounted %s at %s", c.datadir, fo.mountpoint);
+	if (fo.singlethread) {
+		ret = fuse_session_loop(se) != 0;
+	} else {
+		lc.clone_fd = fo.clone_fd;
+		lc.max_idle_threads = fo.max_idle_threads;
+		ret = fuse_session_loop_mt(se, &lc) != 0;
+	}
+	/* A signal ends the loop with its number; that is a clean exit. */
+	ret = 0;
+out:
+	if (mounted)
+		fuse_session_unmount(se);
+	if (handlers)
+		fuse_remove_signal_handlers(se);
+	if (se)
+		fuse_session_destroy(se);
+	if (db) {
+		cf_db_close(db);
+		fs_teardown();
+	}
+	cf_log_release();
+	free(fo.mountpoint);
+	free(c.datadir);
+	free(c.flush_size);
+	free(c.split_size);
+	free(c.block_cache);
+	free(c.sync);
+	free(c.sync_ms);
+	free(c.max_value);
+	fuse_opt_free_args(&args);
+	return ret;
+}

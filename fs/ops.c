@@ -1,0 +1,2035 @@
+/*
+ * ops.c: the tree of SPEC section 3 on the FUSE low-level API.
+ *
+ * Inodes are struct node pointers (the root is FUSE_ROOT_ID).  A node's
+ * meaning (which table, row, cell, control file) follows from its parent
+ * and its name alone and never changes; whether it exists is asked of the
+ * engine at every lookup and getattr, and entry and attribute timeouts
+ * are 0 and every file is opened direct_io, so the kernel never serves a
+ * stale answer after a write returned.  Nodes live while the kernel holds
+ * a lookup on them, a child points to them, or a file is open on them.
+ *
+ * State beside the engine, all under one mutex `mu`: the node table,
+ * staged files (`.NAME`, held in memory until renamed onto a cell or
+ * .schema) and empty rows made by mkdir.  Engine calls are made without
+ * holding mu.  Every request ends in exactly one reply; every refused
+ * operation logs one line saying what and why.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/statvfs.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fs/fs.h"
+#include "util/escape.h"
+#include "util/log.h"
+
+#define STAGE_LIMIT (256u << 20)	/* all staged bytes together */
+
+enum kind {
+	K_ROOT, K_ROOT_CTL, K_ROOT_STATS, K_ROOT_LOG,
+	K_TABLE, K_SCHEMA, K_TCTL, K_TSTATS, K_REGIONS, K_BATCH,
+	K_REGION, K_PREFIXES, K_PREFIX, K_ROW, K_VERSIONS, K_CELL, K_STAGE
+};
+
+struct node {
+	struct node *parent, *hnext;
+	char *name;
+	uint64_t nlookup;
+	unsigned nchild, nopen;
+	enum kind kind;
+	char table[CF_TABLE_MAX + 1];
+	struct buf key;		/* row (K_ROW..K_STAGE), region start, prefix */
+	int in_row;		/* K_STAGE: in a row directory (else table) */
+	char fam[CF_FAMILY_MAX + 1];
+	size_t famlen;
+	struct buf qual;
+	int64_t ts;		/* K_CELL: CF_TS_NOW for the latest version */
+};
+
+struct stage {
+	struct stage *next;
+	char table[CF_TABLE_MAX + 1];
+	struct buf row;
+	int in_row;
+	char *name;
+	struct buf data;
+	int64_t mtime;		/* ms; CF_TS_NOW when never set */
+};
+
+struct erow {
+	struct erow *next;
+	char table[CF_TABLE_MAX + 1];
+	struct buf row;
+};
+
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static cf_db *db;
+static char *datadir;
+static uint64_t max_value;
+static struct node root = { .kind = K_ROOT, .nlookup = 1 };
+static struct node **htab;
+static size_t hcap, hcount;
+static struct stage *stages;
+static size_t staged_bytes;
+static struct erow *erows;
+
+/* --- replies that log --------------------------------------------------- */
+
+__attribute__((format(printf, 3, 4)))
+static void fail(fuse_req_t req, int err, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	cf_log(CF_LOG_WARN, "%s: %s", msg, strerror(err));
+	fuse_reply_err(req, err);
+}
+
+/* --- the node table ------------------------------------------------------ */
+
+static size_t hslot(const struct node *parent, const char *name, size_t cap)
+{
+	uint64_t h = (uintptr_t)parent * 0x9E3779B97F4A7C15ull;
+	for (; *name; name++)
+		h = (h ^ (unsigned char)*name) * 0x100000001B3ull;
+	return (size_t)(h % cap);
+}
+
+static struct node *node_of(fuse_ino_t ino)
+{
+	return ino == FUSE_ROOT_ID ? &root : (struct node *)(uintptr_t)ino;
+}
+
+static fuse_ino_t ino_of(struct node *n)
+{
+	return n == &root ? FUSE_ROOT_ID : (fuse_ino_t)(uintptr_t)n;
+}
+
+static void node_free(struct node *n)
+{
+	buf_release(&n->key);
+	buf_release(&n->qual);
+	free(n->name);
+	free(n);
+}
+
+/* With mu held: frees n once nothing refers to it, then its parent. */
+static void node_unref(struct node *n)
+{
+	struct node **pp, *p;
+
+	while (n != &root && n->nlookup == 0 && n->nchild == 0 &&
+	       n->nopen == 0) {
+		for (pp = &htab[hslot(n->parent, n->name, hcap)]; *pp != n;
+		     pp = &(*pp)->hnext)
+			;
+		*pp = n->hnext;
+		hcount--;
+		p = n->parent;
+		p->nchild--;
+		node_free(n);
+		n = p;
+	}
+}
+
+/* With mu held: the node for tmp's meaning under parent, interned (tmp's
+ * buffers move into it or are freed).  NULL on ENOMEM. */
+static struct node *node_intern(struct node *tmp)
+{
+	struct node *n, **nt;
+	size_t i, s;
+
+	if (hcount >= hcap / 2) {
+		size_t ncap = hcap ? hcap * 2 : 1024;
+		nt = calloc(ncap, sizeof *nt);
+		if (!nt)
+			goto nomem;
+		for (i = 0; i < hcap; i++) {
+			while ((n = htab[i])) {
+				htab[i] = n->hnext;
+				s = hslot(n->parent, n->name, ncap);
+				n->hnext = nt[s];
+				nt[s] = n;
+			}
+		}
+		free(htab);
+		htab = nt;
+		hcap = ncap;
+	}
+	s = hslot(tmp->parent, tmp->name, hcap);
+	for (n = htab[s]; n; n = n->hnext)
+		if (n->parent == tmp->parent && !strcmp(n->name, tmp->name)) {
+			buf_release(&tmp->key);
+			buf_release(&tmp->qual);
+			free(tmp->name);
+			return n;
+		}
+	n = malloc(sizeof *n);
+	if (!n)
+		goto nomem;
+	*n = *tmp;
+	n->nlookup = n->nchild = n->nopen = 0;
+	n->hnext = htab[s];
+	htab[s] = n;
+	hcount++;
+	n->parent->nchild++;
+	return n;
+nomem:
+	buf_release(&tmp->key);
+	buf_release(&tmp->qual);
+	free(tmp->name);
+	return NULL;
+}
+
+/* --- names ------------------------------------------------------------- */
+
+static int is_dir(enum kind k)
+{
+	return k == K_ROOT || k == K_TABLE || k == K_REGION ||
+	       k == K_PREFIXES || k == K_PREFIX || k == K_ROW ||
+	       k == K_VERSIONS;
+}
+
+/* Parses "FAM:QUAL[@TS]" into n.  CF_EINVAL when malformed. */
+static int parse_cell(const char *name, struct node *n)
+{
+	const char *colon = strchr(name, ':'), *at, *end;
+	char *e;
+	long long ts;
+
+	if (!colon || !cf_family_name_valid(name, (size_t)(colon - name)))
+		return CF_EINVAL;
+	n->famlen = (size_t)(colon - name);
+	memcpy(n->fam, name, n->famlen);
+	n->fam[n->famlen] = 0;
+	at = strchr(colon + 1, '@');
+	end = at ? at : colon + strlen(colon);
+	n->ts = CF_TS_NOW;
+	if (at) {
+		if (at[1] < '0' || at[1] > '9')
+			return CF_EINVAL;
+		errno = 0;
+		ts = strtoll(at + 1, &e, 10);
+		if (errno || *e || ts < 0 || ts == INT64_MAX)
+			return CF_EINVAL;
+		n->ts = ts;
+	}
+	return cf_unescape(colon + 1, (size_t)(end - colon - 1), &n->qual);
+}
+
+/* Fills tmp with the meaning of name under parent, existence aside.
+ * Returns 0 or an errno; *why says what was wrong. */
+static int resolve(struct node *parent, const char *name, struct node *tmp,
+		   const char **why)
+{
+	int rc;
+
+	memset(tmp, 0, sizeof *tmp);
+	tmp->parent = parent;
+	tmp->name = strdup(name);
+	if (!tmp->name)
+		return ENOMEM;
+	strcpy(tmp->table, parent->table);
+	*why = "no such file";
+	switch (parent->kind) {
+	case K_ROOT:
+		if (!strcmp(name, ".ctl"))
+			tmp->kind = K_ROOT_CTL;
+		else if (!strcmp(name, ".stats"))
+			tmp->kind = K_ROOT_STATS;
+		else if (!strcmp(name, ".log"))
+			tmp->kind = K_ROOT_LOG;
+		else if (cf_table_name_valid(name)) {
+			tmp->kind = K_TABLE;
+			strcpy(tmp->table, name);
+		} else {
+			*why = "not a valid table name";
+			return name[0] == '.' ? ENOENT : EINVAL;
+		}
+		return 0;
+	case K_TABLE:
+		if (!strcmp(name, ".schema"))
+			tmp->kind = K_SCHEMA;
+		else if (!strcmp(name, ".ctl"))
+			tmp->kind = K_TCTL;
+		else if (!strcmp(name, ".stats"))
+			tmp->kind = K_TSTATS;
+		else if (!strcmp(name, ".regions"))
+			tmp->kind = K_REGIONS;
+		else if (!strcmp(name, ".batch"))
+			tmp->kind = K_BATCH;
+		else if (!strcmp(name, ".prefix"))
+			tmp->kind = K_PREFIXES;
+		else if (name[0] == '.')
+			tmp->kind = K_STAGE;
+		else if (name[0] == '@') {
+			tmp->kind = K_REGION;
+			rc = cf_unescape(name + 1, strlen(name + 1), &tmp->key);
+			if (rc) {
+				*why = "malformed escape in region name";
+				return EINVAL;
+			}
+		} else
+			goto row;
+		return 0;
+	case K_PREFIXES:
+		tmp->kind = K_PREFIX;
+		if (cf_unescape(name, strlen(name), &tmp->key)) {
+			*why = "malformed escape in prefix";
+			return EINVAL;
+		}
+		return 0;
+	case K_REGION:
+	case K_PREFIX:
+	row:
+		tmp->kind = K_ROW;
+		buf_reset(&tmp->key);
+		if (cf_unescape(name, strlen(name), &tmp->key)) {
+			*why = "malformed escape in row name";
+			return EINVAL;
+		}
+		return 0;
+	case K_ROW:
+	case K_VERSIONS:
+		if (buf_append(&tmp->key, parent->key.p, parent->key.len))
+			return ENOMEM;
+		if (parent->kind == K_ROW && !strcmp(name, ".versions")) {
+			tmp->kind = K_VERSIONS;
+			return 0;
+		}
+		if (parent->kind == K_ROW && name[0] == '.') {
+			tmp->kind = K_STAGE;
+			tmp->in_row = 1;
+			return 0;
+		}
+		tmp->kind = K_CELL;
+		if (parse_cell(name, tmp)) {
+			*why = "not a cell name FAM:QUAL[@TS]";
+			return EINVAL;
+		}
+		return 0;
+	default:
+		*why = "not a directory";
+		return ENOTDIR;
+	}
+}
+
+/* --- engine helpers ---------------------------------------------------- */
+
+static int topen(const char *name, cf_table **t)
+{
+	return cf_table_open(db, name, t);
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* The cell n names: *found, its value into val (if non-NULL), ts, len. */
+static int cell_get(cf_table *t, const struct node *n, int *found,
+		    struct buf *val, int64_t *ts, size_t *len)
+{
+	struct cf_column col = { n->fam, n->famlen,
+				 n->qual.p ? (const void *)n->qual.p : "",
+				 n->qual.len };
+	struct cf_read_opts o = CF_READ_OPTS_INIT;
+	const struct cf_cell *c;
+	cf_row *r = NULL;
+	size_t i;
+	int rc;
+
+	*found = 0;
+	o.columns = &col;
+	o.ncolumns = 1;
+	o.keys_only = val == NULL;
+	if (n->ts != CF_TS_NOW) {
+		o.min_ts = n->ts;
+		o.max_ts = n->ts + 1;
+	}
+	rc = cf_table_get(t, n->key.p ? (const void *)n->key.p : "",
+			  n->key.len, &o, &r);
+	if (rc)
+		return rc;
+	for (i = 0; i < cf_row_count(r); i++) {
+		c = cf_row_cell(r, i);
+		if (c->qlen != n->qual.len ||
+		    (c->qlen && memcmp(c->qual, n->qual.p, c->qlen)))
+			continue;
+		*found = 1;
+		*ts = c->ts;
+		*len = c->vlen;
+		if (val)
+			rc = buf_append(val, c->val, c->vlen);
+		break;
+	}
+	cf_row_free(r);
+	return rc;
+}
+
+/* Number of visible cells of row (capped at 1 is enough for callers). */
+static int row_cells(cf_table *t, const struct buf *row, size_t *n)
+{
+	struct cf_read_opts o = CF_READ_OPTS_INIT;
+	cf_row *r = NULL;
+	int rc;
+
+	o.keys_only = 1;
+	rc = cf_table_get(t, row->p ? (const void *)row->p : "", row->len,
+			  &o, &r);
+	if (rc)
+		return rc;
+	*n = cf_row_count(r);
+	cf_row_free(r);
+	return 0;
+}
+
+/* With mu held. */
+static struct erow **erow_find(const char *table, const struct buf *row)
+{
+	struct erow **pp;
+	for (pp = &erows; *pp; pp = &(*pp)->next)
+		if (!strcmp((*pp)->table, table) && (*pp)->row.len == row->len
+		    && (!row->len || !memcmp((*pp)->row.p, row->p, row->len)))
+			return pp;
+	return pp;
+}
+
+static void erow_drop(const char *table, const struct buf *row)
+{
+	struct erow **pp, *e;
+
+	pthread_mutex_lock(&mu);
+	pp = erow_find(table, row);
+	if ((e = *pp)) {
+		*pp = e->next;
+		buf_release(&e->row);
+		free(e);
+	}
+	pthread_mutex_unlock(&mu);
+}
+
+/* With mu held: the staged file n names, or the slot to add it. */
+static struct stage **stage_find(const struct node *n)
+{
+	struct stage **pp, *s;
+	for (pp = &stages; (s = *pp); pp = &s->next)
+		if (s->in_row == n->in_row && !strcmp(s->table, n->table) &&
+		    !strcmp(s->name, n->name) && s->row.len == n->key.len &&
+		    (!n->key.len || !memcmp(s->row.p, n->key.p, n->key.len)))
+			return pp;
+	return pp;
+}
+
+static void stage_free(struct stage *s)
+{
+	staged_bytes -= s->data.len;
+	buf_release(&s->data);
+	buf_release(&s->row);
+	free(s->name);
+	free(s);
+}
+
+/* The text of .schema of table. */
+static int schema_text(cf_table *t, struct buf *out)
+{
+	struct cf_family *f = NULL;
+	size_t n, i;
+	int rc;
+
+	rc = cf_table_schema(t, &f, &n);
+	for (i = 0; !rc && i < n; i++) {
+		rc = cf_family_format(&f[i], out);
+		if (!rc)
+			rc = buf_putc(out, '\n');
+	}
+	free(f);
+	return rc;
+}
+
+/* --- attributes -------------------------------------------------------- */
+
+static void set_time(struct stat *st, int64_t ms)
+{
+	st->st_mtim.tv_sec = ms / 1000;
+	st->st_mtim.tv_nsec = (ms % 1000) * 1000000;
+	st->st_atim = st->st_ctim = st->st_mtim;
+}
+
+/* Fills st for n after asking the engine whether it exists: 0 or errno. */
+static int node_stat(struct node *n, struct stat *st)
+{
+	cf_table *t = NULL;
+	struct cf_region_info *r = NULL;
+	struct buf b = BUF_INIT;
+	struct stage **sp;
+	size_t nr = 0, i, cnt;
+	int rc = 0, found;
+	int64_t ts;
+	size_t len;
+
+	memset(st, 0, sizeof *st);
+	st->st_ino = ino_of(n);
+	st->st_uid = getuid();
+	st->st_gid = getgid();
+	st->st_nlink = is_dir(n->kind) ? 2 : 1;
+	st->st_mode = is_dir(n->kind) ? S_IFDIR | 0755 : S_IFREG | 0644;
+	switch (n->kind) {
+	case K_ROOT: case K_ROOT_CTL: case K_ROOT_STATS: case K_ROOT_LOG:
+		return 0;
+	case K_STAGE:
+		pthread_mutex_lock(&mu);
+		sp = stage_find(n);
+		if (*sp) {
+			st->st_size = (off_t)(*sp)->data.len;
+			if ((*sp)->mtime != CF_TS_NOW)
+				set_time(st, (*sp)->mtime);
+		} else
+			rc = ENOENT;
+		pthread_mutex_unlock(&mu);
+		return rc;
+	default:
+		break;
+	}
+	rc = topen(n->table, &t);
+	if (rc)
+		return fs_errno(rc);
+	switch (n->kind) {
+	case K_SCHEMA:
+		rc = schema_text(t, &b);
+		st->st_size = (off_t)b.len;
+		break;
+	case K_REGION:
+		rc = cf_table_regions(t, &r, &nr);
+		for (i = 0; !rc && i < nr; i++)
+			if (r[i].startlen == n->key.len && (!n->key.len ||
+			    !memcmp(r[i].start, n->key.p, n->key.len)))
+				break;
+		if (!rc && i == nr)
+			rc = CF_ENOTFOUND;
+		cf_regions_free(r, nr);
+		break;
+	case K_ROW:
+		if (n->parent->kind != K_TABLE)
+			break;	/* any row resolves under a region */
+		rc = row_cells(t, &n->key, &cnt);
+		if (!rc && cnt == 0) {
+			pthread_mutex_lock(&mu);
+			if (!*erow_find(n->table, &n->key))
+				rc = CF_ENOTFOUND;
+			pthread_mutex_unlock(&mu);
+		}
+		break;
+	case K_CELL:
+		if (!cf_table_has_family(t, n->fam, n->famlen)) {
+			rc = CF_ENOTFOUND;
+			break;
+		}
+		rc = cell_get(t, n, &found, NULL, &ts, &len);
+		if (!rc && !found)
+			rc = CF_ENOTFOUND;
+		if (!rc) {
+			st->st_size = (off_t)len;
+			set_time(st, ts);
+		}
+		break;
+	default:
+		break;
+	}
+	buf_release(&b);
+	cf_table_close(t);
+	return fs_errno(rc);
+}
+
+static void reply_entry(fuse_req_t req, struct node *n, const struct stat *st)
+{
+	struct fuse_entry_param e;
+
+	memset(&e, 0, sizeof e);
+	e.ino = ino_of(n);
+	e.attr = *st;
+	e.attr_timeout = 0;
+	e.entry_timeout = 0;
+	pthread_mutex_lock(&mu);
+	n->nlookup++;
+	pthread_mutex_unlock(&mu);
+	if (fuse_reply_entry(req, &e) != 0) {
+		pthread_mutex_lock(&mu);
+		n->nlookup--;
+		node_unref(n);
+		pthread_mutex_unlock(&mu);
+	}
+}
+
+/* Resolves and interns name under parent; 0 or errno (logged by caller). */
+static int lookup_node(fuse_ino_t parent, const char *name, struct node **out,
+		       const char **why)
+{
+	struct node tmp, *p = node_of(parent), *n;
+	int err;
+
+	err = resolve(p, name, &tmp, why);
+	if (err) {
+		buf_release(&tmp.key);
+		buf_release(&tmp.qual);
+		free(tmp.name);
+		return err;
+	}
+	pthread_mutex_lock(&mu);
+	n = node_intern(&tmp);
+	pthread_mutex_unlock(&mu);
+	if (!n)
+		return ENOMEM;
+	*out = n;
+	return 0;
+}
+
+/* Drops a reference taken without a lookup count (an unused node). */
+static void node_release(struct node *n)
+{
+	pthread_mutex_lock(&mu);
+	node_unref(n);
+	pthread_mutex_unlock(&mu);
+}
+
+static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	struct node *n;
+	struct stat st;
+	const char *why;
+	int err;
+
+	err = lookup_node(parent, name, &n, &why);
+	if (err) {
+		if (err == ENOENT)
+			fuse_reply_err(req, err);
+		else
+			fail(req, err, "lookup %s: %s", name, why);
+		return;
+	}
+	err = node_stat(n, &st);
+	if (err) {
+		node_release(n);
+		fuse_reply_err(req, err);	/* a miss is not a refusal */
+		return;
+	}
+	reply_entry(req, n, &st);
+}
+
+static void op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
+{
+	struct node *n = node_of(ino);
+
+	pthread_mutex_lock(&mu);
+	if (n != &root) {
+		n->nlookup -= nlookup < n->nlookup ? nlookup : n->nlookup;
+		node_unref(n);
+	}
+	pthread_mutex_unlock(&mu);
+	fuse_reply_none(req);
+}
+
+static void op_forget_multi(fuse_req_t req, size_t count,
+			    struct fuse_forget_data *f)
+{
+	size_t i;
+	struct node *n;
+
+	pthread_mutex_lock(&mu);
+	for (i = 0; i < count; i++) {
+		n = node_of(f[i].ino);
+		if (n == &root)
+			continue;
+		n->nlookup -= f[i].nlookup < n->nlookup ? f[i].nlookup
+							 : n->nlookup;
+		node_unref(n);
+	}
+	pthread_mutex_unlock(&mu);
+	fuse_reply_none(req);
+}
+
+static void op_getattr(fuse_req_t req, fuse_ino_t ino,
+		       struct fuse_file_info *fi)
+{
+	struct stat st;
+	int err = node_stat(node_of(ino), &st);
+
+	if (err)
+		fuse_reply_err(req, err);
+	else
+		fuse_reply_attr(req, &st, 0);
+}
+
+static void op_statfs(fuse_req_t req, fuse_ino_t ino)
+{
+	struct statvfs sv;
+
+	if (statvfs(datadir, &sv) != 0)
+		fail(req, errno, "statfs %s", datadir);
+	else
+		fuse_reply_statfs(req, &sv);
+}
+
+/* --- directories --------------------------------------------------------- */
+
+struct dent {
+	char *name;
+	int dir;
+};
+
+struct dirh {
+	struct dent *e;
+	size_t n, cap;
+	cf_scanner *scan;	/* region or prefix listing, continued lazily */
+	cf_table *t;
+	pthread_mutex_t lock;
+};
+
+static int dir_add(struct dirh *d, const char *name, size_t len, int dir)
+{
+	struct dent *ne;
+
+	if (d->n == d->cap) {
+		size_t nc = d->cap ? d->cap * 2 : 32;
+		ne = realloc(d->e, nc * sizeof *ne);
+		if (!ne)
+			return CF_ENOMEM;
+		d->e = ne;
+		d->cap = nc;
+	}
+	d->e[d->n].name = strndup(name, len);
+	if (!d->e[d->n].name)
+		return CF_ENOMEM;
+	d->e[d->n++].dir = dir;
+	return 0;
+}
+
+static void dir_free(struct dirh *d)
+{
+	size_t i;
+
+	for (i = 0; i < d->n; i++)
+		free(d->e[i].name);
+	free(d->e);
+	if (d->scan)
+		cf_scan_close(d->scan);
+	if (d->t)
+		cf_table_close(d->t);
+	pthread_mutex_destroy(&d->lock);
+	free(d);
+}
+
+/* Adds the cells of row, every kept version with @TS or the latest. */
+static int list_row(cf_table *t, const struct buf *row, int versions,
+		    struct dirh *d)
+{
+	struct cf_read_opts o = CF_READ_OPTS_INIT;
+	struct buf b = BUF_INIT;
+	const struct cf_cell *c;
+	cf_row *r = NULL;
+	size_t i;
+	int rc;
+
+	o.keys_only = 1;
+	o.max_versions = versions ? INT32_MAX : 1;
+	rc = cf_table_get(t, row->p ? (const void *)row->p : "", row->len,
+			  &o, &r);
+	for (i = 0; !rc && i < cf_row_count(r); i++) {
+		c = cf_row_cell(r, i);
+		buf_reset(&b);
+		rc = buf_append(&b, c->fam, c->famlen);
+		if (!rc)
+			rc = buf_putc(&b, ':');
+		if (!rc)
+			rc = cf_escape(c->qual, c->qlen, &b);
+		if (!rc && versions)
+			rc = buf_printf(&b, "@%" PRId64, c->ts);
+		if (!rc && b.len <= 255)
+			rc = dir_add(d, (char *)b.p, b.len, 0);
+	}
+	cf_row_free(r);
+	buf_release(&b);
+	return rc;
+}
+
+static int dir_fill(struct node *n, struct dirh *d)
+{
+	struct cf_region_info *r = NULL;
+	struct cf_scan_opts so;
+	struct buf b = BUF_INIT;
+	char **names = NULL;
+	size_t nn = 0, i;
+	int rc = 0;
+
+	rc = dir_add(d, ".", 1, 1);
+	if (!rc)
+		rc = dir_add(d, "..", 2, 1);
+	if (rc)
+		return rc;
+	if (n->kind == K_ROOT) {
+		rc = cf_table_list(db, &names, &nn);
+		for (i = 0; !rc && i < nn; i++)
+			rc = dir_add(d, names[i], strlen(names[i]), 1);
+		free(names);
+		return rc;
+	}
+	rc = topen(n->table, &d->t);
+	if (rc)
+		return rc;
+	switch (n->kind) {
+	case K_TABLE:
+		rc = dir_add(d, ".schema", 7, 0);
+		if (!rc)
+			rc = cf_table_regions(d->t, &r, &nn);
+		for (i = 0; !rc && i < nn; i++) {
+			buf_reset(&b);
+			rc = buf_putc(&b, '@');
+			if (!rc)
+				rc = cf_escape(r[i].start, r[i].startlen, &b);
+			if (!rc && b.len <= 255)
+				rc = dir_add(d, (char *)b.p, b.len, 1);
+		}
+		cf_regions_free(r, nn);
+		break;
+	case K_REGION:
+	case K_PREFIX:
+		memset(&so, 0, sizeof so);
+		so.read.max_ts = INT64_MAX;
+		so.read.max_versions = 1;
+		so.read.keys_only = 1;
+		if (n->kind == K_PREFIX) {
+			so.prefix = n->key.p;
+			so.prefixlen = n->key.len;
+			rc = cf_scan_open(d->t, &so, &d->scan);
+			break;
+		}
+		rc = cf_table_regions(d->t, &r, &nn);
+		for (i = 0; !rc && i < nn; i++)
+			if (r[i].startlen == n->key.len && (!n->key.len ||
+			    !memcmp(r[i].start, n->key.p, n->key.len)))
+				break;
+		if (!rc && i == nn)
+			rc = CF_ENOTFOUND;
+		if (!rc) {
+			so.start = r[i].start;
+			so.startlen = r[i].startlen;
+			so.stop = r[i].endlen ? r[i].end : NULL;
+			so.stoplen = r[i].endlen;
+			rc = cf_scan_open(d->t, &so, &d->scan);
+		}
+		cf_regions_free(r, nn);
+		break;
+	case K_ROW:
+	case K_VERSIONS:
+		rc = list_row(d->t, &n->key, n->kind == K_VERSIONS, d);
+		break;
+	default:
+		break;
+	}
+	buf_release(&b);
+	return rc;
+}
+
+/* Pulls rows from the scanner until d holds more than want entries. */
+static int dir_more(struct dirh *d, size_t want)
+{
+	struct buf b = BUF_INIT;
+	const cf_row *r;
+	const unsigned char *k;
+	size_t klen;
+	int rc = 0;
+
+	while (d->scan && d->n <= want) {
+		rc = cf_scan_next(d->scan, &r);
+		if (rc || !r) {
+			cf_scan_close(d->scan);
+			d->scan = NULL;
+			break;
+		}
+		k = cf_row_key(r, &klen);
+		buf_reset(&b);
+		rc = cf_escape(k, klen, &b);
+		if (!rc && b.len > 0 && b.len <= 255)
+			rc = dir_add(d, (char *)b.p, b.len, 1);
+		if (rc)
+			break;
+	}
+	buf_release(&b);
+	return rc;
+}
+
+static void op_opendir(fuse_req_t req, fuse_ino_t ino,
+		       struct fuse_file_info *fi)
+{
+	struct node *n = node_of(ino);
+	struct dirh *d = calloc(1, sizeof *d);
+	int rc;
+
+	if (!d) {
+		fail(req, ENOMEM, "opendir");
+		return;
+	}
+	pthread_mutex_init(&d->lock, NULL);
+	rc = dir_fill(n, d);
+	if (rc) {
+		dir_free(d);
+		fail(req, fs_errno(rc), "opendir %s: %s", n->name ? n->name
+		     : "/", cf_strerror(rc));
+		return;
+	}
+	fi->fh = (uint64_t)(uintptr_t)d;
+	if (fuse_reply_open(req, fi) != 0)
+		dir_free(d);
+}
+
+static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		       struct fuse_file_info *fi)
+{
+	struct dirh *d = (struct dirh *)(uintptr_t)fi->fh;
+	char *out = malloc(size);
+	size_t used = 0, ent;
+	struct stat st;
+	int rc;
+
+	if (!out) {
+		fail(req, ENOMEM, "readdir");
+		return;
+	}
+	pthread_mutex_lock(&d->lock);
+	for (;; off++) {
+		rc = dir_more(d, (size_t)off);
+		if (rc) {
+			pthread_mutex_unlock(&d->lock);
+			free(out);
+			fail(req, fs_errno(rc), "readdir: %s",
+			     cf_strerror(rc));
+			return;
+		}
+		if ((size_t)off >= d->n)
+			break;
+		memset(&st, 0, sizeof st);
+		st.st_ino = (ino_t)off + 2;
+		st.st_mode = d->e[off].dir ? S_IFDIR : S_IFREG;
+		ent = fuse_add_direntry(req, out + used, size - used,
+					d->e[off].name, &st, off + 1);
+		if (ent > size - used)
+			break;
+		used += ent;
+	}
+	pthread_mutex_unlock(&d->lock);
+	fuse_reply_buf(req, out, used);
+	free(out);
+}
+
+static void op_releasedir(fuse_req_t req, fuse_ino_t ino,
+			  struct fuse_file_info *fi)
+{
+	dir_free((struct dirh *)(uintptr_t)fi->fh);
+	fuse_reply_err(req, 0);
+}
+
+static void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
+		     struct fuse_file_info *fi)
+{
+	int rc = cf_db_sync(db);
+	if (rc)
+		fail(req, fs_errno(rc), "fsync: %s", cf_strerror(rc));
+	else
+		fuse_reply_err(req, 0);
+}
+
+static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name,
+		     mode_t mode)
+{
+	struct node *n;
+	struct cf_family f;
+	struct erow *e;
+	struct stat st;
+	cf_table *t;
+	const char *why;
+	int err, rc = 0;
+
+	err = lookup_node(parent, name, &n, &why);
+	if (err) {
+		fail(req, err, "mkdir %s: %s", name, why);
+		return;
+	}
+	switch (n->kind) {
+	case K_TABLE:
+		if (!strcmp(name, "tsd")) {
+			err = EINVAL;
+			why = "tsd is reserved";
+			break;
+		}
+		cf_family_default(&f, "cf");
+		rc = cf_table_create(db, name, &f, 1);
+		break;
+	case K_REGION:
+		rc = topen(n->table, &t);
+		if (rc)
+			break;
+		if (n->key.len)
+			rc = cf_table_split(t, n->key.p, n->key.len);
+		else
+			rc = CF_EEXIST;
+		if (rc == CF_EEXIST)
+			rc = 0;	/* already a region start: nothing to do */
+		cf_table_close(t);
+		break;
+	case K_ROW:
+		if (node_stat(n, &st) == 0) {
+			rc = CF_EEXIST;
+			break;
+		}
+		e = calloc(1, sizeof *e);
+		if (!e || buf_append(&e->row, n->key.p, n->key.len)) {
+			free(e);
+			rc = CF_ENOMEM;
+			break;
+		}
+		strcpy(e->table, n->table);
+		pthread_mutex_lock(&mu);
+		e->next = erows;
+		erows = e;
+		pthread_mutex_unlock(&mu);
+		break;
+	default:
+		err = EPERM;
+		why = "no directory can be made here";
+		break;
+	}
+	if (!err && rc) {
+		err = fs_errno(rc);
+		why = cf_strerror(rc);
+	}
+	if (!err)
+		err = node_stat(n, &st);
+	if (err) {
+		node_release(n);
+		fail(req, err, "mkdir %s: %s", name, why);
+		return;
+	}
+	reply_entry(req, n, &st);
+}
+
+static void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	struct node *n;
+	cf_table *t;
+	const char *why;
+	size_t cnt;
+	int err, rc = 0;
+
+	err = lookup_node(parent, name, &n, &why);
+	if (err) {
+		fail(req, err, "rmdir %s: %s", name, why);
+		return;
+	}
+	switch (n->kind) {
+	case K_TABLE:
+		rc = cf_table_drop(db, name, 1);
+		break;
+	case K_ROW:
+		rc = topen(n->table, &t);
+		if (rc)
+			break;
+		rc = row_cells(t, &n->key, &cnt);
+		cf_table_close(t);
+		if (!rc && cnt)
+			rc = CF_ENOTEMPTY;
+		if (!rc)
+			erow_drop(n->table, &n->key);
+		break;
+	default:
+		err = EPERM;
+		why = "this directory cannot be removed";
+		break;
+	}
+	node_release(n);
+	if (!err && rc) {
+		err = fs_errno(rc);
+		why = cf_strerror(rc);
+	}
+	if (err)
+		fail(req, err, "rmdir %s: %s", name, why);
+	else
+		fuse_reply_err(req, 0);
+}
+
+/* --- files --------------------------------------------------------------- */
+
+struct fileh {
+	struct node *n;
+	struct buf data;
+	int dirty, append, writable;
+	int64_t ts;		/* timestamp of the Put at flush */
+	pthread_mutex_t lock;
+};
+
+static int apply_schema(struct node *n, const struct buf *text,
+			const char **why);
+static enum fs_ctl ctl_of(enum kind k)
+{
+	switch (k) {
+	case K_ROOT_CTL: return FS_ROOT_CTL;
+	case K_ROOT_STATS: return FS_ROOT_STATS;
+	case K_ROOT_LOG: return FS_ROOT_LOG;
+	case K_TCTL: return FS_TCTL;
+	case K_TSTATS: return FS_TSTATS;
+	case K_REGIONS: return FS_REGIONS;
+	default: return FS_BATCH;
+	}
+}
+
+static int control_write(struct node *n, const char *p, size_t len,
+			 const char **why)
+{
+	return fs_control_write(db, ctl_of(n->kind), n->table, p, len, why);
+}
+
+static int control_text(struct node *n, struct buf *out)
+{
+	cf_table *t;
+	int rc;
+
+	if (n->kind != K_SCHEMA)
+		return fs_control_text(db, ctl_of(n->kind), n->table, out);
+	rc = topen(n->table, &t);
+	if (rc)
+		return rc;
+	rc = schema_text(t, out);
+	cf_table_close(t);
+	return rc;
+}
+
+/* Checks every complete line of a schema text; 0 or CF_EINVAL. */
+static int schema_check(const struct buf *text, struct cf_family **out,
+			size_t *nout, const char **why)
+{
+	struct cf_family *f = NULL, *nf;
+	size_t i = 0, j, n = 0;
+	const char *p = (const char *)text->p;
+	int rc = 0;
+
+	while (i < text->len) {
+		for (j = i; j < text->len && p[j] != '\n'; j++)
+			;
+		if (j > i) {
+			nf = realloc(f, (n + 1) * sizeof *f);
+			if (!nf) {
+				rc = CF_ENOMEM;
+				break;
+			}
+			f = nf;
+			rc = cf_family_parse(p + i, j - i, &f[n], why);
+			if (rc)
+				break;
+			n++;
+		}
+		i = j + 1;
+	}
+	if (rc || !out)
+		free(f);
+	else {
+		*out = f;
+		*nout = n;
+	}
+	return rc;
+}
+
+static int apply_schema(struct node *n, const struct buf *text,
+			const char **why)
+{
+	struct cf_family *f = NULL;
+	cf_table *t;
+	size_t cnt = 0;
+	int rc;
+
+	*why = "bad schema line";
+	rc = schema_check(text, &f, &cnt, why);
+	if (rc)
+		return rc;
+	if (cnt == 0) {
+		free(f);
+		*why = "a table needs at least one family";
+		return CF_EINVAL;
+	}
+	rc = topen(n->table, &t);
+	if (!rc) {
+		rc = cf_table_alter(t, f, cnt);
+		cf_table_close(t);
+	}
+	if (rc)
+		*why = cf_strerror(rc);
+	free(f);
+	return rc;
+}
+
+/* Puts data at the cell n names (ts: CF_TS_NOW or a version). */
+static int cell_put(struct node *n, const struct buf *data, int64_t ts)
+{
+	cf_batch *b = NULL;
+	cf_table *t;
+	int rc;
+
+	if (!cf_family_name_valid(n->fam, n->famlen))
+		return CF_EINVAL;
+	rc = topen(n->table, &t);
+	if (rc)
+		return rc;
+	rc = cf_batch_new(&b);
+	if (!rc)
+		rc = cf_batch_put(b, n->key.p ? (const void *)n->key.p : "",
+				  n->key.len, n->fam, n->famlen,
+				  n->qual.p ? (const void *)n->qual.p : "",
+				  n->qual.len, ts,
+				  data->p ? (const void *)data->p : "",
+				  data->len);
+	if (!rc)
+		rc = cf_table_apply(t, b);
+	cf_batch_free(b);
+	cf_table_close(t);
+	if (!rc)
+		erow_drop(n->table, &n->key);
+	return rc;
+}
+
+/* Writes out what a handle holds; 0 or errno (logged). */
+static int file_flush(struct fileh *h)
+{
+	struct node *n = h->n;
+	struct stage **sp, *s;
+	const char *why = "";
+	cf_table *t;
+	int rc = 0, err = 0;
+
+	if (!h->dirty)
+		return 0;
+	switch (n->kind) {
+	case K_CELL:
+		if (h->append) {
+			rc = topen(n->table, &t);
+			if (!rc) {
+				rc = cf_table_append(t, n->key.p ?
+					(const void *)n->key.p : "",
+					n->key.len, n->fam, n->famlen,
+					n->qual.p ? (const void *)n->qual.p
+						  : "", n->qual.len,
+					h->data.p ? (const void *)h->data.p
+						  : "", h->data.len, NULL);
+				cf_table_close(t);
+			}
+			if (!rc)
+				erow_drop(n->table, &n->key);
+		} else
+			rc = cell_put(n, &h->data, h->ts);
+		why = cf_strerror(rc);
+		break;
+	case K_SCHEMA:
+		rc = apply_schema(n, &h->data, &why);
+		break;
+	case K_STAGE:
+		pthread_mutex_lock(&mu);
+		sp = stage_find(n);
+		if ((s = *sp) != NULL) {
+			if (staged_bytes - s->data.len + h->data.len >
+			    STAGE_LIMIT) {
+				err = ENOSPC;
+				why = "staged files over their memory bound";
+			} else {
+				staged_bytes -= s->data.len;
+				buf_reset(&s->data);
+				rc = buf_append(&s->data, h->data.p,
+						h->data.len);
+				if (!rc)
+					staged_bytes += h->data.len;
+			}
+		} else {
+			err = ENOENT;
+			why = "staged file was removed";
+		}
+		pthread_mutex_unlock(&mu);
+		break;
+	default:
+		break;
+	}
+	if (!err && rc)
+		err = fs_errno(rc);
+	if (err)
+		cf_log(CF_LOG_WARN, "write %s: %s: %s", n->name, why,
+		       strerror(err));
+	else
+		h->dirty = 0;
+	return err;
+}
+
+static void fileh_free(struct fileh *h)
+{
+	struct node *n = h->n;
+
+	buf_release(&h->data);
+	pthread_mutex_destroy(&h->lock);
+	free(h);
+	pthread_mutex_lock(&mu);
+	n->nopen--;
+	node_unref(n);
+	pthread_mutex_unlock(&mu);
+}
+
+/* Opens n: loads what reads will see, or what writes start from. */
+static int file_open(struct node *n, int flags, int created,
+		     struct fileh **out, const char **why)
+{
+	struct fileh *h = calloc(1, sizeof *h);
+	struct stage **sp;
+	cf_table *t;
+	int rc = 0, found, acc = flags & O_ACCMODE;
+	int64_t ts;
+	size_t len;
+
+	*why = "";
+	if (!h)
+		return CF_ENOMEM;
+	pthread_mutex_init(&h->lock, NULL);
+	h->n = n;
+	h->ts = n->ts;
+	h->writable = acc != O_RDONLY;
+	pthread_mutex_lock(&mu);
+	n->nopen++;
+	pthread_mutex_unlock(&mu);
+	if (created)
+		h->dirty = 1;	/* an empty file is an empty value */
+	switch (n->kind) {
+	case K_CELL:
+		if (h->writable && (flags & O_APPEND)) {
+			h->append = 1;
+			break;
+		}
+		if (created || (h->writable && (flags & O_TRUNC))) {
+			h->dirty = h->writable;
+			break;
+		}
+		rc = topen(n->table, &t);
+		if (!rc) {
+			rc = cell_get(t, n, &found, &h->data, &ts, &len);
+			cf_table_close(t);
+		}
+		if (!rc && !found)
+			rc = CF_ENOTFOUND;
+		break;
+	case K_STAGE:
+		if (created || (flags & O_TRUNC)) {
+			h->dirty = h->writable;
+			break;
+		}
+		pthread_mutex_lock(&mu);
+		sp = stage_find(n);
+		if (*sp)
+			rc = buf_append(&h->data, (*sp)->data.p,
+					(*sp)->data.len);
+		else
+			rc = CF_ENOTFOUND;
+		pthread_mutex_unlock(&mu);
+		break;
+	case K_SCHEMA:
+		if (h->writable && (flags & O_TRUNC)) {
+			h->dirty = 1;
+			break;
+		}
+		/* fall through */
+	case K_ROOT_STATS: case K_ROOT_LOG: case K_TSTATS: case K_REGIONS:
+	case K_BATCH:
+		if (acc == O_WRONLY && n->kind != K_SCHEMA)
+			break;
+		rc = control_text(n, &h->data);
+		break;
+	case K_ROOT_CTL: case K_TCTL:
+		break;
+	default:
+		rc = CF_EINVAL;
+		*why = "not a file";
+		break;
+	}
+	if (rc) {
+		fileh_free(h);
+		return rc;
+	}
+	*out = h;
+	return 0;
+}
+
+static void reply_open(fuse_req_t req, struct fileh *h,
+		       struct fuse_file_info *fi, const struct stat *st,
+		       struct node *n)
+{
+	fi->fh = (uint64_t)(uintptr_t)h;
+	fi->direct_io = 1;
+	fi->keep_cache = 0;
+	if (st) {
+		struct fuse_entry_param e;
+		memset(&e, 0, sizeof e);
+		e.ino = ino_of(n);
+		e.attr = *st;
+		pthread_mutex_lock(&mu);
+		n->nlookup++;
+		pthread_mutex_unlock(&mu);
+		if (fuse_reply_create(req, &e, fi) != 0) {
+			pthread_mutex_lock(&mu);
+			n->nlookup--;
+			pthread_mutex_unlock(&mu);
+			fileh_free(h);
+		}
+		return;
+	}
+	if (fuse_reply_open(req, fi) != 0)
+		fileh_free(h);
+}
+
+static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct node *n = node_of(ino);
+	struct fileh *h;
+	const char *why;
+	int rc;
+
+	if (is_dir(n->kind)) {
+		fail(req, EISDIR, "open %s", n->name);
+		return;
+	}
+	rc = file_open(n, fi->flags, 0, &h, &why);
+	if (rc) {
+		fail(req, fs_errno(rc), "open %s: %s%s", n->name, why,
+		     cf_strerror(rc));
+		return;
+	}
+	reply_open(req, h, fi, NULL, n);
+}
+
+static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
+		      mode_t mode, struct fuse_file_info *fi)
+{
+	struct node *n;
+	struct stage *s, **sp;
+	struct fileh *h;
+	struct stat st;
+	cf_table *t;
+	const char *why;
+	int err, rc = 0;
+
+	err = lookup_node(parent, name, &n, &why);
+	if (err) {
+		fail(req, err, "create %s: %s", name, why);
+		return;
+	}
+	switch (n->kind) {
+	case K_CELL:
+		rc = topen(n->table, &t);
+		if (rc)
+			break;
+		if (!cf_table_has_family(t, n->fam, n->famlen)) {
+			err = ENOENT;
+			why = "unknown family";
+		}
+		cf_table_close(t);
+		break;
+	case K_STAGE:
+		s = calloc(1, sizeof *s);
+		if (!s || !(s->name = strdup(name)) ||
+		    buf_append(&s->row, n->key.p, n->key.len)) {
+			if (s)
+				free(s->name);
+			free(s);
+			rc = CF_ENOMEM;
+			break;
+		}
+		strcpy(s->table, n->table);
+		s->in_row = n->in_row;
+		s->mtime = CF_TS_NOW;
+		pthread_mutex_lock(&mu);
+		sp = stage_find(n);
+		if (*sp) {
+			stage_free(*sp == s ? s : (s->next = (*sp)->next,
+				   *sp));
+			*sp = s;
+		} else {
+			*sp = s;
+		}
+		pthread_mutex_unlock(&mu);
+		break;
+	default:
+		err = EPERM;
+		why = "no file can be created here";
+		break;
+	}
+	if (!err && rc) {
+		err = fs_errno(rc);
+		why = cf_strerror(rc);
+	}
+	if (!err) {
+		rc = file_open(n, fi->flags, 1, &h, &why);
+		if (rc) {
+			err = fs_errno(rc);
+			why = cf_strerror(rc);
+		}
+	}
+	if (err) {
+		node_release(n);
+		fail(req, err, "create %s: %s", name, why);
+		return;
+	}
+	memset(&st, 0, sizeof st);
+	st.st_ino = ino_of(n);
+	st.st_mode = S_IFREG | 0644;
+	st.st_nlink = 1;
+	st.st_uid = getuid();
+	st.st_gid = getgid();
+	set_time(&st, now_ms());
+	reply_open(req, h, fi, &st, n);
+}
+
+static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		    struct fuse_file_info *fi)
+{
+	struct fileh *h = (struct fileh *)(uintptr_t)fi->fh;
+
+	pthread_mutex_lock(&h->lock);
+	if ((uint64_t)off >= h->data.len)
+		fuse_reply_buf(req, NULL, 0);
+	else
+		fuse_reply_buf(req, (char *)h->data.p + off,
+			       h->data.len - (size_t)off < size ?
+			       h->data.len - (size_t)off : size);
+	pthread_mutex_unlock(&h->lock);
+}
+
+static int resize(struct buf *b, uint64_t len)
+{
+	if (len > b->len) {
+		if (buf_reserve(b, (size_t)(len - b->len)))
+			return CF_ENOMEM;
+		memset(b->p + b->len, 0, (size_t)(len - b->len));
+	}
+	b->len = (size_t)len;
+	return 0;
+}
+
+static void op_write(fuse_req_t req, fuse_ino_t ino, const char *p,
+		     size_t size, off_t off, struct fuse_file_info *fi)
+{
+	struct fileh *h = (struct fileh *)(uintptr_t)fi->fh;
+	struct node *n = h->n;
+	struct buf tmp = BUF_INIT;
+	const char *why = "";
+	uint64_t end;
+	int rc;
+
+	if (n->kind == K_ROOT_CTL || n->kind == K_TCTL ||
+	    n->kind == K_BATCH) {
+		rc = control_write(n, p, size, &why);
+		if (rc)
+			fail(req, fs_errno(rc), "write %s: %s", n->name ?
+			     n->name : "", why);
+		else
+			fuse_reply_write(req, size);
+		return;
+	}
+	if (n->kind != K_CELL && n->kind != K_STAGE && n->kind != K_SCHEMA) {
+		fail(req, EACCES, "write %s: read-only file", n->name);
+		return;
+	}
+	pthread_mutex_lock(&h->lock);
+	end = h->append ? h->data.len + size : (uint64_t)off + size;
+	if (end > max_value) {
+		pthread_mutex_unlock(&h->lock);
+		fail(req, EFBIG, "write %s: value over max_value %" PRIu64,
+		     n->name, max_value);
+		return;
+	}
+	rc = h->append ? 0 : (end > h->data.len ? resize(&h->data, end) : 0);
+	if (!rc) {
+		if (h->append)
+			rc = buf_append(&h->data, p, size);
+		else
+			memcpy(h->data.p + off, p, size);
+	}
+	if (!rc && n->kind == K_SCHEMA) {
+		/* Refuse a bad line at write(2), where the shell sees it;
+		 * the schema changes at close. */
+		size_t last = h->data.len;
+		while (last > 0 && h->data.p[last - 1] != '\n')
+			last--;
+		tmp.p = h->data.p;
+		tmp.len = last;
+		rc = schema_check(&tmp, NULL, NULL, &why);
+		if (rc)
+			h->data.len = (size_t)off;
+	}
+	if (!rc)
+		h->dirty = 1;
+	pthread_mutex_unlock(&h->lock);
+	if (rc)
+		fail(req, fs_errno(rc), "write %s: %s", n->name,
+		     *why ? why : cf_strerror(rc));
+	else
+		fuse_reply_write(req, size);
+}
+
+static void op_flush(fuse_req_t req, fuse_ino_t ino,
+		     struct fuse_file_info *fi)
+{
+	struct fileh *h = (struct fileh *)(uintptr_t)fi->fh;
+	int err;
+
+	pthread_mutex_lock(&h->lock);
+	err = file_flush(h);
+	pthread_mutex_unlock(&h->lock);
+	fuse_reply_err(req, err);
+}
+
+static void op_release(fuse_req_t req, fuse_ino_t ino,
+		       struct fuse_file_info *fi)
+{
+	struct fileh *h = (struct fileh *)(uintptr_t)fi->fh;
+
+	file_flush(h);		/* errors were logged and told at flush */
+	fileh_free(h);
+	fuse_reply_err(req, 0);
+}
+
+/* Moves a cell to timestamp ts: Put at ts and Delete of the old version,
+ * one row mutation. */
+static int cell_retime(struct node *n, int64_t ts)
+{
+	struct buf v = BUF_INIT;
+	cf_batch *b = NULL;
+	cf_table *t;
+	int64_t old;
+	size_t len;
+	int rc, found;
+	const void *row = n->key.p ? (const void *)n->key.p : "";
+	const void *q = n->qual.p ? (const void *)n->qual.p : "";
+
+	rc = topen(n->table, &t);
+	if (rc)
+		return rc;
+	rc = cell_get(t, n, &found, &v, &old, &len);
+	if (!rc && !found)
+		rc = CF_ENOTFOUND;
+	if (!rc && old != ts) {
+		rc = cf_batch_new(&b);
+		if (!rc)
+			rc = cf_batch_delete(b, CF_DEL_VERSION, row,
+					     n->key.len, n->fam, n->famlen,
+					     q, n->qual.len, old);
+		if (!rc)
+			rc = cf_batch_put(b, row, n->key.len, n->fam,
+					  n->famlen, q, n->qual.len, ts,
+					  v.p ? (const void *)v.p : "",
+					  v.len);
+		if (!rc)
+			rc = cf_table_apply(t, b);
+		cf_batch_free(b);
+	}
+	buf_release(&v);
+	cf_table_close(t);
+	return rc;
+}
+
+static int64_t ts_of(const struct stat *a, int to_set, int now_flag)
+{
+	if (to_set & now_flag)
+		return now_ms();
+	return (int64_t)a->st_mtim.tv_sec * 1000 +
+	       a->st_mtim.tv_nsec / 1000000;
+}
+
+static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
+		       int to_set, struct fuse_file_info *fi)
+{
+	struct node *n = node_of(ino);
+	struct fileh *h = fi ? (struct fileh *)(uintptr_t)fi->fh : NULL;
+	struct stage **sp;
+	struct buf v = BUF_INIT;
+	struct stat st;
+	cf_table *t;
+	int rc = 0, err = 0, found;
+	int64_t ts, old;
+	size_t len;
+
+	if (to_set & FUSE_SET_ATTR_SIZE) {
+		if ((uint64_t)attr->st_size > max_value) {
+			fail(req, EFBIG, "truncate %s: over max_value",
+			     n->name);
+			return;
+		}
+		if (h && (n->kind == K_CELL || n->kind == K_STAGE ||
+			  n->kind == K_SCHEMA)) {
+			pthread_mutex_lock(&h->lock);
+			rc = resize(&h->data, (uint64_t)attr->st_size);
+			h->dirty = 1;
+			pthread_mutex_unlock(&h->lock);
+		} else if (n->kind == K_CELL) {
+			rc = topen(n->table, &t);
+			if (!rc) {
+				rc = cell_get(t, n, &found, &v, &old, &len);
+				cf_table_close(t);
+			}
+			if (!rc)
+				rc = resize(&v, (uint64_t)attr->st_size);
+			if (!rc)
+				rc = cell_put(n, &v, n->ts);
+			buf_release(&v);
+		} else if (n->kind == K_STAGE) {
+			pthread_mutex_lock(&mu);
+			sp = stage_find(n);
+			if (*sp) {
+				staged_bytes -= (*sp)->data.len;
+				rc = resize(&(*sp)->data,
+					    (uint64_t)attr->st_size);
+				staged_bytes += (*sp)->data.len;
+			}
+			pthread_mutex_unlock(&mu);
+		}
+		if (rc) {
+			fail(req, fs_errno(rc), "truncate %s: %s", n->name,
+			     cf_strerror(rc));
+			return;
+		}
+	}
+	if (to_set & FUSE_SET_ATTR_MTIME) {
+		ts = ts_of(attr, to_set, FUSE_SET_ATTR_MTIME_NOW);
+		if (n->kind == K_CELL && h && h->dirty && !h->append) {
+			pthread_mutex_lock(&h->lock);
+			h->ts = ts;
+			pthread_mutex_unlock(&h->lock);
+		} else if (n->kind == K_CELL) {
+			if (h) {
+				pthread_mutex_lock(&h->lock);
+				err = file_flush(h);
+				pthread_mutex_unlock(&h->lock);
+			}
+			if (!err)
+				rc = cell_retime(n, ts);
+		} else if (n->kind == K_STAGE) {
+			pthread_mutex_lock(&mu);
+			sp = stage_find(n);
+			if (*sp)
+				(*sp)->mtime = ts;
+			pthread_mutex_unlock(&mu);
+		}
+		if (!err && rc)
+			err = fs_errno(rc);
+		if (err) {
+			fail(req, err, "set mtime of %s: %s", n->name,
+			     rc ? cf_strerror(rc) : "write failed");
+			return;
+		}
+	}
+	/* chmod, chown and atime are accepted and ignored. */
+	err = node_stat(n, &st);
+	if (err) {
+		fuse_reply_err(req, err);
+		return;
+	}
+	if (h && h->dirty && n->kind != K_SCHEMA) {
+		st.st_size = (off_t)h->data.len;
+		if (h->ts != CF_TS_NOW)
+			set_time(&st, h->ts);
+	}
+	fuse_reply_attr(req, &st, 0);
+}
+
+static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	struct node *n;
+	struct stage **sp, *s;
+	cf_batch *b = NULL;
+	cf_table *t;
+	const char *why;
+	int err, rc = 0;
+
+	err = lookup_node(parent, name, &n, &why);
+	if (err) {
+		fail(req, err, "rm %s: %s", name, why);
+		return;
+	}
+	if (n->kind == K_CELL) {
+		rc = topen(n->table, &t);
+		if (!rc) {
+			rc = cf_batch_new(&b);
+			if (!rc)
+				rc = cf_batch_delete(b, n->ts == CF_TS_NOW ?
+					CF_DEL_COLUMN : CF_DEL_VERSION,
+					n->key.p ? (const void *)n->key.p : "",
+					n->key.len, n->fam, n->famlen,
+					n->qual.p ? (const void *)n->qual.p
+						  : "", n->qual.len, n->ts);
+			if (!rc)
+				rc = cf_table_apply(t, b);
+			cf_batch_free(b);
+			cf_table_close(t);
+		}
+		why = cf_strerror(rc);
+	} else if (n->kind == K_STAGE) {
+		pthread_mutex_lock(&mu);
+		sp = stage_find(n);
+		if ((s = *sp)) {
+			*sp = s->next;
+			stage_free(s);
+		} else
+			err = ENOENT;
+		pthread_mutex_unlock(&mu);
+		why = "no such staged file";
+	} else {
+		err = EPERM;
+		why = "cannot be removed";
+	}
+	node_release(n);
+	if (!err && rc)
+		err = fs_errno(rc);
+	if (err)
+		fail(req, err, "rm %s: %s", name, why);
+	else
+		fuse_reply_err(req, 0);
+}
+
+static int same_row(const struct node *a, const struct node *b)
+{
+	return !strcmp(a->table, b->table) && a->key.len == b->key.len &&
+	       (!a->key.len || !memcmp(a->key.p, b->key.p, a->key.len));
+}
+
+/* mv ROW/F:Q ROW/F:Q2: Put at Q2 with Q's timestamp, DeleteColumn at Q. */
+static int cell_move(struct node *s, struct node *d)
+{
+	struct buf v = BUF_INIT;
+	cf_batch *b = NULL;
+	cf_table *t;
+	int64_t ts;
+	size_t len;
+	int rc, found;
+	const void *row = s->key.p ? (const void *)s->key.p : "";
+
+	rc = topen(s->table, &t);
+	if (rc)
+		return rc;
+	if (!cf_table_has_family(t, d->fam, d->famlen))
+		rc = CF_ENOTFOUND;
+	if (!rc)
+		rc = cell_get(t, s, &found, &v, &ts, &len);
+	if (!rc && !found)
+		rc = CF_ENOTFOUND;
+	if (!rc)
+		rc = cf_batch_new(&b);
+	if (!rc)
+		rc = cf_batch_delete(b, CF_DEL_COLUMN, row, s->key.len,
+				     s->fam, s->famlen,
+				     s->qual.p ? (const void *)s->qual.p : "",
+				     s->qual.len, CF_TS_NOW);
+	if (!rc)
+		rc = cf_batch_put(b, row, s->key.len, d->fam, d->famlen,
+				  d->qual.p ? (const void *)d->qual.p : "",
+				  d->qual.len, d->ts == CF_TS_NOW ? ts : d->ts,
+				  v.p ? (const void *)v.p : "", v.len);
+	if (!rc)
+		rc = cf_table_apply(t, b);
+	cf_batch_free(b);
+	cf_table_close(t);
+	buf_release(&v);
+	return rc;
+}
+
+static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
+		      fuse_ino_t newparent, const char *newname,
+		      unsigned int flags)
+{
+	struct node *s = NULL, *d = NULL;
+	struct stage **sp, *st = NULL, **dp;
+	const char *why = "";
+	int err, rc = 0;
+
+	err = lookup_node(parent, name, &s, &why);
+	if (!err)
+		err = lookup_node(newparent, newname, &d, &why);
+	if (err)
+		goto out;
+	if (flags) {
+		err = EINVAL;
+		why = "rename flags are not supported";
+	} else if (s->kind == K_STAGE && d->kind == K_CELL && s->in_row &&
+		   same_row(s, d)) {
+		pthread_mutex_lock(&mu);
+		sp = stage_find(s);
+		if ((st = *sp))
+			*sp = st->next;
+		pthread_mutex_unlock(&mu);
+		if (!st) {
+			err = ENOENT;
+			why = "no such staged file";
+		} else {
+			cf_table *t;
+			rc = topen(d->table, &t);
+			if (!rc) {
+				if (!cf_table_has_family(t, d->fam,
+							 d->famlen))
+					rc = CF_ENOTFOUND;
+				cf_table_close(t);
+			}
+			if (!rc)
+				rc = cell_put(d, &st->data,
+					      d->ts != CF_TS_NOW ? d->ts :
+					      st->mtime);
+			why = cf_strerror(rc);
+		}
+	} else if (s->kind == K_STAGE && d->kind == K_SCHEMA && !s->in_row &&
+		   !strcmp(s->table, d->table)) {
+		pthread_mutex_lock(&mu);
+		sp = stage_find(s);
+		if ((st = *sp))
+			*sp = st->next;
+		pthread_mutex_unlock(&mu);
+		if (!st) {
+			err = ENOENT;
+			why = "no such staged file";
+		} else
+			rc = apply_schema(d, &st->data, &why);
+	} else if (s->kind == K_STAGE && d->kind == K_STAGE &&
+		   s->in_row == d->in_row && same_row(s, d)) {
+		pthread_mutex_lock(&mu);
+		sp = stage_find(s);
+		if (!*sp) {
+			err = ENOENT;
+		} else {
+			dp = stage_find(d);
+			if (*dp && *dp != *sp) {
+				st = *dp;
+				*dp = st->next;
+				stage_free(st);
+				st = NULL;
+				sp = stage_find(s);
+			}
+			free((*sp)->name);
+			(*sp)->name = strdup(newname);
+			if (!(*sp)->name) {
+				st = *sp;
+				*sp = st->next;
+				stage_free(st);
+				st = NULL;
+				err = ENOMEM;
+			}
+		}
+		pthread_mutex_unlock(&mu);
+		why = "no such staged file";
+	} else if (s->kind == K_CELL && d->kind == K_CELL && same_row(s, d)) {
+		rc = cell_move(s, d);
+		why = cf_strerror(rc);
+	} else if ((s->kind == K_CELL || s->kind == K_STAGE ||
+		    s->kind == K_ROW) && !same_row(s, d)) {
+		err = EXDEV;
+		why = "a cell moves only within its row";
+	} else {
+		err = EINVAL;
+		why = "cannot rename this onto that";
+	}
+	if (!err && rc)
+		err = fs_errno(rc);
+	if (st) {
+		pthread_mutex_lock(&mu);
+		staged_bytes += 0;
+		stage_free(st);
+		pthread_mutex_unlock(&mu);
+	}
+out:
+	if (s)
+		node_release(s);
+	if (d)
+		node_release(d);
+	if (err)
+		fail(req, err, "mv %s %s: %s", name, newname, why);
+	else
+		fuse_reply_err(req, 0);
+}
+
+static void op_init(void *userdata, struct fuse_conn_info *conn)
+{
+	/* O_TRUNC comes with open, not as a separate setattr, so that
+	 * `echo v > cell` is one Put and not an empty version first. */
+	if (conn->capable & FUSE_CAP_ATOMIC_O_TRUNC)
+		conn->want |= FUSE_CAP_ATOMIC_O_TRUNC;
+	conn->want &= ~FUSE_CAP_WRITEBACK_CACHE;
+}
+
+const struct fuse_lowlevel_ops fs_ops = {
+	.init = op_init,
+	.lookup = op_lookup,
+	.forget = op_forget,
+	.forget_multi = op_forget_multi,
+	.getattr = op_getattr,
+	.setattr = op_setattr,
+	.mkdir = op_mkdir,
+	.rmdir = op_rmdir,
+	.unlink = op_unlink,
+	.rename = op_rename,
+	.open = op_open,
+	.create = op_create,
+	.read = op_read,
+	.write = op_write,
+	.flush = op_flush,
+	.release = op_release,
+	.fsync = op_fsync,
+	.opendir = op_opendir,
+	.readdir = op_readdir,
+	.releasedir = op_releasedir,
+	.fsyncdir = op_fsync,
+	.statfs = op_statfs,
+};
+
+void fs_setup(cf_db *d, const char *dir, uint64_t maxv)
+{
+	db = d;
+	datadir = realpath(dir, NULL);
+	if (!datadir)
+		datadir = strdup(dir);
+	max_value = maxv;
+}
+
+void fs_teardown(void)
+{
+	struct stage *s;
+	struct erow *e;
+	struct node *n;
+	size_t i;
+
+	while ((s = stages)) {
+		stages = s->next;
+		stage_free(s);
+	}
+	while ((e = erows)) {
+		erows = e->next;
+		buf_release(&e->row);
+		free(e);
+	}
+	for (i = 0; i < hcap; i++)
+		while ((n = htab[i])) {
+			htab[i] = n->hnext;
+			node_free(n);
+		}
+	free(htab);
+	htab = NULL;
+	hcap = hcount = 0;
+	free(datadir);
+	datadir = NULL;
+}
