@@ -422,6 +422,29 @@ static void erow_drop(const char *table, const struct buf *row)
 	pthread_mutex_unlock(&mu);
 }
 
+/* Keeps row as an empty row directory until a cell is written in it or
+ * it is removed. */
+static int erow_add(const char *table, const struct buf *row)
+{
+	struct erow *e = calloc(1, sizeof *e);
+
+	if (!e || buf_append(&e->row, row->p, row->len)) {
+		free(e);
+		return CF_ENOMEM;
+	}
+	strcpy(e->table, table);
+	pthread_mutex_lock(&mu);
+	if (*erow_find(table, row)) {
+		buf_release(&e->row);
+		free(e);
+	} else {
+		e->next = erows;
+		erows = e;
+	}
+	pthread_mutex_unlock(&mu);
+	return 0;
+}
+
 /* With mu held: the staged file n names, or the slot to add it. */
 static struct stage **stage_find(const struct node *n)
 {
@@ -956,7 +979,6 @@ static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name,
 {
 	struct node *n;
 	struct cf_family f;
-	struct erow *e;
 	struct stat st;
 	cf_table *t;
 	const char *why;
@@ -994,17 +1016,7 @@ static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name,
 			rc = CF_EEXIST;
 			break;
 		}
-		e = calloc(1, sizeof *e);
-		if (!e || buf_append(&e->row, n->key.p, n->key.len)) {
-			free(e);
-			rc = CF_ENOMEM;
-			break;
-		}
-		strcpy(e->table, n->table);
-		pthread_mutex_lock(&mu);
-		e->next = erows;
-		erows = e;
-		pthread_mutex_unlock(&mu);
+		rc = erow_add(n->table, &n->key);
 		break;
 	default:
 		err = EPERM;
@@ -1759,6 +1771,7 @@ static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 	cf_batch *b = NULL;
 	cf_table *t;
 	const char *why;
+	size_t cnt;
 	int err, rc = 0;
 
 	err = lookup_node(parent, name, &n, &why);
@@ -1780,6 +1793,10 @@ static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 			if (!rc)
 				rc = cf_table_apply(t, b);
 			cf_batch_free(b);
+			/* The row directory stays until rmdir, as on any
+			 * filesystem: `rm -r ROW` removes cells first. */
+			if (!rc && !row_cells(t, &n->key, &cnt) && cnt == 0)
+				rc = erow_add(n->table, &n->key);
 			cf_table_close(t);
 		}
 		why = cf_strerror(rc);

@@ -1,0 +1,64 @@
+/*
+ * helper-errno.c: runs one system call and prints "OK" or the errno name
+ * (ENOENT, EXDEV, ...) and exits 0, so shell tests can assert exact
+ * errors in && chains; exit 2 on a usage error.
+ *
+ *   helper-errno mkdir|rmdir|unlink|stat PATH
+ *   helper-errno write PATH DATA         open O_WRONLY|O_CREAT|O_TRUNC,
+ *                                         write, close (close's error too)
+ *   helper-errno rename FROM TO
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static int run(int argc, char **argv)
+{
+	struct stat st;
+	int fd;
+	size_t len;
+
+	if (argc == 3 && !strcmp(argv[1], "mkdir"))
+		return mkdir(argv[2], 0755);
+	if (argc == 3 && !strcmp(argv[1], "rmdir"))
+		return rmdir(argv[2]);
+	if (argc == 3 && !strcmp(argv[1], "unlink"))
+		return unlink(argv[2]);
+	if (argc == 3 && !strcmp(argv[1], "stat"))
+		return stat(argv[2], &st);
+	if (argc == 4 && !strcmp(argv[1], "rename"))
+		return rename(argv[2], argv[3]);
+	if (argc == 4 && !strcmp(argv[1], "write")) {
+		fd = open(argv[2], O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		if (fd < 0)
+			return -1;
+		len = strlen(argv[3]);
+		if (write(fd, argv[3], len) != (ssize_t)len) {
+			int e = errno;
+			close(fd);
+			errno = e;
+			return -1;
+		}
+		return close(fd);
+	}
+	fprintf(stderr, "usage: helper-errno OP PATH [ARG]\n");
+	errno = EINVAL;
+	return -2;
+}
+
+int main(int argc, char **argv)
+{
+	int rc = run(argc, argv);
+
+	if (rc == -2)
+		return 2;
+	if (rc == 0) {
+		printf("OK\n");
+		return 0;
+	}
+	printf("%s\n", strerrorname_np(errno));
+	return 0;	/* the answer is what it printed */
+}

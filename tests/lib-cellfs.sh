@@ -1,0 +1,77 @@
+# lib-cellfs.sh: sharness helpers for the FUSE daemon's tests.  Source it
+# after sharness.sh.  cellfs_mount starts the daemon in the foreground, in
+# the background of the test (so its pid is known), on a data directory in
+# the trash directory; the EXIT trap and test_done unmount it, so no test
+# ever leaves a mount behind.
+
+: "${CELLFS_BUILD:=$(cd "$SHARNESS_TEST_DIRECTORY/.." && pwd)/build/default}"
+CELLFS="$CELLFS_BUILD/cellfs"
+HELPER_ERRNO="$CELLFS_BUILD/tests/helper-errno"
+MNT="$SHARNESS_TRASH_DIRECTORY/mnt"
+DATA="$SHARNESS_TRASH_DIRECTORY/data"
+CELLFS_PID=
+
+test -x "$CELLFS" || {
+	skip_all="no cellfs binary at $CELLFS"
+	test_done
+}
+test -c /dev/fuse && command -v fusermount3 >/dev/null || {
+	skip_all="no FUSE here"
+	test_done
+}
+
+cellfs_is_mounted() {
+	test "$(stat -f -c %T "$MNT" 2>/dev/null)" = fuseblk ||
+	test "$(stat -f -c %T "$MNT" 2>/dev/null)" = fuse
+}
+
+# cellfs_mount [OPT,...]: mounts $DATA at $MNT and waits (up to 10 s).
+cellfs_mount() {
+	mkdir -p "$MNT" &&
+	"$CELLFS" -f ${1:+-o "$1"} "$DATA" "$MNT" \
+		2>>"$SHARNESS_TRASH_DIRECTORY/cellfs.err" &
+	CELLFS_PID=$!
+	i=0
+	while ! cellfs_is_mounted; do
+		i=$((i + 1))
+		test $i -lt 100 || return 1
+		kill -0 $CELLFS_PID 2>/dev/null || return 1
+		sleep 0.1
+	done
+}
+
+# cellfs_umount: unmounts and waits for the daemon to close the db.
+cellfs_umount() {
+	if cellfs_is_mounted; then
+		fusermount3 -u "$MNT" 2>/dev/null ||
+		fusermount3 -uz "$MNT" 2>/dev/null
+	fi
+	if test -n "$CELLFS_PID"; then
+		i=0
+		while kill -0 $CELLFS_PID 2>/dev/null && test $i -lt 100; do
+			i=$((i + 1))
+			sleep 0.1
+		done
+		kill -9 $CELLFS_PID 2>/dev/null
+		wait $CELLFS_PID 2>/dev/null
+		CELLFS_PID=
+	fi
+	return 0
+}
+
+# cellfs_kill9: the crash: kill -9 the daemon, then drop the dead mount.
+cellfs_kill9() {
+	kill -9 $CELLFS_PID &&
+	wait $CELLFS_PID 2>/dev/null
+	CELLFS_PID=
+	fusermount3 -uz "$MNT" 2>/dev/null
+	return 0
+}
+
+# errno_of OP PATH [ARG]: prints OK or the errno name (helper-errno).
+errno_of() {
+	"$HELPER_ERRNO" "$@"
+}
+
+final_cleanup="cellfs_umount"
+trap 'cellfs_umount; die' EXIT
