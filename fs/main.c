@@ -5,6 +5,7 @@
  * SIGINT, SIGHUP end the loop; the db is then closed cleanly).
  */
 #include <errno.h>
+#include <limits.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -195,7 +196,8 @@ int main(int argc, char **argv)
 		ret = fuse_session_loop(se) != 0;
 	} else {
 		lc.clone_fd = fo.clone_fd;
-		lc.max_idle_threads = fo.max_idle_threads;
+		lc.max_idle_threads = fo.max_idle_threads == UINT_MAX ?
+				      10 : fo.max_idle_threads;
 		ret = fuse_session_loop_mt(se, &lc) != 0;
 	}
 	/* A signal ends the loop with its number; that is a clean exit. */

@@ -613,6 +613,8 @@ static int lookup_node(fuse_ino_t parent, const char *name, struct node **out,
 	}
 	pthread_mutex_lock(&mu);
 	n = node_intern(&tmp);
+	if (n)
+		n->nopen++;	/* pinned until node_release */
 	pthread_mutex_unlock(&mu);
 	if (!n)
 		return ENOMEM;
@@ -620,10 +622,11 @@ static int lookup_node(fuse_ino_t parent, const char *name, struct node **out,
 	return 0;
 }
 
-/* Drops a reference taken without a lookup count (an unused node). */
+/* Drops the pin lookup_node took. */
 static void node_release(struct node *n)
 {
 	pthread_mutex_lock(&mu);
+	n->nopen--;
 	node_unref(n);
 	pthread_mutex_unlock(&mu);
 }
@@ -650,6 +653,7 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 		return;
 	}
 	reply_entry(req, n, &st);
+	node_release(n);
 }
 
 static void op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
@@ -1035,6 +1039,7 @@ static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name,
 		return;
 	}
 	reply_entry(req, n, &st);
+	node_release(n);
 }
 
 static void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
@@ -1087,6 +1092,7 @@ struct fileh {
 	struct node *n;
 	struct buf data;
 	int dirty, append, writable;
+	int written;		/* write(2) or truncate seen */
 	int64_t ts;		/* timestamp of the Put at flush */
 	pthread_mutex_t lock;
 };
@@ -1510,6 +1516,7 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	st.st_gid = getgid();
 	set_time(&st, now_ms());
 	reply_open(req, h, fi, &st, n);
+	node_release(n);
 }
 
 static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
@@ -1590,7 +1597,7 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *p,
 			h->data.len = (size_t)off;
 	}
 	if (!rc)
-		h->dirty = 1;
+		h->dirty = h->written = 1;
 	pthread_mutex_unlock(&h->lock);
 	if (rc)
 		fail(req, fs_errno(rc), "write %s: %s", n->name,
@@ -1605,8 +1612,11 @@ static void op_flush(fuse_req_t req, fuse_ino_t ino,
 	struct fileh *h = (struct fileh *)(uintptr_t)fi->fh;
 	int err;
 
+	/* A shell redirection closes a dup of the fd before writing: an
+	 * open that wrote nothing yet commits at release, so that `echo v >
+	 * F:Q` is one Put and not an empty version first. */
 	pthread_mutex_lock(&h->lock);
-	err = file_flush(h);
+	err = h->written ? file_flush(h) : 0;
 	pthread_mutex_unlock(&h->lock);
 	fuse_reply_err(req, err);
 }
@@ -1691,7 +1701,7 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 			  n->kind == K_SCHEMA)) {
 			pthread_mutex_lock(&h->lock);
 			rc = resize(&h->data, (uint64_t)attr->st_size);
-			h->dirty = 1;
+			h->dirty = h->written = 1;
 			pthread_mutex_unlock(&h->lock);
 		} else if (n->kind == K_CELL) {
 			rc = topen(n->table, &t);

@@ -42,10 +42,10 @@ cellfs_mount() {
 
 # cellfs_umount: unmounts and waits for the daemon to close the db.
 cellfs_umount() {
-	if cellfs_is_mounted; then
-		fusermount3 -u "$MNT" 2>/dev/null ||
-		fusermount3 -uz "$MNT" 2>/dev/null
-	fi
+	# Not only when mounted: a dead daemon leaves a mount that stat
+	# cannot see through.
+	fusermount3 -u "$MNT" 2>/dev/null ||
+	fusermount3 -uz "$MNT" 2>/dev/null
 	if test -n "$CELLFS_PID"; then
 		i=0
 		while kill -0 $CELLFS_PID 2>/dev/null && test $i -lt 100; do

@@ -1,0 +1,40 @@
+#!/bin/sh
+
+test_description='cellfs: kill -9 after acknowledged writes loses nothing'
+
+. /usr/share/sharness/sharness.sh
+. "$SHARNESS_TEST_DIRECTORY/lib-cellfs.sh"
+
+test_expect_success 'mount with sync=none (the WAL write is the acknowledgement)' '
+	cellfs_mount sync=none &&
+	mkdir "$MNT/t"
+'
+
+test_expect_success 'acknowledged writes: cells, batch lines, deletes' '
+	for i in 1 2 3 4 5 6 7 8 9 10; do
+		mkdir "$MNT/t/row$i" &&
+		echo "v$i" >"$MNT/t/row$i/cf:q" || return 1
+	done &&
+	printf "put b1 cf:q x\nput b2 cf:q y\n" >"$MNT/t/.batch" &&
+	rm "$MNT/t/row3/cf:q" &&
+	cat "$MNT/t/.batch" >before
+'
+
+test_expect_success 'kill -9 the daemon and remount' '
+	cellfs_kill9 &&
+	! cellfs_is_mounted &&
+	cellfs_mount
+'
+
+test_expect_success 'everything acknowledged is there' '
+	test_cmp before "$MNT/t/.batch" &&
+	echo v7 >expect && test_cmp expect "$MNT/t/row7/cf:q" &&
+	echo ENOENT >expect &&
+	errno_of stat "$MNT/t/row3/cf:q" >out && test_cmp expect out
+'
+
+test_expect_success 'unmount' '
+	cellfs_umount && ! cellfs_is_mounted
+'
+
+test_done
