@@ -623,7 +623,17 @@ int table_split_at(struct cf_db *db, struct cf_table *t, const void *key,
 		       keylen);
 	b = region_new(t, db->next_region++, key, keylen, r->end.p,
 		       r->end.len);
-	rc = a && b ? meta_begin(db->meta) : CF_ENOMEM;
+	rc = a && b ? CF_OK : CF_ENOMEM;
+	/* the daughters describe themselves before the catalog names them:
+	 * a crash after the commit must not leave a region directory that
+	 * cellfs-fsck could not rebuild from (before it, the sweep at open
+	 * removes the unnamed directories) */
+	if (!rc)
+		rc = region_write_info(db, a);
+	if (!rc)
+		rc = region_write_info(db, b);
+	if (!rc)
+		rc = meta_begin(db->meta);
 	if (!rc) {
 		struct view *pv = region_view(r);
 		a->flushed_seq = b->flushed_seq = r->flushed_seq;
@@ -697,15 +707,6 @@ int table_split_at(struct cf_db *db, struct cf_table *t, const void *key,
 	pthread_rwlock_unlock(&t->lock);
 	pthread_mutex_unlock(&db->mem_mu);
 	if (!rc) {
-		pthread_rwlock_rdlock(&t->lock);
-		for (size_t i = 0; i < t->nregions; i++)
-			if (bytes_cmp(t->regions[i]->start.p,
-				      t->regions[i]->start.len, key,
-				      keylen) == 0 && i > 0) {
-				region_write_info(db, t->regions[i - 1]);
-				region_write_info(db, t->regions[i]);
-			}
-		pthread_rwlock_unlock(&t->lock);
 		atomic_fetch_add(&t->st.splits, 1);
 		atomic_fetch_add(&db->st.splits, 1);
 		cf_log(CF_LOG_INFO, "%s: region %016" PRIx64 " split",
