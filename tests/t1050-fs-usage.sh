@@ -1,0 +1,38 @@
+#!/bin/sh
+
+test_description='cellfs: the session in docs/usage.md runs as shown'
+
+. /usr/share/sharness/sharness.sh
+. "$SHARNESS_TEST_DIRECTORY/lib-cellfs.sh"
+
+DOC="${CELLFS_TOP:-$SHARNESS_TEST_DIRECTORY/..}/docs/usage.md"
+
+test_expect_success 'extract the session' '
+	sed -n "/^\`\`\`session$/,/^\`\`\`$/p" "$DOC" | sed "1d;\$d" >session &&
+	test -s session
+'
+
+test_expect_success 'mount' '
+	cellfs_mount
+'
+
+test_expect_success 'every command gives the output shown' '
+	: >expect && : >actual &&
+	while IFS= read -r line; do
+		case "$line" in
+		"\$ "*)
+			cmd=${line#\$ } &&
+			(cd "$MNT" && eval "$cmd") >>actual 2>&1 ||
+			echo "FAILED: $cmd" >>actual ;;
+		*)
+			printf "%s\n" "$line" >>expect ;;
+		esac
+	done <session &&
+	test_cmp expect actual
+'
+
+test_expect_success 'unmount' '
+	cellfs_umount && ! cellfs_is_mounted
+'
+
+test_done
