@@ -1093,6 +1093,7 @@ struct fileh {
 	struct buf data;
 	int dirty, append, writable;
 	int written;		/* write(2) or truncate seen */
+	int failed;		/* errno of a refused write: commit nothing */
 	int64_t ts;		/* timestamp of the Put at flush */
 	pthread_mutex_t lock;
 };
@@ -1234,6 +1235,8 @@ static int file_flush(struct fileh *h)
 	cf_table *t;
 	int rc = 0, err = 0;
 
+	if (h->failed)
+		return h->failed;	/* never half a value */
 	if (!h->dirty)
 		return 0;
 	switch (n->kind) {
@@ -1572,6 +1575,7 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *p,
 	pthread_mutex_lock(&h->lock);
 	end = h->append ? h->data.len + size : (uint64_t)off + size;
 	if (end > max_value) {
+		h->failed = EFBIG;
 		pthread_mutex_unlock(&h->lock);
 		fail(req, EFBIG, "write %s: value over max_value %" PRIu64,
 		     n->name, max_value);
@@ -1598,6 +1602,8 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *p,
 	}
 	if (!rc)
 		h->dirty = h->written = 1;
+	else
+		h->failed = fs_errno(rc);
 	pthread_mutex_unlock(&h->lock);
 	if (rc)
 		fail(req, fs_errno(rc), "write %s: %s", n->name,
@@ -1616,7 +1622,7 @@ static void op_flush(fuse_req_t req, fuse_ino_t ino,
 	 * open that wrote nothing yet commits at release, so that `echo v >
 	 * F:Q` is one Put and not an empty version first. */
 	pthread_mutex_lock(&h->lock);
-	err = h->written ? file_flush(h) : 0;
+	err = h->written || h->failed ? file_flush(h) : 0;
 	pthread_mutex_unlock(&h->lock);
 	fuse_reply_err(req, err);
 }
@@ -1626,7 +1632,8 @@ static void op_release(fuse_req_t req, fuse_ino_t ino,
 {
 	struct fileh *h = (struct fileh *)(uintptr_t)fi->fh;
 
-	file_flush(h);		/* errors were logged and told at flush */
+	if (!h->failed)
+		file_flush(h);	/* errors were logged and told at flush */
 	fileh_free(h);
 	fuse_reply_err(req, 0);
 }

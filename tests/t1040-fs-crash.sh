@@ -33,6 +33,27 @@ test_expect_success 'everything acknowledged is there' '
 	errno_of stat "$MNT/t/row3/cf:q" >out && test_cmp expect out
 '
 
+test_expect_success 'SIGTERM unmounts and closes the db; max_value is an option' '
+	pid=$CELLFS_PID &&
+	kill -TERM $pid &&
+	wait $pid &&
+	CELLFS_PID= &&
+	! cellfs_is_mounted &&
+	cellfs_mount max_value=8 &&
+	echo v7 >expect && test_cmp expect "$MNT/t/row7/cf:q" &&
+	echo OK >expect &&
+	errno_of write "$MNT/t/row1/cf:q" 12345678 >out && test_cmp expect out &&
+	echo EFBIG >expect &&
+	errno_of write "$MNT/t/row1/cf:q" 123456789 >out &&
+	test_cmp expect out &&
+	printf 12345678 >expect && test_cmp expect "$MNT/t/row1/cf:q"
+'
+
+test_expect_success 'a bad option value refuses to mount' '
+	test_must_fail "$CELLFS" -o sync=sometimes "$DATA" "$MNT" 2>err &&
+	grep "sync must be batch, always or none" err
+'
+
 test_expect_success 'unmount' '
 	cellfs_umount && ! cellfs_is_mounted
 '
