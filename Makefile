@@ -126,7 +126,7 @@ check-build: all
 	@cd tests && CELLFS_BUILD=$(CURDIR)/$(B) CELLFS_TOP=$(CURDIR) \
 		prove $(PROVE_OPTS) --exec '' \
 		$(TEST_BIN:$(B)/tests/%=../$(B)/tests/%) \
-		$(notdir $(wildcard tests/t[0-9]*.sh))
+		$(addprefix ./,$(notdir $(wildcard tests/t[0-9]*.sh)))
 
 # The concurrent tests under ThreadSanitizer (the whole suite under TSan
 # would take too long on two cores).
