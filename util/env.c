@@ -1,11 +1,25 @@
 /*
- * env.c: the OS layer (util/env.h).  The only place that reads errno.
+ * env.c: the OS layer (util/env.h).  The only file that reads errno.
  *
- * Fault injection: a small table of armed faults, checked by every
- * operation that can fail in the ways tests care about.  Power-loss
- * simulation: with tracking on, every file written through env has its
- * last synced size recorded; env_drop_unsynced() cuts files back to it.
- * Both tables sit behind one mutex (a leaf lock).
+ * Besides thin wrappers around system calls, env keeps three pieces of
+ * global state, all for tests:
+ *
+ *   - the fault table: armed faults, consulted by open, write, sync, read
+ *     and rename;
+ *   - the unsynced-data table: for the power-loss simulation, per file the
+ *     size it had at its last sync and whether its name is durable;
+ *   - the clock override.
+ *
+ * The first two sit behind `mu`, a leaf lock: under it env makes plain
+ * system calls only (fstat, and truncate/unlink in env_drop_unsynced),
+ * never a call out of this file.  Each has an atomic flag checked before
+ * taking the lock, so with no fault armed and tracking off an env_write
+ * costs its write(2) and two relaxed loads.  The clock is one atomic.
+ *
+ * A tracked entry belongs to a path, not to an open file: a file may be
+ * reopened, renamed (the entry follows it) or unlinked (the entry dies).
+ * Open files cache a pointer to their entry, checked against `trk_gen`,
+ * which changes whenever the table is freed.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -24,10 +38,22 @@
 #include "util/env.h"
 #include "util/err.h"
 
+/* The one place EINTR is handled: reissues `call` while it fails with
+ * EINTR and leaves its result in r.  (close(2) is never reissued: on
+ * Linux the descriptor is gone even when it reports EINTR.) */
+#define RETRY(r, call) \
+	do { (r) = (call); } while ((r) == -1 && errno == EINTR)
+
+/* Largest single write(2)/pread(2) we issue; Linux caps at ~2 GiB. */
+#define IO_CHUNK ((size_t)1 << 30)
+
 struct env_file {
 	int fd;
 	char *path;
-	uint64_t off;		/* write offset */
+	uint64_t off;		/* see env_offset() */
+	int created;		/* this open created the file (tracking on) */
+	struct tracked *trk;	/* cached entry, valid if trk_gen matches */
+	unsigned trk_gen;
 };
 
 static int from_errno(int e)
@@ -43,62 +69,95 @@ static int from_errno(int e)
 		return CF_ENOSPC;
 	case EEXIST:
 		return CF_EEXIST;
+	case ENOTEMPTY:
+		return CF_ENOTEMPTY;
 	case ENOMEM:
 		return CF_ENOMEM;
 	case ENAMETOOLONG:
 		return CF_ENAMETOOLONG;
 	case EBUSY:
-	case EWOULDBLOCK:
 		return CF_EBUSY;
-	case ENOTEMPTY:
-		return CF_ENOTEMPTY;
 	default:
 		return CF_EIO;
 	}
 }
 
-/* --- faults ----------------------------------------------------------- */
+/* --- shared state ----------------------------------------------------- */
 
-#define MAX_FAULTS 16
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+
+#define MAX_FAULTS 32
 
 struct fault {
 	unsigned ops;
-	char sub[256];
-	int any_path;
-	int skip, count, err, short_write;
+	char *sub;		/* NULL: any path */
+	int skip;		/* matching operations still to let through */
+	int count;		/* failures still to inject; < 0: forever */
+	int err;
+	int short_write;
 };
 
-static pthread_mutex_t fmu = PTHREAD_MUTEX_INITIALIZER;
 static struct fault faults[MAX_FAULTS];
 static int nfaults;
 static atomic_int armed;
 static atomic_uint_least64_t hits;
 
-/* 0, or the error to inject for op on path (and *short_write). */
-static int fault_check(unsigned op, const char *path, int *short_write)
+struct tracked {
+	struct tracked *next;
+	char *path;		/* NULL once unlinked or renamed over */
+	uint64_t synced;	/* size at the last sync */
+	int created;		/* created while tracked */
+	int named;		/* its directory entry is durable */
+};
+
+static atomic_int tracking;
+static struct tracked *trk;
+static unsigned trk_gen;
+
+/* --- faults ----------------------------------------------------------- */
+
+static int fault_matches(const struct fault *ft, unsigned op, const char *a,
+			 const char *b)
+{
+	if (!(ft->ops & op))
+		return 0;
+	if (!ft->sub)
+		return 1;
+	return (a && strstr(a, ft->sub)) || (b && strstr(b, ft->sub));
+}
+
+/*
+ * 0, or the error to inject into operation op on path a (and b, for a
+ * rename).  Every armed fault that matches counts the operation, so two
+ * faults' skips stay independent; the first that fires decides the error
+ * and whether a write is made short.
+ */
+static int fault_check(unsigned op, const char *a, const char *b,
+		       int *short_write)
 {
 	int err = 0;
 
 	if (!atomic_load_explicit(&armed, memory_order_relaxed))
 		return 0;
-	pthread_mutex_lock(&fmu);
-	for (int i = 0; i < nfaults && !err; i++) {
-		struct fault *f = &faults[i];
-		if (!(f->ops & op) || f->count == 0)
+	pthread_mutex_lock(&mu);
+	for (int i = 0; i < nfaults; i++) {
+		struct fault *ft = &faults[i];
+
+		if (ft->count == 0 || !fault_matches(ft, op, a, b))
 			continue;
-		if (!f->any_path && (!path || !strstr(path, f->sub)))
-			continue;
-		if (f->skip > 0) {
-			f->skip--;
+		if (ft->skip > 0) {
+			ft->skip--;
 			continue;
 		}
-		if (f->count > 0)
-			f->count--;
-		err = f->err;
-		if (short_write)
-			*short_write = f->short_write;
+		if (ft->count > 0)
+			ft->count--;
+		if (!err) {
+			err = ft->err;
+			if (short_write)
+				*short_write = ft->short_write;
+		}
 	}
-	pthread_mutex_unlock(&fmu);
+	pthread_mutex_unlock(&mu);
 	if (err)
 		atomic_fetch_add(&hits, 1);
 	return err;
@@ -107,33 +166,35 @@ static int fault_check(unsigned op, const char *path, int *short_write)
 int env_fault_add(unsigned ops, const char *path_substr, int skip, int count,
 		  int err, int short_write)
 {
-	int id = -1;
+	char *sub = NULL;
+	int id;
 
-	pthread_mutex_lock(&fmu);
-	if (nfaults < MAX_FAULTS) {
-		struct fault *f = &faults[nfaults];
-		memset(f, 0, sizeof *f);
-		f->ops = ops;
-		f->any_path = path_substr == NULL;
-		if (path_substr)
-			snprintf(f->sub, sizeof f->sub, "%s", path_substr);
-		f->skip = skip;
-		f->count = count;
-		f->err = err;
-		f->short_write = short_write;
+	if (err >= 0 || skip < 0)
+		return CF_EINVAL;
+	if (path_substr && !(sub = strdup(path_substr)))
+		return CF_ENOMEM;
+	pthread_mutex_lock(&mu);
+	if (nfaults == MAX_FAULTS) {
+		id = CF_ENOMEM;
+		free(sub);
+	} else {
 		id = nfaults++;
+		faults[id] = (struct fault){ ops, sub, skip, count, err,
+					     short_write };
 		atomic_store(&armed, 1);
 	}
-	pthread_mutex_unlock(&fmu);
+	pthread_mutex_unlock(&mu);
 	return id;
 }
 
 void env_fault_clear(void)
 {
-	pthread_mutex_lock(&fmu);
+	pthread_mutex_lock(&mu);
+	for (int i = 0; i < nfaults; i++)
+		free(faults[i].sub);
 	nfaults = 0;
 	atomic_store(&armed, 0);
-	pthread_mutex_unlock(&fmu);
+	pthread_mutex_unlock(&mu);
 }
 
 uint64_t env_fault_hits(void)
@@ -141,90 +202,185 @@ uint64_t env_fault_hits(void)
 	return atomic_load(&hits);
 }
 
-/* --- unsynced-data tracking ------------------------------------------ */
+/* --- unsynced-data tracking ------------------------------------------- */
 
-struct tracked {
-	char *path;
-	uint64_t synced;
-	int never_synced;	/* created while tracking, never synced */
-};
+static int is_tracking(void)
+{
+	return atomic_load_explicit(&tracking, memory_order_relaxed);
+}
 
-static atomic_int tracking;
-static struct tracked *trk;
-static size_t ntrk;
-
+/* The live entry of path, or NULL.  mu held. */
 static struct tracked *track_find(const char *path)
 {
-	for (size_t i = 0; i < ntrk; i++)
-		if (!strcmp(trk[i].path, path))
-			return &trk[i];
+	for (struct tracked *t = trk; t; t = t->next)
+		if (t->path && !strcmp(t->path, path))
+			return t;
 	return NULL;
 }
 
-/* Called with fmu held. */
-static void track_open(const char *path, int created, uint64_t size)
+/* A new entry for path (NULL on ENOMEM: that file goes untracked, which
+ * only makes the simulation keep more data).  mu held. */
+static struct tracked *track_new(const char *path, uint64_t synced,
+				 int created)
 {
-	struct tracked *t, *n;
+	struct tracked *t = calloc(1, sizeof *t);
 
-	if (!tracking || track_find(path))
-		return;
-	n = realloc(trk, (ntrk + 1) * sizeof *n);
-	if (!n)
-		return;
-	trk = n;
-	t = &trk[ntrk];
-	t->path = strdup(path);
-	if (!t->path)
-		return;
-	t->synced = size;
-	t->never_synced = created;
-	ntrk++;
+	if (!t || !(t->path = strdup(path))) {
+		free(t);
+		return NULL;
+	}
+	t->synced = synced;
+	t->created = created;
+	t->named = !created;
+	t->next = trk;
+	trk = t;
+	return t;
+}
+
+/* f's entry, made on first use: a file that existed before counts as
+ * synced up to its current size.  NULL if tracking is off.  mu held. */
+static struct tracked *track_of(struct env_file *f)
+{
+	struct tracked *t;
+	struct stat st;
+
+	if (!is_tracking())
+		return NULL;
+	if (f->trk && f->trk_gen == trk_gen)
+		return f->trk;
+	t = track_find(f->path);
+	if (!t) {
+		uint64_t size = 0;
+		if (!f->created && fstat(f->fd, &st) == 0)
+			size = (uint64_t)st.st_size;
+		t = track_new(f->path, size, f->created);
+	}
+	f->trk = t;
+	f->trk_gen = trk_gen;
+	return t;
+}
+
+static void track_free_all(void)
+{
+	while (trk) {
+		struct tracked *t = trk;
+		trk = t->next;
+		free(t->path);
+		free(t);
+	}
+	trk_gen++;
 }
 
 void env_track_unsynced(int on)
 {
-	pthread_mutex_lock(&fmu);
-	tracking = on;
-	if (!on) {
-		for (size_t i = 0; i < ntrk; i++)
-			free(trk[i].path);
-		free(trk);
-		trk = NULL;
-		ntrk = 0;
-	}
-	pthread_mutex_unlock(&fmu);
+	pthread_mutex_lock(&mu);
+	if (!on)
+		track_free_all();
+	atomic_store(&tracking, on ? 1 : 0);
+	pthread_mutex_unlock(&mu);
 }
 
 int env_drop_unsynced(void)
 {
 	int rc = CF_OK;
+	struct stat st;
 
-	pthread_mutex_lock(&fmu);
-	for (size_t i = 0; i < ntrk; i++) {
-		struct tracked *t = &trk[i];
-		if (t->never_synced) {
+	pthread_mutex_lock(&mu);
+	for (struct tracked *t = trk; t; t = t->next) {
+		if (!t->path)
+			continue;
+		if (t->created && !t->named) {
 			if (unlink(t->path) && errno != ENOENT)
-				rc = CF_EIO;
-		} else if (truncate(t->path, (off_t)t->synced) &&
-			   errno != ENOENT) {
-			rc = CF_EIO;
+				rc = from_errno(errno);
+			free(t->path);
+			t->path = NULL;
+		} else if (stat(t->path, &st) == 0 &&
+			   (uint64_t)st.st_size > t->synced) {
+			/* never extend: a file cut shorter since its last
+			 * sync keeps its shorter size */
+			if (truncate(t->path, (off_t)t->synced))
+				rc = from_errno(errno);
 		}
 	}
-	pthread_mutex_unlock(&fmu);
+	pthread_mutex_unlock(&mu);
 	return rc;
+}
+
+/* Does path sit directly in dir?  Trailing slashes of dir are ignored. */
+static int in_dir(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+	const char *slash = strrchr(path, '/');
+
+	while (n > 1 && dir[n - 1] == '/')
+		n--;
+	if (!slash)
+		return n == 1 && dir[0] == '.';
+	return (size_t)(slash - path) == n && !strncmp(path, dir, n);
+}
+
+static void track_dir_synced(const char *dir)
+{
+	pthread_mutex_lock(&mu);
+	for (struct tracked *t = trk; t; t = t->next)
+		if (t->path && in_dir(t->path, dir))
+			t->named = 1;
+	pthread_mutex_unlock(&mu);
+}
+
+static void track_unlinked(const char *path)
+{
+	struct tracked *t;
+
+	pthread_mutex_lock(&mu);
+	if ((t = track_find(path))) {
+		free(t->path);
+		t->path = NULL;
+	}
+	pthread_mutex_unlock(&mu);
+}
+
+/* Rename is durable: the entries of from (and of anything under it, when
+ * it is a directory) move to to, with durable names; whatever to named
+ * before is gone. */
+static void track_renamed(const char *from, const char *to)
+{
+	size_t fl = strlen(from);
+
+	if (!strcmp(from, to))
+		return;
+	pthread_mutex_lock(&mu);
+	for (struct tracked *t = trk; t; t = t->next)
+		if (t->path && (!strcmp(t->path, to) ||
+				(!strncmp(t->path, to, strlen(to)) &&
+				 t->path[strlen(to)] == '/'))) {
+			free(t->path);
+			t->path = NULL;
+		}
+	for (struct tracked *t = trk; t; t = t->next) {
+		char *np;
+
+		if (!t->path || strncmp(t->path, from, fl) ||
+		    (t->path[fl] && t->path[fl] != '/'))
+			continue;
+		if (asprintf(&np, "%s%s", to, t->path + fl) < 0)
+			continue;
+		free(t->path);
+		t->path = np;
+		t->named = 1;
+	}
+	pthread_mutex_unlock(&mu);
 }
 
 /* --- files ------------------------------------------------------------ */
 
 int env_open(const char *path, enum env_open_mode mode, struct env_file **out)
 {
-	struct env_file *f;
-	int flags, fd, err, existed;
+	struct env_file *f = NULL;
 	struct stat st;
+	int flags, fd = -1, existed = 1, rc;
 
 	*out = NULL;
-	if ((err = fault_check(ENV_OP_OPEN, path, NULL)))
-		return err;
 	switch (mode) {
 	case ENV_READ: flags = O_RDONLY; break;
 	case ENV_WRITE_NEW: flags = O_WRONLY | O_CREAT | O_TRUNC; break;
@@ -232,30 +388,45 @@ int env_open(const char *path, enum env_open_mode mode, struct env_file **out)
 	case ENV_RDWR: flags = O_RDWR; break;
 	default: return CF_EINVAL;
 	}
-	existed = stat(path, &st) == 0;
-	do
-		fd = open(path, flags | O_CLOEXEC, 0644);
-	while (fd < 0 && errno == EINTR);
+	if ((rc = fault_check(ENV_OP_OPEN, path, NULL, NULL)))
+		return rc;
+	if ((flags & O_CREAT) && is_tracking())
+		existed = stat(path, &st) == 0;
+	RETRY(fd, open(path, flags | O_CLOEXEC, 0644));
 	if (fd < 0)
 		return from_errno(errno);
 	f = calloc(1, sizeof *f);
 	if (!f || !(f->path = strdup(path))) {
-		free(f);
-		close(fd);
-		return CF_ENOMEM;
+		rc = CF_ENOMEM;
+		goto fail;
 	}
 	f->fd = fd;
-	if (mode == ENV_APPEND && fstat(fd, &st) == 0)
+	f->created = !existed;
+	if (mode == ENV_APPEND) {
+		if (fstat(fd, &st)) {
+			rc = from_errno(errno);
+			goto fail;
+		}
 		f->off = (uint64_t)st.st_size;
-	if (mode != ENV_READ) {
-		pthread_mutex_lock(&fmu);
-		track_open(path, !existed || mode == ENV_WRITE_NEW,
-			   mode == ENV_WRITE_NEW ? 0 :
-			   (existed ? (uint64_t)st.st_size : 0));
-		pthread_mutex_unlock(&fmu);
+	}
+	if ((mode == ENV_WRITE_NEW || f->created) && is_tracking()) {
+		/* Entered now, so a directory sync before the first write
+		 * counts.  A truncation counts as durable: what the file
+		 * held before cannot be brought back anyway. */
+		struct tracked *t;
+		pthread_mutex_lock(&mu);
+		if ((t = track_of(f)) && mode == ENV_WRITE_NEW)
+			t->synced = 0;
+		pthread_mutex_unlock(&mu);
 	}
 	*out = f;
 	return CF_OK;
+fail:
+	close(fd);
+	if (f)
+		free(f->path);
+	free(f);
+	return rc;
 }
 
 int env_close(struct env_file *f)
@@ -271,32 +442,41 @@ int env_close(struct env_file *f)
 	return rc;
 }
 
-int env_write(struct env_file *f, const void *p, size_t n)
+/* write(2) until all n bytes are out: short writes are completed here. */
+static int write_all(struct env_file *f, const char *p, size_t n)
 {
-	const char *c = p;
-	int err, sw = 0;
-
-	if ((err = fault_check(ENV_OP_WRITE, f->path, &sw))) {
-		if (sw && n > 1) {
-			size_t half = n / 2;
-			ssize_t w = write(f->fd, c, half);
-			if (w > 0)
-				f->off += (uint64_t)w;
-		}
-		return err;
-	}
 	while (n > 0) {
-		ssize_t w = write(f->fd, c, n);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
+		ssize_t w;
+
+		RETRY(w, write(f->fd, p, n < IO_CHUNK ? n : IO_CHUNK));
+		if (w < 0)
 			return from_errno(errno);
-		}
-		c += w;
+		if (w == 0)
+			return CF_EIO;	/* no progress and no reason */
+		p += w;
 		n -= (size_t)w;
 		f->off += (uint64_t)w;
 	}
 	return CF_OK;
+}
+
+int env_write(struct env_file *f, const void *p, size_t n)
+{
+	int err, sw = 0;
+
+	if (is_tracking()) {
+		/* make the entry before the bytes land, so a file opened
+		 * before tracking began counts as synced up to here */
+		pthread_mutex_lock(&mu);
+		track_of(f);
+		pthread_mutex_unlock(&mu);
+	}
+	if ((err = fault_check(ENV_OP_WRITE, f->path, NULL, &sw))) {
+		if (sw)
+			write_all(f, p, n / 2);
+		return err;
+	}
+	return write_all(f, p, n);
 }
 
 int env_pread_some(struct env_file *f, void *p, size_t n, uint64_t off,
@@ -306,15 +486,15 @@ int env_pread_some(struct env_file *f, void *p, size_t n, uint64_t off,
 	int err;
 
 	*got = 0;
-	if ((err = fault_check(ENV_OP_READ, f->path, NULL)))
+	if ((err = fault_check(ENV_OP_READ, f->path, NULL, NULL)))
 		return err;
 	while (n > 0) {
-		ssize_t r = pread(f->fd, c, n, (off_t)off);
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
+		ssize_t r;
+
+		RETRY(r, pread(f->fd, c, n < IO_CHUNK ? n : IO_CHUNK,
+			       (off_t)off));
+		if (r < 0)
 			return from_errno(errno);
-		}
 		if (r == 0)
 			break;
 		c += r;
@@ -337,39 +517,52 @@ int env_pread(struct env_file *f, void *p, size_t n, uint64_t off)
 
 int env_sync(struct env_file *f)
 {
-	int err;
+	struct stat st;
+	int r, err, track = is_tracking();
 
-	if ((err = fault_check(ENV_OP_SYNC, f->path, NULL)))
+	if ((err = fault_check(ENV_OP_SYNC, f->path, NULL, NULL)))
 		return err;
-	while (fdatasync(f->fd)) {
-		if (errno != EINTR)
-			return from_errno(errno);
-	}
-	if (tracking) {
-		struct stat st;
-		pthread_mutex_lock(&fmu);
-		{
-			struct tracked *t = track_find(f->path);
-			if (t && fstat(f->fd, &st) == 0) {
-				t->synced = (uint64_t)st.st_size;
-				t->never_synced = 0;
-			}
+	/* Only bytes written before the fsync starts are durable after it;
+	 * another thread may be appending meanwhile (the WAL does). */
+	if (track && fstat(f->fd, &st))
+		return from_errno(errno);
+	RETRY(r, fdatasync(f->fd));
+	if (r)
+		return from_errno(errno);
+	if (track) {
+		struct tracked *t;
+		pthread_mutex_lock(&mu);
+		if ((t = track_of(f))) {
+			t->synced = (uint64_t)st.st_size;
+			t->named = 1;
 		}
-		pthread_mutex_unlock(&fmu);
+		pthread_mutex_unlock(&mu);
 	}
 	return CF_OK;
 }
 
 int env_truncate(struct env_file *f, uint64_t size)
 {
-	while (ftruncate(f->fd, (off_t)size)) {
-		if (errno != EINTR)
-			return from_errno(errno);
-	}
+	off_t pos;
+	int r;
+
+	RETRY(r, ftruncate(f->fd, (off_t)size));
+	if (r)
+		return from_errno(errno);
 	if (f->off > size)
 		f->off = size;
-	if (lseek(f->fd, 0, SEEK_CUR) > (off_t)size)
-		lseek(f->fd, (off_t)size, SEEK_SET);
+	/* a plain (not O_APPEND) descriptor must not leave a hole when it
+	 * writes next */
+	pos = lseek(f->fd, 0, SEEK_CUR);
+	if (pos > (off_t)size && lseek(f->fd, (off_t)size, SEEK_SET) < 0)
+		return from_errno(errno);
+	if (is_tracking()) {
+		struct tracked *t;
+		pthread_mutex_lock(&mu);
+		if ((t = track_of(f)) && t->synced > size)
+			t->synced = size;
+		pthread_mutex_unlock(&mu);
+	}
 	return CF_OK;
 }
 
@@ -397,6 +590,7 @@ const char *env_path(const struct env_file *f)
 int env_exists(const char *path)
 {
 	struct stat st;
+
 	return stat(path, &st) == 0;
 }
 
@@ -412,9 +606,16 @@ int env_file_size(const char *path, uint64_t *size)
 
 int env_mkdir(const char *path, int mode)
 {
-	if (mkdir(path, (mode_t)mode) && errno != EEXIST)
+	struct stat st;
+
+	if (mkdir(path, (mode_t)mode) == 0)
+		return CF_OK;
+	if (errno != EEXIST)
 		return from_errno(errno);
-	return CF_OK;
+	/* "exists" is fine only if it is a directory */
+	if (stat(path, &st))
+		return from_errno(errno);
+	return S_ISDIR(st.st_mode) ? CF_OK : CF_EEXIST;
 }
 
 int env_mkdir_p(const char *path, int mode)
@@ -424,12 +625,13 @@ int env_mkdir_p(const char *path, int mode)
 
 	if (!p)
 		return CF_ENOMEM;
-	for (char *s = p + 1; *s && rc == CF_OK; s++)
-		if (*s == '/') {
-			*s = 0;
-			rc = env_mkdir(p, mode);
-			*s = '/';
-		}
+	for (char *s = p + 1; *s && rc == CF_OK; s++) {
+		if (*s != '/' || s[-1] == '/')
+			continue;
+		*s = 0;
+		rc = env_mkdir(p, mode);
+		*s = '/';
+	}
 	if (rc == CF_OK)
 		rc = env_mkdir(p, mode);
 	free(p);
@@ -440,6 +642,8 @@ int env_unlink(const char *path)
 {
 	if (unlink(path))
 		return from_errno(errno);
+	if (is_tracking())
+		track_unlinked(path);
 	return CF_OK;
 }
 
@@ -459,13 +663,15 @@ int env_remove_tree(const char *path)
 
 	if (lstat(path, &st))
 		return errno == ENOENT ? CF_OK : from_errno(errno);
-	if (!S_ISDIR(st.st_mode))
-		return env_unlink(path);
-	d = opendir(path);
-	if (!d)
-		return from_errno(errno);
-	while ((e = readdir(d))) {
+	if (!S_ISDIR(st.st_mode)) {
+		rc = env_unlink(path);
+		return rc == CF_ENOTFOUND ? CF_OK : rc;
+	}
+	if (!(d = opendir(path)))
+		return errno == ENOENT ? CF_OK : from_errno(errno);
+	while (rc == CF_OK && (errno = 0, e = readdir(d))) {
 		char *sub;
+
 		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
 			continue;
 		if (asprintf(&sub, "%s/%s", path, e->d_name) < 0) {
@@ -474,12 +680,15 @@ int env_remove_tree(const char *path)
 		}
 		rc = env_remove_tree(sub);
 		free(sub);
-		if (rc)
-			break;
 	}
+	if (rc == CF_OK && errno)
+		rc = from_errno(errno);	/* readdir failed */
 	closedir(d);
-	if (rc == CF_OK)
+	if (rc == CF_OK) {
 		rc = env_rmdir(path);
+		if (rc == CF_ENOTFOUND)
+			rc = CF_OK;
+	}
 	return rc;
 }
 
@@ -487,22 +696,30 @@ int env_rename(const char *from, const char *to)
 {
 	int err;
 
-	if ((err = fault_check(ENV_OP_RENAME, to, NULL)))
+	if ((err = fault_check(ENV_OP_RENAME, from, to, NULL)))
 		return err;
 	if (rename(from, to))
 		return from_errno(errno);
+	if (is_tracking())
+		track_renamed(from, to);
 	return CF_OK;
 }
 
 int env_sync_dir(const char *path)
 {
-	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC), rc = CF_OK;
+	int fd, r, rc = CF_OK;
 
+	if ((rc = fault_check(ENV_OP_SYNC, path, NULL, NULL)))
+		return rc;
+	RETRY(fd, open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC));
 	if (fd < 0)
 		return from_errno(errno);
-	if (fsync(fd))
+	RETRY(r, fsync(fd));
+	if (r)
 		rc = from_errno(errno);
 	close(fd);
+	if (rc == CF_OK && is_tracking())
+		track_dir_synced(path);
 	return rc;
 }
 
@@ -512,25 +729,34 @@ int env_list_dir(const char *dir, int (*fn)(const char *name, void *arg),
 	DIR *d = opendir(dir);
 	struct dirent *e;
 	char **names = NULL;
-	size_t n = 0;
+	size_t n = 0, cap = 0;
 	int rc = CF_OK;
 
 	if (!d)
 		return from_errno(errno);
-	/* read the whole list first: fn may change the directory */
-	while ((e = readdir(d))) {
-		char **nn;
+	/* Read the whole list first, since fn may change the directory.
+	 * The order is readdir's. */
+	while ((errno = 0, e = readdir(d))) {
 		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
 			continue;
-		nn = realloc(names, (n + 1) * sizeof *nn);
-		if (!nn || !(nn[n] = strdup(e->d_name))) {
-			names = nn ? nn : names;
+		if (n == cap) {
+			size_t nc = cap ? cap * 2 : 16;
+			char **nn = realloc(names, nc * sizeof *nn);
+			if (!nn) {
+				rc = CF_ENOMEM;
+				break;
+			}
+			names = nn;
+			cap = nc;
+		}
+		if (!(names[n] = strdup(e->d_name))) {
 			rc = CF_ENOMEM;
 			break;
 		}
-		names = nn;
 		n++;
 	}
+	if (rc == CF_OK && errno)
+		rc = from_errno(errno);
 	closedir(d);
 	for (size_t i = 0; i < n && rc == CF_OK; i++)
 		rc = fn(names[i], arg);
@@ -542,97 +768,158 @@ int env_list_dir(const char *dir, int (*fn)(const char *name, void *arg),
 
 int env_read_file(const char *path, char **out, size_t *len)
 {
-	struct env_file *f;
+	struct env_file *f = NULL;
+	char *p = NULL, *np;
+	size_t cap, n = 0, got;
 	int64_t size;
-	char *p;
 	int rc;
 
 	*out = NULL;
+	*len = 0;
 	rc = env_open(path, ENV_READ, &f);
 	if (rc)
-		return rc;
+		goto out;
 	size = env_size(f);
 	if (size < 0) {
-		env_close(f);
-		return (int)size;
+		rc = (int)size;
+		goto out;
 	}
-	p = malloc((size_t)size + 1);
-	if (!p) {
-		env_close(f);
-		return CF_ENOMEM;
+	/* the size is a hint: read to the end even if the file grew */
+	cap = (size_t)size + 1;
+	for (;;) {
+		np = realloc(p, cap + 1);
+		if (!np) {
+			rc = CF_ENOMEM;
+			goto out;
+		}
+		p = np;
+		rc = env_pread_some(f, p + n, cap - n, n, &got);
+		if (rc)
+			goto out;
+		n += got;
+		if (n < cap)
+			break;
+		cap *= 2;
 	}
-	rc = env_pread(f, p, (size_t)size, 0);
-	env_close(f);
-	if (rc) {
-		free(p);
-		return rc;
-	}
-	p[size] = 0;
+	p[n] = 0;
 	*out = p;
-	*len = (size_t)size;
-	return CF_OK;
+	*len = n;
+	p = NULL;
+out:
+	free(p);
+	env_close(f);
+	return rc;
+}
+
+/* The directory part of path ("." if none) into a malloc'd string. */
+static char *dir_of(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	char *d;
+
+	if (!slash)
+		return strdup(".");
+	if (slash == path)
+		return strdup("/");
+	d = malloc((size_t)(slash - path) + 1);
+	if (d) {
+		memcpy(d, path, (size_t)(slash - path));
+		d[slash - path] = 0;
+	}
+	return d;
 }
 
 int env_write_file_atomic(const char *path, const void *p, size_t n)
 {
-	struct env_file *f;
-	char *tmp, *dir, *slash;
+	struct env_file *f = NULL;
+	char *tmp = NULL, *dir = NULL;
 	int rc;
 
-	if (asprintf(&tmp, "%s.tmp", path) < 0)
-		return CF_ENOMEM;
+	if (asprintf(&tmp, "%s.tmp", path) < 0) {
+		tmp = NULL;
+		rc = CF_ENOMEM;
+		goto out;
+	}
+	if (!(dir = dir_of(path))) {
+		rc = CF_ENOMEM;
+		goto out;
+	}
 	rc = env_open(tmp, ENV_WRITE_NEW, &f);
-	if (rc == CF_OK) {
-		rc = env_write(f, p, n);
-		if (rc == CF_OK)
-			rc = env_sync(f);
+	if (rc)
+		goto out;
+	rc = env_write(f, p, n);
+	if (rc == CF_OK)
+		rc = env_sync(f);
+	if (rc == CF_OK)
+		rc = env_close(f);
+	else
 		env_close(f);
-		if (rc == CF_OK)
-			rc = env_rename(tmp, path);
-		if (rc)
-			unlink(tmp);
+	f = NULL;
+	if (rc == CF_OK)
+		rc = env_rename(tmp, path);
+	if (rc) {
+		env_unlink(tmp);
+		goto out;
 	}
+	rc = env_sync_dir(dir);
+out:
 	free(tmp);
-	if (rc == CF_OK && (dir = strdup(path))) {
-		slash = strrchr(dir, '/');
-		if (slash) {
-			*slash = 0;
-			rc = env_sync_dir(*dir ? dir : "/");
-		}
-		free(dir);
-	}
+	free(dir);
 	return rc;
 }
 
 int env_lock_file(const char *path, struct env_file **out)
 {
-	struct env_file *f;
-	int rc = env_open(path, ENV_APPEND, &f);
+	struct env_file *f = NULL;
+	int fd, r, rc;
 
-	if (rc)
+	*out = NULL;
+	if ((rc = fault_check(ENV_OP_OPEN, path, NULL, NULL)))
 		return rc;
-	if (flock(f->fd, LOCK_EX | LOCK_NB)) {
+	/* not through env_open: a lock file holds no data and is not
+	 * tracked for the power-loss simulation */
+	RETRY(fd, open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644));
+	if (fd < 0)
+		return from_errno(errno);
+	/* flock, not fcntl: a second open in the same process conflicts
+	 * too, as a second cf_db_open of one directory must */
+	RETRY(r, flock(fd, LOCK_EX | LOCK_NB));
+	if (r) {
 		rc = errno == EWOULDBLOCK ? CF_EBUSY : from_errno(errno);
-		env_close(f);
-		return rc;
+		goto fail;
 	}
+	f = calloc(1, sizeof *f);
+	if (!f || !(f->path = strdup(path))) {
+		rc = CF_ENOMEM;
+		goto fail;
+	}
+	f->fd = fd;
 	*out = f;
 	return CF_OK;
+fail:
+	close(fd);
+	free(f);
+	return rc;
 }
 
-/* --- clock ------------------------------------------------------------ */
+/* --- the clock -------------------------------------------------------- */
 
+/* The fixed time in ms, or -1 for the real clock. */
 static atomic_int_least64_t fixed_ms = -1;
+
+static int64_t real_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
 
 int64_t env_now_ms(void)
 {
 	int64_t f = atomic_load_explicit(&fixed_ms, memory_order_relaxed);
-	struct timespec ts;
 
-	if (f >= 0)
-		return f;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	return f >= 0 ? f : real_ms();
 }
 
 void env_clock_set(int64_t ms)
@@ -642,9 +929,12 @@ void env_clock_set(int64_t ms)
 
 void env_clock_advance(int64_t ms)
 {
-	int64_t f = atomic_load(&fixed_ms);
+	int_least64_t cur = atomic_load(&fixed_ms), next;
 
-	if (f < 0)
-		f = env_now_ms();
-	atomic_store(&fixed_ms, f + ms);
+	/* a CAS loop, so concurrent advances all count */
+	do {
+		next = (cur >= 0 ? cur : real_ms()) + ms;
+		if (next < 0)
+			next = 0;
+	} while (!atomic_compare_exchange_weak(&fixed_ms, &cur, next));
 }

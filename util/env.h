@@ -69,8 +69,9 @@ int env_remove_tree(const char *path);
 int env_rename(const char *from, const char *to);
 /* fsync of a directory, after creating or renaming files in it. */
 int env_sync_dir(const char *path);
-/* Calls fn(name, arg) for each entry of dir except . and ..; stops and
- * returns fn's value when it is non-zero. */
+/* Calls fn(name, arg) for each entry of dir except . and .., in no
+ * particular order; stops and returns fn's value when it is non-zero.
+ * fn may create or remove entries of dir. */
 int env_list_dir(const char *dir, int (*fn)(const char *name, void *arg),
 		 void *arg);
 /* Reads a whole small file into *out (malloc'd, NUL-terminated; caller
@@ -106,7 +107,12 @@ enum env_fault_op {
  * Arms a fault: from the (skip+1)-th operation in ops on a path containing
  * path_substr (NULL: any path), fail `count` times (count < 0: until
  * cleared) with err (CF_ENOSPC or CF_EIO).  With short_write set, a failing
- * write first writes half of its bytes.  Returns a fault id.
+ * write first writes half of its bytes.  Every armed fault counts each
+ * operation it matches.  Returns a fault id (>= 0), or CF_EINVAL (err not
+ * negative, skip negative) or CF_ENOMEM (table full).  Faults are checked
+ * by env_open, env_lock_file (ENV_OP_OPEN), env_write (WRITE), env_sync,
+ * env_sync_dir (SYNC), env_pread* (READ) and env_rename (RENAME, on either
+ * path).
  */
 int env_fault_add(unsigned ops, const char *path_substr, int skip, int count,
 		  int err, int short_write);
@@ -119,7 +125,10 @@ uint64_t env_fault_hits(void);
  * written the size it had at its last env_sync() (or at creation), and
  * env_drop_unsynced() truncates every tracked file back to that size and
  * deletes files created and never synced (and whose directory was never
- * synced after creation).  Rename is treated as durable.
+ * synced after creation).  Rename is treated as durable.  A file opened
+ * before tracking began counts as synced up to its size when first
+ * written afterwards.  Files are never extended by a drop.  Turning
+ * tracking off forgets everything.
  */
 void env_track_unsynced(int on);
 int env_drop_unsynced(void);
