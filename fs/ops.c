@@ -29,6 +29,7 @@
 
 #include "fs/fs.h"
 #include "util/escape.h"
+#include "util/env.h"
 #include "util/log.h"
 
 #define STAGE_LIMIT (256u << 20)	/* all staged bytes together */
@@ -52,6 +53,18 @@ struct node {
 	size_t famlen;
 	struct buf qual;
 	int64_t ts;		/* K_CELL: CF_TS_NOW for the latest version */
+	struct fileh *writer;	/* K_CELL open for writing, not yet put */
+};
+
+/* An open cell: what was written, committed as one Put at close. */
+struct fileh {
+	struct node *n;
+	struct buf data;
+	int dirty, append, writable;
+	int written;		/* write(2) or truncate seen */
+	int failed;		/* errno of a refused write: commit nothing */
+	int64_t ts;		/* timestamp of the Put at flush */
+	pthread_mutex_t lock;
 };
 
 struct stage {
@@ -546,8 +559,9 @@ static int node_stat(struct node *n, struct stat *st)
 		cf_regions_free(r, nr);
 		break;
 	case K_ROW:
-		if (n->parent->kind != K_TABLE)
-			break;	/* any row resolves under a region */
+		/* under the table and under any region directory alike, a
+		 * row exists when it has cells or was made empty (tools
+		 * such as cp -a take a resolving name for an existing one) */
 		rc = row_cells(t, &n->key, &cnt);
 		if (!rc && cnt == 0) {
 			pthread_mutex_lock(&mu);
@@ -562,6 +576,18 @@ static int node_stat(struct node *n, struct stat *st)
 			break;
 		}
 		rc = cell_get(t, n, &found, NULL, &ts, &len);
+		if (!rc && !found) {
+			/* a cell created and not yet closed (cp, tar fstat
+			 * it): what has been written so far */
+			pthread_mutex_lock(&mu);
+			if (n->writer) {
+				found = 1;
+				ts = env_now_ms();
+				len = __atomic_load_n(&n->writer->data.len,
+						      __ATOMIC_RELAXED);
+			}
+			pthread_mutex_unlock(&mu);
+		}
 		if (!rc && !found)
 			rc = CF_ENOTFOUND;
 		if (!rc) {
@@ -688,11 +714,13 @@ static void op_forget_multi(fuse_req_t req, size_t count,
 	fuse_reply_none(req);
 }
 
+
 static void op_getattr(fuse_req_t req, fuse_ino_t ino,
 		       struct fuse_file_info *fi)
 {
+	struct node *n = node_of(ino);
 	struct stat st;
-	int err = node_stat(node_of(ino), &st);
+	int err = node_stat(n, &st);
 
 	if (err)
 		fuse_reply_err(req, err);
@@ -1015,13 +1043,25 @@ static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name,
 			rc = 0;	/* already a region start: nothing to do */
 		cf_table_close(t);
 		break;
-	case K_ROW:
-		if (node_stat(n, &st) == 0) {
-			rc = CF_EEXIST;
+	case K_ROW: {
+		/* a row exists when it has cells or was made empty; under a
+		 * region directory any name resolves, so ask the table */
+		size_t cells = 0;
+		int empty_row;
+		rc = topen(n->table, &t);
+		if (rc)
 			break;
-		}
-		rc = erow_add(n->table, &n->key);
+		rc = row_cells(t, &n->key, &cells);
+		cf_table_close(t);
+		pthread_mutex_lock(&mu);
+		empty_row = *erow_find(n->table, &n->key) != NULL;
+		pthread_mutex_unlock(&mu);
+		if (!rc && (cells || empty_row))
+			rc = CF_EEXIST;
+		else if (!rc)
+			rc = erow_add(n->table, &n->key);
 		break;
+	}
 	default:
 		err = EPERM;
 		why = "no directory can be made here";
@@ -1088,15 +1128,6 @@ static void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 
 /* --- files --------------------------------------------------------------- */
 
-struct fileh {
-	struct node *n;
-	struct buf data;
-	int dirty, append, writable;
-	int written;		/* write(2) or truncate seen */
-	int failed;		/* errno of a refused write: commit nothing */
-	int64_t ts;		/* timestamp of the Put at flush */
-	pthread_mutex_t lock;
-};
 
 static int apply_schema(struct node *n, const struct buf *text,
 			const char **why);
@@ -1305,6 +1336,8 @@ static void fileh_free(struct fileh *h)
 	pthread_mutex_destroy(&h->lock);
 	free(h);
 	pthread_mutex_lock(&mu);
+	if (n->writer == h)
+		n->writer = NULL;
 	n->nopen--;
 	node_unref(n);
 	pthread_mutex_unlock(&mu);
@@ -1330,6 +1363,8 @@ static int file_open(struct node *n, int flags, int created,
 	h->writable = acc != O_RDONLY;
 	pthread_mutex_lock(&mu);
 	n->nopen++;
+	if (h->writable && n->kind == K_CELL)
+		n->writer = h;
 	pthread_mutex_unlock(&mu);
 	if (created)
 		h->dirty = 1;	/* an empty file is an empty value */
@@ -1698,6 +1733,13 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 	int64_t ts, old;
 	size_t len;
 
+	/* the kernel does not always name the open file: a cell being
+	 * written (cp -p sets times before close) is its open writer */
+	if (!h && n->kind == K_CELL) {
+		pthread_mutex_lock(&mu);
+		h = n->writer;
+		pthread_mutex_unlock(&mu);
+	}
 	if (to_set & FUSE_SET_ATTR_SIZE) {
 		if ((uint64_t)attr->st_size > max_value) {
 			fail(req, EFBIG, "truncate %s: over max_value",
