@@ -1,32 +1,63 @@
 /*
- * wal.c: the write-ahead log (docs/wal_format.md).
+ * wal.c: the write-ahead log (format: docs/wal_format.md).
  *
- * Locks: w->mu guards everything in struct wal.  wal_append holds it while
- * it writes (one leader at a time calls it anyway).  wal_sync holds it only
- * to note the target and to publish the result: the fdatasync itself runs
- * unlocked with w->syncing set, and callers that arrive meanwhile wait on
- * w->cv and return without a second fsync if the one in flight covered
- * their bytes (group commit).  A segment roll waits until no sync is in
- * flight, then syncs and closes the old segment itself.
+ * Writing.  One thread at a time appends (the engine's write leader); any
+ * thread may call wal_sync, wal_dirty, wal_purge meanwhile.  The state
+ * splits in two:
+ *
+ *   - appender-owned: frame, seg_bytes, seg_max_seq, cut_pending.  Only
+ *     the appending thread touches them, so it needs no lock for them.
+ *   - shared, under w->mu: f, seg and seed (written by the appender during
+ *     a roll, read by syncers), appended, synced, syncing, the list of
+ *     closed segments.
+ *
+ * Lock order: w->mu, then env's internal leaf lock (inside env calls).
+ * No file I/O happens under w->mu: an append writes unlocked and then
+ * takes w->mu only to publish its bytes; a sync notes its target under
+ * w->mu and runs the fsync unlocked.
+ *
+ * Group commit.  `syncing` says an fsync of the current segment is in
+ * flight.  A syncer takes target = appended; while synced < target and a
+ * sync is in flight it waits on w->cv and rechecks (the sync in flight
+ * may have started after its bytes were appended, then it covers them).
+ * If still short, it sets syncing, notes cover = appended, and fsyncs
+ * without w->mu; afterwards synced = cover and every waiter is woken.
+ * Bytes are counted in `appended` only once their write(2) returned, so
+ * cover never claims a byte that was not in the file when fsync began.
+ *
+ * A roll acts as a syncer: it waits until no sync is in flight, sets
+ * syncing (so nobody fsyncs the old file while it is being closed),
+ * fsyncs the old segment, creates the next one, and then publishes both.
+ * The old segment is durable before the next one holds any record, so a
+ * power loss never leaves a hole followed by later records.
+ *
+ * Failure.  A failed record write is cut off (ftruncate to the end of the
+ * last whole record) before wal_append returns; if even the cut fails,
+ * cut_pending makes the next append retry it first and fail rather than
+ * write after a partial record.
  */
 #include <inttypes.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "engine/wal.h"
-#include "util/buf.h"
 #include "util/coding.h"
 #include "util/crc32c.h"
 #include "util/env.h"
 #include "util/err.h"
 #include "util/log.h"
 
-#define MAGIC "CFWAL001"
-#define SEG_HEADER 16		/* magic, u64le segment number */
-#define REC_HEADER 9		/* u32le masked crc, u32le length, u8 type */
-#define REC_FULL 1
+#define SEG_MAGIC "CFWALSEG"
+#define SEG_VERSION 1
+#define SEG_HDR 32		/* segment header bytes */
+#define REC_HDR 16		/* record header bytes */
+#define REC_FULL 1		/* record type: a whole record */
+#define REC_MAX ((size_t)1 << 30)	/* largest payload */
+#define READ_CHUNK ((size_t)1 << 20)	/* reader's read size */
+#define FRAME_KEEP ((size_t)1 << 20)	/* frame buffer kept between appends */
 
 struct closed {
 	uint64_t id;
@@ -36,195 +67,344 @@ struct closed {
 struct wal {
 	char *dir;
 	uint64_t segment_size;
-	pthread_mutex_t mu;
-	pthread_cond_t cv;
-	struct env_file *f;
-	uint64_t seg;		/* current segment number */
-	uint64_t seg_bytes;	/* bytes in the current segment */
+
+	/* appender-owned */
+	unsigned char *frame;
+	size_t frame_cap;
+	uint64_t seg_bytes;	/* length of the current segment file */
 	uint64_t seg_max_seq;
-	uint64_t appended;	/* bytes appended since open (all segments) */
+	int cut_pending;	/* a failed record could not be cut off yet */
+
+	pthread_mutex_t mu;
+	pthread_cond_t cv;	/* an fsync (or roll) finished */
+	struct env_file *f;	/* the current segment */
+	uint64_t seg;		/* its number */
+	uint32_t seed;		/* CRC-32C of its number, see seed_of() */
+	uint64_t appended;	/* record bytes appended since open */
 	uint64_t synced;	/* of those, bytes known durable */
-	int syncing;
-	uint64_t nsyncs;
-	struct closed *old;
-	size_t nold;
-	struct buf frame;
+	int syncing;		/* an fsync or roll is in flight */
+	struct closed *old;	/* closed segments, for wal_purge */
+	size_t nold, oldcap;
+
+	atomic_uint_least64_t nsyncs;
+	atomic_uint_least64_t nbytes;
 };
+
+/* --- format ----------------------------------------------------------- */
+
+/*
+ * CRCs are bound to where a record sits: they start from the CRC of the
+ * segment number and the record's offset.  A record copied elsewhere (a
+ * user file holding a WAL segment, say, inside a record) does not check
+ * at its new place, so the scan for "anything valid after a bad record"
+ * is not fooled by payload bytes.
+ */
+static uint32_t seed_of(uint64_t seg)
+{
+	unsigned char b[8];
+
+	enc_u64le(b, seg);
+	return crc32c(b, sizeof b);
+}
+
+static uint32_t pos_crc(uint32_t seed, uint64_t off)
+{
+	unsigned char b[8];
+
+	enc_u64le(b, off);
+	return crc32c_extend(seed, b, sizeof b);
+}
+
+static void seg_header(unsigned char *h, uint64_t seg)
+{
+	memset(h, 0, SEG_HDR);
+	memcpy(h, SEG_MAGIC, 8);
+	enc_u32le(h + 8, SEG_VERSION);
+	enc_u64le(h + 16, seg);
+	enc_u32le(h + 24, crc32c_mask(crc32c(h, 24)));
+}
+
+/* Fills the 16 header bytes at h for an n-byte payload p at offset off. */
+static void rec_header(unsigned char *h, uint32_t seed, uint64_t off,
+		       const void *p, size_t n)
+{
+	uint32_t pc = pos_crc(seed, off), crc;
+
+	enc_u32le(h + 4, (uint32_t)n);
+	h[8] = REC_FULL;
+	h[9] = h[10] = h[11] = 0;
+	enc_u32le(h + 12, crc32c_mask(crc32c_extend(pc, h + 4, 8)));
+	crc = crc32c_extend(pc, h + 4, 12);
+	if (n)
+		crc = crc32c_extend(crc, p, n);
+	enc_u32le(h, crc32c_mask(crc));
+}
+
+/* Is the header at h (file offset off) one we wrote?  Its payload
+ * length into *n.  Cheap: the type bytes are checked before any CRC. */
+static int header_ok(uint32_t seed, uint64_t off, const unsigned char *h,
+		     size_t *n)
+{
+	if (h[8] != REC_FULL || h[9] || h[10] || h[11])
+		return 0;
+	if (crc32c_unmask(dec_u32le(h + 12)) !=
+	    crc32c_extend(pos_crc(seed, off), h + 4, 8))
+		return 0;
+	*n = dec_u32le(h + 4);
+	return *n <= REC_MAX;
+}
+
+static int payload_ok(uint32_t seed, uint64_t off, const unsigned char *h,
+		      size_t n)
+{
+	uint32_t crc = crc32c_extend(pos_crc(seed, off), h + 4, 12);
+
+	crc = crc32c_extend(crc, h + REC_HDR, n);
+	return crc32c_unmask(dec_u32le(h)) == crc;
+}
 
 void wal_segment_path(char *buf, size_t size, const char *dir, uint64_t id)
 {
 	snprintf(buf, size, "%s/%016" PRIx64 ".log", dir, id);
 }
 
-static int open_segment(struct wal *w, uint64_t id)
+/* --- writing ---------------------------------------------------------- */
+
+/* Creates segment id in dir: header written, file and directory synced,
+ * so a later fsync of its records never leaves a file without a name. */
+static int create_segment(const char *dir, uint64_t id, struct env_file **out)
 {
+	unsigned char h[SEG_HDR];
 	char path[4096];
-	unsigned char hdr[SEG_HEADER];
+	struct env_file *f = NULL;
 	int rc;
 
-	wal_segment_path(path, sizeof path, w->dir, id);
-	rc = env_open(path, ENV_WRITE_NEW, &w->f);
+	*out = NULL;
+	wal_segment_path(path, sizeof path, dir, id);
+	if (env_exists(path))
+		return CF_EEXIST;	/* never truncate a log */
+	rc = env_open(path, ENV_WRITE_NEW, &f);
 	if (rc)
 		return rc;
-	memcpy(hdr, MAGIC, 8);
-	enc_u64le(hdr + 8, id);
-	rc = env_write(w->f, hdr, sizeof hdr);
-	if (!rc)
-		rc = env_sync(w->f);
-	if (!rc)
-		rc = env_sync_dir(w->dir);	/* the new name is durable */
+	seg_header(h, id);
+	rc = env_write(f, h, sizeof h);
+	if (rc == CF_OK)
+		rc = env_sync(f);
+	if (rc == CF_OK)
+		rc = env_sync_dir(dir);
 	if (rc) {
-		env_close(w->f);
-		w->f = NULL;
+		env_close(f);
 		env_unlink(path);
 		return rc;
 	}
-	w->seg = id;
-	w->seg_bytes = SEG_HEADER;
-	w->seg_max_seq = 0;
+	*out = f;
 	return CF_OK;
 }
 
 int wal_open(const char *dir, uint64_t first_segment, uint64_t segment_size,
 	     struct wal **out)
 {
-	struct wal *w = calloc(1, sizeof *w);
+	struct wal *w;
 	int rc;
 
 	*out = NULL;
+	if (strlen(dir) > 4000)
+		return CF_ENAMETOOLONG;
+	w = calloc(1, sizeof *w);
 	if (!w)
 		return CF_ENOMEM;
-	if (!(w->dir = strdup(dir))) {
-		free(w);
-		return CF_ENOMEM;
-	}
-	w->segment_size = segment_size;
 	pthread_mutex_init(&w->mu, NULL);
 	pthread_cond_init(&w->cv, NULL);
-	rc = env_mkdir_p(dir, 0700);
-	if (!rc)
-		rc = open_segment(w, first_segment);
-	if (rc) {
-		wal_close(w);
-		return rc;
+	if (!(w->dir = strdup(dir))) {
+		rc = CF_ENOMEM;
+		goto fail;
 	}
+	w->segment_size = segment_size;
+	rc = env_mkdir_p(dir, 0700);
+	if (rc == CF_OK)
+		rc = create_segment(dir, first_segment, &w->f);
+	if (rc)
+		goto fail;
+	w->seg = first_segment;
+	w->seed = seed_of(first_segment);
+	w->seg_bytes = SEG_HDR;
 	*out = w;
 	return CF_OK;
+fail:
+	wal_close(w);
+	return rc;
+}
+
+/* Cuts the current segment back to its last whole record. */
+static int cut(struct wal *w)
+{
+	int rc = env_truncate(w->f, w->seg_bytes);
+
+	w->cut_pending = rc != CF_OK;
+	if (rc)
+		cf_log(CF_LOG_ERROR, "wal: cannot cut a partial record off "
+		       "segment %016" PRIx64 ": %s", w->seg, cf_strerror(rc));
+	return rc;
 }
 
 void wal_close(struct wal *w)
 {
+	int rc;
+
 	if (!w)
 		return;
+	pthread_mutex_lock(&w->mu);
+	while (w->syncing)
+		pthread_cond_wait(&w->cv, &w->mu);
+	pthread_mutex_unlock(&w->mu);
 	if (w->f) {
-		env_sync(w->f);
+		if (w->cut_pending)
+			cut(w);
+		rc = env_sync(w->f);
+		if (rc)
+			cf_log(CF_LOG_ERROR, "wal: sync at close: %s",
+			       cf_strerror(rc));
 		env_close(w->f);
 	}
 	pthread_mutex_destroy(&w->mu);
 	pthread_cond_destroy(&w->cv);
-	buf_release(&w->frame);
+	free(w->frame);
 	free(w->old);
 	free(w->dir);
 	free(w);
 }
 
-/* Closes the current segment (synced) and opens the next.  mu held. */
-static int roll(struct wal *w)
+/* Room for one more closed segment; mu held. */
+static int reserve_old(struct wal *w)
 {
 	struct closed *n;
-	int rc;
+	size_t cap;
 
-	while (w->syncing)
-		pthread_cond_wait(&w->cv, &w->mu);
-	rc = env_sync(w->f);
-	if (rc)
-		return rc;
-	n = realloc(w->old, (w->nold + 1) * sizeof *n);
+	if (w->nold < w->oldcap)
+		return CF_OK;
+	cap = w->oldcap ? w->oldcap * 2 : 16;
+	n = realloc(w->old, cap * sizeof *n);
 	if (!n)
 		return CF_ENOMEM;
 	w->old = n;
-	w->old[w->nold].id = w->seg;
-	w->old[w->nold].max_seq = w->seg_max_seq;
-	w->nold++;
-	env_close(w->f);
-	w->f = NULL;
-	w->synced = w->appended;
-	rc = open_segment(w, w->seg + 1);
+	w->oldcap = cap;
+	return CF_OK;
+}
+
+/* Syncs and closes the current segment and starts the next.  On failure
+ * the current segment stays open and nothing is lost: the next append
+ * tries again. */
+static int roll(struct wal *w)
+{
+	struct env_file *old = w->f, *nf = NULL;
+	uint64_t cover;
+	int rc, src;
+
+	pthread_mutex_lock(&w->mu);
+	rc = reserve_old(w);
 	if (rc) {
-		/* keep appending impossible until a retry succeeds */
-		w->nold--;
-		cf_log(CF_LOG_ERROR, "wal: cannot start segment %" PRIu64
-		       ": %s", w->seg + 1, cf_strerror(rc));
-		{
-			char path[4096];
-			wal_segment_path(path, sizeof path, w->dir, w->seg);
-			env_open(path, ENV_APPEND, &w->f);
-		}
+		pthread_mutex_unlock(&w->mu);
+		return rc;
 	}
-	return rc;
+	while (w->syncing)
+		pthread_cond_wait(&w->cv, &w->mu);
+	w->syncing = 1;
+	cover = w->appended;
+	pthread_mutex_unlock(&w->mu);
+
+	src = env_sync(old);
+	rc = src ? src : create_segment(w->dir, w->seg + 1, &nf);
+
+	pthread_mutex_lock(&w->mu);
+	w->syncing = 0;
+	if (src == CF_OK) {
+		atomic_fetch_add(&w->nsyncs, 1);
+		if (cover > w->synced)
+			w->synced = cover;
+	}
+	if (rc == CF_OK) {
+		w->old[w->nold].id = w->seg;
+		w->old[w->nold].max_seq = w->seg_max_seq;
+		w->nold++;
+		w->f = nf;
+		w->seg++;
+		w->seed = seed_of(w->seg);
+	}
+	pthread_cond_broadcast(&w->cv);
+	pthread_mutex_unlock(&w->mu);
+
+	if (rc) {
+		cf_log(CF_LOG_ERROR, "wal: cannot start segment %016" PRIx64
+		       ": %s", w->seg + 1, cf_strerror(rc));
+		return rc;
+	}
+	env_close(old);
+	w->seg_bytes = SEG_HDR;
+	w->seg_max_seq = 0;
+	return CF_OK;
 }
 
 int wal_append(struct wal *w, const void *rec, size_t n, uint64_t max_seq)
 {
-	unsigned char *h;
-	uint32_t crc;
+	size_t len = REC_HDR + n;
 	int rc;
 
-	if (n > UINT32_MAX - REC_HEADER)
+	if (n > REC_MAX)
 		return CF_ETOOBIG;
-	pthread_mutex_lock(&w->mu);
-	if (!w->f) {
-		rc = CF_EIO;
-		goto out;
-	}
-	if (w->seg_bytes > SEG_HEADER &&
-	    w->seg_bytes + REC_HEADER + n > w->segment_size) {
+	if (w->cut_pending && cut(w))
+		return CF_EIO;
+	if (w->seg_bytes > SEG_HDR && w->seg_bytes + len > w->segment_size) {
 		rc = roll(w);
 		if (rc)
-			goto out;
+			return rc;
 	}
-	buf_reset(&w->frame);
-	rc = buf_reserve(&w->frame, REC_HEADER + n);
-	if (rc)
-		goto out;
-	h = w->frame.p;
-	enc_u32le(h + 4, (uint32_t)n);
-	h[8] = REC_FULL;
-	memcpy(h + REC_HEADER, rec, n);
-	crc = crc32c(h + 4, 5 + n);
-	enc_u32le(h, crc32c_mask(crc));
-	w->frame.len = REC_HEADER + n;
-	rc = env_write(w->f, w->frame.p, w->frame.len);
+	if (len > w->frame_cap) {
+		size_t cap = len < 4096 ? 4096 : len;
+		unsigned char *p = malloc(cap);
+		if (!p)
+			return CF_ENOMEM;
+		free(w->frame);
+		w->frame = p;
+		w->frame_cap = cap;
+	}
+	/* One buffer, one env_write: a record is never split between two
+	 * write(2) calls of ours. */
+	if (n)
+		memcpy(w->frame + REC_HDR, rec, n);
+	rec_header(w->frame, w->seed, w->seg_bytes, w->frame + REC_HDR, n);
+	rc = env_write(w->f, w->frame, len);
+	if (w->frame_cap > FRAME_KEEP) {
+		free(w->frame);
+		w->frame = NULL;
+		w->frame_cap = 0;
+	}
 	if (rc) {
-		/* cut the partial record so the log stays valid */
-		if (env_truncate(w->f, w->seg_bytes) != CF_OK)
-			cf_log(CF_LOG_ERROR, "wal: cannot cut a partial "
-			       "record in segment %" PRIu64, w->seg);
-		goto out;
+		cut(w);
+		return rc;
 	}
-	w->seg_bytes += w->frame.len;
-	w->appended += w->frame.len;
+	w->seg_bytes += len;
 	if (max_seq > w->seg_max_seq)
 		w->seg_max_seq = max_seq;
-out:
+	pthread_mutex_lock(&w->mu);
+	w->appended += len;
 	pthread_mutex_unlock(&w->mu);
-	return rc;
+	atomic_fetch_add_explicit(&w->nbytes, len, memory_order_relaxed);
+	return CF_OK;
 }
 
 int wal_sync(struct wal *w)
 {
-	uint64_t target, cover;
 	struct env_file *f;
+	uint64_t target, cover;
 	int rc;
 
 	pthread_mutex_lock(&w->mu);
 	target = w->appended;
-	while (w->syncing && w->synced < target)
+	while (w->synced < target && w->syncing)
 		pthread_cond_wait(&w->cv, &w->mu);
-	if (w->synced >= target || !w->f) {
-		rc = w->f ? CF_OK : CF_EIO;
+	if (w->synced >= target) {
 		pthread_mutex_unlock(&w->mu);
-		return rc;
+		return CF_OK;
 	}
 	w->syncing = 1;
 	cover = w->appended;
@@ -235,9 +415,11 @@ int wal_sync(struct wal *w)
 
 	pthread_mutex_lock(&w->mu);
 	w->syncing = 0;
-	w->nsyncs++;
-	if (rc == CF_OK && cover > w->synced)
-		w->synced = cover;
+	if (rc == CF_OK) {
+		atomic_fetch_add(&w->nsyncs, 1);
+		if (cover > w->synced)
+			w->synced = cover;
+	}
 	pthread_cond_broadcast(&w->cv);
 	pthread_mutex_unlock(&w->mu);
 	return rc;
@@ -255,37 +437,22 @@ int wal_dirty(struct wal *w)
 
 uint64_t wal_syncs(const struct wal *w)
 {
-	uint64_t n;
-	struct wal *m = (struct wal *)w;
-
-	pthread_mutex_lock(&m->mu);
-	n = m->nsyncs;
-	pthread_mutex_unlock(&m->mu);
-	return n;
+	return atomic_load(&w->nsyncs);
 }
 
 uint64_t wal_bytes(const struct wal *w)
 {
-	uint64_t n;
-	struct wal *m = (struct wal *)w;
-
-	pthread_mutex_lock(&m->mu);
-	n = m->appended;
-	pthread_mutex_unlock(&m->mu);
-	return n;
+	return atomic_load_explicit(&w->nbytes, memory_order_relaxed);
 }
 
 int wal_adopt(struct wal *w, uint64_t segment, uint64_t max_seq)
 {
-	struct closed *n;
-	int rc = CF_OK;
+	int rc;
 
 	pthread_mutex_lock(&w->mu);
-	n = realloc(w->old, (w->nold + 1) * sizeof *n);
-	if (!n) {
-		rc = CF_ENOMEM;
-	} else {
-		w->old = n;
+	if (segment == w->seg) {
+		rc = CF_EINVAL;		/* the open segment is not closed */
+	} else if ((rc = reserve_old(w)) == CF_OK) {
 		w->old[w->nold].id = segment;
 		w->old[w->nold].max_seq = max_seq;
 		w->nold++;
@@ -296,70 +463,102 @@ int wal_adopt(struct wal *w, uint64_t segment, uint64_t max_seq)
 
 int wal_purge(struct wal *w, uint64_t min_unflushed)
 {
+	struct closed *gone = NULL;
+	size_t ngone = 0, keep = 0;
 	char path[4096];
-	size_t keep = 0;
 	int rc = CF_OK;
 
+	/* pick under the lock, unlink without it */
 	pthread_mutex_lock(&w->mu);
-	for (size_t i = 0; i < w->nold; i++) {
-		if (w->old[i].max_seq < min_unflushed) {
-			wal_segment_path(path, sizeof path, w->dir,
-					 w->old[i].id);
-			int e = env_unlink(path);
-			if (e == CF_OK || e == CF_ENOTFOUND)
-				continue;
-			rc = e;
-		}
-		w->old[keep++] = w->old[i];
+	for (size_t i = 0; i < w->nold; i++)
+		ngone += w->old[i].max_seq < min_unflushed;
+	if (ngone && !(gone = malloc(ngone * sizeof *gone)))
+		rc = CF_ENOMEM;
+	ngone = 0;
+	for (size_t i = 0; i < w->nold && rc == CF_OK; i++) {
+		if (w->old[i].max_seq < min_unflushed)
+			gone[ngone++] = w->old[i];
+		else
+			w->old[keep++] = w->old[i];
 	}
-	w->nold = keep;
+	if (rc == CF_OK)
+		w->nold = keep;
 	pthread_mutex_unlock(&w->mu);
+
+	for (size_t i = 0; i < ngone; i++) {
+		int e;
+
+		wal_segment_path(path, sizeof path, w->dir, gone[i].id);
+		e = env_unlink(path);
+		if (e == CF_OK || e == CF_ENOTFOUND)
+			continue;
+		/* keep it listed, so a later purge tries again */
+		cf_log(CF_LOG_ERROR, "wal: cannot delete %s: %s", path,
+		       cf_strerror(e));
+		rc = e;
+		pthread_mutex_lock(&w->mu);
+		if (reserve_old(w) == CF_OK)
+			w->old[w->nold++] = gone[i];
+		pthread_mutex_unlock(&w->mu);
+	}
+	free(gone);
 	return rc;
 }
 
 static int cmp_u64(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
 	return x < y ? -1 : x > y;
 }
 
 struct listing {
 	uint64_t *ids;
-	size_t n;
-	int rc;
+	size_t n, cap;
 };
 
+/* Takes exactly the names wal_segment_path makes: 16 lowercase hex
+ * digits and ".log". */
 static int list_one(const char *name, void *arg)
 {
 	struct listing *l = arg;
-	uint64_t id;
-	char tail[8];
-	uint64_t *n;
+	uint64_t id = 0;
 
-	if (strlen(name) != 20 ||
-	    sscanf(name, "%16" SCNx64 "%7s", &id, tail) != 2 ||
-	    strcmp(tail, ".log") != 0)
+	if (strlen(name) != 20 || strcmp(name + 16, ".log"))
 		return 0;
-	n = realloc(l->ids, (l->n + 1) * sizeof *n);
-	if (!n)
-		return l->rc = CF_ENOMEM;
-	l->ids = n;
+	for (int i = 0; i < 16; i++) {
+		char c = name[i];
+		int d = c >= '0' && c <= '9' ? c - '0' :
+			c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+		if (d < 0)
+			return 0;
+		id = id << 4 | (uint64_t)d;
+	}
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 16;
+		uint64_t *n = realloc(l->ids, cap * sizeof *n);
+		if (!n)
+			return CF_ENOMEM;
+		l->ids = n;
+		l->cap = cap;
+	}
 	l->ids[l->n++] = id;
 	return 0;
 }
 
 int wal_list(const char *dir, uint64_t **ids, size_t *n)
 {
-	struct listing l = { NULL, 0, CF_OK };
-	int rc = env_list_dir(dir, list_one, &l);
+	struct listing l = { NULL, 0, 0 };
+	int rc;
 
-	if (!rc)
-		rc = l.rc;
+	*ids = NULL;
+	*n = 0;
+	rc = env_list_dir(dir, list_one, &l);
 	if (rc) {
 		free(l.ids);
 		return rc;
 	}
-	if (l.n)
+	if (l.n > 1)
 		qsort(l.ids, l.n, sizeof *l.ids, cmp_u64);
 	*ids = l.ids;
 	*n = l.n;
@@ -369,85 +568,199 @@ int wal_list(const char *dir, uint64_t **ids, size_t *n)
 /* --- reading ---------------------------------------------------------- */
 
 struct wal_reader {
-	char *data;
-	size_t len;
-	size_t off;		/* next record */
-	size_t valid_end;
+	struct env_file *f;
+	uint64_t size;		/* file size at open */
+	uint32_t seed;		/* from the segment number in the header */
+	unsigned char *buf;	/* holds file bytes [base, base + len) */
+	size_t cap, len;
+	uint64_t base;
+	uint64_t off;		/* the next record */
+	uint64_t valid_end;
 	int torn;
-	int done;
+	int state;		/* 0 reading, 1 at the end, or an error */
 };
 
-/* Is there a whole, good record at off? Its payload length into *n. */
-static int record_at(const struct wal_reader *r, size_t off, size_t *n)
+/* Makes buf hold file bytes [off, off + need); need <= size - off.
+ * Reads READ_CHUNK at a time, or the whole record when it is bigger. */
+static int fill(struct wal_reader *r, uint64_t off, size_t need)
 {
-	const unsigned char *p = (const unsigned char *)r->data + off;
-	uint32_t len;
+	size_t keep = 0, want, got;
+	int rc;
 
-	if (r->len - off < REC_HEADER)
-		return 0;
-	len = dec_u32le(p + 4);
-	if (p[8] != REC_FULL || len > r->len - off - REC_HEADER)
-		return 0;
-	if (crc32c_unmask(dec_u32le(p)) != crc32c(p + 4, 5 + (size_t)len))
-		return 0;
-	*n = len;
+	if (off >= r->base && off + need <= r->base + r->len)
+		return CF_OK;
+	if (off >= r->base && off < r->base + r->len) {
+		keep = (size_t)(r->base + r->len - off);
+		memmove(r->buf, r->buf + (off - r->base), keep);
+	}
+	r->base = off;
+	r->len = keep;
+	want = need > READ_CHUNK ? need : READ_CHUNK;
+	if (want > r->size - off)
+		want = (size_t)(r->size - off);
+	if (want > r->cap) {
+		unsigned char *nb = realloc(r->buf, want);
+		if (!nb)
+			return CF_ENOMEM;
+		r->buf = nb;
+		r->cap = want;
+	}
+	rc = env_pread_some(r->f, r->buf + keep, want - keep, off + keep, &got);
+	if (rc)
+		return rc;
+	r->len = keep + got;
+	return r->len >= need ? CF_OK : CF_EIO;	/* shrank under us */
+}
+
+/*
+ * After a bad record at off: is there a record header we wrote anywhere
+ * after it?  1 yes, 0 no, or an error.  Only offsets with the type bytes
+ * in place get a CRC check, so zeros and most garbage go by at memchr
+ * speed.
+ */
+static int valid_after(struct wal_reader *r, uint64_t off)
+{
+	static const unsigned char pat[4] = { REC_FULL, 0, 0, 0 };
+	uint64_t pos = off + 1;
+	size_t n;
+
+	while (pos + REC_HDR <= r->size) {
+		size_t avail = r->size - pos > READ_CHUNK ? READ_CHUNK :
+			       (size_t)(r->size - pos);
+		const unsigned char *p, *m, *end;
+		int rc = fill(r, pos, avail);
+
+		if (rc)
+			return rc;
+		p = r->buf + (pos - r->base);
+		end = p + avail;
+		m = p + 8;
+		while ((m = memmem(m, (size_t)(end - m), pat, sizeof pat))) {
+			const unsigned char *h = m - 8;
+			if (h + REC_HDR > end)
+				break;
+			if (header_ok(r->seed, pos + (uint64_t)(h - p), h, &n))
+				return 1;
+			m++;
+		}
+		pos += avail - REC_HDR + 1;
+	}
+	return 0;
+}
+
+static int all_zero(const unsigned char *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i])
+			return 0;
 	return 1;
+}
+
+/* Could these len bytes be a segment header cut short by a crash while
+ * the segment was being created: zeros, or the start of the magic? */
+static int torn_header(const unsigned char *h, size_t len)
+{
+	size_t m = len < 8 ? len : 8;
+
+	return all_zero(h, len) || !memcmp(h, SEG_MAGIC, m);
 }
 
 int wal_reader_open(const char *path, struct wal_reader **out)
 {
-	struct wal_reader *r = calloc(1, sizeof *r);
+	struct wal_reader *r;
+	const unsigned char *h;
+	int64_t size;
 	int rc;
 
 	*out = NULL;
+	r = calloc(1, sizeof *r);
 	if (!r)
 		return CF_ENOMEM;
-	rc = env_read_file(path, &r->data, &r->len);
-	if (rc) {
-		free(r);
-		return rc;
+	rc = env_open(path, ENV_READ, &r->f);
+	if (rc)
+		goto fail;
+	size = env_size(r->f);
+	if (size < 0) {
+		rc = (int)size;
+		goto fail;
 	}
-	if (r->len < SEG_HEADER) {
-		/* created, never written: a crash right at the roll */
-		r->done = 1;
-		r->torn = r->len > 0;
-		r->valid_end = 0;
-	} else if (memcmp(r->data, MAGIC, 8) != 0) {
-		free(r->data);
-		free(r);
-		return CF_ECORRUPT;
-	} else {
-		r->off = r->valid_end = SEG_HEADER;
+	r->size = (uint64_t)size;
+	rc = fill(r, 0, r->size < SEG_HDR ? (size_t)r->size : SEG_HDR);
+	if (rc)
+		goto fail;
+	h = r->buf;
+	if (r->size < SEG_HDR ||
+	    (r->size == SEG_HDR && all_zero(h, SEG_HDR))) {
+		/* created, header not (all) written: an empty segment */
+		if (!torn_header(h, (size_t)r->size)) {
+			rc = CF_ECORRUPT;
+			goto fail;
+		}
+		r->torn = r->size > 0;
+		r->state = 1;
+		*out = r;
+		return CF_OK;
 	}
+	if (memcmp(h, SEG_MAGIC, 8) || dec_u32le(h + 8) != SEG_VERSION ||
+	    dec_u32le(h + 12) != 0 || dec_u32le(h + 28) != 0 ||
+	    crc32c_unmask(dec_u32le(h + 24)) != crc32c(h, 24)) {
+		rc = CF_ECORRUPT;
+		goto fail;
+	}
+	r->seed = seed_of(dec_u64le(h + 16));
+	r->off = r->valid_end = SEG_HDR;
 	*out = r;
 	return CF_OK;
+fail:
+	wal_reader_close(r);
+	return rc;
 }
 
 int wal_reader_next(struct wal_reader *r, const void **rec, size_t *n)
 {
+	const unsigned char *h;
 	size_t len;
+	int rc;
 
 	*rec = NULL;
 	*n = 0;
-	if (r->done || r->off == r->len) {
-		r->done = 1;
+	if (r->state)
+		return r->state < 0 ? r->state : CF_OK;
+	if (r->off == r->size) {
+		r->state = 1;
 		return CF_OK;
 	}
-	if (record_at(r, r->off, &len)) {
-		*rec = r->data + r->off + REC_HEADER;
-		*n = len;
-		r->off += REC_HEADER + len;
-		r->valid_end = r->off;
-		return CF_OK;
-	}
-	/* A bad record: a torn tail if nothing valid follows it, else
-	 * damage in the middle of the log. */
-	r->done = 1;
-	for (size_t o = r->off + 1; o + REC_HEADER <= r->len; o++)
-		if (record_at(r, o, &len))
-			return CF_ECORRUPT;
-	r->torn = 1;
+	if (r->size - r->off < REC_HDR)
+		goto bad;
+	if ((rc = fill(r, r->off, REC_HDR)))
+		goto fail;
+	h = r->buf + (r->off - r->base);
+	if (!header_ok(r->seed, r->off, h, &len) ||
+	    len > r->size - r->off - REC_HDR)
+		goto bad;
+	if ((rc = fill(r, r->off, REC_HDR + len)))
+		goto fail;
+	h = r->buf + (r->off - r->base);
+	if (!payload_ok(r->seed, r->off, h, len))
+		goto bad;
+	*rec = h + REC_HDR;
+	*n = len;
+	r->off += REC_HDR + len;
+	r->valid_end = r->off;
 	return CF_OK;
+bad:
+	/* torn tail if nothing we wrote follows, damage otherwise */
+	rc = valid_after(r, r->off);
+	if (rc == 0) {
+		r->torn = 1;
+		r->state = 1;
+		return CF_OK;
+	}
+	if (rc == 1)
+		rc = CF_ECORRUPT;
+fail:
+	r->state = rc;
+	return rc;
 }
 
 uint64_t wal_reader_valid_end(const struct wal_reader *r)
@@ -464,6 +777,7 @@ void wal_reader_close(struct wal_reader *r)
 {
 	if (!r)
 		return;
-	free(r->data);
+	env_close(r->f);
+	free(r->buf);
 	free(r);
 }

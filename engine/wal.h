@@ -19,14 +19,17 @@
 struct wal;
 
 /* Opens a new segment numbered first_segment in dir (created if
- * missing) for appending.  Segments roll at segment_size bytes. */
+ * missing) for appending.  Segments roll at segment_size bytes.
+ * CF_EEXIST if that segment exists already (a log is never truncated);
+ * CF_EIO, CF_ENOSPC, CF_ENOMEM. */
 int wal_open(const char *dir, uint64_t first_segment, uint64_t segment_size,
 	     struct wal **out);
 /* Syncs and closes. */
 void wal_close(struct wal *w);
 /* Appends one record whose entries have sequence numbers <= max_seq.
  * Not synced.  CF_EIO, CF_ENOSPC: the partial record is cut off again so
- * the log stays valid, and the call may be retried. */
+ * the log stays valid, and the call may be retried.  CF_ETOOBIG over
+ * 1 GiB. */
 int wal_append(struct wal *w, const void *rec, size_t n, uint64_t max_seq);
 /* Makes every record appended before the call durable.  CF_EIO. */
 int wal_sync(struct wal *w);
@@ -50,6 +53,8 @@ void wal_segment_path(char *buf, size_t size, const char *dir, uint64_t id);
 
 struct wal_reader;
 
+/* Opens one segment for reading.  CF_ENOTFOUND, CF_EIO, CF_ENOMEM;
+ * CF_ECORRUPT when its header is not one of ours. */
 int wal_reader_open(const char *path, struct wal_reader **out);
 /*
  * The next record: *rec points at n bytes valid until the next call;

@@ -1,0 +1,830 @@
+/*
+ * test-wal.c: the write-ahead log (engine/wal.h, docs/wal_format.md):
+ * records of every size across segment rolls, reopen, torn tails at every
+ * byte, damage in the middle, injected ENOSPC/EIO, group commit under
+ * concurrent syncers, purge, and power loss.
+ *
+ * The random seed is fixed and printed; set CF_SEED to try another.  Set
+ * CF_WAL_BENCH=1 to time one million 130-byte appends.
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "engine/wal.h"
+#include "tests/tap.h"
+#include "util/env.h"
+#include "util/err.h"
+#include "util/log.h"
+
+#define SEG_HDR 32	/* docs/wal_format.md */
+#define REC_HDR 16
+
+static const char *root;
+static uint64_t seed;
+
+static uint64_t rnd(uint64_t *s)
+{
+	/* splitmix64 */
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+/* The bytes of record i: n bytes that depend on i and the seed. */
+static unsigned char *make_rec(uint64_t i, size_t n)
+{
+	unsigned char *p = malloc(n ? n : 1);
+	uint64_t s = seed ^ (i * 0x100000001b3ull);
+
+	for (size_t k = 0; k < n; k += 8) {
+		uint64_t v = rnd(&s);
+		memcpy(p + k, &v, n - k < 8 ? n - k : 8);
+	}
+	return p;
+}
+
+static char *subdir(const char *name)
+{
+	static char b[8][4200];
+	static int i;
+	char *p = b[i++ % 8];
+
+	snprintf(p, 4200, "%s/%s", root, name);
+	return p;
+}
+
+static char *seg_path(const char *dir, uint64_t id)
+{
+	static char b[4][4200];
+	static int i;
+	char *p = b[i++ % 4];
+
+	wal_segment_path(p, 4200, dir, id);
+	return p;
+}
+
+static void *read_all(const char *path, size_t *n)
+{
+	char *p;
+
+	if (env_read_file(path, &p, n))
+		bail("cannot read %s", path);
+	return p;
+}
+
+static void write_all(const char *path, const void *p, size_t n)
+{
+	struct env_file *f;
+
+	if (env_open(path, ENV_WRITE_NEW, &f) || env_write(f, p, n) ||
+	    env_close(f))
+		bail("cannot write %s", path);
+}
+
+/* What reading one segment gave. */
+struct readout {
+	int rc;			/* of open, or of the failing next */
+	size_t nrec;
+	int torn;
+	uint64_t valid_end;
+	int mismatch;		/* a record differed from make_rec */
+};
+
+/* Reads segment path, comparing record k with make_rec(first + k,
+ * sizes[first + k]). */
+static struct readout read_seg(const char *path, uint64_t first,
+			       const size_t *sizes, size_t nsizes)
+{
+	struct readout o = { 0, 0, 0, 0, 0 };
+	struct wal_reader *r;
+	const void *rec;
+	size_t n;
+
+	o.rc = wal_reader_open(path, &r);
+	if (o.rc)
+		return o;
+	while ((o.rc = wal_reader_next(r, &rec, &n)) == CF_OK && rec) {
+		uint64_t i = first + o.nrec;
+		if (i >= nsizes || n != sizes[i]) {
+			o.mismatch = 1;
+		} else {
+			unsigned char *want = make_rec(i, n);
+			if (memcmp(want, rec, n))
+				o.mismatch = 1;
+			free(want);
+		}
+		o.nrec++;
+	}
+	o.torn = wal_reader_torn(r);
+	o.valid_end = wal_reader_valid_end(r);
+	wal_reader_close(r);
+	return o;
+}
+
+/* Reads every segment of dir in order; total records into *nrec.
+ * Returns the first error, or 1 if a record differed. */
+static int read_dir(const char *dir, const size_t *sizes, size_t nsizes,
+		    size_t *nrec, int *ntorn)
+{
+	uint64_t *ids;
+	size_t n;
+	int rc;
+
+	*nrec = 0;
+	*ntorn = 0;
+	if ((rc = wal_list(dir, &ids, &n)))
+		return rc;
+	for (size_t i = 0; i < n; i++) {
+		struct readout o = read_seg(seg_path(dir, ids[i]), *nrec,
+					    sizes, nsizes);
+		*nrec += o.nrec;
+		*ntorn += o.torn;
+		if (o.rc || o.mismatch) {
+			free(ids);
+			return o.rc ? o.rc : 1;
+		}
+	}
+	free(ids);
+	return 0;
+}
+
+static int append_recs(struct wal *w, const size_t *sizes, size_t from,
+		       size_t to)
+{
+	for (size_t i = from; i < to; i++) {
+		unsigned char *p = make_rec(i, sizes[i]);
+		int rc = wal_append(w, p, sizes[i], i + 1);
+		free(p);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/* --- round trip ------------------------------------------------------ */
+
+static void test_round_trip(void)
+{
+	static const size_t fixed[] = {
+		0, 1, 15, 16, 17, 100, 4095, 4096, 4097, 65536,
+		(1u << 20) + 3, 5u << 20, 0, 7, (3u << 20) - 1, 130
+	};
+	size_t nfix = sizeof fixed / sizeof *fixed, total = 400, nrec;
+	size_t *sizes = malloc(total * sizeof *sizes);
+	const char *dir = subdir("rt");
+	uint64_t s = seed, bytes = 0, *ids;
+	size_t nids;
+	struct wal *w;
+	int ntorn;
+
+	for (size_t i = 0; i < total; i++)
+		sizes[i] = i < nfix ? fixed[i] : (size_t)(rnd(&s) % 3000);
+	for (size_t i = 0; i < 300; i++)
+		bytes += REC_HDR + sizes[i];
+
+	is_int(wal_open(dir, 1, 256 << 10, &w), CF_OK, "open a new log");
+	is_int(wal_dirty(w), 0, "not dirty when new");
+	is_int(append_recs(w, sizes, 0, 300), CF_OK,
+	       "append 300 records of 0 bytes to 5 MiB");
+	is_int(wal_bytes(w), bytes, "wal_bytes counts headers and payloads");
+	is_int(wal_dirty(w), 1, "dirty");
+	is_int(wal_sync(w), CF_OK, "sync");
+	is_int(wal_dirty(w), 0, "clean after sync");
+	{
+		uint64_t n0 = wal_syncs(w);
+		is_int(wal_sync(w), CF_OK, "sync with nothing new");
+		is_int(wal_syncs(w), n0, "needs no fsync");
+	}
+	wal_close(w);
+
+	is_int(wal_list(dir, &ids, &nids), CF_OK, "wal_list");
+	ok(nids >= 5 && ids[0] == 1 && ids[nids - 1] == nids,
+	   "segments rolled: %zu, numbered from 1 in order", nids);
+	{
+		/* each segment stays under its size unless one record is
+		 * bigger */
+		int over = 0;
+		for (size_t i = 0; i < nids; i++) {
+			uint64_t sz;
+			env_file_size(seg_path(dir, ids[i]), &sz);
+			if (sz > (256 << 10)) {
+				struct readout o = read_seg(seg_path(dir, ids[i]),
+							    0, NULL, 0);
+				over += o.nrec != 1;
+			}
+		}
+		is_int(over, 0, "a segment passes the size only for one big record");
+	}
+	is_int(read_dir(dir, sizes, total, &nrec, &ntorn), 0,
+	       "read back every segment");
+	is_int(nrec, 300, "every record, exact bytes, in order");
+	is_int(ntorn, 0, "nothing torn");
+
+	is_int(wal_open(dir, ids[nids - 1], 256 << 10, &w), CF_EEXIST,
+	       "wal_open never reuses an existing segment");
+	ok(w == NULL, "and gives no handle");
+	is_int(wal_open(dir, ids[nids - 1] + 1, 256 << 10, &w), CF_OK,
+	       "reopen after the last segment");
+	is_int(append_recs(w, sizes, 300, total), CF_OK, "append 100 more");
+	wal_close(w);
+	is_int(read_dir(dir, sizes, total, &nrec, &ntorn), 0,
+	       "read old and new segments");
+	is_int(nrec, total, "all 400 records");
+	free(ids);
+
+	/* a small log through a fresh process-like reopen, read twice */
+	is_int(wal_open(dir, 1000, 1 << 20, &w), CF_OK, "open segment 1000");
+	is_int(wal_append(w, NULL, 0, 1), CF_OK, "an empty record from NULL");
+	is_int(wal_append(w, "x", (size_t)1 << 31, 1), CF_ETOOBIG,
+	       "a record over 1 GiB: CF_ETOOBIG");
+	wal_close(w);
+	{
+		struct wal_reader *r;
+		const void *rec;
+		size_t n;
+		wal_reader_open(seg_path(dir, 1000), &r);
+		ok(wal_reader_next(r, &rec, &n) == CF_OK && rec && n == 0,
+		   "the empty record reads back (non-NULL, 0 bytes)");
+		ok(wal_reader_next(r, &rec, &n) == CF_OK && !rec,
+		   "then the end");
+		ok(wal_reader_next(r, &rec, &n) == CF_OK && !rec,
+		   "and the end again");
+		is_int(wal_reader_valid_end(r), SEG_HDR + REC_HDR, "valid end");
+		wal_reader_close(r);
+	}
+	free(sizes);
+}
+
+/* --- torn tails and damage -------------------------------------------- */
+
+static const size_t small_sizes[] = { 0, 10, 100, 37, 300, 64 };
+#define NSMALL (sizeof small_sizes / sizeof *small_sizes)
+
+/* A segment with the NSMALL small records; its bytes into *img, record
+ * offsets into off[] (off[NSMALL] = the end). */
+static void small_segment(const char *dir, unsigned char **img, size_t *len,
+			  uint64_t *off)
+{
+	struct wal *w;
+
+	env_remove_tree(dir);
+	if (wal_open(dir, 7, 1 << 20, &w) ||
+	    append_recs(w, small_sizes, 0, NSMALL))
+		bail("small segment");
+	wal_close(w);
+	*img = read_all(seg_path(dir, 7), len);
+	off[0] = SEG_HDR;
+	for (size_t i = 0; i < NSMALL; i++)
+		off[i + 1] = off[i] + REC_HDR + small_sizes[i];
+	if (off[NSMALL] != *len)
+		bail("segment length %zu, expected %llu", *len,
+		     (unsigned long long)off[NSMALL]);
+}
+
+static void test_torn(void)
+{
+	const char *dir = subdir("torn"), *path;
+	unsigned char *img;
+	size_t len, last = NSMALL - 1;
+	uint64_t off[NSMALL + 1];
+	struct readout o;
+	int bad = 0;
+
+	small_segment(dir, &img, &len, off);
+	path = seg_path(dir, 7);
+
+	/* cut at every byte of the last record */
+	for (uint64_t t = off[last]; t <= len; t++) {
+		write_all(path, img, t);
+		o = read_seg(path, 0, small_sizes, NSMALL);
+		int full = t == len, clean = t == off[last];
+		if (o.rc || o.mismatch ||
+		    o.nrec != (full ? NSMALL : NSMALL - 1) ||
+		    o.torn != !(full || clean) ||
+		    o.valid_end != (full ? len : off[last])) {
+			if (!bad++)
+				diag("cut at %llu: rc %d, %zu records, torn %d, "
+				     "end %llu", (unsigned long long)t, o.rc,
+				     o.nrec, o.torn,
+				     (unsigned long long)o.valid_end);
+		}
+	}
+	is_int(bad, 0, "cut at each of %llu offsets of the last record: the "
+	       "records before it intact, torn flag and valid end right",
+	       (unsigned long long)(len - off[last] + 1));
+
+	/* cut inside the segment header: an empty, torn segment */
+	bad = 0;
+	for (size_t t = 0; t < SEG_HDR; t++) {
+		write_all(path, img, t);
+		o = read_seg(path, 0, small_sizes, NSMALL);
+		if (o.rc || o.nrec || o.torn != (t > 0) || o.valid_end)
+			bad++;
+	}
+	is_int(bad, 0, "a header cut short: empty, torn, valid end 0");
+	{
+		unsigned char zero[SEG_HDR] = { 0 };
+		write_all(path, zero, sizeof zero);
+		o = read_seg(path, 0, small_sizes, NSMALL);
+		ok(o.rc == 0 && o.nrec == 0 && o.torn,
+		   "an all-zero header is a torn, empty segment");
+	}
+
+	/* zeros and garbage after the last record */
+	{
+		size_t extra = 10000;
+		unsigned char *p = calloc(1, len + extra);
+		uint64_t s = seed;
+		memcpy(p, img, len);
+		write_all(path, p, len + extra);
+		o = read_seg(path, 0, small_sizes, NSMALL);
+		ok(o.rc == 0 && o.nrec == NSMALL && o.torn && o.valid_end == len,
+		   "a zero-filled tail is torn; every record intact");
+		for (size_t i = len; i < len + extra; i++)
+			p[i] = (unsigned char)rnd(&s);
+		write_all(path, p, len + extra);
+		o = read_seg(path, 0, small_sizes, NSMALL);
+		ok(o.rc == 0 && o.nrec == NSMALL && o.torn && o.valid_end == len,
+		   "a garbage tail is torn too");
+		/* the type bytes everywhere: every offset gets a CRC check */
+		for (size_t i = len; i + 4 <= len + extra; i += 4)
+			memcpy(p + i, "\1\0\0\0", 4);
+		write_all(path, p, len + extra);
+		o = read_seg(path, 0, small_sizes, NSMALL);
+		ok(o.rc == 0 && o.nrec == NSMALL && o.torn,
+		   "a tail full of would-be headers is torn");
+		free(p);
+	}
+	free(img);
+}
+
+static void test_damage(void)
+{
+	const char *dir = subdir("damage"), *path;
+	unsigned char *img, *p;
+	size_t len, mid = 2, last = NSMALL - 1;
+	uint64_t off[NSMALL + 1];
+	struct readout o;
+	int bad = 0;
+
+	small_segment(dir, &img, &len, off);
+	path = seg_path(dir, 7);
+	p = malloc(len);
+
+	/* a flipped byte anywhere in a middle record: CF_ECORRUPT, and
+	 * nothing from it or after it comes back as data */
+	for (uint64_t b = off[mid]; b < off[mid + 1]; b++) {
+		memcpy(p, img, len);
+		p[b] ^= 0x20;
+		write_all(path, p, len);
+		o = read_seg(path, 0, small_sizes, NSMALL);
+		if (o.rc != CF_ECORRUPT || o.nrec != mid || o.mismatch ||
+		    o.valid_end != off[mid]) {
+			if (!bad++)
+				diag("flip at %llu: rc %d, %zu records, end %llu",
+				     (unsigned long long)b, o.rc, o.nrec,
+				     (unsigned long long)o.valid_end);
+		}
+	}
+	is_int(bad, 0, "a flipped byte at each of %llu offsets of a middle "
+	       "record: CF_ECORRUPT after the 2 records before it",
+	       (unsigned long long)(off[mid + 1] - off[mid]));
+
+	/* in the last record it is indistinguishable from a torn write */
+	bad = 0;
+	for (uint64_t b = off[last]; b < len; b++) {
+		memcpy(p, img, len);
+		p[b] ^= 0x01;
+		write_all(path, p, len);
+		o = read_seg(path, 0, small_sizes, NSMALL);
+		if (o.rc || o.nrec != last || !o.torn || o.valid_end != off[last])
+			bad++;
+	}
+	is_int(bad, 0, "a flipped byte in the last record reads as a torn "
+	       "tail (documented)");
+
+	/* a zeroed hole followed by a good record */
+	memcpy(p, img, len);
+	memset(p + off[1], 0, off[2] - off[1]);
+	write_all(path, p, len);
+	o = read_seg(path, 0, small_sizes, NSMALL);
+	ok(o.rc == CF_ECORRUPT && o.nrec == 1, "a zeroed record before good ones "
+	   "is corruption");
+
+	/* the segment header */
+	bad = 0;
+	for (size_t b = 0; b < SEG_HDR; b++) {
+		struct wal_reader *r = NULL;
+		memcpy(p, img, len);
+		p[b] ^= 0x80;
+		write_all(path, p, len);
+		if (wal_reader_open(path, &r) != CF_ECORRUPT || r)
+			bad++;
+		wal_reader_close(r);
+	}
+	is_int(bad, 0, "a flipped byte anywhere in the segment header: "
+	       "CF_ECORRUPT at open");
+	{
+		struct wal_reader *r;
+		write_all(path, "not a wal segment at all, really", 32);
+		is_int(wal_reader_open(path, &r), CF_ECORRUPT,
+		       "a file from elsewhere: CF_ECORRUPT");
+		write_all(path, "garbage", 7);
+		is_int(wal_reader_open(path, &r), CF_ECORRUPT,
+		       "a short file that is no header: CF_ECORRUPT");
+		is_int(wal_reader_open(seg_path(dir, 99), &r), CF_ENOTFOUND,
+		       "a missing segment: CF_ENOTFOUND");
+	}
+
+	/* a copied segment is read by the number in its header */
+	{
+		struct readout c;
+		write_all(path, img, len);
+		write_all(seg_path(dir, 8), img, len);
+		c = read_seg(seg_path(dir, 8), 0, small_sizes, NSMALL);
+		ok(c.rc == 0 && c.nrec == NSMALL && !c.mismatch,
+		   "a copy under another name reads the same");
+	}
+	free(p);
+	free(img);
+}
+
+/* A record holding a whole valid segment, then cut short: the records
+ * inside its payload sit at other offsets, so they do not count as
+ * "valid data after the bad record". */
+static void test_embedded(void)
+{
+	const char *dir = subdir("embed"), *inner = subdir("embed-inner");
+	unsigned char *img, *seg;
+	size_t len, slen;
+	uint64_t off[NSMALL + 1];
+	struct wal *w;
+	struct readout o;
+	int bad = 0;
+
+	small_segment(inner, &img, &len, off);
+	env_remove_tree(dir);
+	if (wal_open(dir, 7, 1 << 20, &w))
+		bail("open");
+	/* the same segment number, so only the offset differs */
+	wal_append(w, "a", 1, 1);
+	wal_append(w, img, len, 2);
+	wal_close(w);
+	seg = read_all(seg_path(dir, 7), &slen);
+	for (size_t t = SEG_HDR + REC_HDR + 1; t < slen; t++) {
+		write_all(seg_path(dir, 7), seg, t);
+		o = read_seg(seg_path(dir, 7), 0, NULL, 0);
+		if (o.rc || o.nrec != 1 || (t > SEG_HDR + REC_HDR + 1 && !o.torn))
+			bad++;
+	}
+	is_int(bad, 0, "a torn record whose payload is a WAL segment is torn, "
+	       "never corruption");
+	free(seg);
+	free(img);
+}
+
+/* --- faults ------------------------------------------------------------ */
+
+static void test_faults(void)
+{
+	const char *dir = subdir("faults");
+	size_t sizes[40], nrec;
+	struct wal *w;
+	int ntorn;
+
+	for (size_t i = 0; i < 40; i++)
+		sizes[i] = 50 + i * 13;
+	if (wal_open(dir, 1, 4096, &w))
+		bail("open");
+	is_int(append_recs(w, sizes, 0, 10), CF_OK, "10 records");
+
+	env_fault_add(ENV_OP_WRITE, "/faults/", 0, -1, CF_ENOSPC, 0);
+	is_int(append_recs(w, sizes, 10, 11), CF_ENOSPC, "a full disk: CF_ENOSPC");
+	is_int(append_recs(w, sizes, 10, 11), CF_ENOSPC, "still full");
+	is_int(read_dir(dir, sizes, 40, &nrec, &ntorn), 0, "the log reads");
+	ok(nrec == 10 && ntorn == 0, "10 records, nothing torn (%zu, %d)",
+	   nrec, ntorn);
+	env_fault_clear();
+	is_int(append_recs(w, sizes, 10, 11), CF_OK, "the retry works");
+
+	env_fault_add(ENV_OP_WRITE, "/faults/", 0, 1, CF_ENOSPC, 1);
+	is_int(append_recs(w, sizes, 11, 12), CF_ENOSPC,
+	       "a short write, then ENOSPC");
+	is_int(read_dir(dir, sizes, 40, &nrec, &ntorn), 0, "the log reads");
+	ok(nrec == 11 && ntorn == 0, "the half record was cut off (%zu, %d)",
+	   nrec, ntorn);
+	is_int(append_recs(w, sizes, 11, 12), CF_OK, "the retry works");
+
+	env_fault_add(ENV_OP_WRITE, "/faults/", 0, 1, CF_EIO, 1);
+	is_int(append_recs(w, sizes, 12, 13), CF_EIO, "a short write, then EIO");
+	is_int(append_recs(w, sizes, 12, 20), CF_OK, "the retry and more work");
+
+	/* a roll that cannot create the next segment */
+	{
+		uint64_t *ids;
+		size_t n0, n1;
+		wal_list(dir, &ids, &n0);
+		free(ids);
+		env_fault_add(ENV_OP_OPEN, "/faults/", 0, -1, CF_ENOSPC, 0);
+		int rc = 0;
+		size_t i;
+		for (i = 20; i < 40 && rc == 0; i++)
+			rc = append_recs(w, sizes, i, i + 1);
+		is_int(rc, CF_ENOSPC, "a roll on a full disk fails the append");
+		env_fault_clear();
+		is_int(append_recs(w, sizes, i - 1, 40), CF_OK,
+		       "then the retry rolls");
+		wal_list(dir, &ids, &n1);
+		free(ids);
+		ok(n1 > n0, "new segments (%zu -> %zu)", n0, n1);
+	}
+	is_int(read_dir(dir, sizes, 40, &nrec, &ntorn), 0, "the log reads");
+	ok(nrec == 40 && ntorn == 0, "all 40 records, in order (%zu)", nrec);
+
+	/* EIO on sync */
+	append_recs(w, sizes, 0, 1);
+	env_fault_add(ENV_OP_SYNC, "/faults/", 0, 1, CF_EIO, 0);
+	is_int(wal_sync(w), CF_EIO, "an fsync error is CF_EIO");
+	is_int(wal_dirty(w), 1, "and the log stays dirty");
+	is_int(wal_sync(w), CF_OK, "the next sync works");
+	is_int(wal_dirty(w), 0, "clean");
+	env_fault_clear();
+
+	/* a roll whose fsync of the old segment fails */
+	{
+		int rc = 0;
+		uint64_t sz0, sz1, *ids;
+		size_t n;
+		wal_list(dir, &ids, &n);
+		env_file_size(seg_path(dir, ids[n - 1]), &sz0);
+		env_fault_add(ENV_OP_SYNC, "/faults/", 0, -1, CF_EIO, 0);
+		for (int i = 0; i < 1000 && rc == 0; i++)
+			rc = wal_append(w, "0123456789", 10, 100);
+		is_int(rc, CF_EIO, "a roll that cannot sync the old segment: EIO");
+		env_fault_clear();
+		free(ids);
+		wal_list(dir, &ids, &n);
+		env_file_size(seg_path(dir, ids[n - 1]), &sz1);
+		ok(sz1 > sz0, "and the old segment stays current");
+		free(ids);
+		is_int(wal_append(w, "0123456789", 10, 100), CF_OK,
+		       "the retry rolls");
+	}
+	wal_close(w);
+}
+
+/* --- group commit --------------------------------------------------- */
+
+struct syncer {
+	struct wal *w;
+	atomic_int *stop;
+	int calls, errors;
+};
+
+static void *syncer_main(void *arg)
+{
+	struct syncer *s = arg;
+
+	struct timespec pause = { 0, 20000 };
+
+	while (!atomic_load(s->stop)) {
+		if (wal_sync(s->w))
+			s->errors++;
+		s->calls++;
+		/* like writers that each append a little, then sync */
+		nanosleep(&pause, NULL);
+	}
+	/* a last one after the appender finished */
+	if (wal_sync(s->w))
+		s->errors++;
+	s->calls++;
+	return NULL;
+}
+
+static void test_group_commit(void)
+{
+	const char *dir = subdir("group");
+	enum { N = 3000, T = 4 };
+	size_t *sizes = malloc(N * sizeof *sizes), nrec;
+	struct syncer sy[T];
+	pthread_t th[T];
+	atomic_int stop = 0;
+	struct wal *w;
+	uint64_t s = seed;
+	int calls = 0, errors = 0, rc = 0, ntorn;
+
+	for (size_t i = 0; i < N; i++)
+		sizes[i] = (size_t)(rnd(&s) % 400);
+	if (wal_open(dir, 1, 64 << 10, &w))
+		bail("open");
+	for (int i = 0; i < T; i++) {
+		sy[i] = (struct syncer){ w, &stop, 0, 0 };
+		pthread_create(&th[i], NULL, syncer_main, &sy[i]);
+	}
+	for (size_t i = 0; i < N && !rc; i++) {
+		rc = append_recs(w, sizes, i, i + 1);
+		if (i % 64 == 0)
+			rc = rc ? rc : wal_sync(w);
+	}
+	atomic_store(&stop, 1);
+	for (int i = 0; i < T; i++) {
+		pthread_join(th[i], NULL);
+		calls += sy[i].calls;
+		errors += sy[i].errors;
+	}
+	is_int(rc, CF_OK, "%d appends (with rolls) while %d threads sync", N, T);
+	is_int(errors, 0, "no sync failed");
+	ok(wal_syncs(w) < (uint64_t)calls + N / 64 + 1,
+	   "%llu fsyncs for %d sync calls: shared",
+	   (unsigned long long)wal_syncs(w), calls + N / 64 + 1);
+	is_int(wal_dirty(w), 0, "clean after the last syncs");
+	wal_close(w);
+	is_int(read_dir(dir, sizes, N, &nrec, &ntorn), 0, "the log reads");
+	ok(nrec == N && ntorn == 0, "every record (%zu)", nrec);
+	free(sizes);
+}
+
+/* --- purge ---------------------------------------------------------- */
+
+static int same_ids(const char *dir, const uint64_t *want, size_t n)
+{
+	uint64_t *ids;
+	size_t got;
+	int r;
+
+	if (wal_list(dir, &ids, &got))
+		return 0;
+	r = got == n && (!n || !memcmp(ids, want, n * sizeof *ids));
+	if (!r)
+		for (size_t i = 0; i < got; i++)
+			diag("  has segment %llu", (unsigned long long)ids[i]);
+	free(ids);
+	return r;
+}
+
+static void test_purge(void)
+{
+	const char *dir = subdir("purge");
+	char body[1000];
+	struct wal *w;
+
+	memset(body, 'p', sizeof body);
+	/* segments 1-3 from "before": adopted with their max seqs */
+	if (wal_open(dir, 1, 1500, &w))
+		bail("open");
+	/* 1000 + 16 bytes each: one record per segment */
+	wal_append(w, body, sizeof body, 10);	/* segment 1 */
+	wal_append(w, body, sizeof body, 20);	/* segment 2 */
+	wal_append(w, body, sizeof body, 30);	/* segment 3 */
+	wal_close(w);
+	{
+		static const uint64_t want[] = { 1, 2, 3 };
+		ok(same_ids(dir, want, 3), "three segments on disk");
+	}
+	{
+		/* junk that wal_list must ignore */
+		write_all(subdir("purge/notes.txt"), "x", 1);
+		write_all(subdir("purge/00000000000000AB.log"), "x", 1);
+		write_all(subdir("purge/0000000000000002.log.tmp"), "x", 1);
+		write_all(subdir("purge/000000000000002.log"), "x", 1);
+	}
+
+	is_int(wal_open(dir, 4, 1500, &w), CF_OK, "reopen at 4");
+	is_int(wal_adopt(w, 4, 1), CF_EINVAL, "the open segment cannot be adopted");
+	is_int(wal_adopt(w, 1, 10), CF_OK, "adopt 1 (max seq 10)");
+	is_int(wal_adopt(w, 2, 20), CF_OK, "adopt 2 (max seq 20)");
+	is_int(wal_adopt(w, 3, 30), CF_OK, "adopt 3 (max seq 30)");
+	wal_append(w, body, sizeof body, 35);	/* segment 4 */
+	wal_append(w, body, sizeof body, 40);	/* rolls: 4 closed, 5 open */
+	wal_append(w, body, 10, 41);		/* still 5 */
+	{
+		static const uint64_t want[] = { 1, 2, 3, 4, 5 };
+		ok(same_ids(dir, want, 5), "segments 1-5");
+	}
+	is_int(wal_purge(w, 10), CF_OK, "purge below 10");
+	{
+		static const uint64_t want[] = { 1, 2, 3, 4, 5 };
+		ok(same_ids(dir, want, 5), "keeps segment 1 (its max seq is 10)");
+	}
+	is_int(wal_purge(w, 21), CF_OK, "purge below 21");
+	{
+		static const uint64_t want[] = { 3, 4, 5 };
+		ok(same_ids(dir, want, 3), "deletes exactly 1 and 2");
+	}
+	is_int(wal_purge(w, 36), CF_OK, "purge below 36");
+	{
+		static const uint64_t want[] = { 5 };
+		ok(same_ids(dir, want, 1), "deletes 3 and the rolled 4");
+	}
+	is_int(wal_purge(w, UINT64_MAX), CF_OK, "purge everything");
+	{
+		static const uint64_t want[] = { 5 };
+		ok(same_ids(dir, want, 1), "never the open segment");
+	}
+	is_int(wal_adopt(w, 77, 5), CF_OK, "adopt a segment already gone");
+	is_int(wal_purge(w, 100), CF_OK, "purging a missing file is fine");
+	wal_close(w);
+	{
+		struct readout o = read_seg(seg_path(dir, 5), 0, NULL, 0);
+		ok(o.rc == CF_OK && o.nrec == 2, "the open segment kept its records");
+	}
+}
+
+/* --- power loss ----------------------------------------------------- */
+
+static void test_power_loss(void)
+{
+	const char *dir = subdir("power");
+	size_t sizes[200], nrec;
+	struct wal *w;
+	int ntorn;
+
+	for (size_t i = 0; i < 200; i++)
+		sizes[i] = 20 + (i * 7) % 200;
+	env_track_unsynced(1);
+	if (wal_open(dir, 1, 1 << 20, &w))
+		bail("open");
+	append_recs(w, sizes, 0, 50);
+	is_int(wal_sync(w), CF_OK, "50 records synced");
+	append_recs(w, sizes, 50, 80);
+	is_int(env_drop_unsynced(), CF_OK, "power loss");
+	is_int(read_dir(dir, sizes, 200, &nrec, &ntorn), 0, "the log reads");
+	ok(nrec == 50 && ntorn == 0, "exactly the 50 synced records (%zu)", nrec);
+	wal_close(w);
+	env_remove_tree(dir);
+
+	/* a roll makes the old segment durable by itself */
+	if (wal_open(dir, 1, 3000, &w))
+		bail("open");
+	append_recs(w, sizes, 0, 10);
+	is_int(wal_sync(w), CF_OK, "10 synced");
+	append_recs(w, sizes, 10, 100);
+	{
+		uint64_t *ids;
+		size_t n, closed = 0;
+		wal_list(dir, &ids, &n);
+		for (size_t i = 0; i + 1 < n; i++)
+			closed += read_seg(seg_path(dir, ids[i]), closed, sizes,
+					   200).nrec;
+		free(ids);
+		is_int(env_drop_unsynced(), CF_OK, "power loss after rolls");
+		is_int(read_dir(dir, sizes, 200, &nrec, &ntorn), 0, "the log reads");
+		ok(nrec == closed && closed > 10,
+		   "every record of the closed segments survives (%zu of %zu)",
+		   nrec, closed);
+	}
+	wal_close(w);
+	env_track_unsynced(0);
+}
+
+/* --- speed ---------------------------------------------------------- */
+
+static void test_speed(void)
+{
+	const char *dir = subdir("speed"), *b = getenv("CF_WAL_BENCH");
+	int n = b && *b == '1' ? 1000000 : 100000;
+	unsigned char rec[130];
+	struct timespec t0, t1;
+	struct wal *w;
+	int rc = 0;
+	double sec;
+
+	memset(rec, 'v', sizeof rec);
+	if (wal_open(dir, 1, 64 << 20, &w))
+		bail("open");
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (int i = 0; i < n && !rc; i++)
+		rc = wal_append(w, rec, sizeof rec, (uint64_t)i + 1);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	sec = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
+	is_int(rc, CF_OK, "%d appends of 130 bytes", n);
+	diag("%d appends in %.3f s (%.0f ns each)", n, sec, sec * 1e9 / n);
+	wal_close(w);
+	env_remove_tree(dir);
+}
+
+int main(void)
+{
+	const char *s = getenv("CF_SEED");
+
+	seed = s ? strtoull(s, NULL, 0) : 20261122;
+	diag("seed %llu (set CF_SEED to change)", (unsigned long long)seed);
+	root = tap_tmpdir("wal");
+	test_round_trip();
+	test_torn();
+	test_damage();
+	test_embedded();
+	test_faults();
+	test_group_commit();
+	test_purge();
+	test_power_loss();
+	test_speed();
+	tap_rmdir(root);
+	cf_log_release();
+	return done_testing();
+}
