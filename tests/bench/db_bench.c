@@ -7,7 +7,7 @@
  *   snappy where the store has it, WAL (or journal) on without fsync,
  *   10 bloom bits per key, 64 MiB block cache and 64 MiB write buffer.
  *
- *   db_bench [-n N] [-s STORES] [-w WORKLOADS] [-d DIR]
+ *   db_bench [-n N] [-s STORES] [-w WORKLOADS] [-d DIR] [-b CELLFS_BLOCKSIZE]
  *
  * Each store runs in its own child process, so that peak RSS and the
  * bytes written (/proc/self/io) are that store's alone.  The children
@@ -126,6 +126,7 @@ struct store {
  * key as the row, an empty qualifier. */
 static cf_db *cdb;
 static cf_table *ctab;
+static uint32_t cf_blocksize;	/* -b: BLOCKSIZE of the family; 0: default */
 
 static int cellfs_open(const char *dir, uint64_t cache)
 {
@@ -138,6 +139,8 @@ static int cellfs_open(const char *dir, uint64_t cache)
 	o.block_cache = cache;
 	o.flush_size = WRITE_BUFFER;
 	cf_family_default(&f, "f");
+	if (cf_blocksize)
+		f.blocksize = cf_blocksize;
 	if (cf_db_open(dir, &o, &cdb))
 		return -1;
 	rc = cf_table_create(cdb, "b", &f, 1);
@@ -150,6 +153,7 @@ static void cellfs_close(void)
 {
 	cf_table_close(ctab);
 	cf_db_close(cdb);
+	cdb = NULL;
 }
 
 static void *cellfs_ctx_new(void)
@@ -755,7 +759,12 @@ struct load {
 struct shared {
 	struct result r[NSTORES][NWORK];
 	struct load load[NSTORES];
+	/* cellfs's own counters around each workload, to explain its rows */
+	struct cf_stats cf_before[NWORK], cf_after[NWORK];
+	int cf_ran[NWORK];
 };
+
+static struct shared *sh;
 
 static uint64_t n_entries = 1000000;
 static float *lat;		/* per-op latency of the running workload */
@@ -995,15 +1004,24 @@ static void readwhilewriting(uint64_t ops, struct result *r)
 	r->ran = 1;
 }
 
-static void progress(const char *what, const struct result *r)
+/* Snapshots cellfs's counters before (after = 0) or after workload w. */
+static void cf_snap(int w, int after)
 {
+	if (cur != &stores[0] || !cdb)
+		return;
+	cf_db_stats(cdb, after ? &sh->cf_after[w] : &sh->cf_before[w]);
+	sh->cf_ran[w] = after;
+}
+
+static void progress(int w, const struct result *r)
+{
+	cf_snap(w, 1);
 	fprintf(stderr, "db_bench: %-8s %-16s %10" PRIu64 " ops %8.2f s\n",
-		cur->name, what, r->ops, r->secs);
+		cur->name, work_names[w], r->ops, r->secs);
 }
 
 /* One store, all wanted workloads, in a child process. */
-static void run_store(int si, const char *base, const int *want,
-		      struct shared *sh)
+static void run_store(int si, const char *base, const int *want)
 {
 	char dir[4200];
 	struct result *res = sh->r[si];
@@ -1023,8 +1041,9 @@ static void run_store(int si, const char *base, const int *want,
 	if (want[W_FILLSEQ]) {
 		rmrf(dir);
 		open_store(dir, HOT_CACHE);
+		cf_snap(W_FILLSEQ, 0);
 		fill(n, NULL, 0, &res[W_FILLSEQ]);
-		progress("fillseq", &res[W_FILLSEQ]);
+		progress(W_FILLSEQ, &res[W_FILLSEQ]);
 		cur->close();
 	}
 
@@ -1047,13 +1066,15 @@ static void run_store(int si, const char *base, const int *want,
 	rmrf(dir);
 	io0 = io_write_bytes();
 	open_store(dir, HOT_CACHE);
+	cf_snap(W_FILLRANDOM, 0);
 	fill(n, perm, 0, &res[W_FILLRANDOM]);
-	progress("fillrandom", &res[W_FILLRANDOM]);
+	progress(W_FILLRANDOM, &res[W_FILLRANDOM]);
 	free(perm);
 	ld->bytes_put = n * ENTRY_LEN;
 	if (want[W_OVERWRITE]) {
+		cf_snap(W_OVERWRITE, 0);
 		fill(n, NULL, 1, &res[W_OVERWRITE]);
-		progress("overwrite", &res[W_OVERWRITE]);
+		progress(W_OVERWRITE, &res[W_OVERWRITE]);
 		ld->bytes_put += n * ENTRY_LEN;
 	}
 	cur->close();
@@ -1068,10 +1089,11 @@ static void run_store(int si, const char *base, const int *want,
 		open_store(dir, HOT_CACHE);
 		if (want[W_READRANDOM]) {
 			struct result *r = &res[W_READRANDOM];
+			cf_snap(W_READRANDOM, 0);
 			reads(n, n, 0, 0, seed + 1, lat, r);
 			percentiles(lat, r->ops, r);
 			r->ran = 1;
-			progress("readrandom", r);
+			progress(W_READRANDOM, r);
 			if (r->found != r->ops)
 				fprintf(stderr, "db_bench: %s: %" PRIu64
 					" of %" PRIu64 " found\n", cur->name,
@@ -1079,27 +1101,30 @@ static void run_store(int si, const char *base, const int *want,
 		}
 		if (want[W_READMISSING]) {
 			struct result *r = &res[W_READMISSING];
+			cf_snap(W_READMISSING, 0);
 			reads(n, n, 1, 0, seed + 2, lat, r);
 			percentiles(lat, r->ops, r);
 			r->ran = 1;
-			progress("readmissing", r);
+			progress(W_READMISSING, r);
 		}
 		if (want[W_SEEKRANDOM]) {
 			struct result *r = &res[W_SEEKRANDOM];
+			cf_snap(W_SEEKRANDOM, 0);
 			reads(n / 10 ? n / 10 : 1, n, 0, 1, seed + 3, lat, r);
 			percentiles(lat, r->ops, r);
 			r->ran = 1;
-			progress("seekrandom", r);
+			progress(W_SEEKRANDOM, r);
 		}
 		if (want[W_READSEQ]) {
+			cf_snap(W_READSEQ, 0);
 			readseq(&res[W_READSEQ]);
-			progress("readseq", &res[W_READSEQ]);
+			progress(W_READSEQ, &res[W_READSEQ]);
 		}
 		if (want[W_READWHILEWRITING]) {
+			cf_snap(W_READWHILEWRITING, 0);
 			readwhilewriting(n / 2 ? n / 2 : 2,
 					 &res[W_READWHILEWRITING]);
-			progress("readwhilewriting",
-				 &res[W_READWHILEWRITING]);
+			progress(W_READWHILEWRITING, &res[W_READWHILEWRITING]);
 		}
 		cur->close();
 	}
@@ -1108,10 +1133,11 @@ static void run_store(int si, const char *base, const int *want,
 		struct result *r = &res[W_READCOLD];
 		nftw(dir, drop_one, 16, FTW_PHYS);
 		open_store(dir, COLD_CACHE);
+		cf_snap(W_READCOLD, 0);
 		reads(n / 10 ? n / 10 : 1, n, 0, 0, seed + 4, lat, r);
 		percentiles(lat, r->ops, r);
 		r->ran = 1;
-		progress("readrandom_cold", r);
+		progress(W_READCOLD, r);
 		cur->close();
 	}
 
@@ -1139,9 +1165,12 @@ static const char *const work_notes[NWORK] = {
 	"N/10 gets after reopen with an 8 MiB cache, page cache dropped",
 };
 
-static void print_tables(const struct shared *sh, const int *run_store_,
+static void print_tables(const int *run_store_,
 			 const int *want)
 {
+	size_t s;
+	int c;
+
 	for (int w = 0; w < NWORK; w++) {
 		if (!want[w])
 			continue;
@@ -1194,6 +1223,30 @@ static void print_tables(const struct shared *sh, const int *run_store_,
 	printf("\n");
 
 	if (!run_store_[0] || !sh->load[0].ran)
+		return;
+	printf("### cellfs counters per workload\n\nFrom cf_db_stats(): "
+	       "store files and regions at the end, block cache hits and "
+	       "misses, files skipped by bloom filter, flushes and "
+	       "compactions during the workload.\n\n");
+	printf("| workload         | files | regions | cache hits | cache misses | bloom skips | flushes | compactions |\n");
+	printf("|------------------|------:|--------:|-----------:|-------------:|------------:|--------:|------------:|\n");
+	for (int w = 0; w < NWORK; w++) {
+		const struct cf_stats *a = &sh->cf_before[w], *b = &sh->cf_after[w];
+		if (!sh->cf_ran[w])
+			continue;
+		printf("| %-16s | %5" PRIu64 " | %7" PRIu64 " | %10" PRIu64
+		       " | %12" PRIu64 " | %11" PRIu64 " | %7" PRIu64
+		       " | %11" PRIu64 " |\n", work_names[w], b->store_files,
+		       b->regions, b->cache_hits - a->cache_hits,
+		       b->cache_misses - a->cache_misses,
+		       b->bloom_skips - a->bloom_skips,
+		       b->flushes - a->flushes,
+		       b->compactions - a->compactions);
+	}
+	printf("\n");
+	for (c = 0, s = 1; s < NSTORES; s++)
+		c |= run_store_[s];
+	if (!c)
 		return;
 	printf("### cellfs ops/s / peer ops/s\n\nAbove 1: cellfs is faster.\n\n");
 	printf("| workload         |");
@@ -1257,7 +1310,6 @@ int main(int argc, char **argv)
 	const char *dir = "/tmp/cellfs-db-bench";
 	const char *store_names[NSTORES];
 	int want_store[NSTORES], want[NWORK];
-	struct shared *sh;
 	double start = now();
 	int c;
 
@@ -1267,7 +1319,7 @@ int main(int argc, char **argv)
 	}
 	for (int w = 0; w < NWORK; w++)
 		want[w] = 1;
-	while ((c = getopt(argc, argv, "n:s:w:d:")) != -1) {
+	while ((c = getopt(argc, argv, "n:s:w:d:b:")) != -1) {
 		if (c == 'n') {
 			n_entries = strtoull(optarg, NULL, 10);
 		} else if (c == 's') {
@@ -1279,12 +1331,14 @@ int main(int argc, char **argv)
 				return 2;
 		} else if (c == 'd') {
 			dir = optarg;
+		} else if (c == 'b') {
+			cf_blocksize = (uint32_t)strtoul(optarg, NULL, 10);
 		} else {
 			fprintf(stderr, "usage: db_bench [-n N] [-s cellfs,"
 				"leveldb,rocksdb,sqlite,lmdb] [-w fillseq,"
 				"fillrandom,overwrite,readrandom,readmissing,"
 				"seekrandom,readseq,readwhilewriting,"
-				"readrandom_cold] [-d DIR]\n");
+				"readrandom_cold] [-d DIR] [-b CELLFS_BLOCKSIZE]\n");
 			return 2;
 		}
 	}
@@ -1318,7 +1372,7 @@ int main(int argc, char **argv)
 		if (pid < 0)
 			return 1;
 		if (pid == 0) {
-			run_store((int)s, dir, want, sh);
+			run_store((int)s, dir, want);
 			_exit(0);
 		}
 		if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) ||
@@ -1331,7 +1385,7 @@ int main(int argc, char **argv)
 	printf("## db_bench: %" PRIu64 " entries, %d-byte keys, %d-byte "
 	       "values (half compressible), WAL without fsync\n\n",
 	       n_entries, KEY_LEN, VAL_LEN);
-	print_tables(sh, want_store, want);
+	print_tables(want_store, want);
 	printf("Total %.0f s.\n", now() - start);
 	munmap(sh, sizeof *sh);
 	return 0;
