@@ -1,0 +1,613 @@
+/*
+ * test-memstore.c: the memstore (engine/memstore.h): 200k random internal
+ * keys against a qsort reference, seeks to every 100th key and between
+ * keys, values from 0 bytes to 1 MiB, counters, memory accounting,
+ * references, and one writer with three lock-free readers.
+ *
+ * The random seed is fixed and printed; set CF_SEED to try another.
+ */
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/iter.h"
+#include "engine/key.h"
+#include "engine/memstore.h"
+#include "tests/tap.h"
+#include "util/err.h"
+
+static uint64_t seed;
+
+static uint64_t rnd(uint64_t *s)
+{
+	/* splitmix64 */
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+/* An encoded internal key, owned. */
+struct ekey {
+	unsigned char *p;
+	size_t n;
+};
+
+static const int types[] = {
+	KT_PUT, KT_DELETE, KT_DELETE_COLUMN, KT_DELETE_FAMILY
+};
+
+/*
+ * A random key with sequence number seq.  Rows, families and qualifiers
+ * come from small alphabets (0x00, 'a', 0xff ...) so that many keys share
+ * a row or a whole column and the ts and seqtype parts of the order get
+ * exercised; some rows are long (over 255 bytes, so the u16 length's high
+ * byte is used) with a common prefix.
+ */
+static void random_ikey(uint64_t *s, uint64_t seq, struct ikey *k,
+			unsigned char *row, unsigned char *fam,
+			unsigned char *qual)
+{
+	static const unsigned char ra[] = { 0x00, 'a', 'b', 0xff };
+	static const unsigned char fa[] = { 'f', 'g' };
+	static const unsigned char qa[] = { 0x00, 'q', 0xff };
+	static const int64_t tss[] = {
+		INT64_MIN, -1, 0, 1, 2, 1000, INT64_MAX
+	};
+	uint64_t r = rnd(s);
+
+	k->rowlen = r % 16 == 0 ? 256 + rnd(s) % 60 : r % 5;
+	for (size_t i = 0; i < k->rowlen; i++)
+		row[i] = i < 250 ? 'L' : ra[rnd(s) % 4];
+	if (k->rowlen < 256)
+		for (size_t i = 0; i < k->rowlen; i++)
+			row[i] = ra[rnd(s) % 4];
+	k->famlen = rnd(s) % 3;
+	for (size_t i = 0; i < k->famlen; i++)
+		fam[i] = fa[rnd(s) % 2];
+	k->qlen = rnd(s) % 4;
+	for (size_t i = 0; i < k->qlen; i++)
+		qual[i] = qa[rnd(s) % 3];
+	k->row = row;
+	k->fam = fam;
+	k->qual = qual;
+	r = rnd(s);
+	k->ts = r % 3 == 0 ? tss[rnd(s) % 7] : (int64_t)(rnd(s) % 5) - 2;
+	k->seq = seq;
+	k->type = types[rnd(s) % 4];
+}
+
+static struct ekey encode(const struct ikey *k)
+{
+	struct ekey e;
+
+	e.n = ikey_size(k);
+	e.p = malloc(e.n);
+	if (!e.p)
+		bail("out of memory");
+	if (ikey_encode(e.p, k) != e.n)
+		bail("ikey_encode size");
+	return e;
+}
+
+static int cmp_ekey(const void *a, const void *b)
+{
+	const struct ekey *x = a, *y = b;
+
+	return ikey_cmp(x->p, x->n, y->p, y->n);
+}
+
+static uint64_t fnv(const void *p, size_t n)
+{
+	const unsigned char *c = p;
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ c[i]) * 0x100000001b3ull;
+	return h;
+}
+
+/* The value stored under a key: 0..39 bytes that depend on the key. */
+static size_t value_of(const unsigned char *k, size_t kn, unsigned char *v)
+{
+	uint64_t h = fnv(k, kn), s = h;
+	size_t n = h % 40;
+
+	for (size_t i = 0; i < n; i++)
+		v[i] = (unsigned char)rnd(&s);
+	return n;
+}
+
+static int value_ok(const unsigned char *k, size_t kn,
+		    const unsigned char *v, size_t vn)
+{
+	unsigned char want[64];
+	size_t n = value_of(k, kn, want);
+
+	return n == vn && (n == 0 || memcmp(want, v, n) == 0);
+}
+
+/* Adds e (decoded again) with its value to m. */
+static int add_ekey(struct memstore *m, const struct ekey *e)
+{
+	struct ikey k;
+	unsigned char v[64];
+	size_t vn = value_of(e->p, e->n, v);
+
+	if (ikey_decode(e->p, e->n, &k))
+		bail("ikey_decode of our own key");
+	return memstore_add(m, &k, v, vn);
+}
+
+/*
+ * Does a sort strictly before b by key.h's rules, checked on the decoded
+ * fields rather than with ikey_cmp: row, family, qualifier bytewise with
+ * the shorter first, then ts descending, then seqtype descending.
+ */
+static int field_order_ok(const struct ekey *a, const struct ekey *b)
+{
+	struct ikey x, y;
+	int c;
+
+	if (ikey_decode(a->p, a->n, &x) || ikey_decode(b->p, b->n, &y))
+		return 0;
+	if ((c = bytes_cmp(x.row, x.rowlen, y.row, y.rowlen)))
+		return c < 0;
+	if ((c = bytes_cmp(x.fam, x.famlen, y.fam, y.famlen)))
+		return c < 0;
+	if ((c = bytes_cmp(x.qual, x.qlen, y.qual, y.qlen)))
+		return c < 0;
+	if (x.ts != y.ts)
+		return x.ts > y.ts;
+	if (x.seq != y.seq)
+		return x.seq > y.seq;
+	return x.type > y.type;
+}
+
+/* The first index of sorted[0..n) with key >= (p, pn). */
+static size_t lower_bound(const struct ekey *sorted, size_t n,
+			  const unsigned char *p, size_t pn)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (ikey_cmp(sorted[mid].p, sorted[mid].n, p, pn) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Is the iterator at exactly e (key bytes, and the value of e)? */
+static int at(struct iter *it, const struct ekey *e)
+{
+	size_t kn, vn;
+	const unsigned char *k, *v;
+
+	if (!iter_valid(it))
+		return 0;
+	k = iter_key(it, &kn);
+	v = iter_value(it, &vn);
+	return kn == e->n && !memcmp(k, e->p, kn) && value_ok(k, kn, v, vn);
+}
+
+/* --- 200k keys against the reference ---------------------------------- */
+
+#define NKEYS 200000
+
+static void test_order(void)
+{
+	struct ekey *keys = malloc(NKEYS * sizeof *keys);
+	struct ekey *sorted = malloc(NKEYS * sizeof *sorted);
+	unsigned char row[400], fam[4], qual[4];
+	uint64_t *seqs = malloc(NKEYS * sizeof *seqs);
+	uint64_t s = seed, minseq = UINT64_MAX, maxseq = 0;
+	size_t bytes0, payload = 0, bad = 0, badfield = 0, n;
+	struct memstore *m;
+	struct iter *it;
+	int rc = 0;
+
+	if (!keys || !sorted || !seqs)
+		bail("out of memory");
+	/* distinct sequence numbers in random order make the keys unique */
+	for (size_t i = 0; i < NKEYS; i++)
+		seqs[i] = 1000 + i * 3 + rnd(&s) % 3;
+	for (size_t i = NKEYS - 1; i > 0; i--) {
+		size_t j = rnd(&s) % (i + 1);
+		uint64_t t = seqs[i];
+		seqs[i] = seqs[j];
+		seqs[j] = t;
+	}
+	for (size_t i = 0; i < NKEYS; i++) {
+		struct ikey k;
+		random_ikey(&s, seqs[i], &k, row, fam, qual);
+		keys[i] = encode(&k);
+		if (k.seq < minseq)
+			minseq = k.seq;
+		if (k.seq > maxseq)
+			maxseq = k.seq;
+	}
+	free(seqs);
+
+	is_int(memstore_new(&m), CF_OK, "memstore_new");
+	is_int(memstore_count(m), 0, "a new memstore is empty");
+	ok(memstore_min_seq(m) == 0 && memstore_max_seq(m) == 0,
+	   "min and max seq are 0 when empty");
+	bytes0 = memstore_bytes(m);
+	ok(bytes0 < 1024, "memstore_bytes starts near 0 (%zu)", bytes0);
+	it = memstore_iter(m);
+	iter_seek_first(it);
+	ok(!iter_valid(it) && iter_status(it) == CF_OK,
+	   "an empty memstore iterates nothing, status OK");
+	iter_seek(it, keys[0].p, keys[0].n);
+	ok(!iter_valid(it), "and seeks to nothing");
+	iter_destroy(it);
+
+	{
+		size_t prev = bytes0, shrank = 0;
+		for (size_t i = 0; i < NKEYS && !rc; i++) {
+			unsigned char v[64];
+			payload += keys[i].n + value_of(keys[i].p, keys[i].n, v);
+			rc = add_ekey(m, &keys[i]);
+			if (memstore_bytes(m) < prev)
+				shrank++;
+			prev = memstore_bytes(m);
+		}
+		is_int(rc, CF_OK, "%d random keys added", NKEYS);
+		is_int(shrank, 0, "memstore_bytes never shrinks while adding");
+	}
+	is_int(memstore_count(m), NKEYS, "memstore_count");
+	is_int(memstore_min_seq(m), minseq, "memstore_min_seq");
+	is_int(memstore_max_seq(m), maxseq, "memstore_max_seq");
+	ok(memstore_bytes(m) >= payload && memstore_bytes(m) < payload * 4,
+	   "memstore_bytes %zu covers the %zu key and value bytes, not much "
+	   "more", memstore_bytes(m), payload);
+
+	memcpy(sorted, keys, NKEYS * sizeof *keys);
+	qsort(sorted, NKEYS, sizeof *sorted, cmp_ekey);
+	for (size_t i = 1; i < NKEYS; i++)
+		if (!field_order_ok(&sorted[i - 1], &sorted[i]))
+			badfield++;
+	is_int(badfield, 0, "the reference order is key.h's field order");
+
+	it = memstore_iter(m);
+	if (!it)
+		bail("memstore_iter");
+	n = 0;
+	for (iter_seek_first(it); iter_valid(it); iter_next(it)) {
+		if (n >= NKEYS || !at(it, &sorted[n])) {
+			if (!bad++)
+				diag("first difference at entry %zu", n);
+		}
+		n++;
+	}
+	is_int(n, NKEYS, "iteration yields every entry once");
+	is_int(bad, 0, "in ikey_cmp order, each with its own value");
+	is_int(iter_status(it), CF_OK, "status OK at the end");
+
+	/* seek to every 100th key, then step a little */
+	bad = 0;
+	for (size_t i = 0; i < NKEYS; i += 100) {
+		iter_seek(it, sorted[i].p, sorted[i].n);
+		for (size_t j = i; j < i + 3 && j < NKEYS; j++) {
+			if (!at(it, &sorted[j]))
+				bad++;
+			iter_next(it);
+		}
+	}
+	is_int(bad, 0, "seek to each 100th key lands on it, next follows");
+
+	/* a key just after sorted[i]: same column and ts, seqtype one less
+	 * (types are even or 14, so type - 1 names no key of the set) */
+	bad = 0;
+	for (size_t i = 0; i < NKEYS; i += 100) {
+		unsigned char probe[512];
+		size_t pn = sorted[i].n;
+		memcpy(probe, sorted[i].p, pn);
+		probe[pn - 1]--;
+		iter_seek(it, probe, pn);
+		if (i + 1 < NKEYS ? !at(it, &sorted[i + 1]) : iter_valid(it))
+			bad++;
+		/* and one just before: seqtype one more */
+		probe[pn - 1] += 2;
+		iter_seek(it, probe, pn);
+		if (!at(it, &sorted[i]))
+			bad++;
+	}
+	is_int(bad, 0, "seek between two keys lands on the next one");
+
+	/* random probes, most not in the set */
+	bad = 0;
+	for (int i = 0; i < 20000; i++) {
+		struct ikey k;
+		struct ekey e;
+		size_t lb;
+		random_ikey(&s, rnd(&s) % (maxseq + 10), &k, row, fam, qual);
+		e = encode(&k);
+		lb = lower_bound(sorted, NKEYS, e.p, e.n);
+		iter_seek(it, e.p, e.n);
+		if (lb == NKEYS ? iter_valid(it) : !at(it, &sorted[lb]))
+			bad++;
+		free(e.p);
+	}
+	is_int(bad, 0, "20000 random seeks agree with a binary search");
+
+	/* past the end and before the start */
+	{
+		unsigned char hirow[8], buf[8 + KEY_OVERHEAD];
+		struct ikey k = { 0 };
+		size_t bn;
+		memset(hirow, 0xff, sizeof hirow);
+		k.row = hirow;
+		k.rowlen = sizeof hirow;
+		k.ts = INT64_MIN;
+		bn = ikey_encode(buf, &k);
+		iter_seek(it, buf, bn);
+		ok(!iter_valid(it) && iter_status(it) == CF_OK,
+		   "seek past the last key: invalid, status OK");
+		k.row = NULL;
+		k.rowlen = 0;
+		k.ts = INT64_MAX;
+		k.seq = SEQ_MAX;
+		k.type = 0xff;
+		bn = ikey_encode(buf, &k);
+		iter_seek(it, buf, bn);
+		ok(at(it, &sorted[0]), "seek before the first key: the first");
+	}
+	iter_destroy(it);
+	memstore_unref(m);
+
+	for (size_t i = 0; i < NKEYS; i++)
+		free(keys[i].p);
+	free(keys);
+	free(sorted);
+}
+
+/* --- values of every size ---------------------------------------------- */
+
+static void test_values(void)
+{
+	static const size_t sizes[] = {
+		0, 1, 7, 100, 4095, 4096, 65536, (256u << 10) + 1, 1u << 20,
+		(1u << 20) - 1, 3, 0
+	};
+	enum { N = sizeof sizes / sizeof *sizes };
+	unsigned char *vals[N];
+	struct memstore *m;
+	struct iter *it;
+	size_t total = 0, n = 0, bad = 0;
+
+	if (memstore_new(&m))
+		bail("memstore_new");
+	for (size_t i = 0; i < N; i++) {
+		uint64_t s = seed + i;
+		unsigned char row[4] = { 'r', (unsigned char)('a' + i), 0, 0 };
+		struct ikey k = { row, 2, (const unsigned char *)"f", 1,
+				  (const unsigned char *)"q", 1, 0,
+				  (uint64_t)i + 1, KT_PUT };
+		vals[i] = malloc(sizes[i] ? sizes[i] : 1);
+		for (size_t j = 0; j < sizes[i]; j++)
+			vals[i][j] = (unsigned char)rnd(&s);
+		if (memstore_add(m, &k, sizes[i] ? vals[i] : NULL, sizes[i]))
+			bail("memstore_add of %zu bytes", sizes[i]);
+		total += sizes[i];
+	}
+	ok(memstore_bytes(m) >= total, "memstore_bytes %zu >= %zu value bytes",
+	   memstore_bytes(m), total);
+	it = memstore_iter(m);
+	for (iter_seek_first(it); iter_valid(it); iter_next(it), n++) {
+		size_t vn;
+		const unsigned char *v = iter_value(it, &vn);
+		if (n >= N || vn != sizes[n] || (vn && memcmp(v, vals[n], vn)))
+			bad++;
+	}
+	is_int(n, N, "every value back");
+	is_int(bad, 0, "values of 0 bytes to 1 MiB round-trip exactly");
+	iter_destroy(it);
+	memstore_unref(m);
+	for (size_t i = 0; i < N; i++)
+		free(vals[i]);
+}
+
+/* --- references ------------------------------------------------------- */
+
+static void test_refs(void)
+{
+	struct memstore *m;
+	struct iter *it, *it2;
+	size_t n = 0;
+
+	if (memstore_new(&m))
+		bail("memstore_new");
+	for (int i = 0; i < 1000; i++) {
+		unsigned char row[4];
+		struct ikey k = { row, 4, (const unsigned char *)"f", 1,
+				  NULL, 0, i, (uint64_t)i + 1, KT_PUT };
+		row[0] = (unsigned char)(i >> 8);
+		row[1] = (unsigned char)i;
+		row[2] = row[3] = 'x';
+		memstore_add(m, &k, row, 4);
+	}
+	it = memstore_iter(m);
+	it2 = memstore_iter(m);
+	memstore_ref(m);
+	memstore_unref(m);
+	memstore_unref(m);	/* the creator's reference: the iterators keep it */
+	for (iter_seek_first(it); iter_valid(it); iter_next(it)) {
+		size_t kn, vn;
+		const unsigned char *k = iter_key(it, &kn);
+		const unsigned char *v = iter_value(it, &vn);
+		if (vn == 4 && k[2] == v[0] && k[3] == v[1])
+			n++;
+	}
+	is_int(n, 1000, "an iterator keeps its memstore alive after the "
+	       "creator's unref");
+	iter_destroy(it);
+	iter_seek_first(it2);
+	ok(iter_valid(it2), "so does a second one after the first is gone");
+	iter_destroy(it2);	/* the last reference: ASan sees any leak */
+	memstore_unref(NULL);
+	ok(1, "memstore_unref(NULL) is a no-op");
+}
+
+/* --- one writer, three readers ---------------------------------------- */
+
+#define CONC_KEYS 100000
+#define READERS 3
+
+struct shared {
+	struct memstore *m;
+	struct ekey *keys;
+	atomic_int done;
+};
+
+struct reader {
+	struct shared *sh;
+	uint64_t seed;
+	long passes, seeks, bad_order, bad_value, short_pass, final_n;
+};
+
+static void *writer_main(void *arg)
+{
+	struct shared *sh = arg;
+
+	for (size_t i = 0; i < CONC_KEYS; i++)
+		if (add_ekey(sh->m, &sh->keys[i]))
+			bail("memstore_add in the writer");
+	atomic_store(&sh->done, 1);
+	return NULL;
+}
+
+/* One full pass: checks order and values; returns the entries seen. */
+static long reader_pass(struct reader *rd, struct iter *it)
+{
+	unsigned char prev[600];
+	size_t pn = 0;
+	long n = 0;
+
+	for (iter_seek_first(it); iter_valid(it); iter_next(it)) {
+		size_t kn, vn;
+		const unsigned char *k = iter_key(it, &kn);
+		const unsigned char *v = iter_value(it, &vn);
+		if (n && ikey_cmp(prev, pn, k, kn) >= 0)
+			rd->bad_order++;
+		if (!value_ok(k, kn, v, vn))
+			rd->bad_value++;
+		if (kn <= sizeof prev) {
+			memcpy(prev, k, kn);
+			pn = kn;
+		}
+		n++;
+	}
+	return n;
+}
+
+static void *reader_main(void *arg)
+{
+	struct reader *rd = arg;
+	struct shared *sh = rd->sh;
+	struct iter *it = memstore_iter(sh->m);
+	uint64_t s = rd->seed;
+
+	if (!it)
+		bail("memstore_iter");
+	while (!atomic_load(&sh->done)) {
+		uint64_t before = memstore_count(sh->m);
+		long n = reader_pass(rd, it);
+		/* an entry is visible once memstore_add returns, and the count
+		 * goes up only after that */
+		if ((uint64_t)n < before)
+			rd->short_pass++;
+		rd->passes++;
+		if (n == 0)
+			sched_yield();	/* the writer has not begun */
+		/* seeks to keys already added must find them */
+		for (int j = 0; j < 50; j++) {
+			uint64_t c = memstore_count(sh->m);
+			size_t i;
+			if (!c)
+				break;
+			i = rnd(&s) % c;
+			iter_seek(it, sh->keys[i].p, sh->keys[i].n);
+			if (!at(it, &sh->keys[i]))
+				rd->bad_value++;
+			rd->seeks++;
+		}
+	}
+	rd->final_n = reader_pass(rd, it);
+	iter_destroy(it);
+	return NULL;
+}
+
+static void test_concurrent(void)
+{
+	struct shared sh;
+	struct reader rd[READERS];
+	pthread_t wt, rt[READERS];
+	unsigned char row[400], fam[4], qual[4];
+	uint64_t s = seed ^ 0x5555;
+	long passes = 0, seeks = 0, bad_order = 0, bad_value = 0, shorts = 0;
+	int finals = 0;
+
+	sh.keys = malloc(CONC_KEYS * sizeof *sh.keys);
+	if (!sh.keys || memstore_new(&sh.m))
+		bail("setup");
+	atomic_init(&sh.done, 0);
+	/* ascending seqs, random columns: the writer adds them in order, so
+	 * the first c keys are exactly those a count of c has seen */
+	for (size_t i = 0; i < CONC_KEYS; i++) {
+		struct ikey k;
+		random_ikey(&s, i + 1, &k, row, fam, qual);
+		sh.keys[i] = encode(&k);
+	}
+	for (int i = 0; i < READERS; i++) {
+		memset(&rd[i], 0, sizeof rd[i]);
+		rd[i].sh = &sh;
+		rd[i].seed = seed + 17 * (uint64_t)i;
+		pthread_create(&rt[i], NULL, reader_main, &rd[i]);
+	}
+	pthread_create(&wt, NULL, writer_main, &sh);
+	pthread_join(wt, NULL);
+	for (int i = 0; i < READERS; i++) {
+		pthread_join(rt[i], NULL);
+		passes += rd[i].passes;
+		seeks += rd[i].seeks;
+		bad_order += rd[i].bad_order;
+		bad_value += rd[i].bad_value;
+		shorts += rd[i].short_pass;
+		finals += rd[i].final_n == CONC_KEYS;
+	}
+	diag("%ld reader passes, %ld seeks during %d inserts", passes, seeks,
+	     CONC_KEYS);
+	is_int(memstore_count(sh.m), CONC_KEYS, "the writer added %d keys",
+	       CONC_KEYS);
+	ok(passes > 0, "readers iterated while it wrote (%ld passes)", passes);
+	is_int(bad_order, 0, "readers always saw strictly increasing keys");
+	is_int(bad_value, 0, "every value matched its key, every seek found "
+	       "its key");
+	is_int(shorts, 0, "no pass missed an entry counted before it began");
+	is_int(finals, READERS, "after the writer, each reader sees all %d",
+	       CONC_KEYS);
+	memstore_unref(sh.m);
+	for (size_t i = 0; i < CONC_KEYS; i++)
+		free(sh.keys[i].p);
+	free(sh.keys);
+}
+
+int main(void)
+{
+	const char *s = getenv("CF_SEED");
+
+	seed = s ? strtoull(s, NULL, 0) : 20261122;
+	diag("seed %llu (set CF_SEED to change)", (unsigned long long)seed);
+	test_order();
+	test_values();
+	test_refs();
+	test_concurrent();
+	return done_testing();
+}
