@@ -3,10 +3,12 @@
  * each kind of injected fault, the power-loss simulation and the clock.
  */
 #include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 
 #include "tests/tap.h"
@@ -525,6 +527,211 @@ static void test_clock(void)
 	env_clock_set(-1);
 }
 
+
+/* --- locks across processes ------------------------------------------ */
+
+/* A child that tries to take path's lock: exits 0 if it got it, 1 if
+ * CF_EBUSY, 2 otherwise. */
+static int lock_in_child(const char *path)
+{
+	struct env_file *l;
+	pid_t pid;
+	int st, rc;
+
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0)
+		bail("fork");
+	if (pid == 0) {
+		rc = env_lock_file(path, &l);
+		_exit(rc == CF_OK ? 0 : rc == CF_EBUSY ? 1 : 2);
+	}
+	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st))
+		return -1;
+	return WEXITSTATUS(st);
+}
+
+static void test_lock_processes(void)
+{
+	struct env_file *l;
+	int fds[2];
+	char c;
+	pid_t pid;
+	int st;
+
+	is_int(env_lock_file(P("PLOCK"), &l), CF_OK, "lock_file in the parent");
+	is_int(lock_in_child(P("PLOCK")), 1,
+	       "another process gets CF_EBUSY for it");
+	env_close(l);
+	is_int(lock_in_child(P("PLOCK")), 0,
+	       "and the lock once the parent closed it");
+
+	/* a child holds it; it goes with the child, even killed */
+	if (pipe(fds))
+		bail("pipe");
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0)
+		bail("fork");
+	if (pid == 0) {
+		close(fds[0]);
+		if (env_lock_file(P("PLOCK"), &l))
+			_exit(2);
+		if (write(fds[1], "L", 1) != 1)
+			_exit(3);
+		for (;;)
+			pause();
+	}
+	close(fds[1]);
+	ok(read(fds[0], &c, 1) == 1 && c == 'L', "a child takes the lock");
+	close(fds[0]);
+	is_int(env_lock_file(P("PLOCK"), &l), CF_EBUSY,
+	       "the parent gets CF_EBUSY while the child holds it");
+	ok(l == NULL, "and no handle");
+	kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
+	is_int(env_lock_file(P("PLOCK"), &l), CF_OK,
+	       "free once the child is killed");
+	env_close(l);
+}
+
+/* --- more faults ---------------------------------------------------- */
+
+static void test_more_faults(void)
+{
+	struct env_file *f;
+	char buf[64];
+	size_t got = 99;
+	int id, ids = 0, full;
+	uint64_t h0;
+
+	is_int(env_fault_add(ENV_OP_WRITE, NULL, -1, 1, CF_EIO, 0), CF_EINVAL,
+	       "a negative skip: CF_EINVAL");
+	is_int(env_fault_add(ENV_OP_WRITE, NULL, 0, 1, 5, 0), CF_EINVAL,
+	       "a positive error: CF_EINVAL");
+	/* the table fills; ids are distinct and >= 0 */
+	full = 0;
+	for (int i = 0; i < 100 && !full; i++) {
+		id = env_fault_add(ENV_OP_WRITE, "never-matches", 0, 1, CF_EIO, 0);
+		if (id == CF_ENOMEM)
+			full = 1;
+		else if (id == i)
+			ids++;
+	}
+	ok(full && ids >= 8, "the fault table fills (%d faults) with ids "
+	   "0, 1, ..., then CF_ENOMEM", ids);
+	env_fault_clear();
+	is_int(env_fault_add(ENV_OP_WRITE, "never-matches", 0, 1, CF_EIO, 0), 0,
+	       "env_fault_clear empties it");
+	env_fault_clear();
+
+	h0 = env_fault_hits();
+	/* ENOSPC with a short write: half the bytes land */
+	env_open(P("mf"), ENV_WRITE_NEW, &f);
+	env_fault_add(ENV_OP_WRITE, "/mf", 0, 1, CF_ENOSPC, 1);
+	is_int(env_write(f, "abcdefgh", 8), CF_ENOSPC, "short write, then "
+	       "CF_ENOSPC");
+	is_int(env_size(f), 4, "4 of the 8 bytes written");
+	is_int(env_write(f, "XY", 2), CF_OK, "count 1: the next write is whole");
+	env_close(f);
+	ok(has(P("mf"), "abcdXY"), "the file holds the half and the next write");
+	env_fault_clear();
+
+	/* count -1 with short writes: each write half, until cleared */
+	env_open(P("mf2"), ENV_WRITE_NEW, &f);
+	env_fault_add(ENV_OP_WRITE, "/mf2", 1, -1, CF_EIO, 1);
+	ok(env_write(f, "1234", 4) == CF_OK &&
+	   env_write(f, "5678", 4) == CF_EIO &&
+	   env_write(f, "abcd", 4) == CF_EIO, "skip 1, then every write fails");
+	env_fault_clear();
+	env_write(f, "!", 1);
+	env_close(f);
+	ok(has(P("mf2"), "123456ab!"), "each failed write left its half");
+
+	/* a read fault: pread_some reports it and reads nothing */
+	env_open(P("mf"), ENV_READ, &f);
+	env_fault_add(ENV_OP_READ, "/mf", 0, 1, CF_EIO, 0);
+	is_int(env_pread_some(f, buf, sizeof buf, 0, &got), CF_EIO,
+	       "pread_some with a read fault: CF_EIO");
+	is_int(got, 0, "and 0 bytes");
+	is_int(env_pread_some(f, buf, sizeof buf, 0, &got), CF_OK, "then reads");
+	is_int(got, 6, "all 6 bytes");
+	env_close(f);
+	env_fault_clear();
+
+	/* a rename fault inside write_file_atomic */
+	put_file(P("ra"), "old");
+	env_fault_add(ENV_OP_RENAME, "/ra", 0, 1, CF_EIO, 0);
+	is_int(env_write_file_atomic(P("ra"), "new", 3), CF_EIO,
+	       "write_file_atomic reports a rename error");
+	ok(has(P("ra"), "old") && !env_exists(P("ra.tmp")),
+	   "the old content stays, no temporary file");
+	env_fault_clear();
+	/* ENOSPC on its write */
+	env_fault_add(ENV_OP_WRITE, "/ra", 0, 1, CF_ENOSPC, 1);
+	is_int(env_write_file_atomic(P("ra"), "newer", 5), CF_ENOSPC,
+	       "write_file_atomic reports ENOSPC");
+	ok(has(P("ra"), "old") && !env_exists(P("ra.tmp")),
+	   "the old content stays, no temporary file");
+	env_fault_clear();
+
+	/* ENV_OP_ANY, and the open fault of env_lock_file */
+	env_fault_add(ENV_OP_ANY, "/anyop", 0, -1, CF_EIO, 0);
+	is_int(env_open(P("anyop"), ENV_WRITE_NEW, &f), CF_EIO, "ENV_OP_ANY "
+	       "fails an open");
+	is_int(env_lock_file(P("anyop"), &f), CF_EIO, "and env_lock_file");
+	put_file(P("src-for-any"), "s");
+	is_int(env_rename(P("src-for-any"), P("anyop")), CF_EIO, "and a rename");
+	env_fault_clear();
+	is_int(env_fault_hits() - h0, 9, "env_fault_hits: 9 more, one per "
+	       "failed operation");
+
+	/* a fault armed on another path leaves the hit count alone */
+	h0 = env_fault_hits();
+	env_fault_add(ENV_OP_ANY, "/elsewhere/", 0, -1, CF_EIO, 0);
+	put_file(P("quiet"), "q");
+	is_int(env_fault_hits(), h0, "no hit without a failure");
+	env_fault_clear();
+}
+
+/* --- power loss, the simple cases ----------------------------------- */
+
+static void test_power_loss_simple(void)
+{
+	struct env_file *f;
+
+	env_mkdir(P("pl2"), 0755);
+	env_sync_dir(dir);
+	env_track_unsynced(1);
+
+	/* write A, sync, write B */
+	is_int(env_open(P("pl2/ab"), ENV_WRITE_NEW, &f), CF_OK, "create");
+	env_write(f, "AAAA", 4);
+	is_int(env_sync(f), CF_OK, "sync after A");
+	env_write(f, "BBBBBB", 6);
+	is_int(env_drop_unsynced(), CF_OK, "power loss");
+	is_int(fsize(P("pl2/ab")), 4, "the file holds A only");
+	ok(has(P("pl2/ab"), "AAAA"), "A's bytes");
+	env_close(f);
+
+	/* created and never synced: gone */
+	write_str(P("pl2/never"), ENV_WRITE_NEW, "lost", 0);
+	ok(env_exists(P("pl2/never")), "a new unsynced file exists");
+	env_drop_unsynced();
+	ok(!env_exists(P("pl2/never")), "and is gone after the power loss");
+
+	/* a synced file in a directory renamed afterwards */
+	env_mkdir(P("pl2/d1"), 0755);
+	write_str(P("pl2/d1/f"), ENV_WRITE_NEW, "kept", 1);
+	write_str(P("pl2/d1/f"), ENV_APPEND, "+lost", 0);
+	is_int(env_rename(P("pl2/d1"), P("pl2/d2")), CF_OK,
+	       "rename its directory");
+	env_drop_unsynced();
+	ok(has(P("pl2/d2/f"), "kept"), "the tracking follows the directory "
+	   "rename: the synced bytes only");
+	env_track_unsynced(0);
+}
+
 int main(void)
 {
 	dir = tap_tmpdir("env");
@@ -533,6 +740,9 @@ int main(void)
 	test_faults();
 	test_power_loss();
 	test_clock();
+	test_lock_processes();
+	test_more_faults();
+	test_power_loss_simple();
 	tap_rmdir(dir);
 	return done_testing();
 }
