@@ -10,6 +10,18 @@
  *
  * A struct meta is used by one thread at a time (the engine serializes
  * catalog access with its own mutex).  Prepared statements only.
+ *
+ * Errors of every function that reaches SQLite: CF_EIO (I/O error and
+ * anything unexpected), CF_ENOSPC (disk full), CF_ECORRUPT (damaged
+ * database), CF_ENOMEM, CF_EBUSY (another connection holds the lock past
+ * the busy timeout); each is recorded with SQLite's message by cf_log.
+ *
+ * The list functions call fn once per row, in the order given; pointers
+ * in what fn receives point into SQLite's row and are valid during that
+ * call only.  fn may read the catalog through the other functions (also
+ * the other lists: tables -> regions -> files nests), but must not call
+ * the list it is called from (CF_EBUSY) nor change the catalog.  A
+ * non-zero return of fn ends the list and is returned.
  */
 #ifndef CF_META_H
 #define CF_META_H
@@ -26,6 +38,14 @@ void meta_close(struct meta *m);
 /* Runs SQLite's integrity check: CF_OK or CF_ECORRUPT. */
 int meta_check(struct meta *m);
 
+/* Transactions nest: an inner meta_begin..meta_commit commits into the
+ * enclosing transaction, an inner meta_rollback undoes only the changes
+ * since its own meta_begin; the outermost commit makes all durable
+ * (synchronous=FULL) or, when it fails, rolls all back and returns the
+ * error.  After an error SQLite may have rolled the whole transaction back
+ * already: further changes in it fail with CF_EIO until meta_rollback.
+ * meta_commit without meta_begin: CF_EINVAL.  Each meta_begin that
+ * returned CF_OK needs one meta_commit or meta_rollback. */
 int meta_begin(struct meta *m);
 int meta_commit(struct meta *m);
 void meta_rollback(struct meta *m);
@@ -44,7 +64,8 @@ int meta_table_add(struct meta *m, const char *name, int64_t *id);
 /* Adds a table with a given id (a catalog rebuilt by cellfs-fsck keeps
  * the ids the WAL refers to).  CF_EEXIST. */
 int meta_table_put(struct meta *m, int64_t id, const char *name);
-/* Removes the table with its families, regions and files. */
+/* Removes the table with its families, regions and files, atomically
+ * (alone or inside a transaction).  No such table: CF_OK. */
 int meta_table_del(struct meta *m, int64_t id);
 /* Calls fn for each table (ordered by name); stops on non-zero return and
  * returns it.  Strings are valid during the call only. */
@@ -55,6 +76,8 @@ int meta_table_list(struct meta *m,
 /* Inserts or replaces a family's settings text. */
 int meta_family_put(struct meta *m, int64_t table_id, const char *name,
 		    const char *settings);
+/* No such family: CF_OK.  The family's file rows stay (the caller
+ * removes them with meta_file_del). */
 int meta_family_del(struct meta *m, int64_t table_id, const char *name);
 int meta_family_list(struct meta *m, int64_t table_id,
 		     int (*fn)(const char *name, const char *settings,
@@ -73,10 +96,13 @@ struct meta_region {
 
 /* Inserts or replaces a region. */
 int meta_region_put(struct meta *m, const struct meta_region *r);
-/* Removes a region and its file rows. */
+/* Removes a region and its file rows, atomically (alone or inside a
+ * transaction).  No such region: CF_OK. */
 int meta_region_del(struct meta *m, int64_t id);
+/* CF_ENOTFOUND if there is no such region. */
 int meta_region_set_flushed(struct meta *m, int64_t id, uint64_t seq);
-/* Regions of a table ordered by start key. */
+/* Regions of a table ordered by start key (bytewise; the empty start
+ * first).  start and end are never NULL. */
 int meta_region_list(struct meta *m, int64_t table_id,
 		     int (*fn)(const struct meta_region *r, void *arg),
 		     void *arg);
@@ -96,6 +122,9 @@ struct meta_file {
 	size_t hilen;
 };
 
+/* lo/hi NULL: unbounded, read back as NULL; non-NULL with length 0: an
+ * empty bound, read back as a non-NULL empty blob.  CF_EEXIST if the
+ * region already has a row for f->id. */
 int meta_file_add(struct meta *m, const struct meta_file *f);
 /* CF_ENOTFOUND if absent. */
 int meta_file_del(struct meta *m, int64_t region_id, uint64_t id);
