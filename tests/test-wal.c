@@ -8,6 +8,7 @@
  * CF_WAL_BENCH=1 to time one million 130-byte appends.
  */
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -782,6 +783,338 @@ static void test_power_loss(void)
 	env_track_unsynced(0);
 }
 
+
+/* --- 64 KiB segments, records to 3 MiB ----------------------------- */
+
+/* Sum of the sizes of every segment file in dir. */
+static uint64_t dir_bytes(const char *dir)
+{
+	uint64_t *ids, total = 0;
+	size_t n;
+
+	if (wal_list(dir, &ids, &n))
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t sz = 0;
+		env_file_size(seg_path(dir, ids[i]), &sz);
+		total += sz;
+	}
+	free(ids);
+	return total;
+}
+
+static void test_small_segments(void)
+{
+	enum { N = 260 };
+	static const size_t fixed[] = {
+		3u << 20, 0, 65536 - SEG_HDR - REC_HDR, 1, 65536,
+		(3u << 20) - 1, 65536 - SEG_HDR - REC_HDR + 1, 0, 2
+	};
+	size_t nfix = sizeof fixed / sizeof *fixed, *sizes, nrec, nids;
+	const char *dir = subdir("seg64/wal");
+	uint64_t s = seed ^ 64, *ids;
+	struct wal *w;
+	int ntorn, consecutive = 1, over = 0;
+
+	sizes = malloc(N * sizeof *sizes);
+	for (size_t i = 0; i < N; i++)
+		sizes[i] = i < nfix ? fixed[i] :
+			   i % 50 == 0 ? (size_t)(rnd(&s) % (3u << 20)) :
+			   (size_t)(rnd(&s) % 9000);
+	sizes[N - 1] = 100;	/* a small last record for the torn loop */
+	is_int(wal_open(dir, 1, 64 << 10, &w), CF_OK, "a log of 64 KiB segments");
+	is_int(append_recs(w, sizes, 0, N - 60), CF_OK,
+	       "%d records of 0 bytes to 3 MiB", N - 60);
+	wal_close(w);
+	is_int(wal_list(dir, &ids, &nids), CF_OK, "wal_list");
+	for (size_t i = 0; i < nids; i++) {
+		uint64_t sz = 0;
+		consecutive &= ids[i] == i + 1;
+		env_file_size(seg_path(dir, ids[i]), &sz);
+		if (sz > (64 << 10) &&
+		    read_seg(seg_path(dir, ids[i]), 0, NULL, 0).nrec != 1)
+			over++;
+	}
+	ok(nids > 20 && consecutive, "%zu segments, numbered 1, 2, ... in "
+	   "order", nids);
+	is_int(over, 0, "only a single big record takes a segment past 64 KiB");
+	is_int(read_dir(dir, sizes, N, &nrec, &ntorn), 0, "read back");
+	ok(nrec == N - 60 && ntorn == 0, "every record, exact (%zu)", nrec);
+
+	is_int(wal_open(dir, ids[nids - 1] + 1, 64 << 10, &w), CF_OK,
+	       "reopen after the last segment");
+	free(ids);
+	is_int(append_recs(w, sizes, N - 60, N), CF_OK, "60 more records");
+	wal_close(w);
+	is_int(read_dir(dir, sizes, N, &nrec, &ntorn), 0, "read back");
+	ok(nrec == N && ntorn == 0, "all %d records across both opens (%zu)",
+	   N, nrec);
+
+	/* a torn tail in the newest segment, at every byte of its last
+	 * record: every earlier record reads, torn, no error (the older
+	 * segments are not touched by the cut: read whole once after) */
+	{
+		char *last;
+		unsigned char *img;
+		size_t len, bad = 0, first, nlast;
+		uint64_t start;
+		struct readout o;
+
+		wal_list(dir, &ids, &nids);
+		last = seg_path(dir, ids[nids - 1]);
+		img = read_all(last, &len);
+		nlast = read_seg(last, 0, NULL, 0).nrec;
+		first = N - nlast;
+		start = len - REC_HDR - 100;
+		for (uint64_t t = start; t < len; t++) {
+			write_all(last, img, t);
+			o = read_seg(last, first, sizes, N);
+			if (o.rc || o.mismatch || o.nrec != nlast - 1 ||
+			    o.torn != (t > start) || o.valid_end != start) {
+				if (!bad++)
+					diag("cut at %llu: rc %d, %zu records, "
+					     "torn %d", (unsigned long long)t,
+					     o.rc, o.nrec, o.torn);
+			}
+		}
+		is_int(bad, 0, "the newest segment cut at each of the %d bytes "
+		       "of its last record: the records before it, torn, no "
+		       "error", REC_HDR + 100);
+		write_all(last, img, start + REC_HDR + 50);
+		ok(read_dir(dir, sizes, N, &nrec, &ntorn) == 0 &&
+		   nrec == N - 1 && ntorn == 1,
+		   "the whole log then: %d records, one torn segment (%zu)",
+		   N - 1, nrec);
+		write_all(last, img, len);
+		free(img);
+		free(ids);
+	}
+	free(sizes);
+	env_remove_tree(subdir("seg64"));
+}
+
+/* --- faults on a log under a /wal/ directory ------------------------ */
+
+static void test_wal_dir_faults(void)
+{
+	const char *dir = subdir("fw/wal");
+	size_t sizes[60], nrec;
+	struct wal *w;
+	uint64_t before;
+	int ntorn;
+
+	for (size_t i = 0; i < 60; i++)
+		sizes[i] = 100 + i * 31;
+	/* 8 KiB segments: a roll every few records */
+	if (wal_open(dir, 1, 8 << 10, &w))
+		bail("open");
+	is_int(append_recs(w, sizes, 0, 30), CF_OK, "30 records");
+	before = dir_bytes(dir);
+
+	env_fault_add(ENV_OP_WRITE, "/wal/", 0, -1, CF_ENOSPC, 0);
+	is_int(append_recs(w, sizes, 30, 31), CF_ENOSPC,
+	       "ENOSPC on the /wal/ path: wal_append returns CF_ENOSPC");
+	is_int(dir_bytes(dir), before, "nothing of it is in the files");
+	is_int(read_dir(dir, sizes, 60, &nrec, &ntorn), 0, "the log reads");
+	ok(nrec == 30 && ntorn == 0, "every earlier record, no partial one "
+	   "(%zu, torn %d)", nrec, ntorn);
+	env_fault_clear();
+	is_int(append_recs(w, sizes, 30, 31), CF_OK, "after clearing the "
+	       "append succeeds");
+
+	env_fault_add(ENV_OP_WRITE, "/wal/", 0, 1, CF_ENOSPC, 1);
+	before = dir_bytes(dir);
+	is_int(append_recs(w, sizes, 31, 32), CF_ENOSPC,
+	       "a short write, then ENOSPC");
+	is_int(dir_bytes(dir), before, "the half record is cut off");
+	is_int(read_dir(dir, sizes, 60, &nrec, &ntorn), 0, "the log reads");
+	ok(nrec == 31 && ntorn == 0, "31 records, no partial one (%zu, torn "
+	   "%d)", nrec, ntorn);
+	env_fault_clear();
+	is_int(append_recs(w, sizes, 31, 32), CF_OK, "the retry succeeds");
+
+	/* the write of a new segment's header fails during a roll: no
+	 * half-made segment is left, and the next append rolls */
+	{
+		uint64_t *ids;
+		size_t n0, n1, i;
+		int rc = 0;
+
+		wal_list(dir, &ids, &n0);
+		free(ids);
+		/* every write of a segment other than the current one fails */
+		{
+			char cur[32];
+			snprintf(cur, sizeof cur, "/%016llx.log",
+				 (unsigned long long)(n0 + 1));
+			env_fault_add(ENV_OP_WRITE, cur, 0, -1, CF_ENOSPC, 1);
+		}
+		for (i = 32; i < 60 && !rc; i++)
+			rc = append_recs(w, sizes, i, i + 1);
+		is_int(rc, CF_ENOSPC, "a roll whose header write fails: "
+		       "CF_ENOSPC");
+		wal_list(dir, &ids, &n1);
+		free(ids);
+		is_int(n1, n0, "and no new segment file is left behind");
+		env_fault_clear();
+		is_int(append_recs(w, sizes, i - 1, 60), CF_OK, "then the rolls "
+		       "work");
+	}
+	is_int(read_dir(dir, sizes, 60, &nrec, &ntorn), 0, "the log reads");
+	ok(nrec == 60 && ntorn == 0, "all 60 records in order (%zu)", nrec);
+
+	append_recs(w, sizes, 0, 1);
+	env_fault_add(ENV_OP_SYNC, "/wal/", 0, 1, CF_EIO, 0);
+	is_int(wal_sync(w), CF_EIO, "EIO on the fsync is reported");
+	is_int(wal_dirty(w), 1, "the log stays dirty");
+	env_fault_clear();
+	is_int(wal_sync(w), CF_OK, "a later sync works");
+	wal_close(w);
+	env_remove_tree(subdir("fw"));
+}
+
+/* --- 4 syncers, one appender, power loss checks --------------------- */
+
+struct gsyncer {
+	struct wal *w;
+	atomic_int *stop;
+	long calls, errors;
+};
+
+static void *gsyncer_main(void *arg)
+{
+	struct gsyncer *g = arg;
+
+	while (!atomic_load(g->stop)) {
+		if (wal_sync(g->w))
+			g->errors++;
+		g->calls++;
+		sched_yield();
+	}
+	return NULL;
+}
+
+static void test_group_commit_20k(void)
+{
+	enum { N = 20000, T = 4, EVERY = 500 };
+	const char *dir = subdir("group20k");
+	size_t *sizes = malloc(N * sizeof *sizes), nrec;
+	struct gsyncer g[T];
+	pthread_t th[T];
+	atomic_int stop = 0;
+	struct wal *w;
+	uint64_t s = seed ^ 20000;
+	long calls = 0, errors = 0, own = 0;
+	int rc = 0, lost = 0, ntorn;
+	size_t i, durable = 0;
+
+	for (i = 0; i < N; i++)
+		sizes[i] = (size_t)(rnd(&s) % 300);
+	env_track_unsynced(1);
+	if (wal_open(dir, 1, 64 << 10, &w))
+		bail("open");
+	for (int t = 0; t < T; t++) {
+		g[t] = (struct gsyncer){ w, &stop, 0, 0 };
+		pthread_create(&th[t], NULL, gsyncer_main, &g[t]);
+	}
+	/*
+	 * Every EVERY records the appender syncs too (often satisfied by a
+	 * syncer's fsync: the group commit) and then simulates a power
+	 * loss: if its wal_sync returned before every byte it had appended
+	 * was durable, the drop cuts the segment.
+	 */
+	for (i = 0; i < N && !rc; i++) {
+		rc = append_recs(w, sizes, i, i + 1);
+		if (!rc && i % EVERY == EVERY - 1) {
+			uint64_t b0;
+			rc = wal_sync(w);
+			own++;
+			b0 = dir_bytes(dir);
+			if (!rc && (rc = env_drop_unsynced()) == CF_OK &&
+			    dir_bytes(dir) != b0) {
+				lost++;
+				rc = -100;
+			}
+			durable = i + 1;
+		}
+	}
+	atomic_store(&stop, 1);
+	for (int t = 0; t < T; t++) {
+		pthread_join(th[t], NULL);
+		calls += g[t].calls;
+		errors += g[t].errors;
+	}
+	is_int(rc, CF_OK, "%d appends while %d threads call wal_sync", N, T);
+	is_int(lost, 0, "each wal_sync of the appender left nothing unsynced "
+	       "for a power loss to cut");
+	is_int(errors, 0, "no wal_sync failed");
+	diag("%llu fsyncs for %ld wal_sync calls",
+	     (unsigned long long)wal_syncs(w), calls + own);
+	ok(wal_syncs(w) < (uint64_t)(calls + own), "fewer fsyncs (%llu) than "
+	   "wal_sync calls (%ld): group commit",
+	   (unsigned long long)wal_syncs(w), calls + own);
+	/* a final power loss without a last sync: every record up to the
+	 * appender's last sync survives, later ones may */
+	is_int(env_drop_unsynced(), CF_OK, "a power loss at the end");
+	wal_close(w);
+	env_track_unsynced(0);
+	is_int(read_dir(dir, sizes, N, &nrec, &ntorn), 0, "the log reads");
+	ok(nrec >= durable && nrec <= N, "every record up to the last sync "
+	   "survives (%zu >= %zu)", nrec, durable);
+	free(sizes);
+	env_remove_tree(dir);
+}
+
+/* --- purge with random bounds --------------------------------------- */
+
+static void test_purge_random(void)
+{
+	enum { NSEG = 24 };
+	const char *dir = subdir("purge-rand");
+	uint64_t maxseq[NSEG + 1], s = seed ^ 0xbeef;
+	struct wal *w;
+	int bad = 0;
+	char body[200];
+
+	memset(body, 'x', sizeof body);
+	/* segments 1..NSEG, one record each */
+	if (wal_open(dir, 1, 100, &w))
+		bail("open");
+	for (int i = 0; i < NSEG; i++)
+		wal_append(w, body, sizeof body, 1);
+	wal_close(w);
+	if (wal_open(dir, NSEG + 1, 1 << 20, &w))
+		bail("reopen");
+	for (int i = 1; i <= NSEG; i++) {
+		maxseq[i] = rnd(&s) % 1000;
+		if (wal_adopt(w, (uint64_t)i, maxseq[i]))
+			bad++;
+	}
+	is_int(bad, 0, "%d segments adopted with random max seqs", NSEG);
+	for (int round = 0; round < 12; round++) {
+		uint64_t bound = rnd(&s) % 1100, want[NSEG + 1];
+		size_t n = 0;
+		if (wal_purge(w, bound))
+			bad++;
+		for (int i = 1; i <= NSEG; i++)
+			if (maxseq[i] != UINT64_MAX && maxseq[i] < bound)
+				maxseq[i] = UINT64_MAX;	/* gone */
+		for (int i = 1; i <= NSEG; i++)
+			if (maxseq[i] != UINT64_MAX)
+				want[n++] = (uint64_t)i;
+		want[n++] = NSEG + 1;	/* the open one, always */
+		if (!same_ids(dir, want, n)) {
+			bad++;
+			diag("round %d, bound %llu", round,
+			     (unsigned long long)bound);
+		}
+	}
+	is_int(bad, 0, "12 purges with random bounds delete exactly the "
+	       "segments whose max seq is below the bound");
+	wal_close(w);
+	env_remove_tree(dir);
+}
+
 /* --- speed ---------------------------------------------------------- */
 
 static void test_speed(void)
@@ -823,6 +1156,10 @@ int main(void)
 	test_group_commit();
 	test_purge();
 	test_power_loss();
+	test_small_segments();
+	test_wal_dir_faults();
+	test_group_commit_20k();
+	test_purge_random();
 	test_speed();
 	tap_rmdir(root);
 	cf_log_release();
