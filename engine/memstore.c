@@ -2,84 +2,101 @@
  * memstore.c: a skiplist over an arena (as LevelDB's memtable).
  *
  * One writer at a time (the engine's write leader, or recovery); readers
- * never lock.  A node is fully written before it is linked: the writer
- * publishes each next pointer with a release store, readers load them
- * with acquire, so a reader that reaches a node sees its whole key and
- * value.  Nodes are never removed; the arena frees everything at once
- * when the last reference goes.
+ * never lock.  Invariants:
  *
- * Node layout in the arena: the node struct with `height` next pointers,
- * then the encoded key, then the value.
+ *   - A node is fully written (height, lengths, key, value, and its own
+ *     next pointers) before it is linked.  The writer links it with a
+ *     release store into the predecessor's next pointer and readers load
+ *     next pointers with acquire, so a reader that reaches a node sees all
+ *     of it.  Level 0 is linked first: a node reachable at any level is
+ *     already in the level-0 list, which is what iteration walks.
+ *   - Nodes are never removed, and a linked node's height, key and value
+ *     never change (only its links and the writer's prefixes do); the
+ *     arena frees everything at once when the last reference goes.
+ *   - count is incremented after the node is linked and after min_seq and
+ *     max_seq are updated, so whoever sees count = c sees those c entries
+ *     and seqs that cover them.
+ *
+ * Node layout in the arena: struct node with `height` next pointers,
+ * `height` lookahead prefixes, the encoded key, the value.
+ *
+ * Lookahead prefixes are the writer's alone (readers never touch them, so
+ * they need no atomics): pfx[i] holds row_prefix() of the node that
+ * next[i] points to.  A random insert spends nearly all its time waiting
+ * for nodes to come from memory; with the prefix beside the pointer the
+ * writer decides most comparisons against a successor without loading
+ * it, so only the nodes it moves to cost a miss (a million random
+ * 16-byte rows: 1.15 s down to 0.9 s here, with the branching below).
  */
+#include <assert.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/arena.h"
 #include "engine/memstore.h"
 #include "util/err.h"
 
-#define MAX_HEIGHT 16
-#define BLOCK (1u << 20)
+/* 2^24 entries before the top level fills; more still work, slower */
+#define MAX_HEIGHT 24
 
 struct node {
 	uint32_t klen;
 	uint32_t vlen;
 	int height;
-	_Atomic(struct node *) next[];	/* height entries */
-};
-
-struct ablock {
-	struct ablock *prev;
-	size_t used, size;
-	unsigned char data[];
+	_Atomic(struct node *) next[];	/* height entries, then pfx[] */
 };
 
 struct memstore {
 	atomic_int refs;
+	struct arena *arena;
+	size_t base;		/* arena bytes of the head: not data */
 	struct node *head;
+	/* the height in use; read relaxed: a reader that sees a new height
+	 * before the head links it finds NULL there and drops a level */
 	atomic_int height;
-	struct ablock *blocks;
-	atomic_size_t bytes;
 	atomic_uint_least64_t count;
 	atomic_uint_least64_t min_seq, max_seq;
-	uint32_t rnd;
+	uint32_t rnd;		/* the writer's */
 };
 
-static void *arena_alloc(struct memstore *m, size_t n)
+/* The writer's lookahead prefixes of x (height entries). */
+static uint64_t *node_pfx(struct node *x)
 {
-	struct ablock *b = m->blocks;
-	void *p;
-
-	n = (n + 7) & ~(size_t)7;
-	if (!b || b->size - b->used < n) {
-		size_t size = n > BLOCK / 4 ? n : BLOCK;
-		struct ablock *nb = malloc(sizeof *nb + size);
-		if (!nb)
-			return NULL;
-		nb->size = size;
-		nb->used = 0;
-		if (n > BLOCK / 4 && b) {
-			/* a big value gets its own block, kept behind the
-			 * current one so the current keeps filling */
-			nb->prev = b->prev;
-			b->prev = nb;
-		} else {
-			nb->prev = b;
-			m->blocks = nb;
-		}
-		b = nb;
-	}
-	p = b->data + b->used;
-	b->used += n;
-	/* what is used, not what is reserved: flush decisions and the
-	 * global limit count data, and a fresh memstore is near zero */
-	atomic_fetch_add(&m->bytes, n);
-	return p;
+	return (uint64_t *)&x->next[x->height];
 }
 
 static const unsigned char *node_key(const struct node *x)
 {
-	return (const unsigned char *)&x->next[x->height];
+	return (const unsigned char *)((const uint64_t *)&x->next[x->height] +
+				       x->height);
+}
+
+static size_t node_size(int height)
+{
+	return sizeof(struct node) +
+	       (size_t)height * (sizeof(struct node *) + sizeof(uint64_t));
+}
+
+/*
+ * The first 8 row bytes as a big-endian number, zero-padded.  Internal
+ * keys order by row first, and a strictly smaller prefix means a smaller
+ * row: at the first differing byte either both rows have a byte, or the
+ * padded one is a proper prefix of the other, which sorts first.  Equal
+ * prefixes decide nothing.
+ */
+static uint64_t row_prefix(const unsigned char *row, size_t n)
+{
+	uint64_t p = 0;
+
+	for (size_t i = 0; i < 8; i++)
+		p = p << 8 | (i < n ? row[i] : 0);
+	return p;
+}
+
+static struct node *next_acq(struct node *x, int level)
+{
+	return atomic_load_explicit(&x->next[level], memory_order_acquire);
 }
 
 int memstore_new(struct memstore **out)
@@ -88,76 +105,89 @@ int memstore_new(struct memstore **out)
 
 	if (!m)
 		return CF_ENOMEM;
-	atomic_init(&m->refs, 1);
-	atomic_init(&m->height, 1);
-	m->rnd = 0xdeadbeef;
-	m->head = arena_alloc(m, sizeof(struct node) +
-			      MAX_HEIGHT * sizeof(struct node *));
+	m->arena = arena_new();
+	if (m->arena)
+		m->head = arena_alloc(m->arena, node_size(MAX_HEIGHT));
 	if (!m->head) {
+		arena_free(m->arena);
 		free(m);
 		return CF_ENOMEM;
 	}
-	/* the head is overhead, not data: the engine's global memstore
-	 * count adds and subtracts only what inserts used */
-	atomic_store(&m->bytes, 0);
+	m->base = arena_used(m->arena);
 	m->head->height = MAX_HEIGHT;
 	m->head->klen = m->head->vlen = 0;
-	for (int i = 0; i < MAX_HEIGHT; i++)
+	for (int i = 0; i < MAX_HEIGHT; i++) {
 		atomic_init(&m->head->next[i], NULL);
+		node_pfx(m->head)[i] = 0;
+	}
+	atomic_init(&m->refs, 1);
+	atomic_init(&m->height, 1);
+	atomic_init(&m->count, 0);
+	atomic_init(&m->min_seq, 0);
+	atomic_init(&m->max_seq, 0);
+	m->rnd = 0xdeadbeef;
 	*out = m;
 	return CF_OK;
 }
 
 void memstore_ref(struct memstore *m)
 {
-	atomic_fetch_add(&m->refs, 1);
+	atomic_fetch_add_explicit(&m->refs, 1, memory_order_relaxed);
 }
 
 void memstore_unref(struct memstore *m)
 {
-	struct ablock *b, *p;
-
-	if (!m || atomic_fetch_sub(&m->refs, 1) != 1)
+	/* release/acquire: every use of m by other holders happens before
+	 * the free */
+	if (!m || atomic_fetch_sub_explicit(&m->refs, 1,
+					    memory_order_acq_rel) != 1)
 		return;
-	for (b = m->blocks; b; b = p) {
-		p = b->prev;
-		free(b);
-	}
+	arena_free(m->arena);
 	free(m);
 }
 
 static int random_height(struct memstore *m)
 {
+	uint32_t r;
 	int h = 1;
 
-	/* branching 4, as LevelDB */
-	while (h < MAX_HEIGHT) {
-		m->rnd = m->rnd * 1103515245u + 12345u;
-		if ((m->rnd >> 16) % 4)
-			break;
+	/*
+	 * xorshift32; each level half as full as the one below.  LevelDB
+	 * uses a quarter, which visits ~3 nodes per level; with lookahead
+	 * prefixes only the nodes the walk moves to cost a cache miss, and
+	 * a half moves ~1 per level over twice the levels: ~20 misses
+	 * instead of ~30 at a million entries.
+	 */
+	r = m->rnd;
+	r ^= r << 13;
+	r ^= r >> 17;
+	r ^= r << 5;
+	m->rnd = r;
+	while (h < MAX_HEIGHT && (r & 1) == 0) {
+		r >>= 1;
 		h++;
 	}
 	return h;
 }
 
-/* The first node >= key at level 0; prev[] gets the predecessors. */
+/* The first node >= key at level 0; for readers. */
 static struct node *find_ge(struct memstore *m, const unsigned char *key,
-			    size_t klen, struct node **prev)
+			    size_t klen)
 {
-	struct node *x = m->head;
+	struct node *x = m->head, *last = NULL;
 	int level = atomic_load_explicit(&m->height, memory_order_relaxed) - 1;
 
 	for (;;) {
-		struct node *n = atomic_load_explicit(&x->next[level],
-						      memory_order_acquire);
-		if (n && ikey_cmp(node_key(n), n->klen, key, klen) < 0) {
+		struct node *n = next_acq(x, level);
+		/* n == last was compared one level up and found >= key */
+		if (n && n != last &&
+		    ikey_cmp(node_key(n), n->klen, key, klen) < 0) {
 			x = n;
 			continue;
 		}
-		if (prev)
-			prev[level] = x;
 		if (level == 0)
 			return n;
+		last = n;
 		level--;
 	}
 }
@@ -166,63 +196,106 @@ int memstore_add(struct memstore *m, const struct ikey *k, const void *val,
 		 size_t vlen)
 {
 	size_t klen = ikey_size(k);
-	struct node *prev[MAX_HEIGHT], *x;
-	int h = random_height(m), cur;
+	struct node *prev[MAX_HEIGHT], *x, *p, *last = NULL;
+	int h, cur, level, c = 1;
 	unsigned char *kp;
+	uint64_t count, kpfx;
 
-	x = arena_alloc(m, sizeof *x + (size_t)h * sizeof(struct node *) +
-			klen + vlen);
+	if (klen > UINT32_MAX || vlen > UINT32_MAX)
+		return CF_ETOOBIG;
+	h = random_height(m);
+	x = arena_alloc(m->arena, node_size(h) + klen + vlen);
 	if (!x)
 		return CF_ENOMEM;
 	x->height = h;
 	x->klen = (uint32_t)klen;
 	x->vlen = (uint32_t)vlen;
-	kp = (unsigned char *)&x->next[h];
+	kp = (unsigned char *)node_key(x);
 	ikey_encode(kp, k);
 	if (vlen)
 		memcpy(kp + klen, val, vlen);
-	find_ge(m, kp, klen, prev);
+
+	/* the predecessors at each level; only this thread changes links,
+	 * so its own loads need no ordering */
+	kpfx = row_prefix(k->row, k->rowlen);
 	cur = atomic_load_explicit(&m->height, memory_order_relaxed);
+	p = m->head;
+	for (level = cur - 1; level >= 0; level--) {
+		for (;;) {
+			struct node *n = atomic_load_explicit(
+				&p->next[level], memory_order_relaxed);
+			uint64_t npfx = node_pfx(p)[level];
+			if (!n)
+				break;
+			/* last was compared one level up: >= key, or
+			 * the walk would have moved past it */
+			if (n == last || npfx > kpfx)
+				break;
+			if (npfx < kpfx) {
+				p = n;
+				continue;
+			}
+			c = ikey_cmp(node_key(n), n->klen, kp, klen);
+			last = n;
+			if (c >= 0)
+				break;
+			p = n;
+		}
+		prev[level] = p;
+	}
+	/* c is 0 only if the last full comparison met an equal key, which
+	 * is then prev[0]'s successor.  seq makes keys unique: a duplicate
+	 * would hide one of the two */
+	assert(c != 0);
 	if (h > cur) {
-		for (int i = cur; i < h; i++)
-			prev[i] = m->head;
-		/* readers seeing the new height early find NULL from head at
-		 * the new levels and drop down: harmless */
+		for (level = cur; level < h; level++)
+			prev[level] = m->head;
 		atomic_store_explicit(&m->height, h, memory_order_relaxed);
 	}
-	for (int i = 0; i < h; i++) {
-		atomic_init(&x->next[i],
-			    atomic_load_explicit(&prev[i]->next[i],
+	for (level = 0; level < h; level++) {
+		atomic_init(&x->next[level],
+			    atomic_load_explicit(&prev[level]->next[level],
 						 memory_order_relaxed));
-		atomic_store_explicit(&prev[i]->next[i], x,
+		node_pfx(x)[level] = node_pfx(prev[level])[level];
+		node_pfx(prev[level])[level] = kpfx;
+		atomic_store_explicit(&prev[level]->next[level], x,
 				      memory_order_release);
 	}
-	if (atomic_fetch_add(&m->count, 1) == 0 ||
-	    k->seq < atomic_load(&m->min_seq))
-		atomic_store(&m->min_seq, k->seq);
-	if (k->seq > atomic_load(&m->max_seq))
-		atomic_store(&m->max_seq, k->seq);
+
+	count = atomic_load_explicit(&m->count, memory_order_relaxed);
+	if (count == 0 || k->seq < atomic_load_explicit(&m->min_seq,
+							memory_order_relaxed))
+		atomic_store_explicit(&m->min_seq, k->seq,
+				      memory_order_relaxed);
+	if (count == 0 || k->seq > atomic_load_explicit(&m->max_seq,
+							memory_order_relaxed))
+		atomic_store_explicit(&m->max_seq, k->seq,
+				      memory_order_relaxed);
+	atomic_store_explicit(&m->count, count + 1, memory_order_release);
 	return CF_OK;
 }
 
 size_t memstore_bytes(const struct memstore *m)
 {
-	return atomic_load(&((struct memstore *)m)->bytes);
+	return arena_used(m->arena) - m->base;
 }
 
 uint64_t memstore_count(const struct memstore *m)
 {
-	return atomic_load(&((struct memstore *)m)->count);
+	return atomic_load_explicit(&((struct memstore *)m)->count,
+				    memory_order_acquire);
 }
 
 uint64_t memstore_min_seq(const struct memstore *m)
 {
-	return atomic_load(&((struct memstore *)m)->min_seq);
+	return atomic_load_explicit(&((struct memstore *)m)->min_seq,
+				    memory_order_relaxed);
 }
 
 uint64_t memstore_max_seq(const struct memstore *m)
 {
-	return atomic_load(&((struct memstore *)m)->max_seq);
+	return atomic_load_explicit(&((struct memstore *)m)->max_seq,
+				    memory_order_relaxed);
 }
 
 /* --- iterator --------------------------------------------------------- */
@@ -230,26 +303,29 @@ uint64_t memstore_max_seq(const struct memstore *m)
 struct miter {
 	struct iter it;
 	struct memstore *m;
-	struct node *cur;
+	struct node *cur;	/* NULL: not valid */
 };
 
 static void mi_seek_first(struct iter *it)
 {
 	struct miter *mi = (struct miter *)it;
-	mi->cur = atomic_load_explicit(&mi->m->head->next[0],
-				       memory_order_acquire);
+
+	mi->cur = next_acq(mi->m->head, 0);
 }
 
 static void mi_seek(struct iter *it, const unsigned char *key, size_t n)
 {
 	struct miter *mi = (struct miter *)it;
-	mi->cur = find_ge(mi->m, key, n, NULL);
+
+	mi->cur = find_ge(mi->m, key, n);
 }
 
 static void mi_next(struct iter *it)
 {
 	struct miter *mi = (struct miter *)it;
-	mi->cur = atomic_load_explicit(&mi->cur->next[0], memory_order_acquire);
+
+	if (mi->cur)
+		mi->cur = next_acq(mi->cur, 0);
 }
 
 static int mi_valid(const struct iter *it)
@@ -260,6 +336,7 @@ static int mi_valid(const struct iter *it)
 static const unsigned char *mi_key(const struct iter *it, size_t *n)
 {
 	const struct node *x = ((const struct miter *)it)->cur;
+
 	*n = x->klen;
 	return node_key(x);
 }
@@ -267,6 +344,7 @@ static const unsigned char *mi_key(const struct iter *it, size_t *n)
 static const unsigned char *mi_value(const struct iter *it, size_t *n)
 {
 	const struct node *x = ((const struct miter *)it)->cur;
+
 	*n = x->vlen;
 	return node_key(x) + x->klen;
 }
@@ -280,6 +358,7 @@ static int mi_status(const struct iter *it)
 static void mi_destroy(struct iter *it)
 {
 	struct miter *mi = (struct miter *)it;
+
 	memstore_unref(mi->m);
 	free(mi);
 }

@@ -24,11 +24,14 @@ void memstore_ref(struct memstore *m);
 void memstore_unref(struct memstore *m);	/* frees at zero */
 
 /* Inserts (key, value); the key must not already be present (seq makes
- * keys unique).  Copies both.  CF_ENOMEM. */
+ * keys unique).  Copies both.  CF_ENOMEM; CF_ETOOBIG for a key or value
+ * of 4 GiB or more. */
 int memstore_add(struct memstore *m, const struct ikey *k, const void *val,
 		 size_t vlen);
 
-/* Bytes of memory used (arena), for flush decisions. */
+/* Bytes of arena memory the entries use (0 when empty; the unused tail
+ * of the current 1 MiB block is not counted), for flush decisions.
+ * Only grows. */
 size_t memstore_bytes(const struct memstore *m);
 uint64_t memstore_count(const struct memstore *m);
 /* Smallest and largest seq added (0, 0 when empty). */

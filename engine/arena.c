@@ -1,0 +1,132 @@
+/*
+ * arena.c: blocks on a singly linked list, newest first; allocation bumps
+ * a pointer inside the current block.  Blocks made for one large request
+ * are linked behind the current block so that it keeps filling.
+ *
+ * Only the counters are shared with other threads (arena_used,
+ * arena_reserved); they are atomics written by the single allocating
+ * thread, so relaxed order is enough: they are statistics, never used to
+ * publish memory.
+ */
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "engine/arena.h"
+
+#define BLOCK_SIZE ((size_t)1 << 20)
+#define ALIGN 8
+
+struct block {
+	struct block *next;
+	size_t size;
+	/* max_align_t keeps data[] aligned for any node layout */
+	_Alignas(max_align_t) unsigned char data[];
+};
+
+struct arena {
+	struct block *blocks;	/* the current block first */
+	unsigned char *ptr;	/* free space in the current block */
+	size_t left;
+	atomic_size_t used, reserved;
+};
+
+struct arena *arena_new(void)
+{
+	struct arena *a = calloc(1, sizeof *a);
+
+	if (!a)
+		return NULL;
+	atomic_init(&a->used, 0);
+	atomic_init(&a->reserved, 0);
+	return a;
+}
+
+void arena_free(struct arena *a)
+{
+	struct block *b, *next;
+
+	if (!a)
+		return;
+	for (b = a->blocks; b; b = next) {
+		next = b->next;
+		free(b);
+	}
+	free(a);
+}
+
+static struct block *block_new(struct arena *a, size_t size)
+{
+	struct block *b = malloc(sizeof *b + size);
+
+	if (!b)
+		return NULL;
+	b->size = size;
+	atomic_fetch_add_explicit(&a->reserved, sizeof *b + size,
+				  memory_order_relaxed);
+	return b;
+}
+
+/* The slow path: the current block cannot hold n bytes. */
+static void *alloc_fallback(struct arena *a, size_t n)
+{
+	struct block *b;
+
+	if (n > BLOCK_SIZE / 4) {
+		if (!(b = block_new(a, n)))
+			return NULL;
+		if (a->blocks) {
+			b->next = a->blocks->next;
+			a->blocks->next = b;
+		} else {
+			/* nothing to keep filling: it is full at once */
+			b->next = NULL;
+			a->blocks = b;
+			a->ptr = b->data + n;
+			a->left = 0;
+		}
+		return b->data;
+	}
+	/* the old block's tail (under a quarter block) is given up */
+	if (!(b = block_new(a, BLOCK_SIZE)))
+		return NULL;
+	b->next = a->blocks;
+	a->blocks = b;
+	a->ptr = b->data + n;
+	a->left = BLOCK_SIZE - n;
+	return b->data;
+}
+
+void *arena_alloc(struct arena *a, size_t n)
+{
+	void *p;
+
+	if (n > SIZE_MAX - BLOCK_SIZE)
+		return NULL;
+	/* 0 bytes get ALIGN: a distinct pointer, never NULL */
+	n = n ? (n + ALIGN - 1) & ~(size_t)(ALIGN - 1) : ALIGN;
+	if (n <= a->left) {
+		p = a->ptr;
+		a->ptr += n;
+		a->left -= n;
+	} else if (!(p = alloc_fallback(a, n))) {
+		return NULL;
+	}
+	atomic_store_explicit(&a->used,
+			      atomic_load_explicit(&a->used,
+						   memory_order_relaxed) + n,
+			      memory_order_relaxed);
+	return p;
+}
+
+size_t arena_used(const struct arena *a)
+{
+	return atomic_load_explicit(&((struct arena *)a)->used,
+				    memory_order_relaxed);
+}
+
+size_t arena_reserved(const struct arena *a)
+{
+	return atomic_load_explicit(&((struct arena *)a)->reserved,
+				    memory_order_relaxed);
+}
