@@ -1,62 +1,88 @@
 /*
  * iter.c: the merging iterator.  A binary min-heap of the valid children
- * ordered by (key, child index); the top is the current entry.  For the
- * usual handful of children a heap step is a few comparisons.  A child
- * that fails ends the merge: valid() turns 0 and status() reports the
- * error, so no reader sees entries past a failure.
+ * ordered by (key, child index); the top is the current entry.  Each
+ * child's current key is cached beside it (a child's key stays valid
+ * until the child moves, and only the merge moves it), so a heap step
+ * costs comparisons, not indirect calls; for the usual handful of
+ * children that is one or two ikey_cmp per next().
+ *
+ * A child that fails ends the merge: valid() turns 0 and status() keeps
+ * reporting the first error seen, also across later seeks, so no reader
+ * sees entries past a failure or mistakes a failed scan for a short one.
  */
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "engine/iter.h"
 #include "engine/key.h"
 #include "util/err.h"
 
+struct kid {
+	struct iter *it;
+	const unsigned char *key;	/* its current key, while in the heap */
+	size_t klen;
+};
+
 struct merge {
 	struct iter it;
-	struct iter **kids;
+	struct kid *kids;
 	size_t n;
-	size_t *heap;		/* child indexes */
+	size_t *heap;		/* indexes into kids[] */
 	size_t nheap;
-	int rc;
+	int rc;			/* sticky: the first child error */
 };
 
 static int less(const struct merge *m, size_t a, size_t b)
 {
-	size_t al, bl;
-	const unsigned char *ak = iter_key(m->kids[a], &al);
-	const unsigned char *bk = iter_key(m->kids[b], &bl);
-	int c = ikey_cmp(ak, al, bk, bl);
+	const struct kid *x = &m->kids[a], *y = &m->kids[b];
+	int c = ikey_cmp(x->key, x->klen, y->key, y->klen);
 
 	return c < 0 || (c == 0 && a < b);
 }
 
 static void sift_down(struct merge *m, size_t i)
 {
+	size_t *h = m->heap, top = h[i];
+
 	for (;;) {
-		size_t l = 2 * i + 1, r = l + 1, s = i, t;
-		if (l < m->nheap && less(m, m->heap[l], m->heap[s]))
-			s = l;
-		if (r < m->nheap && less(m, m->heap[r], m->heap[s]))
-			s = r;
-		if (s == i)
-			return;
-		t = m->heap[i];
-		m->heap[i] = m->heap[s];
-		m->heap[s] = t;
+		size_t l = 2 * i + 1, s;
+		if (l >= m->nheap)
+			break;
+		s = l;
+		if (l + 1 < m->nheap && less(m, h[l + 1], h[l]))
+			s = l + 1;
+		if (!less(m, h[s], top))
+			break;
+		h[i] = h[s];
 		i = s;
 	}
+	h[i] = top;
 }
 
-/* Rebuilds the heap from the children's positions. */
+/* After child i moved: caches its key, or notes its error.  1 when it
+ * is still valid. */
+static int settle(struct merge *m, size_t i)
+{
+	struct kid *k = &m->kids[i];
+	int rc;
+
+	if (iter_valid(k->it)) {
+		k->key = iter_key(k->it, &k->klen);
+		return 1;
+	}
+	rc = iter_status(k->it);
+	if (rc && !m->rc)
+		m->rc = rc;
+	return 0;
+}
+
+/* Rebuilds the heap after every child was positioned anew. */
 static void rebuild(struct merge *m)
 {
 	m->nheap = 0;
-	for (size_t i = 0; i < m->n; i++) {
-		if (iter_valid(m->kids[i]))
+	for (size_t i = 0; i < m->n; i++)
+		if (settle(m, i))
 			m->heap[m->nheap++] = i;
-		else if (!m->rc && iter_status(m->kids[i]))
-			m->rc = iter_status(m->kids[i]);
-	}
 	for (size_t i = m->nheap / 2; i-- > 0;)
 		sift_down(m, i);
 }
@@ -64,55 +90,60 @@ static void rebuild(struct merge *m)
 static void mg_seek_first(struct iter *it)
 {
 	struct merge *m = (struct merge *)it;
+
 	for (size_t i = 0; i < m->n; i++)
-		iter_seek_first(m->kids[i]);
+		iter_seek_first(m->kids[i].it);
 	rebuild(m);
 }
 
 static void mg_seek(struct iter *it, const unsigned char *k, size_t n)
 {
 	struct merge *m = (struct merge *)it;
+
 	for (size_t i = 0; i < m->n; i++)
-		iter_seek(m->kids[i], k, n);
+		iter_seek(m->kids[i].it, k, n);
 	rebuild(m);
 }
 
 static void mg_next(struct iter *it)
 {
 	struct merge *m = (struct merge *)it;
-	struct iter *top;
+	size_t top;
 
 	if (!m->nheap || m->rc)
 		return;
-	top = m->kids[m->heap[0]];
-	iter_next(top);
-	if (!iter_valid(top)) {
-		if (iter_status(top)) {
-			m->rc = iter_status(top);
+	top = m->heap[0];
+	iter_next(m->kids[top].it);
+	if (!settle(m, top)) {
+		if (m->rc)
 			return;
-		}
 		m->heap[0] = m->heap[--m->nheap];
 	}
-	if (m->nheap)
+	if (m->nheap > 1)
 		sift_down(m, 0);
 }
 
 static int mg_valid(const struct iter *it)
 {
 	const struct merge *m = (const struct merge *)it;
+
 	return m->nheap > 0 && !m->rc;
 }
 
 static const unsigned char *mg_key(const struct iter *it, size_t *n)
 {
 	const struct merge *m = (const struct merge *)it;
-	return iter_key(m->kids[m->heap[0]], n);
+	const struct kid *k = &m->kids[m->heap[0]];
+
+	*n = k->klen;
+	return k->key;
 }
 
 static const unsigned char *mg_value(const struct iter *it, size_t *n)
 {
 	const struct merge *m = (const struct merge *)it;
-	return iter_value(m->kids[m->heap[0]], n);
+
+	return iter_value(m->kids[m->heap[0]].it, n);
 }
 
 static int mg_status(const struct iter *it)
@@ -123,10 +154,9 @@ static int mg_status(const struct iter *it)
 static void mg_destroy(struct iter *it)
 {
 	struct merge *m = (struct merge *)it;
+
 	for (size_t i = 0; i < m->n; i++)
-		iter_destroy(m->kids[i]);
-	free(m->kids);
-	free(m->heap);
+		iter_destroy(m->kids[i].it);
 	free(m);
 }
 
@@ -137,25 +167,24 @@ static const struct iter_ops merge_ops = {
 
 struct iter *iter_merge(struct iter **children, size_t n)
 {
-	struct merge *m = calloc(1, sizeof *m);
+	struct merge *m;
 
-	if (m) {
-		m->kids = malloc((n ? n : 1) * sizeof *m->kids);
-		m->heap = malloc((n ? n : 1) * sizeof *m->heap);
-	}
-	if (!m || !m->kids || !m->heap) {
+	/* one allocation: the merge, then kids[n], then heap[n] */
+	if (n > (SIZE_MAX - sizeof *m) / (sizeof *m->kids + sizeof *m->heap))
+		m = NULL;
+	else
+		m = calloc(1, sizeof *m + n * (sizeof *m->kids +
+					       sizeof *m->heap));
+	if (!m) {
 		for (size_t i = 0; i < n; i++)
 			iter_destroy(children[i]);
-		if (m) {
-			free(m->kids);
-			free(m->heap);
-		}
-		free(m);
 		return NULL;
 	}
-	for (size_t i = 0; i < n; i++)
-		m->kids[i] = children[i];
-	m->n = n;
 	m->it.ops = &merge_ops;
+	m->kids = (struct kid *)(m + 1);
+	m->heap = (size_t *)(m->kids + n);
+	for (size_t i = 0; i < n; i++)
+		m->kids[i].it = children[i];
+	m->n = n;
 	return &m->it;
 }

@@ -53,7 +53,9 @@ static inline void iter_destroy(struct iter *it)
 
 /* A merging iterator over children[0..n) (ownership of the children
  * passes to it).  Among equal keys, the lower child index comes first.
- * Returns NULL on allocation failure (children destroyed). */
+ * A child's error ends the merge: it turns invalid, and status() reports
+ * the first error met, also after later seeks.  Returns NULL on
+ * allocation failure (children destroyed). */
 struct iter *iter_merge(struct iter **children, size_t n);
 
 #endif

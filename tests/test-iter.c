@@ -1,14 +1,17 @@
 /*
  * test-iter.c: the merging iterator (engine/iter.h iter_merge) over
  * memstore iterators with overlapping keys, against a reference merge:
- * 0, 1 and 5 children, seeks, the tie-break between equal keys, and a
- * child that fails part way (no entry past the failure comes out).
+ * 0, 1, 2, 5 and 8 children, seeks, the tie-break between equal keys, and
+ * a child that fails part way (no entry past the failure comes out, and
+ * the failure stays).  Throughput is printed as diag lines, never
+ * asserted.
  *
  * The random seed is fixed and printed; set CF_SEED to try another.
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "engine/iter.h"
 #include "engine/key.h"
@@ -304,6 +307,7 @@ struct failiter {
 	struct iter it;
 	const struct ent *e;
 	size_t n, k, pos;
+	int rc;			/* the error it fails with */
 	int *destroyed;
 };
 
@@ -360,7 +364,7 @@ static int fi_status(const struct iter *it)
 {
 	const struct failiter *f = (const struct failiter *)it;
 
-	return f->pos >= f->k ? CF_EIO : CF_OK;
+	return f->pos >= f->k ? f->rc : CF_OK;
 }
 
 static void fi_destroy(struct iter *it)
@@ -376,8 +380,8 @@ static const struct iter_ops fail_ops = {
 	fi_status, fi_destroy,
 };
 
-static struct iter *failiter_new(const struct ent *e, size_t n, size_t k,
-				 int *destroyed)
+static struct iter *failiter_new_rc(const struct ent *e, size_t n, size_t k,
+				    int rc, int *destroyed)
 {
 	struct failiter *f = calloc(1, sizeof *f);
 
@@ -387,8 +391,15 @@ static struct iter *failiter_new(const struct ent *e, size_t n, size_t k,
 	f->e = e;
 	f->n = n;
 	f->k = k;
+	f->rc = rc;
 	f->destroyed = destroyed;
 	return &f->it;
+}
+
+static struct iter *failiter_new(const struct ent *e, size_t n, size_t k,
+				 int *destroyed)
+{
+	return failiter_new_rc(e, n, k, CF_EIO, destroyed);
 }
 
 /*
@@ -450,6 +461,11 @@ static int run_fail(struct fixture *fx, const struct ent *fe, size_t fn,
 	iter_next(m);
 	ok(!iter_valid(m) && iter_status(m) == CF_EIO,
 	   "%s: stays failed on next", what);
+	/* the failing child would yield entries again from its start; the
+	 * merge must not: a scan that met an error is not to be trusted */
+	iter_seek_first(m);
+	ok(!iter_valid(m) && iter_status(m) == CF_EIO,
+	   "%s: and on seek_first", what);
 	iter_destroy(m);
 	is_int(destroyed, 1, "%s: the merge destroys its children", what);
 	free(ref);
@@ -460,7 +476,7 @@ static void test_failing(uint64_t *s)
 {
 	struct fixture fx;
 	struct ent fe[200];
-	size_t fn = sizeof fe / sizeof *fe;
+	size_t fn = sizeof fe / sizeof *fe, n_seen;
 	char what[80];
 
 	fixture_make(&fx, 4, s);
@@ -512,7 +528,141 @@ static void test_failing(uint64_t *s)
 		   "(%zu)", n);
 		iter_destroy(m);
 	}
+	{
+		/* two failing children: the status is the first error met,
+		 * by child index when they fail on the same seek */
+		int destroyed = 0;
+		struct iter *kids[3];
+		struct iter *m;
+		kids[0] = memstore_iter(fx.ms[0]);
+		kids[1] = failiter_new_rc(fe, fn, 0, CF_ECORRUPT, &destroyed);
+		kids[2] = failiter_new_rc(fe, fn, 0, CF_EIO, &destroyed);
+		m = iter_merge(kids, 3);
+		iter_seek_first(m);
+		is_int(iter_status(m), CF_ECORRUPT,
+		       "two children failing at once: the lower one's error");
+		ok(!iter_valid(m), "and the merge is invalid");
+		iter_destroy(m);
+		is_int(destroyed, 2, "both destroyed with the merge");
+
+		destroyed = 0;
+		kids[0] = failiter_new_rc(fe, fn, 30, CF_ECORRUPT, &destroyed);
+		kids[1] = failiter_new_rc(fe, fn, 20, CF_EIO, &destroyed);
+		m = iter_merge(kids, 2);
+		iter_seek_first(m);
+		n_seen = 0;
+		for (; iter_valid(m); iter_next(m))
+			n_seen++;
+		/* child 0 gives fe[0..29], child 1 fe[0..19], interleaved
+		 * by key: child 1 fails after both gave 20 entries each */
+		is_int(n_seen, 40, "the later child failing first ends the "
+		       "merge there");
+		is_int(iter_status(m), CF_EIO, "with its error");
+		iter_seek_first(m);
+		is_int(iter_status(m), CF_EIO,
+		       "the first error stays after a seek meets another");
+		iter_destroy(m);
+	}
 	fixture_free(&fx);
+}
+
+/* --- throughput (diag only) -------------------------------------------- */
+
+/* sanitizers slow everything down; the numbers are only diag */
+#if defined(__SANITIZE_THREAD__)
+#define BENCH_ENTRIES 20000
+#elif defined(__SANITIZE_ADDRESS__)
+#define BENCH_ENTRIES 100000
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define BENCH_ENTRIES 20000
+#elif __has_feature(address_sanitizer)
+#define BENCH_ENTRIES 100000
+#endif
+#endif
+#ifndef BENCH_ENTRIES
+#define BENCH_ENTRIES 1000000
+#endif
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Row i of the benchmark: 16 bytes, ascending with i. */
+static size_t bench_key(size_t i, unsigned char *out)
+{
+	char row[17];
+	struct ikey k;
+
+	snprintf(row, sizeof row, "row%013zu", i);
+	k.row = (const unsigned char *)row;
+	k.rowlen = 16;
+	k.fam = (const unsigned char *)"f";
+	k.famlen = 1;
+	k.qual = (const unsigned char *)"q";
+	k.qlen = 1;
+	k.ts = 1700000000000;
+	k.seq = i + 1;
+	k.type = KT_PUT;
+	return ikey_encode(out, &k);
+}
+
+/* BENCH_ENTRIES spread round robin over n memstores, merged: a full scan
+ * and random seeks, checked for count and order only. */
+static void bench_merge(int n, uint64_t *s)
+{
+	struct memstore *ms[8];
+	struct iter *kids[8], *m;
+	unsigned char kb[64], prev[64], val[100];
+	size_t count = 0, disorder = 0, found = 0, pn = 0;
+	double t0, t1, t2;
+
+	memset(val, 'v', sizeof val);
+	for (int c = 0; c < n; c++)
+		if (memstore_new(&ms[c]))
+			bail("memstore_new");
+	for (size_t i = 0; i < BENCH_ENTRIES; i++) {
+		struct ikey k;
+		size_t kn = bench_key(i, kb);
+		ikey_decode(kb, kn, &k);
+		if (memstore_add(ms[i % (size_t)n], &k, val, sizeof val))
+			bail("memstore_add");
+	}
+	for (int c = 0; c < n; c++) {
+		kids[c] = memstore_iter(ms[c]);
+		memstore_unref(ms[c]);
+	}
+	m = iter_merge(kids, (size_t)n);
+	t0 = now_s();
+	for (iter_seek_first(m); iter_valid(m); iter_next(m)) {
+		size_t kn;
+		const unsigned char *k = iter_key(m, &kn);
+		if (pn && ikey_cmp(prev, pn, k, kn) >= 0)
+			disorder++;
+		memcpy(prev, k, kn);
+		pn = kn;
+		count++;
+	}
+	t1 = now_s();
+	for (size_t i = 0; i < BENCH_ENTRIES / 10; i++) {
+		size_t j = rnd(s) % BENCH_ENTRIES, kn = bench_key(j, kb), gn;
+		const unsigned char *g;
+		iter_seek(m, kb, kn);
+		g = iter_valid(m) ? iter_key(m, &gn) : NULL;
+		found += g && gn == kn && !memcmp(g, kb, kn);
+	}
+	t2 = now_s();
+	diag("merge of %d: scan %.0f entries/s, %.0f seeks/s", n,
+	     count / (t1 - t0), BENCH_ENTRIES / 10 / (t2 - t1));
+	ok(count == BENCH_ENTRIES && !disorder &&
+	   found == BENCH_ENTRIES / 10,
+	   "merge of %d: %zu entries in order, every seek found its key", n,
+	   count);
+	iter_destroy(m);
 }
 
 int main(void)
@@ -527,7 +677,12 @@ int main(void)
 	test_merge(1, &s);
 	test_merge(2, &s);
 	test_merge(5, &s);
+	test_merge(8, &s);
 	test_ties();
 	test_failing(&s);
+	bench_merge(1, &s);
+	bench_merge(2, &s);
+	bench_merge(4, &s);
+	bench_merge(8, &s);
 	return done_testing();
 }
