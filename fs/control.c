@@ -147,7 +147,9 @@ int fs_control_text(cf_db *db, enum fs_ctl which, const char *table,
 		return cf_log_dump(out);
 	case FS_ROOT_STATS:
 		rc = cf_db_stats(db, &st);
-		return rc ? rc : stats_text(&st, NULL, out);
+		if (!rc)
+			rc = stats_text(&st, NULL, out);
+		return rc ? rc : fs_tsd_stats_text(out);
 	case FS_ROOT_CTL:
 	case FS_TCTL:
 		return 0;

@@ -8,7 +8,10 @@
 #define FUSE_USE_VERSION 34
 #include <fuse_lowlevel.h>
 
+#include <sys/stat.h>
+
 #include "engine/cellfs.h"
+#include "util/buf.h"
 
 /* The errno for a CF_E* code (0 for CF_OK); the one mapping table. */
 int fs_errno(int rc);
@@ -34,5 +37,48 @@ int fs_control_text(cf_db *db, enum fs_ctl which, const char *table,
  * nothing.  On error *why (static or thread-local) says why. */
 int fs_control_write(cf_db *db, enum fs_ctl which, const char *table,
 		     const char *p, size_t len, const char **why);
+
+/* --- MNT/tsd/ (SPEC section 6; fs/tsdfs.c) ------------------------------
+ * ops.c keeps one node kind for the tsd subtree and asks these functions
+ * what a node means.  Functions returning int return 0 or an errno; those
+ * with why fill it with the reason for MNT/.log. */
+enum fs_tsd_node {
+	FT_DIR, FT_PUT, FT_METRICS, FT_METRIC, FT_TAGK, FT_TAGV,
+	FT_KNAME, FT_VNAME, FT_Q, FT_QUERY
+};
+struct fs_tsd_file;
+
+/* Serves MNT/tsd/ from db (borrowed); the tsd layer opens at first use. */
+void fs_tsd_setup(cf_db *db);
+/* Closes the tsd layer; before the engine closes. */
+void fs_tsd_teardown(void);
+int fs_tsd_is_dir(enum fs_tsd_node k);
+/* The meaning of name under parent: *kind, and in arg the unescaped name
+ * or the query (NUL-terminated beyond len). */
+int fs_tsd_resolve(enum fs_tsd_node parent, const char *name,
+		   enum fs_tsd_node *kind, struct buf *arg, const char **why);
+/* Whether the node exists; st_size of what it knows (else 0). */
+int fs_tsd_stat(enum fs_tsd_node k, const struct buf *arg, struct stat *st,
+		char *why, size_t whylen);
+/* Calls add for every entry of directory k (not . and ..); CF_* code. */
+int fs_tsd_list(enum fs_tsd_node k,
+		int (*add)(void *ctx, const char *name, size_t len, int dir),
+		void *ctx);
+/* Opens a file of the subtree with open(2) flags; *out is the caller's
+ * until fs_tsd_file_close(). */
+int fs_tsd_open(enum fs_tsd_node k, const struct buf *arg, int flags,
+		struct fs_tsd_file **out, char *why, size_t whylen);
+int fs_tsd_read(struct fs_tsd_file *f, void *dst, size_t n, uint64_t off,
+		size_t *got);
+/* One write(2): whole lines stored, all or nothing (tsd_writer_write). */
+int fs_tsd_write(struct fs_tsd_file *f, const void *p, size_t n,
+		 char *why, size_t whylen);
+/* Stores a last line without '\n' (close of the file). */
+int fs_tsd_flush(struct fs_tsd_file *f, char *why, size_t whylen);
+/* The file's name below tsd/, for messages; valid while f is open. */
+const char *fs_tsd_file_name(const struct fs_tsd_file *f);
+void fs_tsd_file_close(struct fs_tsd_file *f);
+/* Appends the tsd counters in the Prometheus text format; CF_* code. */
+int fs_tsd_stats_text(struct buf *out);
 
 #endif

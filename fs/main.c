@@ -210,8 +210,8 @@ out:
 	if (se)
 		fuse_session_destroy(se);
 	if (db) {
+		fs_teardown();	/* the tsd layer first: it uses db */
 		cf_db_close(db);
-		fs_teardown();
 	}
 	cf_log_release();
 	free(fo.mountpoint);

@@ -37,7 +37,8 @@
 enum kind {
 	K_ROOT, K_ROOT_CTL, K_ROOT_STATS, K_ROOT_LOG,
 	K_TABLE, K_SCHEMA, K_TCTL, K_TSTATS, K_REGIONS, K_BATCH,
-	K_REGION, K_PREFIXES, K_PREFIX, K_ROW, K_VERSIONS, K_CELL, K_STAGE
+	K_REGION, K_PREFIXES, K_PREFIX, K_ROW, K_VERSIONS, K_CELL, K_STAGE,
+	K_TSD		/* MNT/tsd/ and below: tk says which (fs/tsdfs.c) */
 };
 
 struct node {
@@ -54,6 +55,9 @@ struct node {
 	struct buf qual;
 	int64_t ts;		/* K_CELL: CF_TS_NOW for the latest version */
 	struct fileh *writer;	/* K_CELL open for writing, not yet put */
+	enum fs_tsd_node tk;	/* K_TSD: its meaning; key holds the name */
+	unsigned twriters;	/* K_TSD: opens for writing (a new metric
+				 * exists for fstat before its first point) */
 };
 
 /* An open cell: what was written, committed as one Put at close. */
@@ -64,6 +68,7 @@ struct fileh {
 	int written;		/* write(2) or truncate seen */
 	int failed;		/* errno of a refused write: commit nothing */
 	int64_t ts;		/* timestamp of the Put at flush */
+	struct fs_tsd_file *tf;	/* K_TSD: everything is done by tsdfs.c */
 	pthread_mutex_t lock;
 };
 
@@ -207,8 +212,12 @@ nomem:
 
 /* --- names ------------------------------------------------------------- */
 
-static int is_dir(enum kind k)
+static int is_dir(const struct node *n)
 {
+	enum kind k = n->kind;
+
+	if (k == K_TSD)
+		return fs_tsd_is_dir(n->tk);
 	return k == K_ROOT || k == K_TABLE || k == K_REGION ||
 	       k == K_PREFIXES || k == K_PREFIX || k == K_ROW ||
 	       k == K_VERSIONS;
@@ -263,7 +272,10 @@ static int resolve(struct node *parent, const char *name, struct node *tmp,
 			tmp->kind = K_ROOT_STATS;
 		else if (!strcmp(name, ".log"))
 			tmp->kind = K_ROOT_LOG;
-		else if (cf_table_name_valid(name)) {
+		else if (!strcmp(name, "tsd")) {
+			tmp->kind = K_TSD;
+			tmp->tk = FT_DIR;
+		} else if (cf_table_name_valid(name)) {
 			tmp->kind = K_TABLE;
 			strcpy(tmp->table, name);
 		} else {
@@ -296,6 +308,10 @@ static int resolve(struct node *parent, const char *name, struct node *tmp,
 		} else
 			goto row;
 		return 0;
+	case K_TSD:
+		tmp->kind = K_TSD;
+		return fs_tsd_resolve(parent->tk, name, &tmp->tk, &tmp->key,
+				      why);
 	case K_PREFIXES:
 		tmp->kind = K_PREFIX;
 		if (cf_unescape(name, strlen(name), &tmp->key)) {
@@ -521,11 +537,22 @@ static int node_stat(struct node *n, struct stat *st)
 	st->st_ino = ino_of(n);
 	st->st_uid = getuid();
 	st->st_gid = getgid();
-	st->st_nlink = is_dir(n->kind) ? 2 : 1;
-	st->st_mode = is_dir(n->kind) ? S_IFDIR | 0755 : S_IFREG | 0644;
+	st->st_nlink = is_dir(n) ? 2 : 1;
+	st->st_mode = is_dir(n) ? S_IFDIR | 0755 : S_IFREG | 0644;
 	switch (n->kind) {
 	case K_ROOT: case K_ROOT_CTL: case K_ROOT_STATS: case K_ROOT_LOG:
 		return 0;
+	case K_TSD: {
+		char why[320];
+		/* produced when read, like /proc files: the time is now */
+		set_time(st, now_ms());
+		rc = fs_tsd_stat(n->tk, &n->key, st, why, sizeof why);
+		pthread_mutex_lock(&mu);
+		if (rc == ENOENT && n->twriters)
+			rc = 0;
+		pthread_mutex_unlock(&mu);
+		return rc;
+	}
 	case K_STAGE:
 		pthread_mutex_lock(&mu);
 		sp = stage_find(n);
@@ -772,6 +799,11 @@ static int dir_add(struct dirh *d, const char *name, size_t len, int dir)
 	return 0;
 }
 
+static int dir_add_cb(void *d, const char *name, size_t len, int dir)
+{
+	return dir_add(d, name, len, dir);
+}
+
 static void dir_free(struct dirh *d)
 {
 	size_t i;
@@ -835,12 +867,16 @@ static int dir_fill(struct node *n, struct dirh *d)
 	if (rc)
 		return rc;
 	if (n->kind == K_ROOT) {
-		rc = cf_table_list(db, &names, &nn);
+		rc = dir_add(d, "tsd", 3, 1);
+		if (!rc)
+			rc = cf_table_list(db, &names, &nn);
 		for (i = 0; !rc && i < nn; i++)
 			rc = dir_add(d, names[i], strlen(names[i]), 1);
 		free(names);
 		return rc;
 	}
+	if (n->kind == K_TSD)
+		return fs_tsd_list(n->tk, dir_add_cb, d);
 	rc = topen(n->table, &d->t);
 	if (rc)
 		return rc;
@@ -1023,11 +1059,6 @@ static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name,
 	}
 	switch (n->kind) {
 	case K_TABLE:
-		if (!strcmp(name, "tsd")) {
-			err = EINVAL;
-			why = "tsd is reserved";
-			break;
-		}
 		cf_family_default(&f, "cf");
 		rc = cf_table_create(db, name, &f, 1);
 		break;
@@ -1333,17 +1364,21 @@ static void fileh_free(struct fileh *h)
 	struct node *n = h->n;
 
 	buf_release(&h->data);
+	fs_tsd_file_close(h->tf);
 	pthread_mutex_destroy(&h->lock);
-	free(h);
 	pthread_mutex_lock(&mu);
 	if (n->writer == h)
 		n->writer = NULL;
+	if (n->kind == K_TSD && h->writable)
+		n->twriters--;
+	free(h);
 	n->nopen--;
 	node_unref(n);
 	pthread_mutex_unlock(&mu);
 }
 
-/* Opens n: loads what reads will see, or what writes start from. */
+/* Opens n: loads what reads will see, or what writes start from.
+ * Returns 0 or an errno; *why (static or thread-local) says why. */
 static int file_open(struct node *n, int flags, int created,
 		     struct fileh **out, const char **why)
 {
@@ -1356,7 +1391,7 @@ static int file_open(struct node *n, int flags, int created,
 
 	*why = "";
 	if (!h)
-		return CF_ENOMEM;
+		return ENOMEM;
 	pthread_mutex_init(&h->lock, NULL);
 	h->n = n;
 	h->ts = n->ts;
@@ -1365,7 +1400,21 @@ static int file_open(struct node *n, int flags, int created,
 	n->nopen++;
 	if (h->writable && n->kind == K_CELL)
 		n->writer = h;
+	if (h->writable && n->kind == K_TSD)
+		n->twriters++;
 	pthread_mutex_unlock(&mu);
+	if (n->kind == K_TSD) {
+		static __thread char twhy[320];
+		int err = fs_tsd_open(n->tk, &n->key, flags, &h->tf, twhy,
+				      sizeof twhy);
+		*why = twhy;
+		if (err) {
+			fileh_free(h);
+			return err;
+		}
+		*out = h;
+		return 0;
+	}
 	if (created)
 		h->dirty = 1;	/* an empty file is an empty value */
 	switch (n->kind) {
@@ -1421,7 +1470,9 @@ static int file_open(struct node *n, int flags, int created,
 	}
 	if (rc) {
 		fileh_free(h);
-		return rc;
+		if (!**why)
+			*why = cf_strerror(rc);
+		return fs_errno(rc);
 	}
 	*out = h;
 	return 0;
@@ -1461,14 +1512,13 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	const char *why;
 	int rc;
 
-	if (is_dir(n->kind)) {
+	if (is_dir(n)) {
 		fail(req, EISDIR, "open %s", n->name);
 		return;
 	}
 	rc = file_open(n, fi->flags, 0, &h, &why);
 	if (rc) {
-		fail(req, fs_errno(rc), "open %s: %s%s", n->name, why,
-		     cf_strerror(rc));
+		fail(req, rc, "open %s: %s", n->name, why);
 		return;
 	}
 	reply_open(req, h, fi, NULL, n);
@@ -1525,6 +1575,12 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 		}
 		pthread_mutex_unlock(&mu);
 		break;
+	case K_TSD:
+		if (n->tk != FT_PUT && n->tk != FT_METRIC) {
+			err = EPERM;
+			why = "no file can be created here";
+		}
+		break;
 	default:
 		err = EPERM;
 		why = "no file can be created here";
@@ -1535,11 +1591,7 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 		why = cf_strerror(rc);
 	}
 	if (!err) {
-		rc = file_open(n, fi->flags, 1, &h, &why);
-		if (rc) {
-			err = fs_errno(rc);
-			why = cf_strerror(rc);
-		}
+		err = file_open(n, fi->flags, 1, &h, &why);
 	}
 	if (err) {
 		node_release(n);
@@ -1557,11 +1609,34 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	node_release(n);
 }
 
+static void read_tsd(fuse_req_t req, struct fileh *h, size_t size,
+		     off_t off)
+{
+	char *out = malloc(size ? size : 1);
+	size_t got;
+	int err;
+
+	if (!out) {
+		fail(req, ENOMEM, "read tsd/%s", fs_tsd_file_name(h->tf));
+		return;
+	}
+	err = fs_tsd_read(h->tf, out, size, (uint64_t)off, &got);
+	if (err)
+		fail(req, err, "read tsd/%s", fs_tsd_file_name(h->tf));
+	else
+		fuse_reply_buf(req, out, got);
+	free(out);
+}
+
 static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		    struct fuse_file_info *fi)
 {
 	struct fileh *h = (struct fileh *)(uintptr_t)fi->fh;
 
+	if (h->tf) {
+		read_tsd(req, h, size, off);
+		return;
+	}
 	pthread_mutex_lock(&h->lock);
 	if ((uint64_t)off >= h->data.len)
 		fuse_reply_buf(req, NULL, 0);
@@ -1593,6 +1668,16 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *p,
 	uint64_t end;
 	int rc;
 
+	if (h->tf) {
+		char twhy[320];
+		rc = fs_tsd_write(h->tf, p, size, twhy, sizeof twhy);
+		if (rc)
+			fail(req, rc, "write tsd/%s: %s",
+			     fs_tsd_file_name(h->tf), twhy);
+		else
+			fuse_reply_write(req, size);
+		return;
+	}
 	if (n->kind == K_ROOT_CTL || n->kind == K_TCTL ||
 	    n->kind == K_BATCH) {
 		rc = control_write(n, p, size, &why);
@@ -1656,6 +1741,16 @@ static void op_flush(fuse_req_t req, fuse_ino_t ino,
 	/* A shell redirection closes a dup of the fd before writing: an
 	 * open that wrote nothing yet commits at release, so that `echo v >
 	 * F:Q` is one Put and not an empty version first. */
+	if (h->tf) {
+		char twhy[320];
+		err = fs_tsd_flush(h->tf, twhy, sizeof twhy);
+		if (err)
+			fail(req, err, "write tsd/%s: %s",
+			     fs_tsd_file_name(h->tf), twhy);
+		else
+			fuse_reply_err(req, 0);
+		return;
+	}
 	pthread_mutex_lock(&h->lock);
 	err = h->written || h->failed ? file_flush(h) : 0;
 	pthread_mutex_unlock(&h->lock);
@@ -1667,7 +1762,7 @@ static void op_release(fuse_req_t req, fuse_ino_t ino,
 {
 	struct fileh *h = (struct fileh *)(uintptr_t)fi->fh;
 
-	if (!h->failed)
+	if (!h->failed && !h->tf)
 		file_flush(h);	/* errors were logged and told at flush */
 	fileh_free(h);
 	fuse_reply_err(req, 0);
@@ -2076,6 +2171,7 @@ const struct fuse_lowlevel_ops fs_ops = {
 void fs_setup(cf_db *d, const char *dir, uint64_t maxv)
 {
 	db = d;
+	fs_tsd_setup(d);
 	datadir = realpath(dir, NULL);
 	if (!datadir)
 		datadir = strdup(dir);
@@ -2089,6 +2185,7 @@ void fs_teardown(void)
 	struct node *n;
 	size_t i;
 
+	fs_tsd_teardown();
 	while ((s = stages)) {
 		stages = s->next;
 		stage_free(s);

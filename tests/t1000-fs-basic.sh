@@ -8,22 +8,27 @@ test_description='cellfs: tables, rows and cells with mkdir, echo, cat, ls, stat
 test_expect_success 'mount a fresh data directory' '
 	cellfs_mount &&
 	test "$(stat -c %a "$DATA")" = 700 &&
-	ls -A "$MNT" >out && test_must_be_empty out
+	ls -A "$MNT" >out && echo tsd >expect && test_cmp expect out &&
+	ls "$MNT/tsd" >out && printf "metrics\nput\nq\ntagk\ntagv\n" >expect &&
+	test_cmp expect out
 '
 
 test_expect_success 'mkdir makes a table with family cf' '
 	mkdir "$MNT/webtable" &&
-	ls "$MNT" >out && echo webtable >expect && test_cmp expect out &&
+	ls "$MNT" >out && printf "tsd\nwebtable\n" >expect && test_cmp expect out &&
 	ls -A "$MNT/webtable" >out &&
 	printf ".schema\n@\n" >expect && test_cmp expect out &&
 	cut -d" " -f1,2 "$MNT/webtable/.schema" >out &&
 	echo "cf VERSIONS=1" >expect && test_cmp expect out
 '
 
-test_expect_success 'a bad table name is EINVAL, tsd is reserved' '
+test_expect_success 'a bad table name is EINVAL; tsd exists already' '
 	echo EINVAL >expect &&
 	errno_of mkdir "$MNT/a b" >out && test_cmp expect out &&
-	errno_of mkdir "$MNT/tsd" >out && test_cmp expect out
+	echo EEXIST >expect &&
+	errno_of mkdir "$MNT/tsd" >out && test_cmp expect out &&
+	echo EPERM >expect &&
+	errno_of rmdir "$MNT/tsd" >out && test_cmp expect out
 '
 
 test_expect_success 'write and read a cell' '
@@ -116,7 +121,7 @@ test_expect_success 'rmdir of a table with cells is ENOTEMPTY; empty table goes'
 	echo ENOTEMPTY >expect &&
 	errno_of rmdir "$MNT/webtable" >out && test_cmp expect out &&
 	mkdir "$MNT/empty" && rmdir "$MNT/empty" &&
-	ls "$MNT" >out && echo webtable >expect && test_cmp expect out
+	ls "$MNT" >out && printf "tsd\nwebtable\n" >expect && test_cmp expect out
 '
 
 test_expect_success 'refusals are in .log' '

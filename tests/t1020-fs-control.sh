@@ -101,7 +101,7 @@ test_expect_success 'staging a schema, renamed onto .schema' '
 
 test_expect_success 'drop through .ctl' '
 	echo drop >"$MNT/copy/.ctl" &&
-	ls "$MNT" >out && echo t >expect && test_cmp expect out
+	ls "$MNT" >out && printf "t\ntsd\n" >expect && test_cmp expect out
 '
 
 test_expect_success 'unmount' '

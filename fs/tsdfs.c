@@ -1,0 +1,435 @@
+/*
+ * tsdfs.c: MNT/tsd/ (SPEC section 6), the path mapping onto tsd/tsd.h.
+ *
+ *   tsd/                  FT_DIR      put metrics tagk tagv q
+ *   tsd/put               FT_PUT      append put lines
+ *   tsd/metrics/          FT_METRICS  metric names (escaped, section 2)
+ *   tsd/metrics/M         FT_METRIC   read: dump; write: "TS VALUE TAGS"
+ *   tsd/tagk/, tagv/      FT_TAGK/V   tag names
+ *   tsd/tagk/K, tagv/V    FT_KNAME/FT_VNAME  read: its UID, 6 hex digits
+ *   tsd/q/                FT_Q        lists nothing; any query resolves
+ *   tsd/q/QUERY[.png]     FT_QUERY    read: the result, or its graph
+ *
+ * The tsd handle is opened at the first use that needs it: a write opens
+ * it (creating tsdb and tsdb-uid), a read before any write finds no
+ * tables and sees an empty tree, so mounting never creates tables.  The
+ * handle lives until fs_tsd_teardown(), before the engine closes.
+ *
+ * Files whose content is produced while read (metric dumps, queries) are
+ * opened direct_io by ops.c and report size 0, as /proc files do.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fs/fs.h"
+#include "tsd/tsd.h"
+#include "util/escape.h"
+
+struct fs_tsd_file {
+	enum fs_tsd_node kind;
+	tsd_writer *w;
+	tsd_cursor *c;
+	char uid[8];		/* FT_KNAME, FT_VNAME: "%06x\n" */
+	char *what;		/* for messages: the path below tsd/ */
+};
+
+static pthread_mutex_t tmu = PTHREAD_MUTEX_INITIALIZER;
+static cf_db *tdb;
+static tsd *handle;
+
+void fs_tsd_setup(cf_db *db)
+{
+	tdb = db;
+}
+
+void fs_tsd_teardown(void)
+{
+	pthread_mutex_lock(&tmu);
+	tsd_close(handle);
+	handle = NULL;
+	tdb = NULL;
+	pthread_mutex_unlock(&tmu);
+}
+
+/* The handle; with create 0, CF_ENOTFOUND while no tsd table exists. */
+static int get(int create, tsd **out)
+{
+	cf_table *t;
+	int rc = 0;
+
+	pthread_mutex_lock(&tmu);
+	if (!handle && !create) {
+		rc = cf_table_open(tdb, TSD_TABLE_UID, &t);
+		if (!rc)
+			cf_table_close(t);
+	}
+	if (!handle && !rc)
+		rc = tsd_open(tdb, NULL, &handle);
+	*out = handle;
+	pthread_mutex_unlock(&tmu);
+	return rc;
+}
+
+int fs_tsd_is_dir(enum fs_tsd_node k)
+{
+	return k == FT_DIR || k == FT_METRICS || k == FT_TAGK ||
+	       k == FT_TAGV || k == FT_Q;
+}
+
+static enum tsd_kind kind_of(enum fs_tsd_node parent)
+{
+	return parent == FT_METRICS ? TSD_METRICS :
+	       parent == FT_TAGK ? TSD_TAGK : TSD_TAGV;
+}
+
+/* The UID kind of a file under metrics/, tagk/ or tagv/. */
+static enum tsd_kind name_kind(enum fs_tsd_node k)
+{
+	return k == FT_METRIC ? TSD_METRICS : k == FT_KNAME ? TSD_TAGK
+							    : TSD_TAGV;
+}
+
+int fs_tsd_resolve(enum fs_tsd_node parent, const char *name,
+		   enum fs_tsd_node *kind, struct buf *arg, const char **why)
+{
+	static const struct { const char *name; enum fs_tsd_node k; } top[] = {
+		{ "put", FT_PUT }, { "metrics", FT_METRICS },
+		{ "tagk", FT_TAGK }, { "tagv", FT_TAGV }, { "q", FT_Q },
+	};
+	size_t i;
+
+	*why = "no such file";
+	switch (parent) {
+	case FT_DIR:
+		for (i = 0; i < sizeof top / sizeof top[0]; i++)
+			if (!strcmp(name, top[i].name)) {
+				*kind = top[i].k;
+				return 0;
+			}
+		return ENOENT;
+	case FT_METRICS: case FT_TAGK: case FT_TAGV:
+		*kind = parent == FT_METRICS ? FT_METRIC :
+			parent == FT_TAGK ? FT_KNAME : FT_VNAME;
+		if (cf_unescape(name, strlen(name), arg)) {
+			*why = "malformed escape in a name";
+			return EINVAL;
+		}
+		if (buf_putc(arg, 0))
+			return ENOMEM;
+		arg->len--;
+		return 0;
+	case FT_Q:
+		*kind = FT_QUERY;
+		if (buf_append(arg, name, strlen(name)) || buf_putc(arg, 0))
+			return ENOMEM;
+		arg->len--;
+		return 0;
+	default:
+		*why = "not a directory";
+		return ENOTDIR;
+	}
+}
+
+/* The query string of a FT_QUERY name and its format. */
+static size_t query_of(const struct buf *arg, enum tsd_format *fmt)
+{
+	size_t n = arg->len;
+
+	*fmt = TSD_FMT_TEXT;
+	if (n > 4 && !memcmp(arg->p + n - 4, ".png", 4)) {
+		*fmt = TSD_FMT_PNG;
+		n -= 4;
+	}
+	return n;
+}
+
+static void why_set(char *why, size_t whylen, const struct tsd_error *e,
+		    int rc)
+{
+	if (e->line)
+		snprintf(why, whylen, "line %" PRIu64 ": %s", e->line,
+			 e->reason);
+	else if (e->reason[0])
+		snprintf(why, whylen, "%s", e->reason);
+	else
+		snprintf(why, whylen, "%s", cf_strerror(rc));
+}
+
+int fs_tsd_stat(enum fs_tsd_node k, const struct buf *arg, struct stat *st,
+		char *why, size_t whylen)
+{
+	struct tsd_error e = { 0, "" };
+	enum tsd_format fmt;
+	uint32_t uid;
+	tsd *t;
+	int rc;
+
+	snprintf(why, whylen, "no such file");
+	st->st_size = 0;
+	switch (k) {
+	case FT_DIR: case FT_PUT: case FT_METRICS: case FT_TAGK:
+	case FT_TAGV: case FT_Q:
+		return 0;
+	case FT_METRIC: case FT_KNAME: case FT_VNAME:
+		rc = get(0, &t);
+		if (!rc)
+			rc = tsd_name_lookup(t, name_kind(k),
+					     (const char *)arg->p, &uid);
+		if (!rc && k != FT_METRIC)
+			st->st_size = 7;
+		return fs_errno(rc);
+	case FT_QUERY:
+		rc = get(0, &t);
+		if (!rc)
+			rc = tsd_query_check(t, (const char *)arg->p,
+					     query_of(arg, &fmt), &e);
+		if (rc)
+			why_set(why, whylen, &e, rc);
+		return fs_errno(rc);
+	}
+	return ENOENT;
+}
+
+int fs_tsd_list(enum fs_tsd_node k,
+		int (*add)(void *ctx, const char *name, size_t len, int dir),
+		void *ctx)
+{
+	static const char *const top[] = { "put", "metrics", "tagk", "tagv",
+					   "q" };
+	struct buf b = BUF_INIT;
+	char **names = NULL;
+	size_t n = 0, i;
+	tsd *t;
+	int rc = 0;
+
+	switch (k) {
+	case FT_DIR:
+		for (i = 0; !rc && i < 5; i++)
+			rc = add(ctx, top[i], strlen(top[i]), i > 0);
+		return rc;
+	case FT_METRICS: case FT_TAGK: case FT_TAGV:
+		rc = get(0, &t);
+		if (rc == CF_ENOTFOUND)
+			return 0;	/* nothing written yet */
+		if (!rc)
+			rc = tsd_names(t, kind_of(k), "", 0, &names, &n);
+		for (i = 0; !rc && i < n; i++) {
+			buf_reset(&b);
+			rc = cf_escape(names[i], strlen(names[i]), &b);
+			if (!rc && b.len <= 255)
+				rc = add(ctx, (char *)b.p, b.len, 0);
+		}
+		free(names);
+		buf_release(&b);
+		return rc;
+	default:
+		return 0;
+	}
+}
+
+void fs_tsd_file_close(struct fs_tsd_file *f)
+{
+	if (!f)
+		return;
+	tsd_writer_close(f->w);
+	tsd_cursor_close(f->c);
+	free(f->what);
+	free(f);
+}
+
+int fs_tsd_open(enum fs_tsd_node k, const struct buf *arg, int flags,
+		struct fs_tsd_file **out, char *why, size_t whylen)
+{
+	struct tsd_error e = { 0, "" };
+	struct fs_tsd_file *f;
+	enum tsd_format fmt;
+	int acc = flags & O_ACCMODE, rc;
+	size_t qlen;
+	uint32_t uid;
+	tsd *t;
+
+	snprintf(why, whylen, "%s", "");
+	f = calloc(1, sizeof *f);
+	if (!f)
+		return ENOMEM;
+	f->kind = k;
+	f->what = k == FT_PUT ? strdup("put") : NULL;
+	if (k != FT_PUT && asprintf(&f->what, "%s/%s", k == FT_METRIC ?
+				    "metrics" : k == FT_QUERY ? "q" :
+				    k == FT_KNAME ? "tagk" : "tagv",
+				    (const char *)arg->p) < 0)
+		f->what = NULL;
+	if (!f->what) {
+		free(f);
+		return ENOMEM;
+	}
+	switch (k) {
+	case FT_PUT:
+		if (acc == O_RDONLY) {
+			rc = CF_EINVAL;
+			snprintf(why, whylen, "tsd/put is written, not read");
+			break;
+		}
+		rc = get(1, &t);
+		if (!rc)
+			rc = tsd_writer_open(t, NULL, &f->w);
+		break;
+	case FT_METRIC:
+		if (acc == O_RDWR) {
+			rc = CF_EINVAL;
+			snprintf(why, whylen, "a metric file is read or "
+				 "appended to, not both");
+			break;
+		}
+		if (acc == O_WRONLY) {
+			rc = get(1, &t);
+			if (!rc)
+				rc = tsd_writer_open(t, (const char *)arg->p,
+						     &f->w);
+			if (rc == CF_EINVAL)
+				snprintf(why, whylen, "not a valid metric "
+					 "name");
+			break;
+		}
+		rc = get(0, &t);
+		if (!rc)
+			rc = tsd_metric_open(t, (const char *)arg->p, &f->c);
+		break;
+	case FT_KNAME: case FT_VNAME:
+		rc = get(0, &t);
+		if (!rc)
+			rc = tsd_name_lookup(t, name_kind(k),
+					     (const char *)arg->p, &uid);
+		if (!rc)
+			snprintf(f->uid, sizeof f->uid, "%06" PRIx32 "\n",
+				 uid);
+		break;
+	case FT_QUERY:
+		if (acc != O_RDONLY) {
+			rc = CF_EINVAL;
+			snprintf(why, whylen, "queries are read-only");
+			break;
+		}
+		qlen = query_of(arg, &fmt);
+		rc = get(0, &t);
+		if (!rc)
+			rc = tsd_query_open(t, (const char *)arg->p, qlen, fmt,
+					    &f->c, &e);
+		if (rc)
+			why_set(why, whylen, &e, rc);
+		break;
+	default:
+		rc = CF_EINVAL;
+		snprintf(why, whylen, "not a file");
+		break;
+	}
+	if (rc) {
+		if (!why[0])
+			snprintf(why, whylen, "%s", cf_strerror(rc));
+		fs_tsd_file_close(f);
+		return fs_errno(rc);
+	}
+	*out = f;
+	return 0;
+}
+
+int fs_tsd_read(struct fs_tsd_file *f, void *dst, size_t n, uint64_t off,
+		size_t *got)
+{
+	size_t len;
+
+	*got = 0;
+	if (f->kind == FT_KNAME || f->kind == FT_VNAME) {
+		len = strlen(f->uid);
+		if (off < len) {
+			*got = len - (size_t)off < n ? len - (size_t)off : n;
+			memcpy(dst, f->uid + off, *got);
+		}
+		return 0;
+	}
+	if (!f->c)
+		return EBADF;
+	return fs_errno(tsd_cursor_pread(f->c, dst, n, off, got));
+}
+
+int fs_tsd_write(struct fs_tsd_file *f, const void *p, size_t n,
+		 char *why, size_t whylen)
+{
+	struct tsd_error e = { 0, "" };
+	int rc;
+
+	if (!f->w) {
+		snprintf(why, whylen, "read-only file");
+		return EBADF;
+	}
+	rc = tsd_writer_write(f->w, p, n, &e);
+	if (rc)
+		why_set(why, whylen, &e, rc);
+	return fs_errno(rc);
+}
+
+int fs_tsd_flush(struct fs_tsd_file *f, char *why, size_t whylen)
+{
+	struct tsd_error e = { 0, "" };
+	int rc;
+
+	if (!f->w)
+		return 0;
+	rc = tsd_writer_finish(f->w, &e);
+	if (rc)
+		why_set(why, whylen, &e, rc);
+	return fs_errno(rc);
+}
+
+const char *fs_tsd_file_name(const struct fs_tsd_file *f)
+{
+	return f->what;
+}
+
+int fs_tsd_stats_text(struct buf *out)
+{
+	struct tsd_stats s;
+	tsd *t;
+	int rc;
+
+	rc = get(0, &t);
+	if (rc == CF_ENOTFOUND)
+		memset(&s, 0, sizeof s);
+	else if (rc)
+		return rc;
+	else
+		tsd_stats(t, &s);
+#define STAT(name, help, v)                                                 \
+	buf_printf(out, "# HELP cellfs_tsd_" name " " help "\n"             \
+		   "# TYPE cellfs_tsd_" name " counter\n"                    \
+		   "cellfs_tsd_" name " %" PRIu64 "\n", (uint64_t)(v))
+	rc = STAT("points_total", "Points stored through MNT/tsd/.",
+		  s.points);
+	rc = rc ? rc : STAT("lines_rejected_total",
+			    "Put lines refused as invalid.", s.lines_rejected);
+	rc = rc ? rc : STAT("writes_rejected_total",
+			    "Writes refused whole for an invalid line.",
+			    s.writes_rejected);
+	rc = rc ? rc : STAT("uids_assigned_total", "New UIDs assigned.",
+			    s.uids_assigned);
+	rc = rc ? rc : STAT("rows_compacted_total",
+			    "Hourly rows compacted into one cell.",
+			    s.rows_compacted);
+	rc = rc ? rc : STAT("queries_total", "Queries run.", s.queries);
+	rc = rc ? rc : STAT("query_points_total", "Points loaded by queries.",
+			    s.query_points);
+#undef STAT
+	if (!rc)
+		rc = buf_printf(out, "# HELP cellfs_tsd_compact_pending Rows "
+				"waiting for compaction.\n# TYPE "
+				"cellfs_tsd_compact_pending gauge\n"
+				"cellfs_tsd_compact_pending %" PRIu64 "\n",
+				s.compact_pending);
+	return rc;
+}
