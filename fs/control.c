@@ -135,6 +135,32 @@ static int batch_dump(cf_table *t, struct buf *out)
 	return rc;
 }
 
+/* The daemon's own counters. */
+static int fs_stats_text(struct buf *out)
+{
+	struct fs_counters c;
+
+	fs_counters(&c);
+	return buf_printf(out,
+		"# TYPE cellfs_fuse_lookups_total counter\n"
+		"cellfs_fuse_lookups_total %" PRIu64 "\n"
+		"# TYPE cellfs_fuse_getattrs_total counter\n"
+		"cellfs_fuse_getattrs_total %" PRIu64 "\n"
+		"# TYPE cellfs_fuse_readdirplus_entries_total counter\n"
+		"cellfs_fuse_readdirplus_entries_total %" PRIu64 "\n"
+		"# HELP cellfs_names_too_long_total Names over 255 bytes "
+		"refused (ENAMETOOLONG).\n"
+		"# TYPE cellfs_names_too_long_total counter\n"
+		"cellfs_names_too_long_total %" PRIu64 "\n"
+		"# HELP cellfs_names_unlisted_total Keys left out of listings: "
+		"their escaped name is over 255 bytes (reach them through "
+		".batch).\n"
+		"# TYPE cellfs_names_unlisted_total counter\n"
+		"cellfs_names_unlisted_total %" PRIu64 "\n",
+		c.lookups, c.getattrs, c.readdirplus_entries,
+		c.names_too_long, c.names_unlisted);
+}
+
 int fs_control_text(cf_db *db, enum fs_ctl which, const char *table,
 		    struct buf *out)
 {
@@ -149,6 +175,8 @@ int fs_control_text(cf_db *db, enum fs_ctl which, const char *table,
 		rc = cf_db_stats(db, &st);
 		if (!rc)
 			rc = stats_text(&st, NULL, out);
+		if (!rc)
+			rc = fs_stats_text(out);
 		return rc ? rc : fs_tsd_stats_text(out);
 	case FS_ROOT_CTL:
 	case FS_TCTL:
@@ -298,6 +326,8 @@ bad:
 		rc = cf_table_apply(t, b);
 		if (rc)
 			*why = cf_strerror(rc);
+		else
+			fs_table_changed(cf_table_name(t), 0);
 	}
 	cf_batch_free(b);
 	buf_release(&row);
@@ -326,8 +356,12 @@ static int ctl_word(cf_db *db, enum fs_ctl which, const char *table,
 		*why = "unknown control word (flush, sync, compact)";
 		return CF_EINVAL;
 	}
-	if (IS("drop"))
-		return cf_table_drop(db, table, 0);
+	if (IS("drop")) {
+		rc = cf_table_drop(db, table, 0);
+		if (!rc)
+			fs_table_changed(table, 1);
+		return rc;
+	}
 	rc = cf_table_open(db, table, &t);
 	if (rc)
 		return rc;

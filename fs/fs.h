@@ -25,6 +25,24 @@ void fs_setup(cf_db *db, const char *datadir, uint64_t max_value);
 /* Frees the inode table, staged files and empty rows. */
 void fs_teardown(void);
 
+/* The session whose kernel caches fs keeps true (fs_ops' session), or
+ * NULL to stop the invalidator thread before the session is destroyed. */
+void fs_set_session(struct fuse_session *se);
+/* Everything cached of table changed (a .batch write, a schema change) or
+ * the table is gone (dropped). */
+void fs_table_changed(const char *table, int dropped);
+
+/* Request counters of the daemon, for MNT/.stats. */
+struct fs_counters {
+	uint64_t lookups;		/* LOOKUP requests */
+	uint64_t getattrs;		/* GETATTR requests */
+	uint64_t readdirplus_entries;	/* entries given with attributes */
+	uint64_t names_too_long;	/* names refused: over 255 bytes */
+	uint64_t names_unlisted;	/* keys left out of listings: their
+					 * escaped name is over 255 bytes */
+};
+void fs_counters(struct fs_counters *c);
+
 /* Control and status files (SPEC section 5). */
 enum fs_ctl {
 	FS_ROOT_CTL, FS_ROOT_STATS, FS_ROOT_LOG,

@@ -191,6 +191,7 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	fs_setup(db, c.datadir, o.max_value);
+	fs_set_session(se);
 	cf_log(CF_LOG_INFO, "mounted %s at %s", c.datadir, fo.mountpoint);
 	if (fo.singlethread) {
 		ret = fuse_session_loop(se) != 0;
@@ -203,6 +204,7 @@ int main(int argc, char **argv)
 	/* A signal ends the loop with its number; that is a clean exit. */
 	ret = 0;
 out:
+	fs_set_session(NULL);	/* no invalidation after this */
 	if (mounted)
 		fuse_session_unmount(se);
 	if (handlers)

@@ -43,6 +43,7 @@ enum kind {
 
 struct node {
 	struct node *parent, *hnext;
+	struct node *rnext;	/* chain of rtab: nodes of one row */
 	char *name;
 	uint64_t nlookup;
 	unsigned nchild, nopen;
@@ -95,6 +96,9 @@ static uint64_t max_value;
 static struct node root = { .kind = K_ROOT, .nlookup = 1 };
 static struct node **htab;
 static size_t hcap, hcount;
+static struct node **rtab;	/* K_ROW, K_VERSIONS, K_CELL by (table, row) */
+static struct fuse_session *session;
+static struct fs_counters counters;	/* atomics */
 static struct stage *stages;
 static size_t staged_bytes;
 static struct erow *erows;
@@ -122,6 +126,33 @@ static size_t hslot(const struct node *parent, const char *name, size_t cap)
 	for (; *name; name++)
 		h = (h ^ (unsigned char)*name) * 0x100000001B3ull;
 	return (size_t)(h % cap);
+}
+
+/* The rtab slot of row key in table. */
+static size_t rslot(const char *table, const void *key, size_t len,
+		    size_t cap)
+{
+	const unsigned char *k = key;
+	uint64_t h = 0xCBF29CE484222325ull;
+	size_t i;
+
+	for (; *table; table++)
+		h = (h ^ (unsigned char)*table) * 0x100000001B3ull;
+	h = (h ^ 0xFF) * 0x100000001B3ull;
+	for (i = 0; i < len; i++)
+		h = (h ^ k[i]) * 0x100000001B3ull;
+	return (size_t)(h % cap);
+}
+
+static int in_rtab(const struct node *n)
+{
+	return n->kind == K_ROW || n->kind == K_VERSIONS ||
+	       n->kind == K_CELL;
+}
+
+static size_t rslot_of(const struct node *n, size_t cap)
+{
+	return rslot(n->table, n->key.p, n->key.len, cap);
 }
 
 static struct node *node_of(fuse_ino_t ino)
@@ -153,6 +184,12 @@ static void node_unref(struct node *n)
 		     pp = &(*pp)->hnext)
 			;
 		*pp = n->hnext;
+		if (in_rtab(n)) {
+			for (pp = &rtab[rslot_of(n, hcap)]; *pp != n;
+			     pp = &(*pp)->rnext)
+				;
+			*pp = n->rnext;
+		}
 		hcount--;
 		p = n->parent;
 		p->nchild--;
@@ -170,19 +207,31 @@ static struct node *node_intern(struct node *tmp)
 
 	if (hcount >= hcap / 2) {
 		size_t ncap = hcap ? hcap * 2 : 1024;
+		struct node **nr;
 		nt = calloc(ncap, sizeof *nt);
-		if (!nt)
+		nr = calloc(ncap, sizeof *nr);
+		if (!nt || !nr) {
+			free(nt);
+			free(nr);
 			goto nomem;
+		}
 		for (i = 0; i < hcap; i++) {
 			while ((n = htab[i])) {
 				htab[i] = n->hnext;
 				s = hslot(n->parent, n->name, ncap);
 				n->hnext = nt[s];
 				nt[s] = n;
+				if (in_rtab(n)) {
+					s = rslot_of(n, ncap);
+					n->rnext = nr[s];
+					nr[s] = n;
+				}
 			}
 		}
 		free(htab);
+		free(rtab);
 		htab = nt;
+		rtab = nr;
 		hcap = ncap;
 	}
 	s = hslot(tmp->parent, tmp->name, hcap);
@@ -200,6 +249,11 @@ static struct node *node_intern(struct node *tmp)
 	n->nlookup = n->nchild = n->nopen = 0;
 	n->hnext = htab[s];
 	htab[s] = n;
+	if (in_rtab(n)) {
+		s = rslot_of(n, hcap);
+		n->rnext = rtab[s];
+		rtab[s] = n;
+	}
 	hcount++;
 	n->parent->nchild++;
 	return n;
@@ -208,6 +262,202 @@ nomem:
 	buf_release(&tmp->qual);
 	free(tmp->name);
 	return NULL;
+}
+
+/* --- keeping the kernel's caches true ----------------------------------
+ *
+ * The kernel caches names and attributes of tables, regions, rows and
+ * cells for CACHE_S seconds, so that `ls -l` and `find` after a
+ * readdirplus ask nothing more.  Every change made through this daemon
+ * (it owns the data directory) invalidates what it may have changed:
+ *  - the attributes of every cached node of the changed row (or table),
+ *    before the reply: fuse_lowlevel_notify_inval_inode with a negative
+ *    offset takes no lock the kernel may hold for the request, so a stat
+ *    after the write returned asks us again;
+ *  - names that may have vanished (a version crowded out or deleted, a
+ *    row deleted through .batch), by the invalidator thread:
+ *    notify_inval_entry takes the parent directory's lock, which the
+ *    request being served may hold (unlink, rename), so it runs after the
+ *    reply.  A stale name is harmless meanwhile: its attributes are
+ *    invalid, so stat and open ask us, and we answer from the engine.
+ * Tables with a TTL family are not cached at all (timeout 0): their cells
+ * vanish with time, not with a request.
+ */
+#define CACHE_S 10.0
+
+struct inval {
+	struct inval *next;
+	fuse_ino_t parent;
+	char name[];
+};
+
+static pthread_mutex_t imu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t icv = PTHREAD_COND_INITIALIZER;
+static struct inval *ihead, **itail = &ihead;
+static size_t iqueued;
+static int istop;
+static pthread_t ithread;
+static int ithread_started;
+
+static void *invalidator(void *arg)
+{
+	struct inval *e;
+
+	(void)arg;
+	pthread_mutex_lock(&imu);
+	for (;;) {
+		while (!ihead && !istop)
+			pthread_cond_wait(&icv, &imu);
+		if (!ihead)
+			break;
+		e = ihead;
+		ihead = e->next;
+		if (!ihead)
+			itail = &ihead;
+		iqueued--;
+		pthread_mutex_unlock(&imu);
+		fuse_lowlevel_notify_inval_entry(session, e->parent, e->name,
+						 strlen(e->name));
+		free(e);
+		pthread_mutex_lock(&imu);
+	}
+	pthread_mutex_unlock(&imu);
+	return NULL;
+}
+
+/* With mu held: queues the name of n for the invalidator. */
+static void inval_name(struct node *n)
+{
+	struct inval *e;
+	size_t len = strlen(n->name);
+
+	if (!session || n->nlookup == 0 || !(e = malloc(sizeof *e + len + 1)))
+		return;
+	e->next = NULL;
+	e->parent = n->parent == &root ? FUSE_ROOT_ID
+				       : (fuse_ino_t)(uintptr_t)n->parent;
+	memcpy(e->name, n->name, len + 1);
+	pthread_mutex_lock(&imu);
+	if (iqueued < (1u << 20)) {
+		*itail = e;
+		itail = &e->next;
+		iqueued++;
+		pthread_cond_signal(&icv);
+		e = NULL;
+	}
+	pthread_mutex_unlock(&imu);
+	free(e);	/* over the bound: the timeout will do */
+}
+
+struct inos {
+	fuse_ino_t *v;
+	size_t n, cap;
+};
+
+/* With mu held: remembers n's inode for inval_attrs(). */
+static void inos_add(struct inos *a, struct node *n)
+{
+	fuse_ino_t *nv;
+
+	if (n->nlookup == 0)
+		return;
+	if (a->n == a->cap) {
+		size_t nc = a->cap ? 2 * a->cap : 16;
+		if (!(nv = realloc(a->v, nc * sizeof *nv)))
+			return;
+		a->v = nv;
+		a->cap = nc;
+	}
+	a->v[a->n++] = (fuse_ino_t)(uintptr_t)n;
+}
+
+/* Without mu: invalidates the attributes of a's inodes and frees a. */
+static void inval_attrs(struct inos *a)
+{
+	size_t i;
+
+	for (i = 0; session && i < a->n; i++)
+		fuse_lowlevel_notify_inval_inode(session, a->v[i], -1, 0);
+	free(a->v);
+}
+
+/* Row key of table changed: its cells' attributes are invalid, and the
+ * names of its versions (all its cells with deleted) may be gone. */
+static void row_changed(const char *table, const void *key, size_t len,
+			int deleted)
+{
+	struct inos a = { NULL, 0, 0 };
+	struct node *n;
+
+	pthread_mutex_lock(&mu);
+	for (n = hcap ? rtab[rslot(table, key, len, hcap)] : NULL; n;
+	     n = n->rnext) {
+		if (n->kind != K_CELL || strcmp(n->table, table) ||
+		    n->key.len != len || (len && memcmp(n->key.p, key, len)))
+			continue;
+		inos_add(&a, n);
+		if (deleted || n->ts != CF_TS_NOW)
+			inval_name(n);
+	}
+	pthread_mutex_unlock(&mu);
+	inval_attrs(&a);
+}
+
+void fs_table_changed(const char *table, int dropped)
+{
+	struct inos a = { NULL, 0, 0 };
+	struct node *n;
+	size_t i;
+
+	pthread_mutex_lock(&mu);
+	for (i = 0; i < hcap; i++)
+		for (n = htab[i]; n; n = n->hnext) {
+			if (strcmp(n->table, table))
+				continue;
+			inos_add(&a, n);
+			if (n->kind == K_CELL || n->kind == K_ROW ||
+			    (dropped && n->kind == K_TABLE))
+				inval_name(n);
+		}
+	pthread_mutex_unlock(&mu);
+	inval_attrs(&a);
+}
+
+void fs_set_session(struct fuse_session *se)
+{
+	if (se && !ithread_started) {
+		session = se;
+		istop = 0;
+		ithread_started = !pthread_create(&ithread, NULL, invalidator,
+						  NULL);
+		return;
+	}
+	if (!se && ithread_started) {
+		pthread_mutex_lock(&imu);
+		istop = 1;
+		pthread_cond_signal(&icv);
+		pthread_mutex_unlock(&imu);
+		pthread_join(ithread, NULL);
+		ithread_started = 0;
+	}
+	session = se;
+}
+
+void fs_counters(struct fs_counters *c)
+{
+	c->lookups = __atomic_load_n(&counters.lookups, __ATOMIC_RELAXED);
+	c->getattrs = __atomic_load_n(&counters.getattrs, __ATOMIC_RELAXED);
+	c->readdirplus_entries = __atomic_load_n(
+		&counters.readdirplus_entries, __ATOMIC_RELAXED);
+	c->names_too_long = __atomic_load_n(&counters.names_too_long,
+					    __ATOMIC_RELAXED);
+	c->names_unlisted = __atomic_load_n(&counters.names_unlisted,
+					    __ATOMIC_RELAXED);
+}
+
+static void count(uint64_t *c)
+{
+	__atomic_fetch_add(c, 1, __ATOMIC_RELAXED);
 }
 
 /* --- names ------------------------------------------------------------- */
@@ -259,6 +509,12 @@ static int resolve(struct node *parent, const char *name, struct node *tmp,
 
 	memset(tmp, 0, sizeof *tmp);
 	tmp->parent = parent;
+	if (strlen(name) > 255) {
+		/* the kernel lets FUSE names reach 1024 bytes */
+		count(&counters.names_too_long);
+		*why = "name longer than 255 bytes";
+		return ENAMETOOLONG;
+	}
 	tmp->name = strdup(name);
 	if (!tmp->name)
 		return ENOMEM;
@@ -630,6 +886,39 @@ static int node_stat(struct node *n, struct stat *st)
 	return fs_errno(rc);
 }
 
+/* 1 if a family of table has a TTL (its cells vanish with time). */
+static int table_has_ttl(const char *table)
+{
+	struct cf_family *f = NULL;
+	cf_table *t;
+	size_t n = 0, i;
+	int ttl = 1;
+
+	if (topen(table, &t))
+		return 1;
+	if (!cf_table_schema(t, &f, &n))
+		for (ttl = 0, i = 0; i < n; i++)
+			ttl |= f[i].ttl != CF_TTL_FOREVER;
+	free(f);
+	cf_table_close(t);
+	return ttl;
+}
+
+/* How long the kernel may keep n's name and attributes (see "keeping the
+ * kernel's caches true"). */
+static double cache_s(const struct node *n)
+{
+	switch (n->kind) {
+	case K_TABLE: case K_REGION: case K_PREFIXES: case K_PREFIX:
+	case K_ROW: case K_VERSIONS: case K_CELL:
+		return table_has_ttl(n->table) ? 0 : CACHE_S;
+	case K_TSD:
+		return fs_tsd_is_dir(n->tk) ? CACHE_S : 0;
+	default:
+		return 0;
+	}
+}
+
 static void reply_entry(fuse_req_t req, struct node *n, const struct stat *st)
 {
 	struct fuse_entry_param e;
@@ -637,8 +926,7 @@ static void reply_entry(fuse_req_t req, struct node *n, const struct stat *st)
 	memset(&e, 0, sizeof e);
 	e.ino = ino_of(n);
 	e.attr = *st;
-	e.attr_timeout = 0;
-	e.entry_timeout = 0;
+	e.attr_timeout = e.entry_timeout = cache_s(n);
 	pthread_mutex_lock(&mu);
 	n->nlookup++;
 	pthread_mutex_unlock(&mu);
@@ -691,6 +979,7 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	const char *why;
 	int err;
 
+	count(&counters.lookups);
 	err = lookup_node(parent, name, &n, &why);
 	if (err) {
 		if (err == ENOENT)
@@ -747,12 +1036,14 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino,
 {
 	struct node *n = node_of(ino);
 	struct stat st;
-	int err = node_stat(n, &st);
+	int err;
 
+	count(&counters.getattrs);
+	err = node_stat(n, &st);
 	if (err)
 		fuse_reply_err(req, err);
 	else
-		fuse_reply_attr(req, &st, 0);
+		fuse_reply_attr(req, &st, cache_s(n));
 }
 
 static void op_statfs(fuse_req_t req, fuse_ino_t ino)
@@ -767,15 +1058,30 @@ static void op_statfs(fuse_req_t req, fuse_ino_t ino)
 
 /* --- directories --------------------------------------------------------- */
 
+/* An entry of a listing; have: its attributes are known (a directory,
+ * or a cell with size and version) and readdirplus gives them without
+ * asking the engine again. */
 struct dent {
 	char *name;
-	int dir;
+	int dir, have;
+	uint64_t size;
+	int64_t mtime;
 };
 
+/*
+ * An open directory.  Small listings are made whole at opendir; region
+ * and prefix listings stream from a scanner: e[] holds the entries from
+ * offset base on, pulled as readdir asks for them and dropped once read,
+ * so a million-row region costs one scan and a page of names.  A seek
+ * back before base (rewinddir) starts the scan again.
+ */
 struct dirh {
+	struct node *node;	/* the directory (the kernel holds it) */
 	struct dent *e;
 	size_t n, cap;
+	uint64_t base;		/* offset of e[0] */
 	cf_scanner *scan;	/* region or prefix listing, continued lazily */
+	int streaming;
 	cf_table *t;
 	pthread_mutex_t lock;
 };
@@ -795,8 +1101,37 @@ static int dir_add(struct dirh *d, const char *name, size_t len, int dir)
 	d->e[d->n].name = strndup(name, len);
 	if (!d->e[d->n].name)
 		return CF_ENOMEM;
-	d->e[d->n++].dir = dir;
+	d->e[d->n].dir = d->e[d->n].have = dir;
+	d->e[d->n].size = 0;
+	d->e[d->n++].mtime = 0;
 	return 0;
+}
+
+static int dir_add_attr(struct dirh *d, const char *name, size_t len,
+			uint64_t size, int64_t mtime)
+{
+	int rc = dir_add(d, name, len, 0);
+
+	if (!rc) {
+		d->e[d->n - 1].have = 1;
+		d->e[d->n - 1].size = size;
+		d->e[d->n - 1].mtime = mtime;
+	}
+	return rc;
+}
+
+/* Forgets the entries before offset off. */
+static void dir_trim(struct dirh *d, uint64_t off)
+{
+	size_t k = (size_t)(off - d->base), i;
+
+	if (k > d->n)
+		k = d->n;
+	for (i = 0; i < k; i++)
+		free(d->e[i].name);
+	memmove(d->e, d->e + k, (d->n - k) * sizeof *d->e);
+	d->n -= k;
+	d->base += k;
 }
 
 static int dir_add_cb(void *d, const char *name, size_t len, int dir)
@@ -844,8 +1179,11 @@ static int list_row(cf_table *t, const struct buf *row, int versions,
 			rc = cf_escape(c->qual, c->qlen, &b);
 		if (!rc && versions)
 			rc = buf_printf(&b, "@%" PRId64, c->ts);
-		if (!rc && b.len <= 255)
-			rc = dir_add(d, (char *)b.p, b.len, 0);
+		if (!rc && b.len > 255)
+			count(&counters.names_unlisted);
+		else if (!rc)
+			rc = dir_add_attr(d, (char *)b.p, b.len, c->vlen,
+					  c->ts);
 	}
 	cf_row_free(r);
 	buf_release(&b);
@@ -890,7 +1228,9 @@ static int dir_fill(struct node *n, struct dirh *d)
 			rc = buf_putc(&b, '@');
 			if (!rc)
 				rc = cf_escape(r[i].start, r[i].startlen, &b);
-			if (!rc && b.len <= 255)
+			if (!rc && b.len > 255)
+				count(&counters.names_unlisted);
+			else if (!rc)
 				rc = dir_add(d, (char *)b.p, b.len, 1);
 		}
 		cf_regions_free(r, nn);
@@ -934,8 +1274,8 @@ static int dir_fill(struct node *n, struct dirh *d)
 	return rc;
 }
 
-/* Pulls rows from the scanner until d holds more than want entries. */
-static int dir_more(struct dirh *d, size_t want)
+/* Pulls rows from the scanner until d holds the entry at offset want. */
+static int dir_more(struct dirh *d, uint64_t want)
 {
 	struct buf b = BUF_INIT;
 	const cf_row *r;
@@ -943,7 +1283,7 @@ static int dir_more(struct dirh *d, size_t want)
 	size_t klen;
 	int rc = 0;
 
-	while (d->scan && d->n <= want) {
+	while (d->scan && d->base + d->n <= want) {
 		rc = cf_scan_next(d->scan, &r);
 		if (rc || !r) {
 			cf_scan_close(d->scan);
@@ -953,12 +1293,50 @@ static int dir_more(struct dirh *d, size_t want)
 		k = cf_row_key(r, &klen);
 		buf_reset(&b);
 		rc = cf_escape(k, klen, &b);
-		if (!rc && b.len > 0 && b.len <= 255)
+		if (!rc && b.len > 255)
+			count(&counters.names_unlisted);
+		else if (!rc && b.len > 0)
 			rc = dir_add(d, (char *)b.p, b.len, 1);
 		if (rc)
 			break;
 	}
 	buf_release(&b);
+	return rc;
+}
+
+/* Makes d list n from the start. */
+static int dir_start(struct dirh *d)
+{
+	size_t i;
+
+	for (i = 0; i < d->n; i++)
+		free(d->e[i].name);
+	d->n = 0;
+	d->base = 0;
+	if (d->scan)
+		cf_scan_close(d->scan);
+	d->scan = NULL;
+	if (d->t)
+		cf_table_close(d->t);
+	d->t = NULL;
+	return dir_fill(d->node, d);
+}
+
+/* With d->lock held: the entry at offset off, or NULL at the end.  Entries
+ * of a streaming listing before off are dropped. */
+static int dir_at(struct dirh *d, uint64_t off, struct dent **out)
+{
+	int rc = 0;
+
+	*out = NULL;
+	if (off < d->base)
+		rc = dir_start(d);
+	if (!rc && d->streaming && off > d->base)
+		dir_trim(d, off);
+	if (!rc)
+		rc = dir_more(d, off);
+	if (!rc && off - d->base < d->n)
+		*out = &d->e[off - d->base];
 	return rc;
 }
 
@@ -974,6 +1352,8 @@ static void op_opendir(fuse_req_t req, fuse_ino_t ino,
 		return;
 	}
 	pthread_mutex_init(&d->lock, NULL);
+	d->node = n;
+	d->streaming = n->kind == K_REGION || n->kind == K_PREFIX;
 	rc = dir_fill(n, d);
 	if (rc) {
 		dir_free(d);
@@ -986,14 +1366,37 @@ static void op_opendir(fuse_req_t req, fuse_ino_t ino,
 		dir_free(d);
 }
 
-static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
-		       struct fuse_file_info *fi)
+/* The attributes of entry e of directory d; 0 or errno.  Entries whose
+ * attributes came with the listing cost no engine call. */
+static int dent_stat(struct dirh *d, const struct dent *e, struct node *n,
+		     struct stat *st)
+{
+	if (!e->have)
+		return node_stat(n, st);
+	memset(st, 0, sizeof *st);
+	st->st_ino = ino_of(n);
+	st->st_uid = getuid();
+	st->st_gid = getgid();
+	st->st_nlink = e->dir ? 2 : 1;
+	st->st_mode = e->dir ? S_IFDIR | 0755 : S_IFREG | 0644;
+	st->st_size = (off_t)e->size;
+	if (!e->dir)
+		set_time(st, e->mtime);
+	(void)d;
+	return 0;
+}
+
+static void readdir_common(fuse_req_t req, size_t size, off_t off,
+			   struct fuse_file_info *fi, int plus)
 {
 	struct dirh *d = (struct dirh *)(uintptr_t)fi->fh;
+	struct fuse_entry_param ep;
 	char *out = malloc(size);
 	size_t used = 0, ent;
-	struct stat st;
-	int rc;
+	struct node *n;
+	struct dent *e;
+	const char *why;
+	int rc = 0, dot;
 
 	if (!out) {
 		fail(req, ENOMEM, "readdir");
@@ -1001,28 +1404,60 @@ static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	}
 	pthread_mutex_lock(&d->lock);
 	for (;; off++) {
-		rc = dir_more(d, (size_t)off);
-		if (rc) {
-			pthread_mutex_unlock(&d->lock);
-			free(out);
-			fail(req, fs_errno(rc), "readdir: %s",
-			     cf_strerror(rc));
-			return;
-		}
-		if ((size_t)off >= d->n)
+		rc = dir_at(d, (uint64_t)off, &e);
+		if (rc || !e)
 			break;
-		memset(&st, 0, sizeof st);
-		st.st_ino = (ino_t)off + 2;
-		st.st_mode = d->e[off].dir ? S_IFDIR : S_IFREG;
-		ent = fuse_add_direntry(req, out + used, size - used,
-					d->e[off].name, &st, off + 1);
+		memset(&ep, 0, sizeof ep);
+		ep.attr.st_ino = (ino_t)off + 2;
+		ep.attr.st_mode = e->dir ? S_IFDIR : S_IFREG;
+		if (!plus) {
+			ent = fuse_add_direntry(req, out + used, size - used,
+						e->name, &ep.attr, off + 1);
+			if (ent > size - used)
+				break;
+			used += ent;
+			continue;
+		}
+		/* readdirplus: every entry but . and .. is a lookup */
+		dot = !strcmp(e->name, ".") || !strcmp(e->name, "..");
+		n = NULL;
+		if (!dot && !lookup_node(ino_of(d->node), e->name, &n, &why) &&
+		    !dent_stat(d, e, n, &ep.attr)) {
+			ep.ino = ino_of(n);
+			ep.attr_timeout = ep.entry_timeout = cache_s(n);
+		}
+		ent = fuse_add_direntry_plus(req, out + used, size - used,
+					     e->name, &ep, off + 1);
+		if (ent <= size - used && ep.ino) {
+			pthread_mutex_lock(&mu);
+			n->nlookup++;
+			pthread_mutex_unlock(&mu);
+			count(&counters.readdirplus_entries);
+		}
+		if (n)
+			node_release(n);
 		if (ent > size - used)
 			break;
 		used += ent;
 	}
 	pthread_mutex_unlock(&d->lock);
-	fuse_reply_buf(req, out, used);
+	if (rc)
+		fail(req, fs_errno(rc), "readdir: %s", cf_strerror(rc));
+	else
+		fuse_reply_buf(req, out, used);
 	free(out);
+}
+
+static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		       struct fuse_file_info *fi)
+{
+	readdir_common(req, size, off, fi, 0);
+}
+
+static void op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size,
+			   off_t off, struct fuse_file_info *fi)
+{
+	readdir_common(req, size, off, fi, 1);
 }
 
 static void op_releasedir(fuse_req_t req, fuse_ino_t ino,
@@ -1129,6 +1564,8 @@ static void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 	switch (n->kind) {
 	case K_TABLE:
 		rc = cf_table_drop(db, name, 1);
+		if (!rc)
+			fs_table_changed(name, 1);
 		break;
 	case K_ROW:
 		rc = topen(n->table, &t);
@@ -1251,6 +1688,8 @@ static int apply_schema(struct node *n, const struct buf *text,
 	rc = topen(n->table, &t);
 	if (!rc) {
 		rc = cf_table_alter(t, f, cnt);
+		if (!rc)
+			fs_table_changed(n->table, 0);
 		cf_table_close(t);
 	}
 	if (rc)
@@ -1283,8 +1722,10 @@ static int cell_put(struct node *n, const struct buf *data, int64_t ts)
 		rc = cf_table_apply(t, b);
 	cf_batch_free(b);
 	cf_table_close(t);
-	if (!rc)
+	if (!rc) {
 		erow_drop(n->table, &n->key);
+		row_changed(n->table, n->key.p, n->key.len, 0);
+	}
 	return rc;
 }
 
@@ -1315,8 +1756,11 @@ static int file_flush(struct fileh *h)
 						  : "", h->data.len, NULL);
 				cf_table_close(t);
 			}
-			if (!rc)
+			if (!rc) {
 				erow_drop(n->table, &n->key);
+				row_changed(n->table, n->key.p, n->key.len,
+					    0);
+			}
 		} else
 			rc = cell_put(n, &h->data, h->ts);
 		why = cf_strerror(rc);
@@ -1804,6 +2248,8 @@ static int cell_retime(struct node *n, int64_t ts)
 	}
 	buf_release(&v);
 	cf_table_close(t);
+	if (!rc)
+		row_changed(n->table, n->key.p, n->key.len, 0);
 	return rc;
 }
 
@@ -1915,7 +2361,7 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 		if (h->ts != CF_TS_NOW)
 			set_time(&st, h->ts);
 	}
-	fuse_reply_attr(req, &st, 0);
+	fuse_reply_attr(req, &st, cache_s(n));
 }
 
 static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
@@ -1947,6 +2393,9 @@ static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 			if (!rc)
 				rc = cf_table_apply(t, b);
 			cf_batch_free(b);
+			if (!rc)
+				row_changed(n->table, n->key.p, n->key.len,
+					    1);
 			/* The row directory stays until rmdir, as on any
 			 * filesystem: `rm -r ROW` removes cells first. */
 			if (!rc && !row_cells(t, &n->key, &cnt) && cnt == 0)
@@ -2020,6 +2469,8 @@ static int cell_move(struct node *s, struct node *d)
 	cf_batch_free(b);
 	cf_table_close(t);
 	buf_release(&v);
+	if (!rc)
+		row_changed(s->table, s->key.p, s->key.len, 1);
 	return rc;
 }
 
@@ -2163,6 +2614,7 @@ const struct fuse_lowlevel_ops fs_ops = {
 	.fsync = op_fsync,
 	.opendir = op_opendir,
 	.readdir = op_readdir,
+	.readdirplus = op_readdirplus,
 	.releasedir = op_releasedir,
 	.fsyncdir = op_fsync,
 	.statfs = op_statfs,
@@ -2201,7 +2653,8 @@ void fs_teardown(void)
 			node_free(n);
 		}
 	free(htab);
-	htab = NULL;
+	free(rtab);
+	htab = rtab = NULL;
 	hcap = hcount = 0;
 	free(datadir);
 	datadir = NULL;
