@@ -128,6 +128,7 @@ int main(int argc, char **argv)
 	struct config c;
 	struct cf_options o;
 	cf_db *db = NULL;
+	char *abs;
 	int rc, ret = 1, mounted = 0, handlers = 0;
 
 	memset(&c, 0, sizeof c);
@@ -158,6 +159,15 @@ int main(int argc, char **argv)
 			strerror(errno));
 		goto out;
 	}
+	/* fuse_daemonize() changes to /: keep the directory we were given */
+	abs = realpath(c.datadir, NULL);
+	if (!abs) {
+		fprintf(stderr, "cellfs: %s: %s\n", c.datadir,
+			strerror(errno));
+		goto out;
+	}
+	free(c.datadir);
+	c.datadir = abs;
 	if (fo.foreground)
 		cf_log_set_stderr(1);
 

@@ -70,6 +70,8 @@ struct fileh {
 	int failed;		/* errno of a refused write: commit nothing */
 	int64_t ts;		/* timestamp of the Put at flush */
 	struct fs_tsd_file *tf;	/* K_TSD: everything is done by tsdfs.c */
+	struct buf tail;	/* .batch, .ctl: a line not finished yet */
+	int skip;		/* ... the rest of a refused line follows */
 	pthread_mutex_t lock;
 };
 
@@ -1808,6 +1810,7 @@ static void fileh_free(struct fileh *h)
 	struct node *n = h->n;
 
 	buf_release(&h->data);
+	buf_release(&h->tail);
 	fs_tsd_file_close(h->tf);
 	pthread_mutex_destroy(&h->lock);
 	pthread_mutex_lock(&mu);
@@ -2102,6 +2105,65 @@ static int resize(struct buf *b, uint64_t len)
 	return 0;
 }
 
+/*
+ * With h->lock held: one write(2) to .batch or .ctl.  The lines it
+ * completes (with what earlier writes left unfinished) are applied all or
+ * nothing; an unfinished last line waits for the next write or the close,
+ * so `cat dump > .batch` works whatever the size of the kernel's writes.
+ * A refused write is dropped whole, and the rest of its unfinished line,
+ * coming in the next writes, is skipped.
+ */
+static int lines_write(struct fileh *h, const char *p, size_t size,
+		       const char **why)
+{
+	size_t last, skipped = 0;
+	int rc;
+
+	*why = "";
+	if (h->skip) {
+		while (skipped < size && p[skipped] != '\n')
+			skipped++;
+		if (skipped == size)
+			return 0;
+		h->skip = 0;
+		p += skipped + 1;
+		size -= skipped + 1;
+	}
+	for (last = size; last > 0 && p[last - 1] != '\n'; last--)
+		;
+	if (h->tail.len + size > 3 * max_value + 65536) {
+		*why = "line longer than 3 x max_value";
+		rc = CF_ETOOBIG;
+		goto refused;
+	}
+	if (last == 0)
+		return buf_append(&h->tail, p, size);
+	rc = buf_append(&h->tail, p, last);
+	if (!rc)
+		rc = control_write(h->n, (char *)h->tail.p, h->tail.len, why);
+	if (rc)
+		goto refused;
+	buf_reset(&h->tail);
+	return buf_append(&h->tail, p + last, size - last);
+refused:
+	buf_reset(&h->tail);
+	h->skip = size > 0 && p[size - 1] != '\n';
+	return rc;
+}
+
+/* With h->lock held: applies an unfinished last line (at close). */
+static int lines_finish(struct fileh *h, const char **why)
+{
+	int rc;
+
+	*why = "";
+	if (!h->tail.len)
+		return 0;
+	rc = control_write(h->n, (char *)h->tail.p, h->tail.len, why);
+	buf_reset(&h->tail);
+	return rc;
+}
+
 static void op_write(fuse_req_t req, fuse_ino_t ino, const char *p,
 		     size_t size, off_t off, struct fuse_file_info *fi)
 {
@@ -2124,7 +2186,9 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *p,
 	}
 	if (n->kind == K_ROOT_CTL || n->kind == K_TCTL ||
 	    n->kind == K_BATCH) {
-		rc = control_write(n, p, size, &why);
+		pthread_mutex_lock(&h->lock);
+		rc = lines_write(h, p, size, &why);
+		pthread_mutex_unlock(&h->lock);
 		if (rc)
 			fail(req, fs_errno(rc), "write %s: %s", n->name ?
 			     n->name : "", why);
@@ -2196,6 +2260,17 @@ static void op_flush(fuse_req_t req, fuse_ino_t ino,
 		return;
 	}
 	pthread_mutex_lock(&h->lock);
+	if (h->tail.len) {
+		const char *why;
+		int rc = lines_finish(h, &why);
+		pthread_mutex_unlock(&h->lock);
+		if (rc)
+			fail(req, fs_errno(rc), "write %s: %s", h->n->name,
+			     *why ? why : cf_strerror(rc));
+		else
+			fuse_reply_err(req, 0);
+		return;
+	}
 	err = h->written || h->failed ? file_flush(h) : 0;
 	pthread_mutex_unlock(&h->lock);
 	fuse_reply_err(req, err);
@@ -2206,6 +2281,11 @@ static void op_release(fuse_req_t req, fuse_ino_t ino,
 {
 	struct fileh *h = (struct fileh *)(uintptr_t)fi->fh;
 
+	if (h->tail.len) {
+		const char *why;
+		if (lines_finish(h, &why))
+			cf_log(CF_LOG_WARN, "write %s: %s", h->n->name, why);
+	}
 	if (!h->failed && !h->tf)
 		file_flush(h);	/* errors were logged and told at flush */
 	fileh_free(h);
