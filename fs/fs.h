@@ -28,6 +28,11 @@ void fs_teardown(void);
 /* The session whose kernel caches fs keeps true (fs_ops' session), or
  * NULL to stop the invalidator thread before the session is destroyed. */
 void fs_set_session(struct fuse_session *se);
+/* With always, every listing page carries attributes (find, du: no
+ * lookup per entry; the kernel then keeps an inode, and we a node, per
+ * entry listed); else the kernel asks for them when it sees stats follow
+ * a listing (ls -l, rsync).  Before the session starts. */
+void fs_set_readdirplus(int always);
 /* Everything cached of table changed (a .batch write, a schema change) or
  * the table is gone (dropped). */
 void fs_table_changed(const char *table, int dropped);

@@ -20,6 +20,7 @@ struct config {
 	int nonopts;
 	char *flush_size, *split_size, *block_cache, *sync, *sync_ms;
 	char *max_value;
+	int rdplus_always;	/* readdirplus=always (else auto) */
 };
 
 #define OPT(t, f) { t, offsetof(struct config, f), 0 }
@@ -30,6 +31,8 @@ static const struct fuse_opt cellfs_opts[] = {
 	OPT("sync=%s", sync),
 	OPT("sync_ms=%s", sync_ms),
 	OPT("max_value=%s", max_value),
+	{ "readdirplus=always", offsetof(struct config, rdplus_always), 1 },
+	{ "readdirplus=auto", offsetof(struct config, rdplus_always), 0 },
 	FUSE_OPT_END
 };
 
@@ -114,7 +117,10 @@ static void usage(const char *prog)
 	       "    -o block_cache=BYTES  block cache capacity\n"
 	       "    -o sync=batch|always|none  WAL sync policy\n"
 	       "    -o sync_ms=MS         longest wait for fsync under batch\n"
-	       "    -o max_value=BYTES    largest cell value\n\n", prog);
+	       "    -o max_value=BYTES    largest cell value\n"
+	       "    -o readdirplus=auto|always  attributes with every listing\n"
+	       "                          page, or as the kernel sees fit\n\n",
+	       prog);
 	fuse_cmdline_help();
 	fuse_lowlevel_help();
 }
@@ -202,6 +208,7 @@ int main(int argc, char **argv)
 	}
 	fs_setup(db, c.datadir, o.max_value);
 	fs_set_session(se);
+	fs_set_readdirplus(c.rdplus_always);
 	cf_log(CF_LOG_INFO, "mounted %s at %s", c.datadir, fo.mountpoint);
 	if (fo.singlethread) {
 		ret = fuse_session_loop(se) != 0;

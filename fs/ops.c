@@ -48,10 +48,11 @@ struct node {
 	uint64_t nlookup;
 	unsigned nchild, nopen;
 	enum kind kind;
-	char table[CF_TABLE_MAX + 1];
+	const char *table;	/* the table's node name: parents outlive
+				 * children; "" above the tables */
 	struct buf key;		/* row (K_ROW..K_STAGE), region start, prefix */
 	int in_row;		/* K_STAGE: in a row directory (else table) */
-	char fam[CF_FAMILY_MAX + 1];
+	const char *fam;	/* K_CELL: famlen bytes, the start of name */
 	size_t famlen;
 	struct buf qual;
 	int64_t ts;		/* K_CELL: CF_TS_NOW for the latest version */
@@ -95,11 +96,12 @@ static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static cf_db *db;
 static char *datadir;
 static uint64_t max_value;
-static struct node root = { .kind = K_ROOT, .nlookup = 1 };
+static struct node root = { .kind = K_ROOT, .nlookup = 1, .table = "" };
 static struct node **htab;
 static size_t hcap, hcount;
 static struct node **rtab;	/* K_ROW, K_VERSIONS, K_CELL by (table, row) */
 static struct fuse_session *session;
+static int rdplus_always;
 static struct fs_counters counters;	/* atomics */
 static struct stage *stages;
 static size_t staged_bytes;
@@ -475,7 +477,8 @@ static int is_dir(const struct node *n)
 	       k == K_VERSIONS;
 }
 
-/* Parses "FAM:QUAL[@TS]" into n.  CF_EINVAL when malformed. */
+/* Parses "FAM:QUAL[@TS]" into n; name must live as long as n (it is
+ * n->name).  CF_EINVAL when malformed. */
 static int parse_cell(const char *name, struct node *n)
 {
 	const char *colon = strchr(name, ':'), *at, *end;
@@ -485,8 +488,7 @@ static int parse_cell(const char *name, struct node *n)
 	if (!colon || !cf_family_name_valid(name, (size_t)(colon - name)))
 		return CF_EINVAL;
 	n->famlen = (size_t)(colon - name);
-	memcpy(n->fam, name, n->famlen);
-	n->fam[n->famlen] = 0;
+	n->fam = name;
 	at = strchr(colon + 1, '@');
 	end = at ? at : colon + strlen(colon);
 	n->ts = CF_TS_NOW;
@@ -520,7 +522,7 @@ static int resolve(struct node *parent, const char *name, struct node *tmp,
 	tmp->name = strdup(name);
 	if (!tmp->name)
 		return ENOMEM;
-	strcpy(tmp->table, parent->table);
+	tmp->table = parent->table;
 	*why = "no such file";
 	switch (parent->kind) {
 	case K_ROOT:
@@ -535,7 +537,7 @@ static int resolve(struct node *parent, const char *name, struct node *tmp,
 			tmp->tk = FT_DIR;
 		} else if (cf_table_name_valid(name)) {
 			tmp->kind = K_TABLE;
-			strcpy(tmp->table, name);
+			tmp->table = tmp->name;
 		} else {
 			*why = "not a valid table name";
 			return name[0] == '.' ? ENOENT : EINVAL;
@@ -601,7 +603,7 @@ static int resolve(struct node *parent, const char *name, struct node *tmp,
 			return 0;
 		}
 		tmp->kind = K_CELL;
-		if (parse_cell(name, tmp)) {
+		if (parse_cell(tmp->name, tmp)) {
 			*why = "not a cell name FAM:QUAL[@TS]";
 			return EINVAL;
 		}
@@ -2672,6 +2674,13 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
 	if (conn->capable & FUSE_CAP_ATOMIC_O_TRUNC)
 		conn->want |= FUSE_CAP_ATOMIC_O_TRUNC;
 	conn->want &= ~FUSE_CAP_WRITEBACK_CACHE;
+	if (rdplus_always)
+		conn->want &= ~FUSE_CAP_READDIRPLUS_AUTO;
+}
+
+void fs_set_readdirplus(int always)
+{
+	rdplus_always = always;
 }
 
 const struct fuse_lowlevel_ops fs_ops = {
