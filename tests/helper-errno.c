@@ -7,6 +7,7 @@
  *   helper-errno write PATH DATA         open O_WRONLY|O_CREAT|O_TRUNC,
  *                                         write, close (close's error too)
  *   helper-errno rename FROM TO
+ *   helper-errno read PATH               open O_RDONLY, read to EOF, close
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -29,6 +30,22 @@ static int run(int argc, char **argv)
 		return unlink(argv[2]);
 	if (argc == 3 && !strcmp(argv[1], "stat"))
 		return stat(argv[2], &st);
+	if (argc == 3 && !strcmp(argv[1], "read")) {
+		char buf[65536];
+		ssize_t got;
+		fd = open(argv[2], O_RDONLY);
+		if (fd < 0)
+			return -1;
+		while ((got = read(fd, buf, sizeof buf)) > 0)
+			;
+		if (got < 0) {
+			int e = errno;
+			close(fd);
+			errno = e;
+			return -1;
+		}
+		return close(fd);
+	}
 	if (argc == 4 && !strcmp(argv[1], "rename"))
 		return rename(argv[2], argv[3]);
 	if (argc == 4 && !strcmp(argv[1], "write")) {

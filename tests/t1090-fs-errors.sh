@@ -1,0 +1,108 @@
+#!/bin/sh
+
+test_description='cellfs: refused operations through ordinary commands: malformed names, a full data disk, a damaged store file'
+
+. /usr/share/sharness/sharness.sh
+. "$SHARNESS_TEST_DIRECTORY/lib-cellfs.sh"
+
+FSCK="$CELLFS_BUILD/cellfs-fsck"
+
+# last_log: the newest line of MNT/.log, without its time stamp
+last_log() {
+	tail -1 "$MNT/.log" | cut -d" " -f2-
+}
+
+test_expect_success 'mount' '
+	cellfs_mount &&
+	mkdir "$MNT/t" && mkdir "$MNT/t/r" && echo v >"$MNT/t/r/cf:q"
+'
+
+test_expect_success 'malformed names are EINVAL, each with a line in .log' '
+	echo EINVAL >expect &&
+	errno_of mkdir "$MNT/t/%zz" >out && test_cmp expect out &&
+	last_log >log && grep "malformed escape in row name" log &&
+	errno_of stat "$MNT/t/a%2fb" >out && test_cmp expect out &&
+	errno_of write "$MNT/t/r/cf:%G1" v >out && test_cmp expect out &&
+	last_log >log && grep "not a cell name" log &&
+	errno_of write "$MNT/t/r/nocolon" v >out && test_cmp expect out &&
+	errno_of write "$MNT/t/r/bad%20fam:q" v >out && test_cmp expect out &&
+	errno_of write "$MNT/t/r/cf:q@12x" v >out && test_cmp expect out &&
+	errno_of mkdir "$MNT/t/@%4" >out && test_cmp expect out &&
+	errno_of write "$MNT/t/.batch" "put r" >out && test_cmp expect out &&
+	last_log >log && grep "line 1" log &&
+	ls "$MNT/t/r" >out && echo cf:q >expect && test_cmp expect out
+'
+
+test_expect_success 'unknown table, row and cell are ENOENT; chown is accepted and ignored' '
+	echo ENOENT >expect &&
+	errno_of stat "$MNT/nope" >out && test_cmp expect out &&
+	errno_of stat "$MNT/t/norow" >out && test_cmp expect out &&
+	errno_of stat "$MNT/t/r/cf:none" >out && test_cmp expect out &&
+	errno_of write "$MNT/nope/r/cf:q" v >out && test_cmp expect out &&
+	chown 1:1 "$MNT/t/r/cf:q" &&
+	test "$(stat -c %u "$MNT/t/r/cf:q")" = "$(id -u)"
+'
+
+test_expect_success 'unmount' '
+	cellfs_umount
+'
+
+# A data directory on its own small tmpfs, with a filler file to free.
+test_expect_success 'a full data disk: ENOSPC, nothing acknowledged lost, writes resume' '
+	mkdir -p "$DATA" && mount -t tmpfs -o size=48m tmpfs "$DATA" &&
+	test_when_finished "cellfs_umount; umount \"$DATA\"" &&
+	cellfs_mount flush_size=4M &&
+	mkdir "$MNT/t" && mkdir "$MNT/t/r" &&
+	val=$(head -c 75000 /dev/urandom | base64 -w0) &&
+	dd if=/dev/zero of="$DATA/filler" bs=1M count=20 2>/dev/null &&
+	i=0 && : >acked &&
+	while test $i -lt 1000
+	do
+		r=$(errno_of write "$MNT/t/r/cf:c$i" "$val") &&
+		if test "$r" = OK
+		then
+			echo $i >>acked
+		else
+			echo "$r" >refused && break
+		fi
+		i=$((i + 1))
+	done &&
+	echo ENOSPC >expect && test_cmp expect refused &&
+	test $(wc -l <acked) -gt 5 &&
+	grep "No space left on device" "$MNT/.log" >/dev/null &&
+	rm "$DATA/filler" &&
+	sleep 1 &&
+	errno_of write "$MNT/t/r/cf:after" after >out &&
+	echo OK >expect && test_cmp expect out &&
+	cellfs_umount && cellfs_mount &&
+	for i in $(cat acked)
+	do
+		test "$(cat "$MNT/t/r/cf:c$i")" = "$val" ||
+		return 1
+	done &&
+	cat "$MNT/t/r/cf:after" >out && printf after >expect && test_cmp expect out
+'
+
+test_expect_success 'a damaged store file: EIO for its reads only, named by cellfs-fsck' '
+	rm -rf "$DATA" &&
+	cellfs_mount &&
+	mkdir "$MNT/t" "$MNT/u" &&
+	for i in 1 2 3 4 5 6 7 8; do
+		echo "put r$i cf:q value-$i" >>"$MNT/t/.batch" &&
+		echo "put r$i cf:q other-$i" >>"$MNT/u/.batch" || return 1
+	done &&
+	echo flush >"$MNT/.ctl" &&
+	cellfs_umount &&
+	sst=$(ls "$DATA"/data/t/*/cf/*.sst | head -1) &&
+	test -f "$sst" &&
+	printf "\377" | dd of="$sst" bs=1 seek=20 conv=notrunc 2>/dev/null &&
+	cellfs_mount &&
+	echo EIO >expect &&
+	errno_of read "$MNT/t/r1/cf:q" >out && test_cmp expect out &&
+	cat "$MNT/u/r1/cf:q" >out && printf other-1 >expect && test_cmp expect out &&
+	cellfs_umount &&
+	test_expect_code 1 "$FSCK" "$DATA" >fsck.out 2>&1 ;
+	grep "$(basename "$sst")" fsck.out
+'
+
+test_done
