@@ -14,6 +14,10 @@
  * .schema) and empty rows made by mkdir.  Engine calls are made without
  * holding mu.  Every request ends in exactly one reply; every refused
  * operation logs one line saying what and why.
+ *
+ * Lock order: a directory handle's lock or an open file's lock, then mu,
+ * then imu (the invalidator's queue).  No lock is held across a
+ * notification to the kernel.
  */
 #include <errno.h>
 #include <fcntl.h>
