@@ -109,7 +109,8 @@ static int rdplus_always;
 static struct fs_counters counters;	/* atomics */
 static struct stage *stages;
 static size_t staged_bytes;
-static struct erow *erows;
+static struct erow **etab;	/* empty rows, hashed by (table, row) */
+static size_t ecap, ecount;
 
 /* --- replies that log --------------------------------------------------- */
 
@@ -691,10 +692,35 @@ static int row_cells(cf_table *t, const struct buf *row, size_t *n)
 }
 
 /* With mu held. */
+/* With mu held: the empty row, or the slot to add it (NULL: no table
+ * yet, and ENOMEM to make one). */
 static struct erow **erow_find(const char *table, const struct buf *row)
 {
-	struct erow **pp;
-	for (pp = &erows; *pp; pp = &(*pp)->next)
+	static struct erow *none;
+	struct erow **pp, **nt, *e;
+	size_t i, ncap, sl;
+
+	if (ecount >= ecap) {
+		ncap = ecap ? 2 * ecap : 256;
+		nt = calloc(ncap, sizeof *nt);
+		if (!nt) {
+			none = NULL;
+			return ecap ? &etab[rslot(table, row->p, row->len,
+						  ecap)] : &none;
+		}
+		for (i = 0; i < ecap; i++)
+			while ((e = etab[i])) {
+				etab[i] = e->next;
+				sl = rslot(e->table, e->row.p, e->row.len, ncap);
+				e->next = nt[sl];
+				nt[sl] = e;
+			}
+		free(etab);
+		etab = nt;
+		ecap = ncap;
+	}
+	for (pp = &etab[rslot(table, row->p, row->len, ecap)]; *pp;
+	     pp = &(*pp)->next)
 		if (!strcmp((*pp)->table, table) && (*pp)->row.len == row->len
 		    && (!row->len || !memcmp((*pp)->row.p, row->p, row->len)))
 			return pp;
@@ -709,6 +735,7 @@ static void erow_drop(const char *table, const struct buf *row)
 	pp = erow_find(table, row);
 	if ((e = *pp)) {
 		*pp = e->next;
+		ecount--;
 		buf_release(&e->row);
 		free(e);
 	}
@@ -719,23 +746,28 @@ static void erow_drop(const char *table, const struct buf *row)
  * it is removed. */
 static int erow_add(const char *table, const struct buf *row)
 {
-	struct erow *e = calloc(1, sizeof *e);
+	struct erow *e = calloc(1, sizeof *e), **pp;
+	int rc = 0;
 
 	if (!e || buf_append(&e->row, row->p, row->len)) {
 		free(e);
 		return CF_ENOMEM;
 	}
 	strcpy(e->table, table);
+
 	pthread_mutex_lock(&mu);
-	if (*erow_find(table, row)) {
+	pp = erow_find(table, row);
+	if (*pp || !ecap) {
+		rc = *pp ? 0 : CF_ENOMEM;
 		buf_release(&e->row);
 		free(e);
 	} else {
-		e->next = erows;
-		erows = e;
+		e->next = *pp;
+		*pp = e;
+		ecount++;
 	}
 	pthread_mutex_unlock(&mu);
-	return 0;
+	return rc;
 }
 
 /* With mu held: the staged file n names, or the slot to add it. */
@@ -2735,11 +2767,15 @@ void fs_teardown(void)
 		stages = s->next;
 		stage_free(s);
 	}
-	while ((e = erows)) {
-		erows = e->next;
-		buf_release(&e->row);
-		free(e);
-	}
+	for (i = 0; i < ecap; i++)
+		while ((e = etab[i])) {
+			etab[i] = e->next;
+			buf_release(&e->row);
+			free(e);
+		}
+	free(etab);
+	etab = NULL;
+	ecap = ecount = 0;
 	for (i = 0; i < hcap; i++)
 		while ((n = htab[i])) {
 			htab[i] = n->hnext;
