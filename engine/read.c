@@ -653,6 +653,181 @@ int read_row(struct cf_db *db, struct cf_table *t, struct iter *it,
 
 /* --- Get -------------------------------------------------------------- */
 
+/*
+ * A Get of named columns (every requested column has a qualifier, all in
+ * one family) reads its sources newest first and stops when the store
+ * files left cannot change the answer (docs/engine.md, "Reading a
+ * row").  A file f cannot change it when
+ *   - every cell already read has a higher seq than any cell of f (each
+ *     source read so far has min_seq > f's max_seq), so nothing in f
+ *     was written after them: its deletes cannot mask them and its puts
+ *     cannot overwrite them; and
+ *   - every requested column already shows max_versions cells, all with
+ *     a ts >= f's max_ts: f's puts cannot crowd them out (that needs a
+ *     higher ts) and sort after them, so they cannot be shown.
+ * A whole-row or whole-family Get reads every candidate file: an older
+ * file may hold other columns.
+ */
+struct gsrc {
+	struct memstore *mem;	/* or a store file: */
+	struct sfile *f;
+};
+
+/* The family when o asks for named columns of one family, else NULL. */
+static const char *column_get_family(const struct cf_read_opts *o,
+				     size_t *famlen)
+{
+	if (!o || !o->columns || !o->ncolumns)
+		return NULL;
+	for (size_t i = 0; i < o->ncolumns; i++) {
+		const struct cf_column *c = &o->columns[i];
+		if (!c->qual || bytes_cmp(c->fam, c->famlen, o->columns[0].fam,
+					  o->columns[0].famlen) != 0)
+			return NULL;
+	}
+	*famlen = o->columns[0].famlen;
+	return o->columns[0].fam;
+}
+
+/* May the sources after the first k be left out (struct gsrc)? */
+static int rest_unneeded(const struct cf_read_opts *o, const cf_row *out,
+			 const struct gsrc *src, size_t k, size_t n)
+{
+	int maxv = o->max_versions > 0 ? o->max_versions : 1;
+	uint64_t min_seq = UINT64_MAX;
+	int64_t min_ts = INT64_MAX;
+
+	for (size_t i = 0; i < o->ncolumns; i++) {
+		const struct cf_column *c = &o->columns[i];
+		int shown = 0;
+		for (size_t j = 0; j < out->n; j++) {
+			const struct cf_cell *x = &out->cells[j];
+			if (bytes_cmp(x->fam, x->famlen, c->fam, c->famlen) ||
+			    bytes_cmp(x->qual, x->qlen, c->qual, c->qlen))
+				continue;
+			shown++;
+			if (x->ts < min_ts)
+				min_ts = x->ts;
+		}
+		if (shown < maxv)
+			return 0;
+	}
+	for (size_t i = 0; i < k; i++) {
+		uint64_t s;
+		if (src[i].mem) {
+			if (memstore_count(src[i].mem) == 0)
+				continue;
+			s = memstore_min_seq(src[i].mem);
+		} else {
+			s = sst_get_meta(src[i].f->sst)->min_seq;
+		}
+		if (s < min_seq)
+			min_seq = s;
+	}
+	for (size_t i = k; i < n; i++) {
+		const struct sst_meta *m;
+		if (!src[i].f->sst)
+			return 0;	/* unreadable: the read must fail */
+		m = sst_get_meta(src[i].f->sst);
+		if (m->max_seq >= min_seq || m->max_ts > min_ts)
+			return 0;
+	}
+	return 1;
+}
+
+/* Reads row from the first k sources into out. */
+static int read_sources(struct cf_table *t, const struct gsrc *src,
+			size_t k, const unsigned char *key, size_t kl,
+			const void *row, size_t rowlen,
+			const struct cf_read_opts *o, uint64_t snap,
+			cf_row *out)
+{
+	struct iter *stack[32], **kids = stack, *it;
+	size_t n = 0;
+	int rc;
+
+	if (k > 32 && !(kids = malloc(k * sizeof *kids)))
+		return CF_ENOMEM;
+	for (; n < k; n++) {
+		kids[n] = src[n].mem ? memstore_iter(src[n].mem)
+				     : file_iter(src[n].f, 1);
+		if (!kids[n])
+			break;
+	}
+	if (n < k) {
+		while (n--)
+			iter_destroy(kids[n]);
+		it = NULL;
+	} else {
+		it = iter_merge(kids, n);
+	}
+	if (kids != stack)
+		free(kids);
+	if (!it)
+		return CF_ENOMEM;
+	iter_seek(it, key, kl);
+	row_reset(out);
+	rc = row_set_key(out, row, rowlen);
+	if (rc == CF_OK && iter_valid(it)) {
+		size_t m, rl;
+		const unsigned char *ik = iter_key(it, &m);
+		const unsigned char *rk = ikey_row(ik, &rl);
+		if (bytes_cmp(rk, rl, row, rowlen) == 0)
+			rc = read_row(t->db, t, it, o, snap, out);
+	}
+	if (rc == CF_OK)
+		rc = iter_status(it);
+	iter_destroy(it);
+	return rc;
+}
+
+/* A Get of named columns of family fam (see struct gsrc). */
+static int get_columns(struct cf_table *t, struct view *v, const char *fam,
+		       size_t famlen, const unsigned char *key, size_t kl,
+		       const void *row, size_t rowlen,
+		       const struct cf_read_opts *o, uint64_t snap,
+		       cf_row *out)
+{
+	struct gsrc stack[32], *src = stack;
+	struct fstore *st = NULL;
+	size_t n = 0, cap = 1 + v->nimm, k;
+	int rc;
+
+	for (size_t s = 0; s < v->nstores; s++)
+		if (bytes_cmp(v->stores[s].fam, strlen(v->stores[s].fam), fam,
+			      famlen) == 0)
+			st = &v->stores[s];
+	if (st)
+		cap += st->n;
+	if (cap > 32 && !(src = malloc(cap * sizeof *src)))
+		return CF_ENOMEM;
+	src[n].mem = v->mem;
+	src[n++].f = NULL;
+	for (size_t i = 0; i < v->nimm; i++) {
+		src[n].mem = v->imm[i];
+		src[n++].f = NULL;
+	}
+	for (size_t i = 0; st && i < st->n; i++) {
+		if (!file_may_match(t->db, st->files[i], o, row, rowlen))
+			continue;
+		src[n].mem = NULL;
+		src[n++].f = st->files[i];
+	}
+	/* the memstores, then one more file at a time while the rest may
+	 * matter; after two files, everything at once */
+	k = 1 + v->nimm;
+	for (;;) {
+		rc = read_sources(t, src, k, key, kl, row, rowlen, o, snap,
+				  out);
+		if (rc || k == n || rest_unneeded(o, out, src, k, n))
+			break;
+		k = k < 2 + v->nimm ? k + 1 : n;
+	}
+	if (src != stack)
+		free(src);
+	return rc;
+}
+
 /* Reads row into out from t's region holding it. */
 static int get_row(struct cf_table *t, const void *row, size_t rowlen,
 		   const struct cf_read_opts *o, cf_row *out)
@@ -661,9 +836,10 @@ static int get_row(struct cf_table *t, const void *row, size_t rowlen,
 	unsigned char stack[512], *key = stack;
 	struct region *r;
 	struct view *v;
-	struct iter *it;
+	struct iter *it = NULL;
+	const char *fam;
 	uint64_t snap;
-	size_t kl;
+	size_t kl, famlen = 0;
 	int rc;
 
 	if (rowlen == 0 || rowlen > CF_ROW_MAX)
@@ -674,17 +850,22 @@ static int get_row(struct cf_table *t, const void *row, size_t rowlen,
 	pthread_rwlock_unlock(&t->lock);
 	snap = atomic_load(&db->last_seq);
 
-	it = view_iter(db, r, v, o, row, rowlen, 1);
-	if (!it) {
-		rc = CF_ENOMEM;
-		goto out;
-	}
 	if (rowlen + KEY_OVERHEAD > sizeof stack &&
 	    !(key = malloc(rowlen + KEY_OVERHEAD))) {
 		rc = CF_ENOMEM;
 		goto out;
 	}
 	kl = row_start_key(key, row, rowlen);
+	if ((fam = column_get_family(o, &famlen))) {
+		rc = get_columns(t, v, fam, famlen, key, kl, row, rowlen, o,
+				 snap, out);
+		goto out;
+	}
+	it = view_iter(db, r, v, o, row, rowlen, 1);
+	if (!it) {
+		rc = CF_ENOMEM;
+		goto out;
+	}
 	iter_seek(it, key, kl);
 	row_reset(out);
 	rc = row_set_key(out, row, rowlen);

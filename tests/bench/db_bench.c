@@ -182,12 +182,19 @@ static int cellfs_put(void *ctx, const char *k, const char *v)
 	return cf_table_apply(ctab, b) ? -1 : 0;
 }
 
+/* A get is of the one cell a key has, f:"" (as a LevelDB get reads one
+ * value): a Get of a named column, which may stop at the newest store
+ * file holding it (docs/engine.md, "Reading a row"). */
 static int cellfs_get(void *ctx, const char *k, char *v)
 {
+	static const struct cf_column col = { "f", 1, "", 0 };
+	struct cf_read_opts ro = CF_READ_OPTS_INIT;
 	cf_row *row;
 	int found = 0;
 
-	if (cf_table_get(ctab, k, KEY_LEN, NULL, &row))
+	ro.columns = &col;
+	ro.ncolumns = 1;
+	if (cf_table_get(ctab, k, KEY_LEN, &ro, &row))
 		return -1;
 	if (cf_row_count(row) > 0) {
 		const struct cf_cell *c = cf_row_cell(row, 0);
