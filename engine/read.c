@@ -9,6 +9,7 @@
  * others), gathers one family of one row at a time, classifies the cells
  * (visible.c) and returns the live ones that match the request.
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,8 +37,49 @@ struct cf_row {
 	size_t *offs;
 };
 
+/*
+ * Each thread keeps the last small row it freed, buffers and all, for its
+ * next Get: a point read then allocates nothing for its result.  The
+ * spare is freed when the thread exits (a pthread key's destructor).
+ */
+#define SPARE_MAX ((size_t)64 << 10)	/* bytes of buffers a spare keeps */
+
+static pthread_key_t spare_key;
+static pthread_once_t spare_once = PTHREAD_ONCE_INIT;
+static int spare_ok;
+
+static void row_destroy(cf_row *r)
+{
+	buf_release(&r->key);
+	buf_release(&r->data);
+	buf_release(&r->scratch);
+	free(r->refs);
+	free(r->cells);
+	free(r->raw);
+	free(r->offs);
+	free(r);
+}
+
+static void spare_free(void *p)
+{
+	row_destroy(p);
+}
+
+static void spare_init(void)
+{
+	spare_ok = pthread_key_create(&spare_key, spare_free) == 0;
+}
+
 cf_row *row_new(void)
 {
+	cf_row *r;
+
+	pthread_once(&spare_once, spare_init);
+	if (spare_ok && (r = pthread_getspecific(spare_key))) {
+		pthread_setspecific(spare_key, NULL);
+		row_reset(r);
+		return r;
+	}
 	return calloc(1, sizeof(struct cf_row));
 }
 
@@ -58,14 +100,14 @@ void cf_row_free(cf_row *r)
 {
 	if (!r)
 		return;
-	buf_release(&r->key);
-	buf_release(&r->data);
-	buf_release(&r->scratch);
-	free(r->refs);
-	free(r->cells);
-	free(r->raw);
-	free(r->offs);
-	free(r);
+	pthread_once(&spare_once, spare_init);
+	if (spare_ok && r->key.cap + r->data.cap + r->scratch.cap +
+	    r->cap * (sizeof *r->refs + sizeof *r->cells) +
+	    r->rawcap * sizeof *r->raw <= SPARE_MAX &&
+	    !pthread_getspecific(spare_key) &&
+	    pthread_setspecific(spare_key, r) == 0)
+		return;
+	row_destroy(r);
 }
 
 const unsigned char *cf_row_key(const cf_row *r, size_t *len)
@@ -759,7 +801,8 @@ static int read_sources(struct cf_table *t, const struct gsrc *src,
 			iter_destroy(kids[n]);
 		it = NULL;
 	} else {
-		it = iter_merge(kids, n);
+		/* one source (a row only the memstore may hold): no merge */
+		it = n == 1 ? kids[0] : iter_merge(kids, n);
 	}
 	if (kids != stack)
 		free(kids);
