@@ -497,7 +497,8 @@ static int emit_family(struct cf_db *db, struct cf_table *t, cf_row *out,
 		return CF_OK;	/* a family dropped from the schema */
 	vc.f = f;
 	vc.snapshot = snapshot;
-	vc.now_ms = env_now_ms();
+	/* the clock matters only to TTL (a syscall's worth per row) */
+	vc.now_ms = f->ttl != CF_TTL_FOREVER ? env_now_ms() : 0;
 	vc.read_max_ts = max_ts;
 	vis_classify(&vc, out->raw, n);
 	(void)db;
@@ -1095,6 +1096,8 @@ int cf_scan_open(cf_table *t, const struct cf_scan_opts *o, cf_scanner **out)
 	return CF_OK;
 }
 
+#define SHORT_SCAN 1024
+
 /* Opens the region holding s->next and positions on its first row. */
 static int open_region(cf_scanner *s)
 {
@@ -1120,7 +1123,11 @@ static int open_region(cf_scanner *s)
 	}
 	pthread_rwlock_unlock(&t->lock);
 	s->snap = atomic_load(&t->db->last_seq);
-	s->it = view_iter(t->db, s->r, s->v, &s->ro, NULL, 0, 0);
+	/* a short scan (a limit of at most SHORT_SCAN rows) fills the block
+	 * cache as a Get does, so a seek followed by a few rows finds its
+	 * blocks the next time; a long scan does not evict what Gets use */
+	s->it = view_iter(t->db, s->r, s->v, &s->ro, NULL, 0,
+			  s->limit && s->limit <= SHORT_SCAN);
 	if (!s->it)
 		return CF_ENOMEM;
 	{
