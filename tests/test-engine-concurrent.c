@@ -1,7 +1,9 @@
 /*
  * test-engine-concurrent: writers, readers, increments, background
  * flushes and compactions, and splits at once.  Checks row atomicity (two
- * columns written in one batch are always read equal), that increments
+ * columns written in one batch are always read equal, by Gets of the row
+ * and of the two named columns, and a row never goes back to an older
+ * round), that increments
  * add up exactly, and that every final write is there.  Meant to run
  * under -fsanitize=thread as well (make check SANITIZE=thread).
  */
@@ -69,16 +71,35 @@ static int check_row(const cf_row *r)
 	return a->vlen == b->vlen && memcmp(a->val, b->val, a->vlen) == 0;
 }
 
+/* The round a row's first cell was written in (-1: none). */
+static int round_of(const cf_row *r)
+{
+	const struct cf_cell *c = cf_row_count(r) ? cf_row_cell(r, 0) : NULL;
+
+	return c && c->vlen > 5 ? c->val[5] - '0' : -1;
+}
+
 static void *reader(void *arg)
 {
 	unsigned seed = (unsigned)(uintptr_t)arg;
+	static const struct cf_column cols[2] = { { "f", 1, "a", 1 },
+						  { "f", 1, "b", 1 } };
+	struct cf_read_opts named = CF_READ_OPTS_INIT;
+	int seen[WRITERS][KEYS];
 
+	/* every other Get names both columns: the newest-first path that
+	 * leaves older files out, under flushes, compactions and splits */
+	named.columns = cols;
+	named.ncolumns = 2;
+	memset(seen, 0xff, sizeof seen);
 	while (!atomic_load(&stop)) {
 		char k[32];
-		int n = snprintf(k, sizeof k, "w%d-%04d", rand_r(&seed) % WRITERS,
-				 rand_r(&seed) % KEYS);
+		int wi = (int)(rand_r(&seed) % WRITERS);
+		int ki = (int)(rand_r(&seed) % KEYS);
+		int n = snprintf(k, sizeof k, "w%d-%04d", wi, ki);
 		cf_row *r;
-		if (cf_table_get(t, k, (size_t)n, NULL, &r) != CF_OK) {
+		if (cf_table_get(t, k, (size_t)n, rand_r(&seed) % 2 ? &named
+				 : NULL, &r) != CF_OK) {
 			atomic_fetch_add(&failures, 1);
 			continue;
 		}
@@ -86,6 +107,12 @@ static void *reader(void *arg)
 			diag("torn row %s", k);
 			atomic_fetch_add(&failures, 1);
 		}
+		if (round_of(r) < seen[wi][ki]) {
+			diag("row %s went back from round %d to %d", k,
+			     seen[wi][ki], round_of(r));
+			atomic_fetch_add(&failures, 1);
+		}
+		seen[wi][ki] = round_of(r);
 		cf_row_free(r);
 		if (rand_r(&seed) % 50 == 0) {
 			struct cf_scan_opts so = { .read = CF_READ_OPTS_INIT };
