@@ -789,30 +789,40 @@ static int read_sources(struct cf_table *t, const struct gsrc *src,
 	size_t n = 0;
 	int rc;
 
+	row_reset(out);
+	rc = row_set_key(out, row, rowlen);
+	if (rc)
+		return rc;
 	if (k > 32 && !(kids = malloc(k * sizeof *kids)))
 		return CF_ENOMEM;
-	for (; n < k; n++) {
-		kids[n] = src[n].mem ? memstore_iter(src[n].mem)
-				     : file_iter(src[n].f, 1);
-		if (!kids[n])
-			break;
+	for (size_t i = 0; i < k; i++) {
+		/* an empty memstore holds nothing this read may see: an
+		 * entry with seq <= the snapshot was counted before the
+		 * snapshot was published */
+		if (src[i].mem && memstore_count(src[i].mem) == 0)
+			continue;
+		kids[n] = src[i].mem ? memstore_iter(src[i].mem)
+				     : file_iter(src[i].f, 1);
+		if (!kids[n]) {
+			while (n--)
+				iter_destroy(kids[n]);
+			if (kids != stack)
+				free(kids);
+			return CF_ENOMEM;
+		}
+		n++;
 	}
-	if (n < k) {
-		while (n--)
-			iter_destroy(kids[n]);
-		it = NULL;
-	} else {
-		/* one source (a row only the memstore may hold): no merge */
-		it = n == 1 ? kids[0] : iter_merge(kids, n);
-	}
+	/* no source (a missing row with an empty memstore): nothing to read;
+	 * one source: no merge */
+	it = n <= 1 ? (n ? kids[0] : NULL) : iter_merge(kids, n);
 	if (kids != stack)
 		free(kids);
+	if (!n)
+		return CF_OK;
 	if (!it)
 		return CF_ENOMEM;
 	iter_seek(it, key, kl);
-	row_reset(out);
-	rc = row_set_key(out, row, rowlen);
-	if (rc == CF_OK && iter_valid(it)) {
+	if (iter_valid(it)) {
 		size_t m, rl;
 		const unsigned char *ik = iter_key(it, &m);
 		const unsigned char *rk = ikey_row(ik, &rl);
