@@ -86,8 +86,10 @@ static void copy_file(const char *from, const char *to)
 		bail("cp");
 }
 
-/* Reads every row: counts good, corrupt-error and wrong answers. */
-static void read_all(cf_table *t, int *good, int *errs, int *wrong)
+/* Reads every row (o NULL: the whole row; else o's columns): counts
+ * good, corrupt-error and wrong answers. */
+static void read_all_opts(cf_table *t, const struct cf_read_opts *o,
+			  int *good, int *errs, int *wrong)
 {
 	*good = *errs = *wrong = 0;
 	for (int i = 0; i < ROWS; i++) {
@@ -97,7 +99,7 @@ static void read_all(cf_table *t, int *good, int *errs, int *wrong)
 		int rc;
 		snprintf(k, sizeof k, "row%06d", i);
 		value_of(i, v, &vl);
-		rc = cf_table_get(t, k, strlen(k), NULL, &r);
+		rc = cf_table_get(t, k, strlen(k), o, &r);
 		if (rc == CF_ECORRUPT) {
 			(*errs)++;
 			continue;
@@ -111,6 +113,11 @@ static void read_all(cf_table *t, int *good, int *errs, int *wrong)
 		if (rc == CF_OK)
 			cf_row_free(r);
 	}
+}
+
+static void read_all(cf_table *t, int *good, int *errs, int *wrong)
+{
+	read_all_opts(t, NULL, good, errs, wrong);
 }
 
 static void write_rows(cf_table *t, int from, int to)
@@ -140,7 +147,7 @@ int main(void)
 	char first_saved[4200];
 	int good, errs, wrong, rc;
 
-	plan(14);
+	plan(16);
 	dir = tap_tmpdir("corrupt");
 	cf_options_default(&o);
 	o.background = 0;
@@ -167,6 +174,18 @@ int main(void)
 	ok(errs > 0, "reads in the damaged block fail CF_ECORRUPT (%d)", errs);
 	is_int(wrong, 0, "no read returns wrong data");
 	ok(good > ROWS / 2, "the other rows still read (%d)", good);
+	{
+		/* the newest-first Get of a named column, too */
+		struct cf_column c = { "f", 1, "q", 1 };
+		struct cf_read_opts ro = CF_READ_OPTS_INIT;
+		int g2, e2, w2;
+		ro.columns = &c;
+		ro.ncolumns = 1;
+		read_all_opts(t, &ro, &g2, &e2, &w2);
+		ok(e2 == errs && g2 == good,
+		   "column Gets fail on the same rows (%d errors)", e2);
+		is_int(w2, 0, "and no column Get returns wrong data");
+	}
 	{
 		struct cf_scan_opts so = { .read = CF_READ_OPTS_INIT };
 		cf_scanner *s;
