@@ -196,3 +196,38 @@ int tsd_buf_double(struct buf *b, double d)
 	size_t n = tsd_format_double(tmp, d);
 	return buf_append(b, tmp, n);
 }
+
+int tsd_buf_long(struct buf *b, int64_t v)
+{
+	char tmp[24], *p = tmp + sizeof tmp;
+	/* the magnitude as unsigned, so INT64_MIN has one too */
+	uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+
+	do
+		*--p = (char)('0' + u % 10);
+	while ((u /= 10));
+	if (v < 0)
+		*--p = '-';
+	return buf_append(b, p, (size_t)(tmp + sizeof tmp - p));
+}
+
+int tsd_buf_point(struct buf *b, const char *metric, int64_t ts,
+		  int is_float, int64_t i, double d, const void *tags,
+		  size_t tagslen)
+{
+	int rc = buf_append(b, metric, strlen(metric));
+
+	if (!rc)
+		rc = buf_putc(b, ' ');
+	if (!rc)
+		rc = tsd_buf_long(b, ts);
+	if (!rc)
+		rc = buf_putc(b, ' ');
+	if (!rc)
+		rc = is_float ? tsd_buf_double(b, d) : tsd_buf_long(b, i);
+	if (!rc)
+		rc = buf_append(b, tags, tagslen);
+	if (!rc)
+		rc = buf_putc(b, '\n');
+	return rc;
+}
