@@ -221,6 +221,39 @@ test_expect_success 'tag filters and group-by' '
 	q "$G{host=nope}" >out && test_cmp expect out
 '
 
+# h.m across two hours: a 10 @+3500, 30 @+3700; b 5 @+3600.
+# s.m in milliseconds: a 10 @+0, 20 @+1 s; b 7 @+0.5 s, 3 @+1.25 s.
+# k.m: series lacking a grouped key are left out of that query.
+test_expect_success 'interpolation across rows (hours) and between milliseconds' '
+	cat >in2 <<-EOF &&
+	h.m $((T + 3500)) 10 host=a
+	h.m $((T + 3700)) 30 host=a
+	h.m $((T + 3600)) 5 host=b
+	s.m ${T}000 10 host=a
+	s.m ${T}500 7 host=b
+	s.m $((T + 1))000 20 host=a
+	s.m $((T + 1)).250 3 host=b
+	k.m $T 1 host=a
+	k.m $T 2 dc=x
+	k.m $T 4 host=b dc=x
+	EOF
+	cat in2 >>"$MNT/tsd/put" &&
+	echo "h.m 1357001900 10;h.m 1357002000 25;h.m 1357002100 30;" >expect &&
+	q "start=$((T + 3000))&end=$((T + 4000))&m=sum:h.m" >out &&
+	test_cmp expect out &&
+	# +0.5: 15 + 7; +1: 20 + (7 + 500 * (3 - 7) / 750 = 5, in integers)
+	echo "s.m 1356998400000 10;s.m 1356998400500 22;s.m 1356998401000 25;s.m 1356998401250 3;" >expect &&
+	q "start=$T&end=$((T + 2))&m=sum:s.m" >out && test_cmp expect out &&
+	echo "s.m 1356998400 17.0;s.m 1356998401 23.0;" >expect &&
+	q "start=$T&end=$((T + 2))&m=sum:1s-avg:s.m" >out && test_cmp expect out &&
+	echo "s.m 1356998401000 10.0 host=a;s.m 1356998401250 -5.333333333333333 host=b;" >expect &&
+	q "start=$T&end=$((T + 2))&m=sum:rate:s.m{host=*}" >out && test_cmp expect out &&
+	echo "k.m 1356998400 4 dc=x host=b;k.m 1356998400 1 host=a;" >expect &&
+	q "start=$T&end=$((T + 60))&m=sum:k.m{host=*}" >out && test_cmp expect out &&
+	echo "k.m 1356998400 6 dc=x;" >expect &&
+	q "start=$T&end=$((T + 60))&m=sum:k.m{dc=*}" >out && test_cmp expect out
+'
+
 test_expect_success 'several sub queries follow each other' '
 	echo "q.m 1356998400 10;q.m 1356998410 16;g.m 1356998400 15;" >expect &&
 	q "start=$T&end=$((T + 10))&m=sum:q.m&m=sum:g.m" >out && test_cmp expect out
