@@ -374,6 +374,23 @@ test_expect_success 'ls of metrics/, tagk/ and tagv/' '
 	test_cmp expect out
 '
 
+test_expect_success 'names beyond ASCII are escaped in listings (SPEC section 2); refused operations' '
+	echo "métrique.a/b 1292148000 1 hôte=é" >>"$MNT/tsd/put" &&
+	ls "$MNT/tsd/metrics" >out && grep -x "m%C3%A9trique.a%2Fb" out &&
+	ls "$MNT/tsd/tagk" >out && grep -x "h%C3%B4te" out &&
+	ls "$MNT/tsd/tagv" >out && grep -x "%C3%A9" out &&
+	echo "1292148001 2 hôte=é" >>"$MNT/tsd/metrics/m%C3%A9trique.a%2Fb" &&
+	printf "métrique.a/b 1292148000 1 hôte=é\nmétrique.a/b 1292148001 2 hôte=é\n" >expect &&
+	test_cmp expect "$MNT/tsd/metrics/m%C3%A9trique.a%2Fb" &&
+	echo EINVAL >expect &&
+	errno_of stat "$MNT/tsd/metrics/m%c3%A9trique.a%2Fb" >out && test_cmp expect out &&
+	errno_of read "$MNT/tsd/put" >out && test_cmp expect out &&
+	echo EPERM >expect &&
+	errno_of unlink "$MNT/tsd/metrics/m%C3%A9trique.a%2Fb" >out && test_cmp expect out &&
+	errno_of mkdir "$MNT/tsd/metrics/x" >out && test_cmp expect out &&
+	errno_of write "$MNT/tsd/tagk/x" 1 >out && test_cmp expect out
+'
+
 test_expect_success 'concurrent collectors: 4 writers, exact counts and sums, one UID per raced name' '
 	cat >coll.py <<-\EOF &&
 	import os, sys
