@@ -224,14 +224,7 @@ int tsd_row_points(const struct tsd_rawcell *cells, size_t n,
 			m++;
 		}
 	}
-	/* A compacted row, or a row of one point per cell, is already in
-	 * time order with one point per time: nothing to sort or resolve. */
-	size_t sorted = 1;
-	while (sorted < m && pts[sorted].pt.offset_ms >
-				     pts[sorted - 1].pt.offset_ms)
-		sorted++;
-	if (sorted < m)
-		qsort(pts, m, sizeof *pts, mpt_cmp);
+	qsort(pts, m, sizeof *pts, mpt_cmp);
 	for (size_t i = 0; i < m; i++) {
 		if (i > 0 && pts[i].pt.offset_ms == pts[i - 1].pt.offset_ms)
 			continue;
