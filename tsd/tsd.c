@@ -462,33 +462,6 @@ static void set_err(struct tsd_error *err, uint64_t line, const char *reason,
 		snprintf(err->reason, sizeof err->reason, "%s", reason);
 }
 
-/* One point of a write, encoded. */
-struct enc {
-	const unsigned char *key;
-	size_t klen, ql, vl, line;
-	unsigned char q[4], v[8];
-};
-
-/* Row key, then qualifier, then line order. */
-static int cmp_enc(const void *a, const void *b, void *arg)
-{
-	const struct enc *enc = arg;
-	const struct enc *x = &enc[*(const size_t *)a];
-	const struct enc *y = &enc[*(const size_t *)b];
-	size_t k = x->klen < y->klen ? x->klen : y->klen;
-	int c = memcmp(x->key, y->key, k);
-
-	if (c == 0 && x->klen != y->klen)
-		c = x->klen < y->klen ? -1 : 1;
-	if (c == 0)
-		c = memcmp(x->q, y->q, x->ql < y->ql ? x->ql : y->ql);
-	if (c == 0 && x->ql != y->ql)
-		c = x->ql < y->ql ? -1 : 1;
-	if (c == 0)
-		c = x->line < y->line ? -1 : x->line > y->line;
-	return c;
-}
-
 /* Resolves the names of parsed lines and puts their points in one batch.
  * UIDs are assigned line by line; a failure leaves earlier assignments
  * (harmless: OpenTSDB does the same). */
@@ -499,8 +472,6 @@ static int store_lines(tsd *t, const struct tsd_line *lines, size_t n,
 	cf_batch *b = NULL;
 	unsigned char (*keys)[TSD_ROWKEY_MAX] = NULL;
 	size_t *klen = NULL;
-	struct enc *enc = NULL;
-	size_t *order = NULL;
 	int rc;
 
 	if (n == 0)
@@ -511,9 +482,7 @@ static int store_lines(tsd *t, const struct tsd_line *lines, size_t n,
 		goto out;
 	keys = malloc(n * sizeof *keys);
 	klen = malloc(n * sizeof *klen);
-	enc = malloc(n * sizeof *enc);
-	order = malloc(n * sizeof *order);
-	if (!keys || !klen || !enc || !order) {
+	if (!keys || !klen) {
 		rc = CF_ENOMEM;
 		goto out;
 	}
@@ -521,9 +490,10 @@ static int store_lines(tsd *t, const struct tsd_line *lines, size_t n,
 		const struct tsd_line *l = &lines[i];
 		unsigned char metric[TSD_UID_WIDTH];
 		unsigned char tags[TSD_MAX_TAGS][2 * TSD_UID_WIDTH];
-		struct enc *e = &enc[i];
+		unsigned char q[4], v[8];
 		unsigned flags;
 		uint32_t uid;
+		size_t ql, vl;
 
 		if ((rc = tsd_uid_assign(t->uids, uidt, TSD_METRICS, l->metric,
 					 l->mlen, &uid)))
@@ -545,26 +515,12 @@ static int store_lines(tsd *t, const struct tsd_line *lines, size_t n,
 					   tsd_base_time(l->ts), tags,
 					   l->ntags);
 		if (l->value.is_float)
-			e->vl = tsd_value_encode_float(e->v, l->value.d,
-						       &flags);
+			vl = tsd_value_encode_float(v, l->value.d, &flags);
 		else
-			e->vl = tsd_value_encode_int(e->v, l->value.i, &flags);
-		e->ql = tsd_qualifier_build(e->q, l->ts, flags);
-		e->key = keys[i];
-		e->klen = klen[i];
-		e->line = i;
-		order[i] = i;
-	}
-	/* Collectors send time-major (every series at one time, then the
-	 * next time), so consecutive points land all over the memstore; in
-	 * key order each insertion starts where the last one ended, in
-	 * cache.  The sort is stable, so a point written twice in one write
-	 * keeps its last value. */
-	qsort_r(order, n, sizeof *order, cmp_enc, enc);
-	for (size_t k = 0; k < n; k++) {
-		const struct enc *e = &enc[order[k]];
-		if ((rc = cf_batch_put(b, e->key, e->klen, "t", 1, e->q, e->ql,
-				       CF_TS_NOW, e->v, e->vl)))
+			vl = tsd_value_encode_int(v, l->value.i, &flags);
+		ql = tsd_qualifier_build(q, l->ts, flags);
+		if ((rc = cf_batch_put(b, keys[i], klen[i], "t", 1, q, ql,
+				       CF_TS_NOW, v, vl)))
 			goto out;
 	}
 	if ((rc = cf_table_apply(dbt, b))) {
@@ -584,8 +540,6 @@ uidfail:
 out:
 	free(keys);
 	free(klen);
-	free(enc);
-	free(order);
 	cf_batch_free(b);
 	cf_table_close(uidt);
 	cf_table_close(dbt);
