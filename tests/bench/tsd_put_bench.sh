@@ -47,7 +47,7 @@ until test "$(stat -f -c %T "$mnt" 2>/dev/null)" = fuseblk ||
 	sleep 0.1
 done
 echo "cellfs pid $pid (perf record -g -p $pid attaches to the daemon)"
-"$build/tests/bench/tsd_put_bench" "$@" "$mnt" "$data"
+"$build/tests/bench/tsd_put_bench" -p "$pid" "$@" "$mnt" "$data"
 rc=$?
 test $rc -eq 0 || tail -20 "$dir/cellfs.err" >&2
 exit $rc
