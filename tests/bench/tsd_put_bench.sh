@@ -5,7 +5,8 @@
 #
 # Makes a data directory and a mount point under /tmp, mounts
 # $CELLFS_BUILD/cellfs (default build/default) in the foreground, in the
-# background of this script, runs the program, and unmounts and removes
+# background of this script (CELLFS_DAEMON names another binary, to
+# compare two versions), runs the program, and unmounts and removes
 # both on exit, whatever happens.  Defaults: 10M points over 1000 series
 # (the issue's figures); `-n 200000 -s 1000` is the quick version.
 set -u
@@ -33,7 +34,7 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 mkdir -p "$mnt" "$data" || exit 1
-"$build/cellfs" -f "$data" "$mnt" 2>"$dir/cellfs.err" &
+"${CELLFS_DAEMON:-$build/cellfs}" -f "$data" "$mnt" 2>"$dir/cellfs.err" &
 pid=$!
 i=0
 until test "$(stat -f -c %T "$mnt" 2>/dev/null)" = fuseblk ||
