@@ -144,6 +144,25 @@ static void write_all(int fd, const char *p, size_t n)
 	}
 }
 
+/* The bytes OpenTSDB's encoding gives the value of a put line (the
+ * third word): an integer on 1, 2, 4 or 8 bytes, a float on 4 if it
+ * survives the round trip through a float, else 8. */
+static int value_bytes(const char *line, size_t n)
+{
+	const char *v = memchr(line, ' ', n);
+	v = v ? memchr(v + 1, ' ', n - (size_t)(v + 1 - line)) : NULL;
+	if (!v)
+		return 0;
+	v++;
+	if (strcspn(v, ".eE ") < strcspn(v, " ")) {
+		double d = strtod(v, NULL);
+		return (double)(float)d == d ? 4 : 8;
+	}
+	long long x = strtoll(v, NULL, 10);
+	return x >= -128 && x <= 127 ? 1 : x >= -32768 && x <= 32767 ? 2
+	       : x >= INT32_MIN && x <= INT32_MAX ? 4 : 8;
+}
+
 /* Writes text to MNT/REL (a control file). */
 static void ctl(const char *rel, const char *text)
 {
@@ -332,6 +351,7 @@ usage:
 	if (fd < 0)
 		die(path);
 	size_t len = 0;
+	double enc = 0;		/* qualifier + value bytes, as stored */
 	cpu0 = daemon_cpu();
 	double bytes = 0, wsecs = 0, start = now_s();
 	for (long i = 0; i < per; i++) {
@@ -367,6 +387,7 @@ usage:
 					     metrics[x->m].name,
 					     (long long)ts, x->gauge, x->tags);
 			}
+			enc += 2 + value_bytes(out + len, (size_t)n);
 			len += (size_t)n;
 		}
 	}
@@ -385,8 +406,9 @@ usage:
 	    0, ">= 1M points/s");
 	row("ingest: time in write(2) only", (double)total, wsecs, bytes, 0,
 	    ">= 1M points/s");
-	printf("  %.0f bytes of put lines, %.1f bytes a line\n", bytes,
-	       bytes / (double)total);
+	printf("  %.0f bytes of put lines, %.1f bytes a line; encoded "
+	       "qualifier + value %.2f bytes a point\n", bytes,
+	       bytes / (double)total, enc / (double)total);
 
 	/* 2. query: the first day of metric 0 */
 	long qseries = (nseries + NMETRIC - 1) / NMETRIC;
@@ -428,8 +450,10 @@ usage:
 	      (uint64_t)((qper * STEP + 59) / 60));
 	uint64_t tb = table_bytes("tsdb"), ub = table_bytes("tsdb-uid");
 	printf("on disk: tsdb before row compaction %.2f bytes/point; after: "
-	       "%llu bytes of store files; tsdb-uid %llu bytes\n", bpp_raw,
-	       (unsigned long long)tb, (unsigned long long)ub);
+	       "%llu bytes of store files; tsdb-uid %llu bytes; the "
+	       "compacted cells' qualifiers + values alone: %.2f "
+	       "bytes/point\n", bpp_raw, (unsigned long long)tb,
+	       (unsigned long long)ub, enc / (double)total);
 	printf("%-34s %12ld %9s %12s %8s %10.2f  %s\n",
 	       "bytes/point on disk (tsdb .sst)", total, "-", "-", "-",
 	       (double)tb / (double)total, "<= 3 bytes/point");
