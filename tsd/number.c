@@ -111,7 +111,7 @@ int tsd_fits_in_float(double d)
  * digits gets the significant digits without trailing zeros; the return
  * value is the decimal exponent of the first digit.
  */
-static int shortest_digits(double d, char *digits, size_t *ndigits)
+static int shortest_digits_slow(double d, char *digits, size_t *ndigits)
 {
 	char tmp[40];
 	int exp10 = 0;
@@ -138,6 +138,86 @@ static int shortest_digits(double d, char *digits, size_t *ndigits)
 	*ndigits = n;
 	return exp10;
 }
+
+/*
+ * The same digits without printf and strtod for the common values: a
+ * positive d in [1e-3, 1e15) with few decimals.  For k = 0, 1, ... the
+ * integer r nearest to d * 10^k is found exactly (the product's rounding
+ * error comes from fma), and r / 10^k (one correctly rounded division of
+ * exact operands) tells whether the k-decimal rounding of d reads back as
+ * d.  The first k that does is the shortest, and r its nearest digits:
+ * the slow search's answer, as long as a tie (d * 10^k exactly halfway
+ * between integers, to 1e-9) does not need its rounding rule; a tie, or
+ * no k up to 17, falls back to the slow search.  Below 2^53 an integer
+ * part never has fewer significant digits than it shows, and Java's
+ * two-digit minimum changes nothing for normal numbers.
+ */
+static int shortest_digits_fast(double d, char *digits, size_t *ndigits,
+				int *exp10)
+{
+	static const double p10[] = {
+		1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10,
+		1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17,
+	};
+	char tmp[24];
+
+	if (!(d >= 1e-3 && d < 1e15))
+		return 0;
+	for (int k = 0; k < (int)(sizeof p10 / sizeof p10[0]); k++) {
+		double P = p10[k], p = d * P;
+		if (p >= 9007199254740992.0)	/* 2^53 */
+			return 0;
+		double err = fma(d, P, -p);	/* d * P == p + err */
+		double r = nearbyint(p);
+		double f = (p - r) + err;	/* p - r is exact */
+		if (fabs(fabs(f) - 0.5) < 1e-9)
+			return 0;
+		if (f > 0.5)
+			r += 1;
+		else if (f < -0.5)
+			r -= 1;
+		if (r <= 0 || r / P != d)
+			continue;
+		uint64_t m = (uint64_t)r;
+		size_t n = 0;
+		while (m) {
+			tmp[n++] = (char)('0' + m % 10);
+			m /= 10;
+		}
+		*exp10 = (int)n - 1 - k;
+		for (size_t i = 0; i < n; i++)
+			digits[i] = tmp[n - 1 - i];
+		while (n > 1 && digits[n - 1] == '0')
+			n--;
+		digits[n] = '\0';
+		*ndigits = n;
+		return 1;
+	}
+	return 0;
+}
+
+static int shortest_digits(double d, char *digits, size_t *ndigits)
+{
+	int e;
+	if (shortest_digits_fast(d, digits, ndigits, &e))
+		return e;
+	return shortest_digits_slow(d, digits, ndigits);
+}
+
+#ifdef TSD_NUMBER_SELFTEST
+/* 1 if the fast digits of d are the slow ones (or it declines). */
+int tsd_number_selftest(double d);
+int tsd_number_selftest(double d)
+{
+	char a[24], b[24];
+	size_t na, nb;
+	int ea, eb;
+	if (!shortest_digits_fast(d, a, &na, &ea))
+		return 1;
+	eb = shortest_digits_slow(d, b, &nb);
+	return ea == eb && na == nb && !strcmp(a, b);
+}
+#endif
 
 size_t tsd_format_double(char *dst, double d)
 {

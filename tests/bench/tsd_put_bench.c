@@ -313,6 +313,7 @@ usage:
 			"[-p PID] MNT DATADIR\n", argv[0]);
 		return 2;
 	}
+	setvbuf(stdout, NULL, _IOLBF, 0);
 	mnt = argv[optind];
 	datadir = argv[optind + 1];
 
