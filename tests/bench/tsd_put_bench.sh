@@ -16,8 +16,10 @@ dir=$(mktemp -d /tmp/tsd-put-bench.XXXXXX) || exit 1
 mnt=$dir/mnt
 data=$dir/data
 pid=
+bpid=
 
 cleanup() {
+	test -z "$bpid" || kill "$bpid" 2>/dev/null
 	fusermount3 -u "$mnt" 2>/dev/null || fusermount3 -uz "$mnt" 2>/dev/null
 	if test -n "$pid"; then
 		i=0
@@ -48,7 +50,11 @@ until test "$(stat -f -c %T "$mnt" 2>/dev/null)" = fuseblk ||
 	sleep 0.1
 done
 echo "cellfs pid $pid (perf record -g -p $pid attaches to the daemon)"
-"$build/tests/bench/tsd_put_bench" -p "$pid" "$@" "$mnt" "$data"
+# in the background, so that a signal to this script runs the traps now
+"$build/tests/bench/tsd_put_bench" -p "$pid" "$@" "$mnt" "$data" &
+bpid=$!
+wait "$bpid"
 rc=$?
+bpid=
 test $rc -eq 0 || tail -20 "$dir/cellfs.err" >&2
 exit $rc
