@@ -267,7 +267,10 @@ static void row(const char *what, double points, double secs, double bytes,
 		printf("%10s  %-17s", "-", target);
 	if (daemon_pid) {
 		double c = daemon_cpu() - cpu0;
-		printf(" %8.3f %12.0f", c, c > 0 ? points / c : 0);
+		if (c > 0)
+			printf(" %8.3f %12.0f", c, points / c);
+		else	/* under a clock tick */
+			printf(" %8s %12s", "<tick", "-");
 	}
 	printf("\n");
 }
