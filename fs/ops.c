@@ -391,9 +391,16 @@ static void inval_attrs(struct inos *a)
 }
 
 /* Row key of table changed: its cells' attributes are invalid, and the
- * names of its versions (all its cells with deleted) may be gone. */
-static void row_changed(const char *table, const void *key, size_t len,
-			int deleted)
+ * names of its versions (all its cells with deleted) may be gone.  With
+ * col, only the cells of col's column changed (the node col itself and
+ * the same cell under other names: other directories, @TS versions):
+ * a Put or Delete of one cell leaves its row's other cells as they were,
+ * so their kernel caches stay.  Nothing is sent for skip, a name whose
+ * unlink the kernel is finishing (it drops the name and the attributes
+ * itself). */
+static void cells_changed(const char *table, const void *key, size_t len,
+			  const struct node *col, const struct node *skip,
+			  int deleted)
 {
 	struct inos a = { NULL, 0, 0 };
 	struct node *n;
@@ -401,8 +408,15 @@ static void row_changed(const char *table, const void *key, size_t len,
 	pthread_mutex_lock(&mu);
 	for (n = hcap ? rtab[rslot(table, key, len, hcap)] : NULL; n;
 	     n = n->rnext) {
-		if (n->kind != K_CELL || strcmp(n->table, table) ||
+		if (n->kind != K_CELL || n == skip ||
+		    strcmp(n->table, table) ||
 		    n->key.len != len || (len && memcmp(n->key.p, key, len)))
+			continue;
+		if (col && (n->famlen != col->famlen ||
+			    memcmp(n->fam, col->fam, col->famlen) ||
+			    n->qual.len != col->qual.len ||
+			    (col->qual.len && memcmp(n->qual.p, col->qual.p,
+						     col->qual.len))))
 			continue;
 		inos_add(&a, n);
 		if (deleted || n->ts != CF_TS_NOW)
@@ -410,6 +424,19 @@ static void row_changed(const char *table, const void *key, size_t len,
 	}
 	pthread_mutex_unlock(&mu);
 	inval_attrs(&a);
+}
+
+static void row_changed(const char *table, const void *key, size_t len,
+			int deleted)
+{
+	cells_changed(table, key, len, NULL, NULL, deleted);
+}
+
+/* The cell n names changed (Put, Append, Delete of it). */
+static void cell_changed(const struct node *n, const struct node *skip,
+			 int deleted)
+{
+	cells_changed(n->table, n->key.p, n->key.len, n, skip, deleted);
 }
 
 void fs_table_changed(const char *table, int dropped)
@@ -1577,7 +1604,15 @@ static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name,
 		err = fs_errno(rc);
 		why = cf_strerror(rc);
 	}
-	if (!err)
+	if (!err && n->kind == K_ROW) {
+		/* just made: no need to ask the engine again */
+		memset(&st, 0, sizeof st);
+		st.st_ino = ino_of(n);
+		st.st_uid = getuid();
+		st.st_gid = getgid();
+		st.st_nlink = 2;
+		st.st_mode = S_IFDIR | 0755;
+	} else if (!err)
 		err = node_stat(n, &st);
 	if (err) {
 		node_release(n);
@@ -1764,7 +1799,7 @@ static int cell_put(struct node *n, const struct buf *data, int64_t ts)
 	cf_table_close(t);
 	if (!rc) {
 		erow_drop(n->table, &n->key);
-		row_changed(n->table, n->key.p, n->key.len, 0);
+		cell_changed(n, NULL, 0);
 	}
 	return rc;
 }
@@ -1798,8 +1833,7 @@ static int file_flush(struct fileh *h)
 			}
 			if (!rc) {
 				erow_drop(n->table, &n->key);
-				row_changed(n->table, n->key.p, n->key.len,
-					    0);
+				cell_changed(n, NULL, 0);
 			}
 		} else
 			rc = cell_put(n, &h->data, h->ts);
@@ -1970,6 +2004,9 @@ static void reply_open(fuse_req_t req, struct fileh *h,
 	fi->fh = (uint64_t)(uintptr_t)h;
 	fi->direct_io = 1;
 	fi->keep_cache = 0;
+	/* nothing is committed at the close of a read-only open: the
+	 * kernel need not send FLUSH (a round trip per cat) */
+	fi->noflush = (fi->flags & O_ACCMODE) == O_RDONLY;
 	if (st) {
 		struct fuse_entry_param e;
 		memset(&e, 0, sizeof e);
@@ -2367,7 +2404,7 @@ static int cell_retime(struct node *n, int64_t ts)
 	buf_release(&v);
 	cf_table_close(t);
 	if (!rc)
-		row_changed(n->table, n->key.p, n->key.len, 0);
+		cell_changed(n, NULL, 0);
 	return rc;
 }
 
@@ -2512,8 +2549,7 @@ static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 				rc = cf_table_apply(t, b);
 			cf_batch_free(b);
 			if (!rc)
-				row_changed(n->table, n->key.p, n->key.len,
-					    1);
+				cell_changed(n, n, 1);
 			/* The row directory stays until rmdir, as on any
 			 * filesystem: `rm -r ROW` removes cells first. */
 			if (!rc && !row_cells(t, &n->key, &cnt) && cnt == 0)

@@ -5,11 +5,16 @@
 # FUSE filesystem of tests/bench/memfs.c: the floor of any FUSE
 # filesystem on this kernel) and a tmpfs (root only), runs fs_bench on
 # each with the same arguments, prints a table per target and the ratio
-# table cellfs/memfs, cellfs/tmpfs.  -q: the quick run (bench-quick, about
-# a minute); without it the full run (bench, about 6 minutes).
+# table cellfs/memfs, cellfs/tmpfs.  The targets take turns, PASSES times
+# (a fresh mount each time), and the ratio table takes each target's best
+# pass per line: the machine is shared, and interference only ever makes
+# a pass slower.  -q: the quick run (bench-quick, 2 passes, under a
+# minute); without it the full run (bench, 3 passes, about 6 minutes).
 # FS_BENCH_ARGS replaces the fs_bench arguments; FS_BENCH_TARGETS the
-# list of targets (default "cellfs memfs tmpfs").  Everything it mounts
-# is unmounted on exit, error or signal.
+# list of targets (default "cellfs memfs tmpfs").  FS_BENCH_BASE=BINARY
+# adds a target "base": another cellfs binary (say main's, to measure a
+# change), and its column in the ratio table.  Everything it mounts is
+# unmounted on exit, error or signal.
 set -eu
 
 quick=
@@ -25,11 +30,18 @@ for p in "$CELLFS" "$MEMFS" "$FS_BENCH"; do
 	[ -x "$p" ] || { echo "fs_bench.sh: no $p (make first)" >&2; exit 1; }
 done
 if [ -n "$quick" ]; then
-	ARGS=${FS_BENCH_ARGS:--n 10000 -c 4 -l 100000 -m 10 -M 2 -w 4 -W 1000 -r 2}
+	ARGS=${FS_BENCH_ARGS:--n 10000 -c 4 -l 100000 -m 10 -M 2 -w 4 -W 1000}
+	PASSES=${FS_BENCH_PASSES:-2}
 else
-	ARGS=${FS_BENCH_ARGS:--n 100000 -c 4 -l 100000 -m 40 -M 8 -w 4 -W 5000 -r 3}
+	ARGS=${FS_BENCH_ARGS:--n 50000 -c 4 -l 100000 -m 40 -M 8 -w 4 -W 5000}
+	PASSES=${FS_BENCH_PASSES:-3}
 fi
 TARGETS=${FS_BENCH_TARGETS:-cellfs memfs tmpfs}
+BASE=${FS_BENCH_BASE:-}
+if [ -n "$BASE" ]; then
+	[ -x "$BASE" ] || { echo "fs_bench.sh: no $BASE" >&2; exit 1; }
+	case " $TARGETS " in *" base "*) ;; *) TARGETS="base $TARGETS" ;; esac
+fi
 
 T=$(mktemp -d /tmp/fs_bench.XXXXXX)
 MNT=$T/mnt
@@ -82,8 +94,10 @@ wait_mount() {
 mount_target() {
 	mkdir -p "$MNT"
 	case $1 in
-	cellfs)
-		"$CELLFS" -f "$T/data" "$MNT" 2>"$T/cellfs.err" &
+	cellfs|base)
+		rm -rf "$T/data"
+		[ "$1" = base ] && bin=$BASE || bin=$CELLFS
+		"$bin" -f "$T/data" "$MNT" 2>"$T/$1.err" &
 		PID=$!
 		;;
 	memfs)
@@ -101,34 +115,39 @@ mount_target() {
 
 echo "fs_bench: $(uname -srm), $(nproc) cores, $(date -u '+%Y-%m-%d %H:%M UTC')"
 echo "fs_bench: load average $(cut -d' ' -f1-3 /proc/loadavg) (a shared machine: compare within one run)"
-echo "fs_bench: arguments $ARGS"
-ran=
-for t in $TARGETS; do
-	if [ "$t" = tmpfs ] && [ "$(id -u)" != 0 ]; then
-		echo "fs_bench: tmpfs skipped (mount needs root)"
-		continue
-	fi
-	echo
-	mount_target "$t"
-	# shellcheck disable=SC2086
-	"$FS_BENCH" $ARGS -t "$t" -o "$T/$t.res" "$MNT"
-	if [ "$t" = cellfs ]; then
-		grep -E '^cellfs_fuse_' "$MNT/.stats" |
-			sed 's/^/  /' || true
-	fi
-	cleanup
-	if [ "$t" = memfs ]; then
-		sed 's/^/  /' "$T/memfs.err"
-	fi
-	ran="$ran $t"
+echo "fs_bench: arguments $ARGS, $PASSES passes"
+if [ "$(id -u)" != 0 ]; then
+	echo "fs_bench: tmpfs skipped (mount needs root)"
+	TARGETS=$(echo "$TARGETS" | tr ' ' '\n' | grep -v '^tmpfs$' | tr '\n' ' ')
+fi
+pass=1
+while [ $pass -le "$PASSES" ]; do
+	for t in $TARGETS; do
+		echo
+		echo "pass $pass/$PASSES"
+		mount_target "$t"
+		# shellcheck disable=SC2086
+		"$FS_BENCH" $ARGS -t "$t" -o "$T/$t.$pass.res" "$MNT"
+		if [ "$t" = cellfs ] || [ "$t" = base ]; then
+			grep -E '^cellfs_fuse_' "$MNT/.stats" |
+				sed 's/^/  /' || true
+		fi
+		cleanup
+		if [ "$t" = memfs ]; then
+			sed 's/^/  /' "$T/memfs.err"
+		fi
+	done
+	pass=$((pass + 1))
 done
+ran=" $TARGETS "
 
 # The ratio table: cellfs against each other target, key by key.
 echo
 case " $ran " in *" cellfs "*) ;; *) exit 0 ;; esac
 others=$(echo "$ran" | tr ' ' '\n' | grep -v '^cellfs$' | grep . || true)
 [ -n "$others" ] || exit 0
-awk -v others="$others" -v dir="$T" '
+echo "best of $PASSES passes:"
+awk -v others="$others" -v dir="$T" -v passes="$PASSES" '
 BEGIN {
 	n = split("mkdir create stat read unlink rmdir writers write_1mib " \
 		  "read_1mib write_10mib read_10mib list list2 ls", keys, " ")
@@ -159,11 +178,14 @@ BEGIN {
 		printf "\n"
 	}
 }
-function load(t,   f, line, a) {
-	f = dir "/" t ".res"
-	while ((getline line < f) > 0) {
-		split(line, a, " ")
-		v[t, a[1]] = a[2]
+function load(t,   f, line, a, p) {
+	for (p = 1; p <= passes; p++) {
+		f = dir "/" t "." p ".res"
+		while ((getline line < f) > 0) {
+			split(line, a, " ")
+			if (!((t, a[1]) in v) || a[2] + 0 > v[t, a[1]] + 0)
+				v[t, a[1]] = a[2]
+		}
+		close(f)
 	}
-	close(f)
 }'
