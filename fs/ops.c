@@ -48,6 +48,7 @@ enum kind {
 struct node {
 	struct node *parent, *hnext;
 	struct node *rnext;	/* chain of rtab: nodes of one row */
+	uint64_t hash;		/* hname(parent, name) */
 	char *name;
 	uint64_t nlookup;
 	unsigned nchild, nopen;
@@ -100,10 +101,12 @@ static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static cf_db *db;
 static char *datadir;
 static uint64_t max_value;
+static uid_t uid;		/* owner of every file: the daemon's user */
+static gid_t gid;
 static struct node root = { .kind = K_ROOT, .nlookup = 1, .table = "" };
 static struct node **htab;
 static size_t hcap, hcount;
-static struct node **rtab;	/* K_ROW, K_VERSIONS, K_CELL by (table, row) */
+static struct node **rtab;	/* K_CELL nodes by (table, row) */
 static struct fuse_session *session;
 static int rdplus_always;
 static struct fs_counters counters;	/* atomics */
@@ -129,12 +132,19 @@ static void fail(fuse_req_t req, int err, const char *fmt, ...)
 
 /* --- the node table ------------------------------------------------------ */
 
-static size_t hslot(const struct node *parent, const char *name, size_t cap)
+/* The hash of (parent, name), kept in the node: rehashing and walking a
+ * chain then touch no name but the one that matches. */
+static uint64_t hname(const struct node *parent, const char *name)
 {
 	uint64_t h = (uintptr_t)parent * 0x9E3779B97F4A7C15ull;
 	for (; *name; name++)
 		h = (h ^ (unsigned char)*name) * 0x100000001B3ull;
-	return (size_t)(h % cap);
+	return h ^ h >> 29;
+}
+
+static size_t hslot(uint64_t h, size_t cap)
+{
+	return (size_t)h & (cap - 1);	/* cap: a power of 2 */
 }
 
 /* The rtab slot of row key in table. */
@@ -150,13 +160,14 @@ static size_t rslot(const char *table, const void *key, size_t len,
 	h = (h ^ 0xFF) * 0x100000001B3ull;
 	for (i = 0; i < len; i++)
 		h = (h ^ k[i]) * 0x100000001B3ull;
-	return (size_t)(h % cap);
+	return (size_t)(h ^ h >> 29) & (cap - 1);	/* cap: a power of 2 */
 }
 
+/* Only cells: rtab serves cells_changed(), and a listing of a region
+ * interns a row node per entry (one cache miss less each). */
 static int in_rtab(const struct node *n)
 {
-	return n->kind == K_ROW || n->kind == K_VERSIONS ||
-	       n->kind == K_CELL;
+	return n->kind == K_CELL;
 }
 
 static size_t rslot_of(const struct node *n, size_t cap)
@@ -189,7 +200,7 @@ static void node_unref(struct node *n)
 
 	while (n != &root && n->nlookup == 0 && n->nchild == 0 &&
 	       n->nopen == 0) {
-		for (pp = &htab[hslot(n->parent, n->name, hcap)]; *pp != n;
+		for (pp = &htab[hslot(n->hash, hcap)]; *pp != n;
 		     pp = &(*pp)->hnext)
 			;
 		*pp = n->hnext;
@@ -227,7 +238,7 @@ static struct node *node_intern(struct node *tmp)
 		for (i = 0; i < hcap; i++) {
 			while ((n = htab[i])) {
 				htab[i] = n->hnext;
-				s = hslot(n->parent, n->name, ncap);
+				s = hslot(n->hash, ncap);
 				n->hnext = nt[s];
 				nt[s] = n;
 				if (in_rtab(n)) {
@@ -243,9 +254,11 @@ static struct node *node_intern(struct node *tmp)
 		rtab = nr;
 		hcap = ncap;
 	}
-	s = hslot(tmp->parent, tmp->name, hcap);
+	tmp->hash = hname(tmp->parent, tmp->name);
+	s = hslot(tmp->hash, hcap);
 	for (n = htab[s]; n; n = n->hnext)
-		if (n->parent == tmp->parent && !strcmp(n->name, tmp->name)) {
+		if (n->hash == tmp->hash && n->parent == tmp->parent &&
+		    !strcmp(n->name, tmp->name)) {
 			buf_release(&tmp->key);
 			buf_release(&tmp->qual);
 			free(tmp->name);
@@ -858,8 +871,8 @@ static int node_stat(struct node *n, struct stat *st)
 
 	memset(st, 0, sizeof *st);
 	st->st_ino = ino_of(n);
-	st->st_uid = getuid();
-	st->st_gid = getgid();
+	st->st_uid = uid;
+	st->st_gid = gid;
 	st->st_nlink = is_dir(n) ? 2 : 1;
 	st->st_mode = is_dir(n) ? S_IFDIR | 0755 : S_IFREG | 0644;
 	switch (n->kind) {
@@ -971,14 +984,25 @@ static int table_has_ttl(const char *table)
 	return ttl;
 }
 
-/* How long the kernel may keep n's name and attributes (see "keeping the
- * kernel's caches true"). */
-static double cache_s(const struct node *n)
+/* 1 if how long n is cached depends on its table (cache_s). */
+static int cache_by_table(const struct node *n)
 {
 	switch (n->kind) {
 	case K_TABLE: case K_REGION: case K_PREFIXES: case K_PREFIX:
 	case K_ROW: case K_VERSIONS: case K_CELL:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* How long the kernel may keep n's name and attributes (see "keeping the
+ * kernel's caches true"). */
+static double cache_s(const struct node *n)
+{
+	if (cache_by_table(n))
 		return table_has_ttl(n->table) ? 0 : CACHE_S;
+	switch (n->kind) {
 	case K_TSD:
 		return fs_tsd_is_dir(n->tk) ? CACHE_S : 0;
 	default:
@@ -1442,8 +1466,8 @@ static int dent_stat(struct dirh *d, const struct dent *e, struct node *n,
 		return node_stat(n, st);
 	memset(st, 0, sizeof *st);
 	st->st_ino = ino_of(n);
-	st->st_uid = getuid();
-	st->st_gid = getgid();
+	st->st_uid = uid;
+	st->st_gid = gid;
 	st->st_nlink = e->dir ? 2 : 1;
 	st->st_mode = e->dir ? S_IFDIR | 0755 : S_IFREG | 0644;
 	st->st_size = (off_t)e->size;
@@ -1463,6 +1487,7 @@ static void readdir_common(fuse_req_t req, size_t size, off_t off,
 	struct node *n;
 	struct dent *e;
 	const char *why;
+	double cs = -1;
 	int rc = 0, dot;
 
 	if (!out) {
@@ -1491,7 +1516,15 @@ static void readdir_common(fuse_req_t req, size_t size, off_t off,
 		if (!dot && !lookup_node(ino_of(d->node), e->name, &n, &why) &&
 		    !dent_stat(d, e, n, &ep.attr)) {
 			ep.ino = ino_of(n);
-			ep.attr_timeout = ep.entry_timeout = cache_s(n);
+			/* below the root, every entry is of one table:
+			 * ask whether it has a TTL once per request */
+			if (!cache_by_table(n) || d->node->kind == K_ROOT)
+				ep.attr_timeout = cache_s(n);
+			else if (cs < 0)
+				ep.attr_timeout = cs = cache_s(n);
+			else
+				ep.attr_timeout = cs;
+			ep.entry_timeout = ep.attr_timeout;
 		}
 		ent = fuse_add_direntry_plus(req, out + used, size - used,
 					     e->name, &ep, off + 1);
@@ -1608,8 +1641,8 @@ static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name,
 		/* just made: no need to ask the engine again */
 		memset(&st, 0, sizeof st);
 		st.st_ino = ino_of(n);
-		st.st_uid = getuid();
-		st.st_gid = getgid();
+		st.st_uid = uid;
+		st.st_gid = gid;
 		st.st_nlink = 2;
 		st.st_mode = S_IFDIR | 0755;
 	} else if (!err)
@@ -2124,8 +2157,8 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	st.st_ino = ino_of(n);
 	st.st_mode = S_IFREG | 0644;
 	st.st_nlink = 1;
-	st.st_uid = getuid();
-	st.st_gid = getgid();
+	st.st_uid = uid;
+	st.st_gid = gid;
 	set_time(&st, now_ms());
 	reply_open(req, h, fi, &st, n);
 	node_release(n);
@@ -2785,6 +2818,8 @@ void fs_setup(cf_db *d, const char *dir, uint64_t maxv)
 {
 	db = d;
 	fs_tsd_setup(d);
+	uid = getuid();
+	gid = getgid();
 	datadir = realpath(dir, NULL);
 	if (!datadir)
 		datadir = strdup(dir);

@@ -3,7 +3,8 @@
  *
  *   fs_bench [-n CELLS] [-c CELLS_PER_ROW] [-v BYTES] [-l ROWS]
  *            [-m COUNT_1MIB] [-M COUNT_10MIB] [-w WRITERS]
- *            [-W CELLS_PER_WRITER] [-r ROUNDS] [-o RESULTS] [-t NAME] DIR
+ *            [-W CELLS_PER_WRITER] [-r ROUNDS] [-o RESULTS] [-t NAME]
+ *            [-p DAEMON_PID] DIR
  *
  * Works in DIR/bench, made with mkdir (on cellfs a table with family
  * cf), with the same names on every target: rows are directories
@@ -22,8 +23,10 @@
  *    cellfs the rows are listed in the region directory DIR/bench/@ and
  *    loaded through DIR/bench/.batch (one put line a row); elsewhere they
  *    are directories made with mkdir (the listing is the same).
- * Prints one table; with -o, also "key value" lines for fs_bench.sh's
- * ratio table.  A measurement, not a test.
+ * With -p, the CPU time the FUSE daemon DAEMON_PID spent per small-cell
+ * operation (from /proc, 10 ms ticks): less noisy than the rates on a
+ * shared machine.  Prints one table; with -o, also "key value" lines for
+ * fs_bench.sh's ratio table.  A measurement, not a test.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -69,7 +72,35 @@ struct lat {
 	double *v;
 	size_t n;
 	double t0, total;
+	double cpu0, cpu;	/* the daemon's CPU seconds (with -p) */
 };
+
+static int daemon_pid;
+
+/* CPU seconds the daemon (-p PID) has used, its threads past and present
+ * (user and system, clock ticks); 0 without -p. */
+static double daemon_cpu(void)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long ut = 0, st = 0;
+	FILE *f;
+	size_t got;
+
+	if (!daemon_pid)
+		return 0;
+	snprintf(path, sizeof path, "/proc/%d/stat", daemon_pid);
+	if (!(f = fopen(path, "r")))
+		return 0;
+	got = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	buf[got] = 0;
+	/* after "(comm) ": state is field 3, utime 14, stime 15 */
+	if (!(p = strrchr(buf, ')')) ||
+	    sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u "
+		   "%llu %llu", &ut, &st) != 2)
+		return 0;
+	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+}
 
 static void lat_start(struct lat *l, size_t n)
 {
@@ -77,12 +108,14 @@ static void lat_start(struct lat *l, size_t n)
 	if (!l->v)
 		die("malloc", "");
 	l->n = 0;
+	l->cpu0 = daemon_cpu();
 	l->t0 = now_s();
 }
 
 static void lat_end(struct lat *l)
 {
 	l->total = now_s() - l->t0;
+	l->cpu = daemon_cpu() - l->cpu0;
 	qsort(l->v, l->n, sizeof *l->v, cmp_double);
 }
 
@@ -105,8 +138,11 @@ static void line_lat(const char *what, const char *k, const struct lat *l)
 {
 	double rate = l->n / l->total;
 
-	printf("  %-32s %8zu %11.0f ops/s %9.1f %9.1f\n", what, l->n, rate,
+	printf("  %-32s %8zu %11.0f ops/s %9.1f %9.1f", what, l->n, rate,
 	       pct(l, 0.50), pct(l, 0.99));
+	if (daemon_pid)
+		printf(" %9.1f", l->cpu / (double)l->n * 1e6);
+	printf("\n");
 }
 
 static void line_rate(const char *what, const char *k, size_t n,
@@ -289,8 +325,9 @@ static void small_cells(size_t n, size_t per_row, int rounds)
 				free(l[p].v);
 		}
 	}
-	printf("  %-32s %8s %11s %-5s %9s %9s\n", "small cells "
-	       "(best round)", "count", "rate", "", "p50 us", "p99 us");
+	printf("  %-32s %8s %11s %-5s %9s %9s%s\n", "small cells "
+	       "(best round)", "count", "rate", "", "p50 us", "p99 us",
+	       daemon_pid ? " daemon CPU us/op" : "");
 	for (p = 0; p < P_N; p++) {
 		line_lat(pname[p], pkey[p], &best[p]);
 		key(pkey[p], best[p].n / best[p].total);
@@ -298,6 +335,10 @@ static void small_cells(size_t n, size_t per_row, int rounds)
 		key(k, pct(&best[p], 0.50));
 		snprintf(k, sizeof k, "%s_p99_us", pkey[p]);
 		key(k, pct(&best[p], 0.99));
+		if (daemon_pid) {
+			snprintf(k, sizeof k, "%s_cpu_us", pkey[p]);
+			key(k, best[p].cpu / (double)best[p].n * 1e6);
+		}
 		free(best[p].v);
 	}
 	free(order);
@@ -514,7 +555,7 @@ int main(int argc, char **argv)
 	const char *out = NULL;
 	char *d;
 
-	while ((c = getopt(argc, argv, "n:c:v:l:m:M:w:W:r:o:t:")) != -1) {
+	while ((c = getopt(argc, argv, "n:c:v:l:m:M:w:W:r:o:t:p:")) != -1) {
 		switch (c) {
 		case 'n': n = strtoul(optarg, NULL, 10); break;
 		case 'c': per_row = strtoul(optarg, NULL, 10); break;
@@ -527,6 +568,7 @@ int main(int argc, char **argv)
 		case 'r': rounds = atoi(optarg); break;
 		case 'o': out = optarg; break;
 		case 't': target = optarg; break;
+		case 'p': daemon_pid = atoi(optarg); break;
 		default:
 			goto usage;
 		}
@@ -565,6 +607,6 @@ usage:
 	fprintf(stderr, "usage: fs_bench [-n CELLS] [-c CELLS_PER_ROW] "
 		"[-v BYTES] [-l ROWS] [-m COUNT_1MIB] [-M COUNT_10MIB] "
 		"[-w WRITERS] [-W CELLS_PER_WRITER] [-r ROUNDS] "
-		"[-o RESULTS] [-t NAME] DIR\n");
+		"[-o RESULTS] [-t NAME] [-p DAEMON_PID] DIR\n");
 	return 2;
 }
