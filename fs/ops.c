@@ -2035,6 +2035,12 @@ static void reply_open(fuse_req_t req, struct fileh *h,
 		       struct node *n)
 {
 	fi->fh = (uint64_t)(uintptr_t)h;
+	/* direct_io for reads too: each open reads from its own snapshot
+	 * of the value.  Through the page cache (one READ less per cat:
+	 * the kernel would stop at the size) two opens of one cell share
+	 * pages, and a reader that opened before a write can fill them
+	 * with the old value after the writer's open emptied them: t1070
+	 * read its own write back stale that way. */
 	fi->direct_io = 1;
 	fi->keep_cache = 0;
 	/* nothing is committed at the close of a read-only open: the
@@ -2187,19 +2193,32 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		    struct fuse_file_info *fi)
 {
 	struct fileh *h = (struct fileh *)(uintptr_t)fi->fh;
+	char *copy = NULL;
+	size_t got = 0;
 
 	if (h->tf) {
 		read_tsd(req, h, size, off);
 		return;
 	}
+	/* Nothing of h may be touched, nor sent, once the reply is under
+	 * way: the kernel can end the read, and the close's RELEASE free h
+	 * on another thread, before fuse_reply_buf returns here (at once
+	 * when a read-only open's close sends no FLUSH).  So the slice is
+	 * copied under the lock and sent from the copy. */
 	pthread_mutex_lock(&h->lock);
-	if ((uint64_t)off >= h->data.len)
-		fuse_reply_buf(req, NULL, 0);
-	else
-		fuse_reply_buf(req, (char *)h->data.p + off,
-			       h->data.len - (size_t)off < size ?
-			       h->data.len - (size_t)off : size);
+	if ((uint64_t)off < h->data.len) {
+		got = h->data.len - (size_t)off < size ?
+		      h->data.len - (size_t)off : size;
+		copy = malloc(got);
+		if (copy)
+			memcpy(copy, h->data.p + off, got);
+	}
 	pthread_mutex_unlock(&h->lock);
+	if (got && !copy)
+		fail(req, ENOMEM, "read %s", h->n->name);
+	else
+		fuse_reply_buf(req, copy, got);
+	free(copy);
 }
 
 static int resize(struct buf *b, uint64_t len)

@@ -73,7 +73,19 @@ cleanup() {
 	fi
 }
 
-trap 'cleanup; rm -rf "$T"' EXIT
+on_exit() {
+	rc=$?
+	cleanup
+	if [ $rc != 0 ]; then
+		for f in "$T"/*.err; do
+			[ -s "$f" ] || continue
+			echo "fs_bench.sh: the end of $f:" >&2
+			tail -n 20 "$f" >&2
+		done
+	fi
+	rm -rf "$T"
+}
+trap on_exit EXIT
 trap 'exit 1' INT TERM HUP
 
 wait_mount() {

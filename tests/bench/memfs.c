@@ -4,7 +4,7 @@
  * up the kernel (fs/ops.c, fs/main.c), so that the same workload makes
  * the same kernel round trips with no storage behind them:
  *  - files are opened direct_io (every read and write is a request),
- *    read-only opens without flush, as cellfs opens them;
+ *    read-only opens without flush, as cellfs opens cells;
  *  - names and attributes are cached CACHE_S = 10 s, created files too;
  *  - init asks for ATOMIC_O_TRUNC and no writeback cache, readdirplus
  *    stays at libfuse's default (auto);
@@ -485,6 +485,7 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 	fuse_reply_err(req, err);
 }
 
+/* As cellfs opens cells. */
 static void open_flags(struct fuse_file_info *fi)
 {
 	fi->direct_io = 1;
