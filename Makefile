@@ -124,7 +124,7 @@ bench-quick: deps
 	$(B)/tests/bench/engine_bench -n 100000
 	$(B)/tests/bench/db_bench -n 100000
 	$(B)/tests/bench/tsd_bench -n 100000
-	# tsd put path through the mount (tests/bench/tsd_put_bench.sh): here
+# (the tsd put path through the mount, tests/bench/tsd_put_bench.sh, goes here)
 	sh tests/bench/fs_bench.sh -q $(CURDIR)/$(B)
 
 bench: deps
@@ -132,7 +132,7 @@ bench: deps
 	$(B)/tests/bench/engine_bench -n 1000000
 	$(B)/tests/bench/db_bench -n 1000000
 	$(B)/tests/bench/tsd_bench
-	# tsd put path through the mount (tests/bench/tsd_put_bench.sh): here
+# (the tsd put path through the mount, tests/bench/tsd_put_bench.sh, goes here)
 	sh tests/bench/fs_bench.sh $(CURDIR)/$(B)
 
 # C tests (tests/test-*.c) and shell tests (tests/t[0-9]*.sh), by prove.
