@@ -468,6 +468,21 @@ void fs_table_changed(const char *table, int dropped)
 			    (dropped && n->kind == K_TABLE))
 				inval_name(n);
 		}
+	/* a table made again under the name starts without the old one's
+	 * empty rows */
+	for (i = 0; dropped && i < ecap; i++) {
+		struct erow **pp = &etab[i], *e;
+		while ((e = *pp)) {
+			if (strcmp(e->table, table)) {
+				pp = &e->next;
+				continue;
+			}
+			*pp = e->next;
+			ecount--;
+			buf_release(&e->row);
+			free(e);
+		}
+	}
 	pthread_mutex_unlock(&mu);
 	inval_attrs(&a);
 }
@@ -731,7 +746,6 @@ static int row_cells(cf_table *t, const struct buf *row, size_t *n)
 	return 0;
 }
 
-/* With mu held. */
 /* With mu held: the empty row, or the slot to add it (NULL: no table
  * yet, and ENOMEM to make one). */
 static struct erow **erow_find(const char *table, const struct buf *row)
