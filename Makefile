@@ -109,13 +109,32 @@ PEER_LIBS = -lleveldb -lrocksdb -llmdb
 $(B)/tests/bench/db_bench: $(B)/tests/bench/db_bench.o $(B)/libcellfs.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(PEER_LIBS) $(LIBS) -lstdc++
 
+# memfs is the floor of the filesystem benchmark: a minimal FUSE
+# filesystem, no engine behind it.  fs_bench needs only libc.
+$(B)/tests/bench/memfs: $(B)/tests/bench/memfs.o
+	$(CC) $(LDFLAGS) -o $@ $^ $(FUSE_LIBS)
+$(B)/tests/bench/fs_bench: $(B)/tests/bench/fs_bench.o
+	$(CC) $(LDFLAGS) -o $@ $^
+
+# bench-quick: at most 2 minutes, 100k entries; bench: at most 15.
+# fs_bench.sh mounts cellfs, memfs and tmpfs (root) and prints a table
+# per target and the ratio table; tsd_put_bench.sh mounts cellfs and
+# appends points to MNT/tsd/put, queries them, and weighs them on disk.
 bench-quick: deps
 	@$(MAKE) --no-print-directory all
 	$(B)/tests/bench/engine_bench -n 100000
+	$(B)/tests/bench/db_bench -n 100000
+	$(B)/tests/bench/tsd_bench -n 100000
+	CELLFS_BUILD=$(CURDIR)/$(B) sh tests/bench/tsd_put_bench.sh -n 200000
+	sh tests/bench/fs_bench.sh -q $(CURDIR)/$(B)
 
 bench: deps
 	@$(MAKE) --no-print-directory all
 	$(B)/tests/bench/engine_bench -n 1000000
+	$(B)/tests/bench/db_bench -n 1000000
+	$(B)/tests/bench/tsd_bench
+	CELLFS_BUILD=$(CURDIR)/$(B) sh tests/bench/tsd_put_bench.sh
+	sh tests/bench/fs_bench.sh $(CURDIR)/$(B)
 
 # C tests (tests/test-*.c) and shell tests (tests/t[0-9]*.sh), by prove.
 # Shell tests find the binaries through CELLFS_BUILD.

@@ -12,7 +12,10 @@
 # As in OpenTSDB's tcollector, a collector in DIR/N/ (N > 0) is run every
 # N seconds and prints one "metric timestamp value tag=value ..." line per
 # point on stdout; a collector in DIR/0/ is long-lived: it keeps printing
-# and is started again (after 10 s) whenever it exits.  Each line is
+# and is started again (after 10 s) whenever it exits.  As tcollector
+# does, a line without a host tag gets " host=HOST" appended: HOST is
+# $COLLECTOR_HOST, else the node name (uname -n), with characters a tag
+# value cannot hold made "_" (the rule our collectors use too).  Each line is
 # appended on its own, so a line cellfs refuses (EINVAL, the reason is in
 # MNT/.log) costs only that line; refusals are reported on stderr.
 # Collectors' stderr goes to ours.  SIGTERM or SIGINT stops everything.
@@ -46,13 +49,18 @@ if [ -z "$out" ]; then
 	fi
 fi
 [ -d "$dir" ] || { echo "$0: $dir: no collectors directory" >&2; exit 1; }
+host=$(printf '%s' "${COLLECTOR_HOST:-$(uname -n)}" | tr -c 'A-Za-z0-9._/-' _)
 
 # Appends the lines of stdin to $out, one write each.
 feed() {
 	name=$1
 	while IFS= read -r line; do
 		[ -n "$line" ] || continue
-		if ! printf '%s\n' "$line" >>"$out"; then
+		case "$line" in
+		*" host="*) ;;
+		*) line="$line host=$host" ;;
+		esac
+		if ! printf '%s\n' "$line" 2>/dev/null >>"$out"; then
 			echo "$0: $name: refused: $line" >&2
 		fi
 	done
@@ -67,8 +75,15 @@ run_child() {
 	wait "$child"
 }
 
+# The feeder is waited for too: with -1 the runner must not exit (and a
+# test must not look) before the collector's last lines are written.
 run_once() {
-	run_child "$1" > >(feed "$(basename "$1")")
+	local fd feeder
+	exec {fd}> >(feed "$(basename "$1")")
+	feeder=$!
+	run_child "$1" >&"$fd"
+	exec {fd}>&-
+	wait "$feeder"
 }
 
 # Every $2 seconds, forever.

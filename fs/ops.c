@@ -48,6 +48,7 @@ enum kind {
 struct node {
 	struct node *parent, *hnext;
 	struct node *rnext;	/* chain of rtab: nodes of one row */
+	uint64_t hash;		/* hname(parent, name) */
 	char *name;
 	uint64_t nlookup;
 	unsigned nchild, nopen;
@@ -100,10 +101,12 @@ static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static cf_db *db;
 static char *datadir;
 static uint64_t max_value;
+static uid_t uid;		/* owner of every file: the daemon's user */
+static gid_t gid;
 static struct node root = { .kind = K_ROOT, .nlookup = 1, .table = "" };
 static struct node **htab;
 static size_t hcap, hcount;
-static struct node **rtab;	/* K_ROW, K_VERSIONS, K_CELL by (table, row) */
+static struct node **rtab;	/* K_CELL nodes by (table, row) */
 static struct fuse_session *session;
 static int rdplus_always;
 static struct fs_counters counters;	/* atomics */
@@ -129,12 +132,19 @@ static void fail(fuse_req_t req, int err, const char *fmt, ...)
 
 /* --- the node table ------------------------------------------------------ */
 
-static size_t hslot(const struct node *parent, const char *name, size_t cap)
+/* The hash of (parent, name), kept in the node: rehashing and walking a
+ * chain then touch no name but the one that matches. */
+static uint64_t hname(const struct node *parent, const char *name)
 {
 	uint64_t h = (uintptr_t)parent * 0x9E3779B97F4A7C15ull;
 	for (; *name; name++)
 		h = (h ^ (unsigned char)*name) * 0x100000001B3ull;
-	return (size_t)(h % cap);
+	return h ^ h >> 29;
+}
+
+static size_t hslot(uint64_t h, size_t cap)
+{
+	return (size_t)h & (cap - 1);	/* cap: a power of 2 */
 }
 
 /* The rtab slot of row key in table. */
@@ -150,13 +160,14 @@ static size_t rslot(const char *table, const void *key, size_t len,
 	h = (h ^ 0xFF) * 0x100000001B3ull;
 	for (i = 0; i < len; i++)
 		h = (h ^ k[i]) * 0x100000001B3ull;
-	return (size_t)(h % cap);
+	return (size_t)(h ^ h >> 29) & (cap - 1);	/* cap: a power of 2 */
 }
 
+/* Only cells: rtab serves cells_changed(), and a listing of a region
+ * interns a row node per entry (one cache miss less each). */
 static int in_rtab(const struct node *n)
 {
-	return n->kind == K_ROW || n->kind == K_VERSIONS ||
-	       n->kind == K_CELL;
+	return n->kind == K_CELL;
 }
 
 static size_t rslot_of(const struct node *n, size_t cap)
@@ -189,7 +200,7 @@ static void node_unref(struct node *n)
 
 	while (n != &root && n->nlookup == 0 && n->nchild == 0 &&
 	       n->nopen == 0) {
-		for (pp = &htab[hslot(n->parent, n->name, hcap)]; *pp != n;
+		for (pp = &htab[hslot(n->hash, hcap)]; *pp != n;
 		     pp = &(*pp)->hnext)
 			;
 		*pp = n->hnext;
@@ -227,7 +238,7 @@ static struct node *node_intern(struct node *tmp)
 		for (i = 0; i < hcap; i++) {
 			while ((n = htab[i])) {
 				htab[i] = n->hnext;
-				s = hslot(n->parent, n->name, ncap);
+				s = hslot(n->hash, ncap);
 				n->hnext = nt[s];
 				nt[s] = n;
 				if (in_rtab(n)) {
@@ -243,9 +254,11 @@ static struct node *node_intern(struct node *tmp)
 		rtab = nr;
 		hcap = ncap;
 	}
-	s = hslot(tmp->parent, tmp->name, hcap);
+	tmp->hash = hname(tmp->parent, tmp->name);
+	s = hslot(tmp->hash, hcap);
 	for (n = htab[s]; n; n = n->hnext)
-		if (n->parent == tmp->parent && !strcmp(n->name, tmp->name)) {
+		if (n->hash == tmp->hash && n->parent == tmp->parent &&
+		    !strcmp(n->name, tmp->name)) {
 			buf_release(&tmp->key);
 			buf_release(&tmp->qual);
 			free(tmp->name);
@@ -391,9 +404,16 @@ static void inval_attrs(struct inos *a)
 }
 
 /* Row key of table changed: its cells' attributes are invalid, and the
- * names of its versions (all its cells with deleted) may be gone. */
-static void row_changed(const char *table, const void *key, size_t len,
-			int deleted)
+ * names of its versions (all its cells with deleted) may be gone.  With
+ * col, only the cells of col's column changed (the node col itself and
+ * the same cell under other names: other directories, @TS versions):
+ * a Put or Delete of one cell leaves its row's other cells as they were,
+ * so their kernel caches stay.  Nothing is sent for skip, a name whose
+ * unlink the kernel is finishing (it drops the name and the attributes
+ * itself). */
+static void cells_changed(const char *table, const void *key, size_t len,
+			  const struct node *col, const struct node *skip,
+			  int deleted)
 {
 	struct inos a = { NULL, 0, 0 };
 	struct node *n;
@@ -401,8 +421,15 @@ static void row_changed(const char *table, const void *key, size_t len,
 	pthread_mutex_lock(&mu);
 	for (n = hcap ? rtab[rslot(table, key, len, hcap)] : NULL; n;
 	     n = n->rnext) {
-		if (n->kind != K_CELL || strcmp(n->table, table) ||
+		if (n->kind != K_CELL || n == skip ||
+		    strcmp(n->table, table) ||
 		    n->key.len != len || (len && memcmp(n->key.p, key, len)))
+			continue;
+		if (col && (n->famlen != col->famlen ||
+			    memcmp(n->fam, col->fam, col->famlen) ||
+			    n->qual.len != col->qual.len ||
+			    (col->qual.len && memcmp(n->qual.p, col->qual.p,
+						     col->qual.len))))
 			continue;
 		inos_add(&a, n);
 		if (deleted || n->ts != CF_TS_NOW)
@@ -410,6 +437,19 @@ static void row_changed(const char *table, const void *key, size_t len,
 	}
 	pthread_mutex_unlock(&mu);
 	inval_attrs(&a);
+}
+
+static void row_changed(const char *table, const void *key, size_t len,
+			int deleted)
+{
+	cells_changed(table, key, len, NULL, NULL, deleted);
+}
+
+/* The cell n names changed (Put, Append, Delete of it). */
+static void cell_changed(const struct node *n, const struct node *skip,
+			 int deleted)
+{
+	cells_changed(n->table, n->key.p, n->key.len, n, skip, deleted);
 }
 
 void fs_table_changed(const char *table, int dropped)
@@ -428,6 +468,21 @@ void fs_table_changed(const char *table, int dropped)
 			    (dropped && n->kind == K_TABLE))
 				inval_name(n);
 		}
+	/* a table made again under the name starts without the old one's
+	 * empty rows */
+	for (i = 0; dropped && i < ecap; i++) {
+		struct erow **pp = &etab[i], *e;
+		while ((e = *pp)) {
+			if (strcmp(e->table, table)) {
+				pp = &e->next;
+				continue;
+			}
+			*pp = e->next;
+			ecount--;
+			buf_release(&e->row);
+			free(e);
+		}
+	}
 	pthread_mutex_unlock(&mu);
 	inval_attrs(&a);
 }
@@ -691,7 +746,6 @@ static int row_cells(cf_table *t, const struct buf *row, size_t *n)
 	return 0;
 }
 
-/* With mu held. */
 /* With mu held: the empty row, or the slot to add it (NULL: no table
  * yet, and ENOMEM to make one). */
 static struct erow **erow_find(const char *table, const struct buf *row)
@@ -831,8 +885,8 @@ static int node_stat(struct node *n, struct stat *st)
 
 	memset(st, 0, sizeof *st);
 	st->st_ino = ino_of(n);
-	st->st_uid = getuid();
-	st->st_gid = getgid();
+	st->st_uid = uid;
+	st->st_gid = gid;
 	st->st_nlink = is_dir(n) ? 2 : 1;
 	st->st_mode = is_dir(n) ? S_IFDIR | 0755 : S_IFREG | 0644;
 	switch (n->kind) {
@@ -944,14 +998,25 @@ static int table_has_ttl(const char *table)
 	return ttl;
 }
 
-/* How long the kernel may keep n's name and attributes (see "keeping the
- * kernel's caches true"). */
-static double cache_s(const struct node *n)
+/* 1 if how long n is cached depends on its table (cache_s). */
+static int cache_by_table(const struct node *n)
 {
 	switch (n->kind) {
 	case K_TABLE: case K_REGION: case K_PREFIXES: case K_PREFIX:
 	case K_ROW: case K_VERSIONS: case K_CELL:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* How long the kernel may keep n's name and attributes (see "keeping the
+ * kernel's caches true"). */
+static double cache_s(const struct node *n)
+{
+	if (cache_by_table(n))
 		return table_has_ttl(n->table) ? 0 : CACHE_S;
+	switch (n->kind) {
 	case K_TSD:
 		return fs_tsd_is_dir(n->tk) ? CACHE_S : 0;
 	default:
@@ -1415,8 +1480,8 @@ static int dent_stat(struct dirh *d, const struct dent *e, struct node *n,
 		return node_stat(n, st);
 	memset(st, 0, sizeof *st);
 	st->st_ino = ino_of(n);
-	st->st_uid = getuid();
-	st->st_gid = getgid();
+	st->st_uid = uid;
+	st->st_gid = gid;
 	st->st_nlink = e->dir ? 2 : 1;
 	st->st_mode = e->dir ? S_IFDIR | 0755 : S_IFREG | 0644;
 	st->st_size = (off_t)e->size;
@@ -1436,6 +1501,7 @@ static void readdir_common(fuse_req_t req, size_t size, off_t off,
 	struct node *n;
 	struct dent *e;
 	const char *why;
+	double cs = -1;
 	int rc = 0, dot;
 
 	if (!out) {
@@ -1464,7 +1530,15 @@ static void readdir_common(fuse_req_t req, size_t size, off_t off,
 		if (!dot && !lookup_node(ino_of(d->node), e->name, &n, &why) &&
 		    !dent_stat(d, e, n, &ep.attr)) {
 			ep.ino = ino_of(n);
-			ep.attr_timeout = ep.entry_timeout = cache_s(n);
+			/* below the root, every entry is of one table:
+			 * ask whether it has a TTL once per request */
+			if (!cache_by_table(n) || d->node->kind == K_ROOT)
+				ep.attr_timeout = cache_s(n);
+			else if (cs < 0)
+				ep.attr_timeout = cs = cache_s(n);
+			else
+				ep.attr_timeout = cs;
+			ep.entry_timeout = ep.attr_timeout;
 		}
 		ent = fuse_add_direntry_plus(req, out + used, size - used,
 					     e->name, &ep, off + 1);
@@ -1577,7 +1651,15 @@ static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name,
 		err = fs_errno(rc);
 		why = cf_strerror(rc);
 	}
-	if (!err)
+	if (!err && n->kind == K_ROW) {
+		/* just made: no need to ask the engine again */
+		memset(&st, 0, sizeof st);
+		st.st_ino = ino_of(n);
+		st.st_uid = uid;
+		st.st_gid = gid;
+		st.st_nlink = 2;
+		st.st_mode = S_IFDIR | 0755;
+	} else if (!err)
 		err = node_stat(n, &st);
 	if (err) {
 		node_release(n);
@@ -1764,7 +1846,7 @@ static int cell_put(struct node *n, const struct buf *data, int64_t ts)
 	cf_table_close(t);
 	if (!rc) {
 		erow_drop(n->table, &n->key);
-		row_changed(n->table, n->key.p, n->key.len, 0);
+		cell_changed(n, NULL, 0);
 	}
 	return rc;
 }
@@ -1798,8 +1880,7 @@ static int file_flush(struct fileh *h)
 			}
 			if (!rc) {
 				erow_drop(n->table, &n->key);
-				row_changed(n->table, n->key.p, n->key.len,
-					    0);
+				cell_changed(n, NULL, 0);
 			}
 		} else
 			rc = cell_put(n, &h->data, h->ts);
@@ -1968,8 +2049,17 @@ static void reply_open(fuse_req_t req, struct fileh *h,
 		       struct node *n)
 {
 	fi->fh = (uint64_t)(uintptr_t)h;
+	/* direct_io for reads too: each open reads from its own snapshot
+	 * of the value.  Through the page cache (one READ less per cat:
+	 * the kernel would stop at the size) two opens of one cell share
+	 * pages, and a reader that opened before a write can fill them
+	 * with the old value after the writer's open emptied them: t1070
+	 * read its own write back stale that way. */
 	fi->direct_io = 1;
 	fi->keep_cache = 0;
+	/* nothing is committed at the close of a read-only open: the
+	 * kernel need not send FLUSH (a round trip per cat) */
+	fi->noflush = (fi->flags & O_ACCMODE) == O_RDONLY;
 	if (st) {
 		struct fuse_entry_param e;
 		memset(&e, 0, sizeof e);
@@ -2087,8 +2177,8 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	st.st_ino = ino_of(n);
 	st.st_mode = S_IFREG | 0644;
 	st.st_nlink = 1;
-	st.st_uid = getuid();
-	st.st_gid = getgid();
+	st.st_uid = uid;
+	st.st_gid = gid;
 	set_time(&st, now_ms());
 	reply_open(req, h, fi, &st, n);
 	node_release(n);
@@ -2117,19 +2207,32 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		    struct fuse_file_info *fi)
 {
 	struct fileh *h = (struct fileh *)(uintptr_t)fi->fh;
+	char *copy = NULL;
+	size_t got = 0;
 
 	if (h->tf) {
 		read_tsd(req, h, size, off);
 		return;
 	}
+	/* Nothing of h may be touched, nor sent, once the reply is under
+	 * way: the kernel can end the read, and the close's RELEASE free h
+	 * on another thread, before fuse_reply_buf returns here (at once
+	 * when a read-only open's close sends no FLUSH).  So the slice is
+	 * copied under the lock and sent from the copy. */
 	pthread_mutex_lock(&h->lock);
-	if ((uint64_t)off >= h->data.len)
-		fuse_reply_buf(req, NULL, 0);
-	else
-		fuse_reply_buf(req, (char *)h->data.p + off,
-			       h->data.len - (size_t)off < size ?
-			       h->data.len - (size_t)off : size);
+	if ((uint64_t)off < h->data.len) {
+		got = h->data.len - (size_t)off < size ?
+		      h->data.len - (size_t)off : size;
+		copy = malloc(got);
+		if (copy)
+			memcpy(copy, h->data.p + off, got);
+	}
 	pthread_mutex_unlock(&h->lock);
+	if (got && !copy)
+		fail(req, ENOMEM, "read %s", h->n->name);
+	else
+		fuse_reply_buf(req, copy, got);
+	free(copy);
 }
 
 static int resize(struct buf *b, uint64_t len)
@@ -2367,7 +2470,7 @@ static int cell_retime(struct node *n, int64_t ts)
 	buf_release(&v);
 	cf_table_close(t);
 	if (!rc)
-		row_changed(n->table, n->key.p, n->key.len, 0);
+		cell_changed(n, NULL, 0);
 	return rc;
 }
 
@@ -2512,8 +2615,7 @@ static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 				rc = cf_table_apply(t, b);
 			cf_batch_free(b);
 			if (!rc)
-				row_changed(n->table, n->key.p, n->key.len,
-					    1);
+				cell_changed(n, n, 1);
 			/* The row directory stays until rmdir, as on any
 			 * filesystem: `rm -r ROW` removes cells first. */
 			if (!rc && !row_cells(t, &n->key, &cnt) && cnt == 0)
@@ -2749,6 +2851,8 @@ void fs_setup(cf_db *d, const char *dir, uint64_t maxv)
 {
 	db = d;
 	fs_tsd_setup(d);
+	uid = getuid();
+	gid = getgid();
 	datadir = realpath(dir, NULL);
 	if (!datadir)
 		datadir = strdup(dir);

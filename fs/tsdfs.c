@@ -30,6 +30,7 @@
 #include "fs/fs.h"
 #include "tsd/tsd.h"
 #include "util/escape.h"
+#include "util/log.h"
 
 struct fs_tsd_file {
 	enum fs_tsd_node kind;
@@ -189,8 +190,14 @@ int fs_tsd_stat(enum fs_tsd_node k, const struct buf *arg, struct stat *st,
 		if (!rc)
 			rc = tsd_query_check(t, (const char *)arg->p,
 					     query_of(arg, &fmt), &e);
-		if (rc)
+		if (rc) {
 			why_set(why, whylen, &e, rc);
+			/* the lookup of a bad query is where it fails (before
+			 * any open): say why here, as the open would */
+			cf_log(CF_LOG_WARN, "query tsd/q/%s: %s: %s",
+			       (const char *)arg->p, why,
+			       strerror(fs_errno(rc)));
+		}
 		return fs_errno(rc);
 	}
 	return ENOENT;

@@ -104,6 +104,22 @@ test_expect_success 'drop through .ctl' '
 	ls "$MNT" >out && printf "t\ntsd\n" >expect && test_cmp expect out
 '
 
+test_expect_success 'a table made again after a drop has none of the old empty rows' '
+	mkdir "$MNT/again" && mkdir "$MNT/again/kept" "$MNT/again/gone" &&
+	echo v >"$MNT/again/kept/cf:a" &&
+	echo drop >"$MNT/again/.ctl" &&
+	mkdir "$MNT/again" &&
+	errno_of stat "$MNT/again/gone" >out && echo ENOENT >expect &&
+	test_cmp expect out &&
+	errno_of stat "$MNT/again/kept" >out && test_cmp expect out &&
+	mkdir "$MNT/again/gone" && rmdir "$MNT/again/gone" &&
+	rmdir "$MNT/again" &&
+	mkdir "$MNT/again" && mkdir "$MNT/again/r" && rmdir "$MNT/again" &&
+	mkdir "$MNT/again" &&
+	errno_of stat "$MNT/again/r" >out && test_cmp expect out &&
+	rmdir "$MNT/again"
+'
+
 test_expect_success 'unmount' '
 	cellfs_umount && ! cellfs_is_mounted
 '

@@ -6,6 +6,7 @@
  */
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "tests/tap.h"
@@ -13,6 +14,7 @@
 #include "tsd/line.h"
 #include "tsd/number.h"
 #include "tsd/unicode.h"
+#include "util/buf.h"
 #include "util/err.h"
 
 static void hex(const unsigned char *p, size_t n, char *out)
@@ -252,6 +254,25 @@ static void test_numbers(void)
 	is_int(tsd_parse_double("e5", 2, &d), CF_EINVAL, "no mantissa");
 	ok(tsd_fits_in_float(1.5) && !tsd_fits_in_float(0.1),
 	   "fitsInFloat");
+
+	struct buf b = BUF_INIT;
+	static const int64_t longs[] = { 0, 7, -7, 10, 476, -1000000,
+					 INT64_MAX, INT64_MIN };
+	for (size_t i = 0; i < sizeof longs / sizeof *longs; i++) {
+		char want[32];
+		snprintf(want, sizeof want, "%lld", (long long)longs[i]);
+		buf_reset(&b);
+		is_int(tsd_buf_long(&b, longs[i]), 0, "tsd_buf_long %s", want);
+		is_int((long long)b.len, (long long)strlen(want), "its length");
+		ok(!memcmp(b.p, want, b.len), "its digits");
+	}
+	buf_reset(&b);
+	ok(tsd_buf_point(&b, "m.x", 1292148123, 0, -476, 0, " h=u", 4) == 0 &&
+	   tsd_buf_point(&b, "m.x", 1292148123500, 1, 0, 476.0, "", 0) == 0 &&
+	   b.len == 48 && !memcmp(b.p, "m.x 1292148123 -476 h=u\n"
+				 "m.x 1292148123500 476.0\n", 48),
+	   "tsd_buf_point lines");
+	buf_release(&b);
 }
 
 static void test_names(void)

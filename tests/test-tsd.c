@@ -266,6 +266,18 @@ static void test_compaction(void)
 	       "recompacted row");
 	tsd_close(t);
 
+	/* one write, out of key order, a point twice: the later line wins
+	 * (the batch is put in key order, stably) */
+	t = open_tsd(0);
+	is_int(put(t, "dup 1356998405 1 h=a\ndup 1356998400 7 h=b\n"
+		   "dup 1356998405 2 h=a\ndup 1356998401 3 h=a\n"
+		   "dup 1356998405 4 h=a\n", &e), 0, "a point three times in a write");
+	s = dump(t, "dup");
+	is_str(s, "dup 1356998401 3 h=a\ndup 1356998405 4 h=a\n"
+	       "dup 1356998400 7 h=b\n", "the last of the three is kept");
+	free(s);
+	tsd_close(t);
+
 	/* an OpenTSDB-written compacted cell of seconds only: meta 00 */
 	t = open_tsd(1);
 	is_int(put(t, "cmp2 1356998400 1 h=a\ncmp2 1356998460 300 h=a\n", &e),

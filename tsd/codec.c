@@ -224,7 +224,14 @@ int tsd_row_points(const struct tsd_rawcell *cells, size_t n,
 			m++;
 		}
 	}
-	qsort(pts, m, sizeof *pts, mpt_cmp);
+	/* a compacted cell, or single cells met in time order, are in
+	 * order already (mpt_cmp orders by offset first) */
+	size_t sorted = 1;
+	while (sorted < m &&
+	       pts[sorted].pt.offset_ms > pts[sorted - 1].pt.offset_ms)
+		sorted++;
+	if (sorted < m)
+		qsort(pts, m, sizeof *pts, mpt_cmp);
 	for (size_t i = 0; i < m; i++) {
 		if (i > 0 && pts[i].pt.offset_ms == pts[i - 1].pt.offset_ms)
 			continue;

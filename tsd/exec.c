@@ -522,17 +522,11 @@ static int format_text(struct run *r, struct buf *out)
 			const struct tsd_dp *p = &res->dp[j];
 			if (p->is_float && p->d != p->d && res->skip_nan)
 				continue;
-			rc = buf_printf(out, "%s %lld ", res->metric,
-					(long long)(ms ? p->ts : p->ts / 1000));
+			rc = tsd_buf_point(out, res->metric,
+					   ms ? p->ts : p->ts / 1000,
+					   p->is_float, p->i, p->d,
+					   res->tags.p, res->tags.len);
 			if (rc)
-				return rc;
-			if (p->is_float)
-				rc = tsd_buf_double(out, p->d);
-			else
-				rc = buf_printf(out, "%lld", (long long)p->i);
-			if (rc || (rc = buf_append(out, res->tags.p,
-						   res->tags.len)) ||
-			    (rc = buf_putc(out, '\n')))
 				return rc;
 		}
 	}

@@ -55,7 +55,18 @@ int tsd_name_valid(const char *s, size_t len)
 		return 0;
 	for (size_t i = 0; i < len;) {
 		unsigned long c;
-		size_t n = utf8_next(p + i, len - i, &c);
+		size_t n;
+		/* ASCII, the common case, without decoding */
+		if (p[i] < 0x80) {
+			c = p[i];
+			if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+			      (c >= '0' && c <= '9') || c == '-' || c == '_' ||
+			      c == '.' || c == '/'))
+				return 0;
+			i++;
+			continue;
+		}
+		n = utf8_next(p + i, len - i, &c);
 		if (n == 0)
 			return 0;
 		if (!((c >= '0' && c <= '9') || c == '-' || c == '_' ||

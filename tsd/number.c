@@ -111,7 +111,7 @@ int tsd_fits_in_float(double d)
  * digits gets the significant digits without trailing zeros; the return
  * value is the decimal exponent of the first digit.
  */
-static int shortest_digits(double d, char *digits, size_t *ndigits)
+static int shortest_digits_slow(double d, char *digits, size_t *ndigits)
 {
 	char tmp[40];
 	int exp10 = 0;
@@ -119,7 +119,18 @@ static int shortest_digits(double d, char *digits, size_t *ndigits)
 	/* Java always shows two significant digits ("d.dE" or "d.0"), and
 	 * picks the nearest such pair even where one digit would round-trip
 	 * (4.9E-324, not 5.0E-324); so start at two. */
-	for (int prec = 1; prec < 17; prec++) {
+	int prec = 14, frexp_e;
+	/* Sums and averages mostly need 16 or 17 digits: try 15 first.  If
+	 * 15 do not read back, no fewer do (the nearer a decimal grid point,
+	 * the likelier it reads back, and a coarser grid's points are on the
+	 * finer grid), except at a power of two, whose rounding interval is
+	 * lopsided: there, and when 15 do, search up from two. */
+	snprintf(tmp, sizeof tmp, "%.*e", prec, d);
+	if (strtod(tmp, NULL) == d || frexp(d, &frexp_e) == 0.5)
+		prec = 1;
+	else
+		prec = 15;
+	for (; prec < 17; prec++) {
 		snprintf(tmp, sizeof tmp, "%.*e", prec, d);
 		if (strtod(tmp, NULL) == d || prec == 16)
 			break;
@@ -138,6 +149,98 @@ static int shortest_digits(double d, char *digits, size_t *ndigits)
 	*ndigits = n;
 	return exp10;
 }
+
+/*
+ * The same digits without printf and strtod for the common values: a
+ * positive d in [1e-3, 1e15) with few decimals.  For k = 0, 1, ... the
+ * integer r nearest to d * 10^k is found exactly (the product's rounding
+ * error comes from fma), and r / 10^k (one correctly rounded division of
+ * exact operands) tells whether the k-decimal rounding of d reads back as
+ * d.  The first k that does is the shortest, and r its nearest digits:
+ * the slow search's answer, as long as a tie (d * 10^k exactly halfway
+ * between integers, to 1e-9) does not need its rounding rule; a tie, or
+ * no k up to 17, falls back to the slow search.  Below 2^53 an integer
+ * part never has fewer significant digits than it shows, and Java's
+ * two-digit minimum changes nothing for normal numbers.
+ */
+static int shortest_digits_fast(double d, char *digits, size_t *ndigits,
+				int *exp10)
+{
+	static const double p10[] = {
+		1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10,
+		1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17,
+	};
+	char tmp[24];
+
+	if (!(d >= 1e-3 && d < 1e15))
+		return 0;
+	for (int k = 0; k < (int)(sizeof p10 / sizeof p10[0]); k++) {
+		double P = p10[k], p = d * P;
+		if (p >= 9007199254740992.0)	/* 2^53 */
+			return 0;
+		double err = fma(d, P, -p);	/* d * P == p + err */
+		double r = nearbyint(p);
+		double f = (p - r) + err;	/* p - r is exact */
+		if (fabs(fabs(f) - 0.5) < 1e-9)
+			return 0;
+		if (f > 0.5)
+			r += 1;
+		else if (f < -0.5)
+			r -= 1;
+		if (r <= 0 || r / P != d)
+			continue;
+		uint64_t m = (uint64_t)r;
+		size_t n = 0;
+		while (m) {
+			tmp[n++] = (char)('0' + m % 10);
+			m /= 10;
+		}
+		*exp10 = (int)n - 1 - k;
+		for (size_t i = 0; i < n; i++)
+			digits[i] = tmp[n - 1 - i];
+		while (n > 1 && digits[n - 1] == '0')
+			n--;
+		digits[n] = '\0';
+		*ndigits = n;
+		return 1;
+	}
+	return 0;
+}
+
+static int shortest_digits(double d, char *digits, size_t *ndigits)
+{
+	int e;
+	if (shortest_digits_fast(d, digits, ndigits, &e))
+		return e;
+	return shortest_digits_slow(d, digits, ndigits);
+}
+
+#ifdef TSD_NUMBER_SELFTEST
+/* 1 if shortest_digits gives what the plain search from two digits
+ * gives (cc -DTSD_NUMBER_SELFTEST, with a driver calling this). */
+int tsd_number_selftest(double d);
+int tsd_number_selftest(double d)
+{
+	char a[24], b[40];
+	size_t na, nb = 0;
+	int ea, eb, prec;
+	ea = shortest_digits(d, a, &na);
+	for (prec = 1; prec < 17; prec++) {
+		snprintf(b, sizeof b, "%.*e", prec, d);
+		if (strtod(b, NULL) == d || prec == 16)
+			break;
+	}
+	char *e = strchr(b, 'e');
+	eb = atoi(e + 1);
+	for (char *p = b, *q = b; p < e; p++)
+		if (*p != '.')
+			*q++ = *p, nb++;
+	while (nb > 1 && b[nb - 1] == '0')
+		nb--;
+	b[nb] = '\0';
+	return ea == eb && na == nb && !strncmp(a, b, nb);
+}
+#endif
 
 size_t tsd_format_double(char *dst, double d)
 {
@@ -195,4 +298,39 @@ int tsd_buf_double(struct buf *b, double d)
 	char tmp[TSD_DOUBLE_MAX];
 	size_t n = tsd_format_double(tmp, d);
 	return buf_append(b, tmp, n);
+}
+
+int tsd_buf_long(struct buf *b, int64_t v)
+{
+	char tmp[24], *p = tmp + sizeof tmp;
+	/* the magnitude as unsigned, so INT64_MIN has one too */
+	uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+
+	do
+		*--p = (char)('0' + u % 10);
+	while ((u /= 10));
+	if (v < 0)
+		*--p = '-';
+	return buf_append(b, p, (size_t)(tmp + sizeof tmp - p));
+}
+
+int tsd_buf_point(struct buf *b, const char *metric, int64_t ts,
+		  int is_float, int64_t i, double d, const void *tags,
+		  size_t tagslen)
+{
+	int rc = buf_append(b, metric, strlen(metric));
+
+	if (!rc)
+		rc = buf_putc(b, ' ');
+	if (!rc)
+		rc = tsd_buf_long(b, ts);
+	if (!rc)
+		rc = buf_putc(b, ' ');
+	if (!rc)
+		rc = is_float ? tsd_buf_double(b, d) : tsd_buf_long(b, i);
+	if (!rc)
+		rc = buf_append(b, tags, tagslen);
+	if (!rc)
+		rc = buf_putc(b, '\n');
+	return rc;
 }

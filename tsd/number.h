@@ -44,4 +44,14 @@ size_t tsd_format_double(char *dst, double d);
 /* Appends tsd_format_double(d) to b.  CF_ENOMEM. */
 int tsd_buf_double(struct buf *b, double d);
 
+/* Appends v in decimal to b (printf's %lld, without printf).  CF_ENOMEM. */
+int tsd_buf_long(struct buf *b, int64_t v);
+
+/* Appends one output line `METRIC TS VALUE` + tags + '\n' to b: the value
+ * an integer (i) or, with is_float, tsd_format_double(d); tags already
+ * formatted (` k=v` pairs, or empty).  CF_ENOMEM. */
+int tsd_buf_point(struct buf *b, const char *metric, int64_t ts,
+		  int is_float, int64_t i, double d, const void *tags,
+		  size_t tagslen);
+
 #endif

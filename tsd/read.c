@@ -201,16 +201,10 @@ static int dump_row(struct dump *d, const cf_row *row, struct buf *out)
 		return rc;
 	for (size_t i = 0; i < n; i++) {
 		const struct tsd_rowpt *p = &d->pts[i];
-		rc = buf_printf(out, "%s %lld ", d->metric,
-				(long long)(p->ms ? p->ts : p->ts / 1000));
+		rc = tsd_buf_point(out, d->metric, p->ms ? p->ts : p->ts / 1000,
+				   p->v.is_float, p->v.i, p->v.d, d->tags.p,
+				   d->tags.len);
 		if (rc)
-			return rc;
-		if (p->v.is_float)
-			rc = tsd_buf_double(out, p->v.d);
-		else
-			rc = buf_printf(out, "%lld", (long long)p->v.i);
-		if (rc || (rc = buf_append(out, d->tags.p, d->tags.len)) ||
-		    (rc = buf_putc(out, '\n')))
 			return rc;
 	}
 	return CF_OK;

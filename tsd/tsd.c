@@ -462,6 +462,33 @@ static void set_err(struct tsd_error *err, uint64_t line, const char *reason,
 		snprintf(err->reason, sizeof err->reason, "%s", reason);
 }
 
+/* One point of a write, encoded. */
+struct point {
+	unsigned char key[TSD_ROWKEY_MAX];
+	unsigned char q[4], v[8];
+	unsigned char klen, qlen, vlen;
+	uint32_t seq;		/* its line's place in the write */
+};
+
+static int point_cmp(const void *a, const void *b)
+{
+	const struct point *x = *(const struct point *const *)a;
+	const struct point *y = *(const struct point *const *)b;
+	size_t n = x->klen < y->klen ? x->klen : y->klen;
+	int c = memcmp(x->key, y->key, n);
+
+	if (c)
+		return c;
+	if (x->klen != y->klen)
+		return x->klen < y->klen ? -1 : 1;
+	n = x->qlen < y->qlen ? x->qlen : y->qlen;
+	if ((c = memcmp(x->q, y->q, n)))
+		return c;
+	if (x->qlen != y->qlen)
+		return x->qlen < y->qlen ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
 /* Resolves the names of parsed lines and puts their points in one batch.
  * UIDs are assigned line by line; a failure leaves earlier assignments
  * (harmless: OpenTSDB does the same). */
@@ -470,8 +497,8 @@ static int store_lines(tsd *t, const struct tsd_line *lines, size_t n,
 {
 	cf_table *uidt = NULL, *dbt = NULL;
 	cf_batch *b = NULL;
-	unsigned char (*keys)[TSD_ROWKEY_MAX] = NULL;
-	size_t *klen = NULL;
+	struct point *pts = NULL;
+	struct point **order = NULL;
 	int rc;
 
 	if (n == 0)
@@ -480,9 +507,9 @@ static int store_lines(tsd *t, const struct tsd_line *lines, size_t n,
 		goto out;
 	if ((rc = cf_batch_new(&b)))
 		goto out;
-	keys = malloc(n * sizeof *keys);
-	klen = malloc(n * sizeof *klen);
-	if (!keys || !klen) {
+	pts = malloc(n * sizeof *pts);
+	order = malloc(n * sizeof *order);
+	if (!pts || !order) {
 		rc = CF_ENOMEM;
 		goto out;
 	}
@@ -490,10 +517,9 @@ static int store_lines(tsd *t, const struct tsd_line *lines, size_t n,
 		const struct tsd_line *l = &lines[i];
 		unsigned char metric[TSD_UID_WIDTH];
 		unsigned char tags[TSD_MAX_TAGS][2 * TSD_UID_WIDTH];
-		unsigned char q[4], v[8];
+		struct point *p = &pts[i];
 		unsigned flags;
 		uint32_t uid;
-		size_t ql, vl;
 
 		if ((rc = tsd_uid_assign(t->uids, uidt, TSD_METRICS, l->metric,
 					 l->mlen, &uid)))
@@ -511,25 +537,39 @@ static int store_lines(tsd *t, const struct tsd_line *lines, size_t n,
 				goto uidfail;
 			tsd_uid_put(tags[j] + TSD_UID_WIDTH, uid);
 		}
-		klen[i] = tsd_rowkey_build(keys[i], metric,
-					   tsd_base_time(l->ts), tags,
-					   l->ntags);
+		p->klen = (unsigned char)tsd_rowkey_build(p->key, metric,
+							  tsd_base_time(l->ts),
+							  tags, l->ntags);
 		if (l->value.is_float)
-			vl = tsd_value_encode_float(v, l->value.d, &flags);
+			p->vlen = (unsigned char)tsd_value_encode_float(
+				p->v, l->value.d, &flags);
 		else
-			vl = tsd_value_encode_int(v, l->value.i, &flags);
-		ql = tsd_qualifier_build(q, l->ts, flags);
-		if ((rc = cf_batch_put(b, keys[i], klen[i], "t", 1, q, ql,
-				       CF_TS_NOW, v, vl)))
+			p->vlen = (unsigned char)tsd_value_encode_int(
+				p->v, l->value.i, &flags);
+		p->qlen = (unsigned char)tsd_qualifier_build(p->q, l->ts,
+							     flags);
+		p->seq = (uint32_t)i;
+		order[i] = p;
+	}
+	/* in key order: the memstore's inserts then walk to neighbouring
+	 * nodes, and a row's points are compacted in order (the order of
+	 * two writes of one point is kept: the later one wins) */
+	qsort(order, n, sizeof *order, point_cmp);
+	for (size_t i = 0; i < n; i++) {
+		const struct point *p = order[i];
+		if ((rc = cf_batch_put(b, p->key, p->klen, "t", 1, p->q,
+				       p->qlen, CF_TS_NOW, p->v, p->vlen)))
 			goto out;
 	}
 	if ((rc = cf_table_apply(dbt, b))) {
 		set_err(err, 0, "storing the points", rc);
 		goto out;
 	}
-	for (size_t i = 0; i < n; i++)
-		tsd_pending_add(t, keys[i], klen[i]);
 	pthread_mutex_lock(&t->mu);
+	for (size_t i = 0; i < n; i++)
+		if (i == 0 || order[i]->klen != order[i - 1]->klen ||
+		    memcmp(order[i]->key, order[i - 1]->key, order[i]->klen))
+			rowset_add(&t->pending, order[i]->key, order[i]->klen);
 	t->st.points += n;
 	pthread_mutex_unlock(&t->mu);
 	goto out;
@@ -538,8 +578,8 @@ uidfail:
 		set_err(err, 0, rc == CF_ERANGE ? "cannot assign a UID "
 			"(UID space exhausted)" : "cannot assign a UID", rc);
 out:
-	free(keys);
-	free(klen);
+	free(pts);
+	free(order);
 	cf_batch_free(b);
 	cf_table_close(uidt);
 	cf_table_close(dbt);

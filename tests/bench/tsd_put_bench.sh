@@ -1,0 +1,60 @@
+#!/bin/sh
+# tsd_put_bench.sh: runs tsd_put_bench against a fresh cellfs mount.
+#
+#   tests/bench/tsd_put_bench.sh [-n POINTS] [-s SERIES] [-b BYTES]
+#
+# Makes a data directory and a mount point under /tmp, mounts
+# $CELLFS_BUILD/cellfs (default build/default) in the foreground, in the
+# background of this script (CELLFS_DAEMON names another binary, to
+# compare two versions), runs the program, and unmounts and removes
+# both on exit, whatever happens.  Defaults: 10M points over 1000 series
+# (the issue's figures); `-n 200000 -s 1000` is the quick version.
+set -u
+top=$(cd "$(dirname "$0")/../.." && pwd)
+build=${CELLFS_BUILD:-$top/build/default}
+dir=$(mktemp -d /tmp/tsd-put-bench.XXXXXX) || exit 1
+mnt=$dir/mnt
+data=$dir/data
+pid=
+bpid=
+
+cleanup() {
+	test -z "$bpid" || kill "$bpid" 2>/dev/null
+	fusermount3 -u "$mnt" 2>/dev/null || fusermount3 -uz "$mnt" 2>/dev/null
+	if test -n "$pid"; then
+		i=0
+		while kill -0 "$pid" 2>/dev/null && test $i -lt 300; do
+			i=$((i + 1))
+			sleep 0.1
+		done
+		kill -9 "$pid" 2>/dev/null
+		wait "$pid" 2>/dev/null
+	fi
+	rm -rf "$dir"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+mkdir -p "$mnt" "$data" || exit 1
+"${CELLFS_DAEMON:-$build/cellfs}" -f "$data" "$mnt" 2>"$dir/cellfs.err" &
+pid=$!
+i=0
+until test "$(stat -f -c %T "$mnt" 2>/dev/null)" = fuseblk ||
+      test "$(stat -f -c %T "$mnt" 2>/dev/null)" = fuse; do
+	i=$((i + 1))
+	if test $i -ge 100 || ! kill -0 "$pid" 2>/dev/null; then
+		echo "tsd_put_bench.sh: mount failed" >&2
+		cat "$dir/cellfs.err" >&2
+		exit 1
+	fi
+	sleep 0.1
+done
+echo "cellfs pid $pid (perf record -g -p $pid attaches to the daemon)"
+# in the background, so that a signal to this script runs the traps now
+"$build/tests/bench/tsd_put_bench" -p "$pid" "$@" "$mnt" "$data" &
+bpid=$!
+wait "$bpid"
+rc=$?
+bpid=
+test $rc -eq 0 || tail -20 "$dir/cellfs.err" >&2
+exit $rc
