@@ -411,14 +411,13 @@ static void inval_attrs(struct inos *a)
  * so their kernel caches stay.  Nothing is sent for skip, a name whose
  * unlink the kernel is finishing (it drops the name and the attributes
  * itself). */
-static void cells_changed(const char *table, const void *key, size_t len,
-			  const struct node *col, const struct node *skip,
-			  int deleted)
+static void cells_changed_locked(const char *table, const void *key,
+				 size_t len, const struct node *col,
+				 const struct node *skip, int deleted,
+				 struct inos *a)
 {
-	struct inos a = { NULL, 0, 0 };
 	struct node *n;
 
-	pthread_mutex_lock(&mu);
 	for (n = hcap ? rtab[rslot(table, key, len, hcap)] : NULL; n;
 	     n = n->rnext) {
 		if (n->kind != K_CELL || n == skip ||
@@ -431,10 +430,20 @@ static void cells_changed(const char *table, const void *key, size_t len,
 			    (col->qual.len && memcmp(n->qual.p, col->qual.p,
 						     col->qual.len))))
 			continue;
-		inos_add(&a, n);
+		inos_add(a, n);
 		if (deleted || n->ts != CF_TS_NOW)
 			inval_name(n);
 	}
+}
+
+static void cells_changed(const char *table, const void *key, size_t len,
+			  const struct node *col, const struct node *skip,
+			  int deleted)
+{
+	struct inos a = { NULL, 0, 0 };
+
+	pthread_mutex_lock(&mu);
+	cells_changed_locked(table, key, len, col, skip, deleted, &a);
 	pthread_mutex_unlock(&mu);
 	inval_attrs(&a);
 }
@@ -781,11 +790,11 @@ static struct erow **erow_find(const char *table, const struct buf *row)
 	return pp;
 }
 
-static void erow_drop(const char *table, const struct buf *row)
+/* With mu held: row is no empty row any more. */
+static void erow_drop_locked(const char *table, const struct buf *row)
 {
 	struct erow **pp, *e;
 
-	pthread_mutex_lock(&mu);
 	pp = erow_find(table, row);
 	if ((e = *pp)) {
 		*pp = e->next;
@@ -793,33 +802,55 @@ static void erow_drop(const char *table, const struct buf *row)
 		buf_release(&e->row);
 		free(e);
 	}
+}
+
+static void erow_drop(const char *table, const struct buf *row)
+{
+	pthread_mutex_lock(&mu);
+	erow_drop_locked(table, row);
 	pthread_mutex_unlock(&mu);
 }
 
 /* Keeps row as an empty row directory until a cell is written in it or
  * it is removed. */
-static int erow_add(const char *table, const struct buf *row)
+static struct erow *erow_new(const char *table, const struct buf *row)
 {
-	struct erow *e = calloc(1, sizeof *e), **pp;
-	int rc = 0;
+	struct erow *e = calloc(1, sizeof *e);
 
 	if (!e || buf_append(&e->row, row->p, row->len)) {
 		free(e);
-		return CF_ENOMEM;
+		return NULL;
 	}
 	strcpy(e->table, table);
+	return e;
+}
 
-	pthread_mutex_lock(&mu);
-	pp = erow_find(table, row);
+/* With mu held: adds e (made by erow_new) unless its row is there
+ * already; e is taken or freed either way. */
+static int erow_insert_locked(struct erow *e)
+{
+	struct erow **pp = erow_find(e->table, &e->row);
+
 	if (*pp || !ecap) {
-		rc = *pp ? 0 : CF_ENOMEM;
 		buf_release(&e->row);
 		free(e);
-	} else {
-		e->next = *pp;
-		*pp = e;
-		ecount++;
+		return *pp ? 0 : CF_ENOMEM;
 	}
+	e->next = *pp;
+	*pp = e;
+	ecount++;
+	return 0;
+}
+
+static int erow_add(const char *table, const struct buf *row)
+{
+	struct erow *e = erow_new(table, row);
+	int rc;
+
+	if (!e)
+		return CF_ENOMEM;
+	pthread_mutex_lock(&mu);
+	rc = erow_insert_locked(e);
 	pthread_mutex_unlock(&mu);
 	return rc;
 }
@@ -1048,8 +1079,24 @@ static int lookup_node(fuse_ino_t parent, const char *name, struct node **out,
 		       const char **why)
 {
 	struct node tmp, *p = node_of(parent), *n;
+	uint64_t h = hname(p, name);
 	int err;
 
+	/* A name with a node already (unlink, rmdir, open of a name the
+	 * kernel knows): a node's meaning follows from its parent and name
+	 * alone, so the node is the answer, without parsing the name again
+	 * (three allocations and frees fewer). */
+	pthread_mutex_lock(&mu);
+	for (n = hcap ? htab[hslot(h, hcap)] : NULL; n; n = n->hnext)
+		if (n->hash == h && n->parent == p && !strcmp(n->name, name))
+			break;
+	if (n)
+		n->nopen++;	/* pinned until node_release */
+	pthread_mutex_unlock(&mu);
+	if (n) {
+		*out = n;
+		return 0;
+	}
 	err = resolve(p, name, &tmp, why);
 	if (err) {
 		buf_release(&tmp.key);
@@ -1676,7 +1723,7 @@ static void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 	cf_table *t;
 	const char *why;
 	size_t cnt;
-	int err, rc = 0;
+	int err, rc = 0, empty = 0;
 
 	err = lookup_node(parent, name, &n, &why);
 	if (err) {
@@ -1697,15 +1744,20 @@ static void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 		cf_table_close(t);
 		if (!rc && cnt)
 			rc = CF_ENOTEMPTY;
-		if (!rc)
-			erow_drop(n->table, &n->key);
+		empty = !rc;
 		break;
 	default:
 		err = EPERM;
 		why = "this directory cannot be removed";
 		break;
 	}
-	node_release(n);
+	/* the empty row goes and the pin with it: mu once */
+	pthread_mutex_lock(&mu);
+	if (empty)
+		erow_drop_locked(n->table, &n->key);
+	n->nopen--;
+	node_unref(n);
+	pthread_mutex_unlock(&mu);
 	if (!err && rc) {
 		err = fs_errno(rc);
 		why = cf_strerror(rc);
@@ -2601,6 +2653,10 @@ static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 		return;
 	}
 	if (n->kind == K_CELL) {
+		struct inos a = { NULL, 0, 0 };
+		struct erow *e = NULL;
+		int deleted = 0;
+
 		rc = topen(n->table, &t);
 		if (!rc) {
 			rc = cf_batch_new(&b);
@@ -2614,15 +2670,31 @@ static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 			if (!rc)
 				rc = cf_table_apply(t, b);
 			cf_batch_free(b);
-			if (!rc)
-				cell_changed(n, n, 1);
+			deleted = !rc;
 			/* The row directory stays until rmdir, as on any
 			 * filesystem: `rm -r ROW` removes cells first. */
-			if (!rc && !row_cells(t, &n->key, &cnt) && cnt == 0)
-				rc = erow_add(n->table, &n->key);
+			if (!rc && !row_cells(t, &n->key, &cnt) && cnt == 0 &&
+			    !(e = erow_new(n->table, &n->key)))
+				rc = CF_ENOMEM;
 			cf_table_close(t);
 		}
-		why = cf_strerror(rc);
+		/* the caches, the empty row and the pin: mu once */
+		pthread_mutex_lock(&mu);
+		if (deleted)
+			cells_changed_locked(n->table, n->key.p, n->key.len,
+					     n, n, 1, &a);
+		if (e)
+			rc = erow_insert_locked(e);
+		n->nopen--;
+		node_unref(n);
+		pthread_mutex_unlock(&mu);
+		inval_attrs(&a);
+		if (rc)
+			fail(req, fs_errno(rc), "rm %s: %s", name,
+			     cf_strerror(rc));
+		else
+			fuse_reply_err(req, 0);
+		return;
 	} else if (n->kind == K_STAGE) {
 		pthread_mutex_lock(&mu);
 		sp = stage_find(n);
