@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "fs/fs.h"
+#include "tsd/tsd.h"
 #include "util/escape.h"
 #include "util/env.h"
 #include "util/log.h"
@@ -95,6 +96,7 @@ struct erow {
 	struct erow *next;
 	char table[CF_TABLE_MAX + 1];
 	struct buf row;
+	uint64_t gen;		/* egen before the engine said "no cell" */
 };
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
@@ -114,6 +116,17 @@ static struct stage *stages;
 static size_t staged_bytes;
 static struct erow **etab;	/* empty rows, hashed by (table, row) */
 static size_t ecap, ecount;
+/* Bumped (atomically, after the engine write) by every write of this
+ * daemon that may add a cell to a row other than through erow_drop:
+ * .batch, rename, retime, schema changes.  An empty row whose gen is
+ * still egen has had no cell added since the engine found it empty, so
+ * rmdir need not ask the engine again (see op_rmdir). */
+static uint64_t egen;
+
+static void cells_added(void)
+{
+	__atomic_add_fetch(&egen, 1, __ATOMIC_SEQ_CST);
+}
 
 /* --- replies that log --------------------------------------------------- */
 
@@ -467,6 +480,7 @@ void fs_table_changed(const char *table, int dropped)
 	struct node *n;
 	size_t i;
 
+	cells_added();
 	pthread_mutex_lock(&mu);
 	for (i = 0; i < hcap; i++)
 		for (n = htab[i]; n; n = n->hnext) {
@@ -804,16 +818,25 @@ static void erow_drop_locked(const char *table, const struct buf *row)
 	}
 }
 
+/* A cell was written in row (after the engine write): no empty row. */
 static void erow_drop(const char *table, const struct buf *row)
 {
 	pthread_mutex_lock(&mu);
 	erow_drop_locked(table, row);
+	cells_added();
 	pthread_mutex_unlock(&mu);
+}
+
+/* For erow_new: read before asking the engine whether a row is empty. */
+static uint64_t erow_gen(void)
+{
+	return __atomic_load_n(&egen, __ATOMIC_SEQ_CST);
 }
 
 /* Keeps row as an empty row directory until a cell is written in it or
  * it is removed. */
-static struct erow *erow_new(const char *table, const struct buf *row)
+static struct erow *erow_new(const char *table, const struct buf *row,
+			      uint64_t gen)
 {
 	struct erow *e = calloc(1, sizeof *e);
 
@@ -822,6 +845,7 @@ static struct erow *erow_new(const char *table, const struct buf *row)
 		return NULL;
 	}
 	strcpy(e->table, table);
+	e->gen = gen;
 	return e;
 }
 
@@ -842,9 +866,9 @@ static int erow_insert_locked(struct erow *e)
 	return 0;
 }
 
-static int erow_add(const char *table, const struct buf *row)
+static int erow_add(const char *table, const struct buf *row, uint64_t gen)
 {
-	struct erow *e = erow_new(table, row);
+	struct erow *e = erow_new(table, row, gen);
 	int rc;
 
 	if (!e)
@@ -1675,6 +1699,7 @@ static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name,
 		 * region directory any name resolves, so ask the table */
 		size_t cells = 0;
 		int empty_row;
+		uint64_t gen = erow_gen();
 		rc = topen(n->table, &t);
 		if (rc)
 			break;
@@ -1686,7 +1711,7 @@ static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name,
 		if (!rc && (cells || empty_row))
 			rc = CF_EEXIST;
 		else if (!rc)
-			rc = erow_add(n->table, &n->key);
+			rc = erow_add(n->table, &n->key, gen);
 		break;
 	}
 	default:
@@ -1736,7 +1761,27 @@ static void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 		if (!rc)
 			fs_table_changed(name, 1);
 		break;
-	case K_ROW:
+	case K_ROW: {
+		/* An empty row the engine found empty (mkdir, rm of its
+		 * last cell) with no cell added since (egen unchanged: a
+		 * Put through a cell drops the empty row itself) is empty:
+		 * no engine read.  The tsd tables are written by tsd/
+		 * without telling us: always asked. */
+		struct erow **pp;
+		if (strcmp(n->table, TSD_TABLE_DATA) &&
+		    strcmp(n->table, TSD_TABLE_UID)) {
+			pthread_mutex_lock(&mu);
+			pp = erow_find(n->table, &n->key);
+			if (*pp && (*pp)->gen == erow_gen()) {
+				erow_drop_locked(n->table, &n->key);
+				n->nopen--;
+				node_unref(n);
+				pthread_mutex_unlock(&mu);
+				fuse_reply_err(req, 0);
+				return;
+			}
+			pthread_mutex_unlock(&mu);
+		}
 		rc = topen(n->table, &t);
 		if (rc)
 			break;
@@ -1746,6 +1791,7 @@ static void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 			rc = CF_ENOTEMPTY;
 		empty = !rc;
 		break;
+	}
 	default:
 		err = EPERM;
 		why = "this directory cannot be removed";
@@ -2521,8 +2567,10 @@ static int cell_retime(struct node *n, int64_t ts)
 	}
 	buf_release(&v);
 	cf_table_close(t);
-	if (!rc)
+	if (!rc) {
+		cells_added();
 		cell_changed(n, NULL, 0);
+	}
 	return rc;
 }
 
@@ -2655,6 +2703,7 @@ static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 	if (n->kind == K_CELL) {
 		struct inos a = { NULL, 0, 0 };
 		struct erow *e = NULL;
+		uint64_t gen = erow_gen();
 		int deleted = 0;
 
 		rc = topen(n->table, &t);
@@ -2674,7 +2723,7 @@ static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 			/* The row directory stays until rmdir, as on any
 			 * filesystem: `rm -r ROW` removes cells first. */
 			if (!rc && !row_cells(t, &n->key, &cnt) && cnt == 0 &&
-			    !(e = erow_new(n->table, &n->key)))
+			    !(e = erow_new(n->table, &n->key, gen)))
 				rc = CF_ENOMEM;
 			cf_table_close(t);
 		}
@@ -2761,8 +2810,10 @@ static int cell_move(struct node *s, struct node *d)
 	cf_batch_free(b);
 	cf_table_close(t);
 	buf_release(&v);
-	if (!rc)
+	if (!rc) {
+		cells_added();
 		row_changed(s->table, s->key.p, s->key.len, 1);
+	}
 	return rc;
 }
 
