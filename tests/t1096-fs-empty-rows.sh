@@ -1,0 +1,56 @@
+#!/bin/sh
+
+test_description='cellfs: an empty row (mkdir, rm of its last cell) is removable by rmdir until a cell lands in it by any path'
+
+. /usr/share/sharness/sharness.sh
+. "$SHARNESS_TEST_DIRECTORY/lib-cellfs.sh"
+
+test_expect_success 'mount, a table' '
+	cellfs_mount &&
+	mkdir "$MNT/t"
+'
+
+test_expect_success 'rm of the last cell leaves an empty row; rmdir removes it' '
+	mkdir "$MNT/t/r1" &&
+	echo a >"$MNT/t/r1/cf:a" && echo b >"$MNT/t/r1/cf:b" &&
+	rm "$MNT/t/r1/cf:a" &&
+	echo ENOTEMPTY >expect &&
+	errno_of rmdir "$MNT/t/r1" >out && test_cmp expect out &&
+	rm "$MNT/t/r1/cf:b" &&
+	ls -A "$MNT/t/r1" >out && test_must_be_empty out &&
+	test -d "$MNT/t/r1" &&
+	rmdir "$MNT/t/r1" &&
+	echo ENOENT >expect &&
+	errno_of stat "$MNT/t/r1" >out && test_cmp expect out
+'
+
+test_expect_success 'a cell put through .batch in an empty row: ENOTEMPTY' '
+	mkdir "$MNT/t/r2" &&
+	echo "put r2 cf:x v" >"$MNT/t/.batch" &&
+	echo ENOTEMPTY >expect &&
+	errno_of rmdir "$MNT/t/r2" >out && test_cmp expect out &&
+	rm "$MNT/t/r2/cf:x" &&
+	echo x >"$MNT/t/r2/cf:y" && rm "$MNT/t/r2/cf:y" &&
+	echo "put r2 cf:z v" >"$MNT/t/.batch" &&
+	errno_of rmdir "$MNT/t/r2" >out && test_cmp expect out &&
+	ls "$MNT/t/r2" >out && echo cf:z >expect.ls && test_cmp expect.ls out &&
+	rm "$MNT/t/r2/cf:z" && rmdir "$MNT/t/r2"
+'
+
+test_expect_success 'a cell written, appended, moved in an emptied row: ENOTEMPTY' '
+	mkdir "$MNT/t/r3" &&
+	echo v >"$MNT/t/r3/cf:a" && rm "$MNT/t/r3/cf:a" &&
+	echo w >>"$MNT/t/r3/cf:b" &&
+	echo ENOTEMPTY >expect &&
+	errno_of rmdir "$MNT/t/r3" >out && test_cmp expect out &&
+	mv "$MNT/t/r3/cf:b" "$MNT/t/r3/cf:c" &&
+	errno_of rmdir "$MNT/t/r3" >out && test_cmp expect out &&
+	rm "$MNT/t/r3/cf:c" && rmdir "$MNT/t/r3" &&
+	ls -A "$MNT/t" >out && printf ".schema\n@\n" >expect && test_cmp expect out
+'
+
+test_expect_success 'unmount' '
+	cellfs_umount
+'
+
+test_done
