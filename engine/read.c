@@ -443,6 +443,75 @@ fail:
 	return NULL;
 }
 
+/*
+ * A scan's iterator over region r's view v: view_iter's children less
+ * the ones a scan from row `from` (to `stop`, when has_stop) cannot need:
+ *   - an empty memstore: an entry with seq <= the snapshot was counted
+ *     before the snapshot was published, and the caller loaded the
+ *     snapshot before calling;
+ *   - a store file whose last row sorts before `from` or whose first row
+ *     is at or past `stop` (a seek would leave it invalid; it costs an
+ *     index search and a block load per seek).
+ * One child left is returned without a merge.
+ */
+static struct iter *scan_iter(struct cf_db *db, struct view *v,
+			      const struct cf_read_opts *o, const void *from,
+			      size_t fromlen, const struct buf *stop,
+			      int has_stop, int fill_cache)
+{
+	struct iter *stack[32], **kids = stack;
+	size_t n = 0, cap = 1 + v->nimm;
+	struct iter *m;
+
+	for (size_t s = 0; s < v->nstores; s++)
+		cap += v->stores[s].n;
+	if (cap > 32 && !(kids = malloc(cap * sizeof *kids)))
+		return NULL;
+	for (size_t i = 0; i <= v->nimm; i++) {
+		struct memstore *ms = i ? v->imm[i - 1] : v->mem;
+		if (memstore_count(ms) == 0)
+			continue;
+		if (!(kids[n] = memstore_iter(ms)))
+			goto fail;
+		n++;
+	}
+	for (size_t s = 0; s < v->nstores; s++) {
+		struct fstore *st = &v->stores[s];
+		if (!wants_family(o, st->fam, strlen(st->fam)))
+			continue;
+		for (size_t i = 0; i < st->n; i++) {
+			struct sfile *f = st->files[i];
+			if (!file_may_match(db, f, o, NULL, 0))
+				continue;
+			if (f->sst) {
+				const struct sst_meta *mt = sst_get_meta(f->sst);
+				size_t fl, ll;
+				const unsigned char *fr, *lr;
+				fr = ikey_row(mt->first_key.p, &fl);
+				lr = ikey_row(mt->last_key.p, &ll);
+				if (bytes_cmp(lr, ll, from, fromlen) < 0)
+					continue;
+				if (has_stop && bytes_cmp(fr, fl, stop->p,
+							  stop->len) >= 0)
+					continue;
+			}
+			if (!(kids[n] = file_iter(f, fill_cache)))
+				goto fail;
+			n++;
+		}
+	}
+	m = n == 1 ? kids[0] : iter_merge(kids, n);
+	if (kids != stack)
+		free(kids);
+	return m;
+fail:
+	while (n--)
+		iter_destroy(kids[n]);
+	if (kids != stack)
+		free(kids);
+	return NULL;
+}
+
 /* --- reading one row -------------------------------------------------- */
 
 static int col_wanted(const struct cf_read_opts *o, const struct ikey *k)
@@ -570,7 +639,9 @@ static int same_as_last(const cf_row *out, size_t n, const unsigned char *k,
  * timestamp among its puts, and they cover every column.
  */
 struct colskip {
-	struct buf col;		/* the column being counted: a key of it */
+	size_t col;		/* the column being counted: the index of a
+				 * gathered cell of it, in out->offs */
+	int has_col;
 	int versions;		/* the family's VERSIONS */
 	int puts;		/* distinct timestamps seen */
 	int64_t last_ts;
@@ -579,6 +650,17 @@ struct colskip {
 	int skipping;
 	int skipped;
 };
+
+/* Compares the column of gathered cell i with that of key k. */
+static int col_cmp(const cf_row *out, size_t i, const unsigned char *k,
+		   size_t kl)
+{
+	const unsigned char *p = out->scratch.p + out->offs[i];
+	uint64_t l = 0;
+	size_t u = dec_varint(p, p + 10, &l);
+
+	return ikey_cmp_column(p + u, l, k, kl);
+}
 
 /* Seeks it past the column of key k. */
 static void seek_past_column(struct iter *it, const struct ikey *k)
@@ -605,7 +687,7 @@ int read_row(struct cf_db *db, struct cf_table *t, struct iter *it,
 	char fam[CF_FAMILY_MAX + 1];
 	size_t famlen = 0, n = 0;
 	int rc = CF_OK, keys_only = o && o->keys_only, have_key = 0;
-	struct colskip cs = { BUF_INIT, 1, 0, 0, 0, 0, 0, 0 };
+	struct colskip cs = { 0, 0, 1, 0, 0, 0, 0, 0, 0 };
 
 	row_reset(out);
 	buf_reset(&out->scratch);
@@ -619,8 +701,7 @@ int read_row(struct cf_db *db, struct cf_table *t, struct iter *it,
 			rc = CF_ECORRUPT;
 			break;
 		}
-		if (cs.skipping && ikey_cmp_column(k, kl, cs.col.p,
-						   cs.col.len) == 0) {
+		if (cs.skipping && col_cmp(out, cs.col, k, kl) == 0) {
 			if (++cs.skipped > 8) {
 				cs.skipping = 0;
 				seek_past_column(it, &x);
@@ -652,7 +733,7 @@ int read_row(struct cf_db *db, struct cf_table *t, struct iter *it,
 			f = table_family(t, fam, famlen);
 			cs.versions = f ? f->versions : 1;
 			cs.fam_deletes = 0;
-			buf_reset(&cs.col);
+			cs.has_col = 0;
 		}
 		if (x.seq <= snapshot &&
 		    wants_family(o, (const char *)x.fam, x.famlen) &&
@@ -660,10 +741,10 @@ int read_row(struct cf_db *db, struct cf_table *t, struct iter *it,
 			v = iter_value(it, &vl);
 			rc = gather(out, &n, k, kl, v, vl, !keys_only);
 			/* count the column's versions (struct colskip) */
-			if (!cs.col.len ||
-			    ikey_cmp_column(k, kl, cs.col.p, cs.col.len)) {
-				buf_reset(&cs.col);
-				buf_append(&cs.col, k, kl);
+			if (!rc && (!cs.has_col ||
+				    col_cmp(out, cs.col, k, kl))) {
+				cs.col = n - 1;
+				cs.has_col = 1;
 				cs.puts = 0;
 				cs.deletes = cs.fam_deletes;
 			}
@@ -683,7 +764,6 @@ int read_row(struct cf_db *db, struct cf_table *t, struct iter *it,
 		}
 		iter_next(it);
 	}
-	buf_release(&cs.col);
 	if (rc == CF_OK)
 		rc = iter_status(it);
 	if (rc == CF_OK)
@@ -1136,15 +1216,16 @@ static int open_region(cf_scanner *s)
 	/* a short scan (a limit of at most SHORT_SCAN rows) fills the block
 	 * cache as a Get does, so a seek followed by a few rows finds its
 	 * blocks the next time; a long scan does not evict what Gets use */
-	s->it = view_iter(t->db, s->r, s->v, &s->ro, NULL, 0,
-			  s->limit && s->limit <= SHORT_SCAN);
-	if (!s->it)
-		return CF_ENOMEM;
 	{
 		const struct buf *from = &s->start;
 		if (bytes_cmp(s->r->start.p, s->r->start.len, s->start.p,
 			      s->start.len) > 0)
 			from = &s->r->start;
+		s->it = scan_iter(t->db, s->v, &s->ro, from->p, from->len,
+				  &s->stop, s->has_stop,
+				  s->limit && s->limit <= SHORT_SCAN);
+		if (!s->it)
+			return CF_ENOMEM;
 		if (from->len + KEY_OVERHEAD > sizeof stack &&
 		    !(key = malloc(from->len + KEY_OVERHEAD)))
 			return CF_ENOMEM;
