@@ -25,13 +25,17 @@ struct cellref {
 	int has_val;
 };
 
+/*
+ * A row's cells point into scratch, which holds every cell read_row
+ * gathered for it (live or not) as read from the iterator: a cell is
+ * copied once, not into scratch and then again into the row.
+ */
 struct cf_row {
 	struct buf key;
-	struct buf data;
-	struct cellref *refs;
+	struct cellref *refs;	/* offsets into scratch, while it grows */
 	struct cf_cell *cells;
 	size_t n, cap;
-	struct buf scratch;	/* raw cells of the family being read */
+	struct buf scratch;	/* raw cells of the row being read */
 	struct rcell *raw;
 	size_t rawcap;
 	size_t *offs;
@@ -51,7 +55,6 @@ static int spare_ok;
 static void row_destroy(cf_row *r)
 {
 	buf_release(&r->key);
-	buf_release(&r->data);
 	buf_release(&r->scratch);
 	free(r->refs);
 	free(r->cells);
@@ -86,7 +89,7 @@ cf_row *row_new(void)
 void row_reset(cf_row *r)
 {
 	buf_reset(&r->key);
-	buf_reset(&r->data);
+	buf_reset(&r->scratch);
 	r->n = 0;
 }
 
@@ -101,7 +104,7 @@ void cf_row_free(cf_row *r)
 	if (!r)
 		return;
 	pthread_once(&spare_once, spare_init);
-	if (spare_ok && r->key.cap + r->data.cap + r->scratch.cap +
+	if (spare_ok && r->key.cap + r->scratch.cap +
 	    r->cap * (sizeof *r->refs + sizeof *r->cells) +
 	    r->rawcap * sizeof *r->raw <= SPARE_MAX &&
 	    !pthread_getspecific(spare_key) &&
@@ -126,10 +129,11 @@ const struct cf_cell *cf_row_cell(const cf_row *r, size_t i)
 	return i < r->n ? &r->cells[i] : NULL;
 }
 
+/* Adds gathered cell c (pointing into r->scratch) to the row. */
 static int row_add(cf_row *r, const struct rcell *c, int with_val)
 {
+	const unsigned char *base = r->scratch.p;
 	struct cellref *ref;
-	int rc;
 
 	if (r->n == r->cap) {
 		size_t cap = r->cap ? r->cap * 2 : 16;
@@ -145,37 +149,32 @@ static int row_add(cf_row *r, const struct rcell *c, int with_val)
 		r->cap = cap;
 	}
 	ref = &r->refs[r->n];
-	ref->fam = r->data.len;
+	ref->fam = (size_t)(c->k.fam - base);
 	ref->famlen = c->k.famlen;
-	rc = buf_append(&r->data, c->k.fam, c->k.famlen);
-	ref->qual = r->data.len;
+	ref->qual = (size_t)(c->k.qual - base);
 	ref->qlen = c->k.qlen;
-	if (!rc)
-		rc = buf_append(&r->data, c->k.qual, c->k.qlen);
-	ref->val = r->data.len;
+	ref->has_val = with_val && c->val;
+	ref->val = ref->has_val ? (size_t)(c->val - base) : 0;
 	ref->vlen = c->vlen;
-	ref->has_val = with_val;
-	if (!rc && with_val)
-		rc = buf_append(&r->data, c->val, c->vlen);
 	ref->ts = c->k.ts;
-	if (rc)
-		return rc;
 	r->n++;
 	return CF_OK;
 }
 
-/* Points the public cells into the data buffer, now that it is final. */
+/* Points the public cells into scratch, now that it is final. */
 static void row_finish(cf_row *r)
 {
+	const unsigned char *base = r->scratch.p;
+
 	for (size_t i = 0; i < r->n; i++) {
 		struct cellref *f = &r->refs[i];
 		struct cf_cell *c = &r->cells[i];
-		c->fam = (const char *)r->data.p + f->fam;
+		c->fam = (const char *)base + f->fam;
 		c->famlen = f->famlen;
-		c->qual = r->data.p + f->qual;
+		c->qual = base + f->qual;
 		c->qlen = f->qlen;
 		c->ts = f->ts;
-		c->val = f->has_val ? r->data.p + f->val : NULL;
+		c->val = f->has_val ? base + f->val : NULL;
 		c->vlen = f->vlen;
 	}
 }
@@ -529,10 +528,10 @@ static int col_wanted(const struct cf_read_opts *o, const struct ikey *k)
 	return 0;
 }
 
-/* Classifies and emits one gathered family group. */
+/* Classifies and emits one gathered family group: cells [g, g + n). */
 static int emit_family(struct cf_db *db, struct cf_table *t, cf_row *out,
 		       const struct cf_read_opts *o, uint64_t snapshot,
-		       size_t n)
+		       size_t g, size_t n)
 {
 	const struct cf_family *f;
 	struct vis_ctx vc;
@@ -551,7 +550,7 @@ static int emit_family(struct cf_db *db, struct cf_table *t, cf_row *out,
 		out->rawcap = n;
 	}
 	for (size_t i = 0; i < n; i++) {
-		const unsigned char *p = out->scratch.p + out->offs[i];
+		const unsigned char *p = out->scratch.p + out->offs[g + i];
 		uint64_t kl = 0, vl = 0;
 		size_t u = dec_varint(p, p + 10, &kl);
 		ikey_decode(p + u, kl, &out->raw[i].k);
@@ -688,9 +687,9 @@ int read_row(struct cf_db *db, struct cf_table *t, struct iter *it,
 	size_t famlen = 0, n = 0;
 	int rc = CF_OK, keys_only = o && o->keys_only, have_key = 0;
 	struct colskip cs = { 0, 0, 1, 0, 0, 0, 0, 0, 0 };
+	size_t g = 0;		/* the family group's first cell */
 
 	row_reset(out);
-	buf_reset(&out->scratch);
 	while (rc == CF_OK && iter_valid(it)) {
 		const unsigned char *k, *v;
 		size_t kl, vl;
@@ -719,14 +718,13 @@ int read_row(struct cf_db *db, struct cf_table *t, struct iter *it,
 		}
 		if (bytes_cmp(x.row, x.rowlen, out->key.p, out->key.len) != 0)
 			break;
-		if (n && bytes_cmp(x.fam, x.famlen, fam, famlen) != 0) {
-			rc = emit_family(db, t, out, o, snapshot, n);
-			n = 0;
-			buf_reset(&out->scratch);
+		if (n > g && bytes_cmp(x.fam, x.famlen, fam, famlen) != 0) {
+			rc = emit_family(db, t, out, o, snapshot, g, n - g);
+			g = n;
 			if (rc)
 				break;
 		}
-		if (n == 0) {
+		if (n == g) {
 			const struct cf_family *f;
 			memcpy(fam, x.fam, x.famlen);
 			famlen = x.famlen;
@@ -767,8 +765,7 @@ int read_row(struct cf_db *db, struct cf_table *t, struct iter *it,
 	if (rc == CF_OK)
 		rc = iter_status(it);
 	if (rc == CF_OK)
-		rc = emit_family(db, t, out, o, snapshot, n);
-	buf_reset(&out->scratch);
+		rc = emit_family(db, t, out, o, snapshot, g, n - g);
 	if (rc == CF_OK)
 		row_finish(out);
 	return rc;
