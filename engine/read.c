@@ -38,7 +38,8 @@ struct cf_row {
 	struct buf scratch;	/* raw cells of the row being read */
 	struct rcell *raw;
 	size_t rawcap;
-	size_t *offs;
+	size_t *offs;		/* each gathered cell's offset in scratch */
+	size_t offcap;
 };
 
 /*
@@ -106,7 +107,8 @@ void cf_row_free(cf_row *r)
 	pthread_once(&spare_once, spare_init);
 	if (spare_ok && r->key.cap + r->scratch.cap +
 	    r->cap * (sizeof *r->refs + sizeof *r->cells) +
-	    r->rawcap * sizeof *r->raw <= SPARE_MAX &&
+	    r->rawcap * sizeof *r->raw +
+	    r->offcap * sizeof *r->offs <= SPARE_MAX &&
 	    !pthread_getspecific(spare_key) &&
 	    pthread_setspecific(spare_key, r) == 0)
 		return;
@@ -590,26 +592,33 @@ static int emit_family(struct cf_db *db, struct cf_table *t, cf_row *out,
 static int gather(cf_row *out, size_t *n, const unsigned char *k, size_t kl,
 		  const unsigned char *v, size_t vl, int with_val)
 {
+	unsigned char *p;
 	int rc;
 
-	if (*n == 0 || (*n & (*n - 1)) == 0) {
-		size_t cap = *n ? *n * 2 : 16;
+	if (*n == out->offcap) {
+		size_t cap = out->offcap ? out->offcap * 2 : 16;
 		size_t *no = realloc(out->offs, cap * sizeof *no);
 		if (!no)
 			return CF_ENOMEM;
 		out->offs = no;
+		out->offcap = cap;
 	}
+	rc = buf_reserve(&out->scratch, 10 + kl + 10 + 1 + (with_val ? vl : 0));
+	if (rc)
+		return rc;
 	out->offs[(*n)++] = out->scratch.len;
-	rc = buf_put_varint(&out->scratch, kl);
-	if (!rc)
-		rc = buf_append(&out->scratch, k, kl);
-	if (!rc)
-		rc = buf_put_varint(&out->scratch, vl);
-	if (!rc)
-		rc = buf_putc(&out->scratch, with_val);
-	if (!rc && with_val)
-		rc = buf_append(&out->scratch, v, vl);
-	return rc;
+	p = out->scratch.p + out->scratch.len;
+	p += enc_varint(p, kl);
+	memcpy(p, k, kl);
+	p += kl;
+	p += enc_varint(p, vl);
+	*p++ = (unsigned char)with_val;
+	if (with_val && vl) {
+		memcpy(p, v, vl);
+		p += vl;
+	}
+	out->scratch.len = (size_t)(p - out->scratch.p);
+	return CF_OK;
 }
 
 /* The same cell can reach a read twice (a store file rebuilt by fsck next
