@@ -531,11 +531,10 @@ static int col_wanted(const struct cf_read_opts *o, const struct ikey *k)
 }
 
 /* Classifies and emits one gathered family group: cells [g, g + n). */
-static int emit_family(struct cf_db *db, struct cf_table *t, cf_row *out,
+static int emit_family(const struct cf_family *f, cf_row *out,
 		       const struct cf_read_opts *o, uint64_t snapshot,
 		       size_t g, size_t n)
 {
-	const struct cf_family *f;
 	struct vis_ctx vc;
 	int64_t min_ts = o ? o->min_ts : 0, max_ts = o ? o->max_ts : INT64_MAX;
 	int maxv = o && o->max_versions > 0 ? o->max_versions : 1;
@@ -561,8 +560,6 @@ static int emit_family(struct cf_db *db, struct cf_table *t, cf_row *out,
 		out->raw[i].val = p[u] ? p + u + 1 : NULL;
 		out->raw[i].vlen = vl;
 	}
-	f = table_family(t, (const char *)out->raw[0].k.fam,
-			 out->raw[0].k.famlen);
 	if (!f)
 		return CF_OK;	/* a family dropped from the schema */
 	vc.f = f;
@@ -571,7 +568,6 @@ static int emit_family(struct cf_db *db, struct cf_table *t, cf_row *out,
 	vc.now_ms = f->ttl != CF_TTL_FOREVER ? env_now_ms() : 0;
 	vc.read_max_ts = max_ts;
 	vis_classify(&vc, out->raw, n);
-	(void)db;
 	for (size_t i = 0, shown = 0; i < n && rc == CF_OK; i++) {
 		struct rcell *c = &out->raw[i];
 		if (i > 0 && bytes_cmp(c->k.qual, c->k.qlen,
@@ -693,6 +689,7 @@ int read_row(struct cf_db *db, struct cf_table *t, struct iter *it,
 	     const struct cf_read_opts *o, uint64_t snapshot, cf_row *out)
 {
 	char fam[CF_FAMILY_MAX + 1];
+	const struct cf_family *f = NULL;	/* fam's, NULL: dropped */
 	size_t famlen = 0, n = 0;
 	int rc = CF_OK, keys_only = o && o->keys_only, have_key = 0;
 	struct colskip cs = { 0, 0, 1, 0, 0, 0, 0, 0, 0 };
@@ -728,13 +725,12 @@ int read_row(struct cf_db *db, struct cf_table *t, struct iter *it,
 		if (bytes_cmp(x.row, x.rowlen, out->key.p, out->key.len) != 0)
 			break;
 		if (n > g && bytes_cmp(x.fam, x.famlen, fam, famlen) != 0) {
-			rc = emit_family(db, t, out, o, snapshot, g, n - g);
+			rc = emit_family(f, out, o, snapshot, g, n - g);
 			g = n;
 			if (rc)
 				break;
 		}
 		if (n == g) {
-			const struct cf_family *f;
 			memcpy(fam, x.fam, x.famlen);
 			famlen = x.famlen;
 			f = table_family(t, fam, famlen);
@@ -774,7 +770,7 @@ int read_row(struct cf_db *db, struct cf_table *t, struct iter *it,
 	if (rc == CF_OK)
 		rc = iter_status(it);
 	if (rc == CF_OK)
-		rc = emit_family(db, t, out, o, snapshot, g, n - g);
+		rc = emit_family(f, out, o, snapshot, g, n - g);
 	if (rc == CF_OK)
 		row_finish(out);
 	return rc;
