@@ -1095,23 +1095,90 @@ struct cf_scanner {
 	int done;
 };
 
-void cf_scan_close(cf_scanner *s)
+/*
+ * Each thread keeps the last scanner it closed, with its key buffers, for
+ * its next scan: a short scan (a seek and a few rows) then allocates
+ * neither the scanner nor its start and continuation keys.
+ */
+#define SCAN_SPARE_MAX ((size_t)4 << 10)	/* bytes of buffers kept */
+
+static pthread_key_t scan_spare_key;
+static pthread_once_t scan_spare_once = PTHREAD_ONCE_INIT;
+static int scan_spare_ok;
+
+static void scanner_free(cf_scanner *s)
 {
-	if (!s)
-		return;
-	iter_destroy(s->it);
-	if (s->v)
-		view_unref(s->v);
-	cf_row_free(s->row);
-	free(s->cols);
 	buf_release(&s->colbuf);
 	buf_release(&s->start);
 	buf_release(&s->stop);
 	buf_release(&s->prefix);
 	buf_release(&s->next);
+	free(s);
+}
+
+static void scan_spare_free(void *p)
+{
+	scanner_free(p);
+}
+
+static void scan_spare_init(void)
+{
+	scan_spare_ok = pthread_key_create(&scan_spare_key,
+					   scan_spare_free) == 0;
+}
+
+/* A zeroed scanner, its buffers empty (maybe with capacity). */
+static cf_scanner *scanner_new(void)
+{
+	cf_scanner *s;
+	struct buf keep[5];
+
+	pthread_once(&scan_spare_once, scan_spare_init);
+	if (!scan_spare_ok || !(s = pthread_getspecific(scan_spare_key)))
+		return calloc(1, sizeof(struct cf_scanner));
+	pthread_setspecific(scan_spare_key, NULL);
+	keep[0] = s->colbuf;
+	keep[1] = s->start;
+	keep[2] = s->stop;
+	keep[3] = s->prefix;
+	keep[4] = s->next;
+	memset(s, 0, sizeof *s);
+	s->colbuf = keep[0];
+	s->start = keep[1];
+	s->stop = keep[2];
+	s->prefix = keep[3];
+	s->next = keep[4];
+	buf_reset(&s->colbuf);
+	buf_reset(&s->start);
+	buf_reset(&s->stop);
+	buf_reset(&s->prefix);
+	buf_reset(&s->next);
+	return s;
+}
+
+void cf_scan_close(cf_scanner *s)
+{
+	if (!s)
+		return;
+	iter_destroy(s->it);
+	s->it = NULL;
+	if (s->v)
+		view_unref(s->v);
+	s->v = NULL;
+	cf_row_free(s->row);
+	s->row = NULL;
+	free(s->cols);
+	s->cols = NULL;
 	if (s->t)
 		table_unref(s->t);
-	free(s);
+	s->t = NULL;
+	pthread_once(&scan_spare_once, scan_spare_init);
+	if (scan_spare_ok && s->colbuf.cap + s->start.cap + s->stop.cap +
+	    s->prefix.cap + s->next.cap <= SCAN_SPARE_MAX &&
+	    !pthread_getspecific(scan_spare_key) &&
+	    pthread_setspecific(scan_spare_key, s) == 0)
+		return;
+	scanner_free(s);
 }
 
 int cf_scan_open(cf_table *t, const struct cf_scan_opts *o, cf_scanner **out)
@@ -1122,7 +1189,7 @@ int cf_scan_open(cf_table *t, const struct cf_scan_opts *o, cf_scanner **out)
 	*out = NULL;
 	if (atomic_load(&t->dropped))
 		return CF_ECLOSED;
-	if (!(s = calloc(1, sizeof *s)))
+	if (!(s = scanner_new()))
 		return CF_ENOMEM;
 	table_ref(t);
 	s->t = t;
