@@ -25,16 +25,21 @@ struct cellref {
 	int has_val;
 };
 
+/*
+ * A row's cells point into scratch, which holds every cell read_row
+ * gathered for it (live or not) as read from the iterator: a cell is
+ * copied once, not into scratch and then again into the row.
+ */
 struct cf_row {
 	struct buf key;
-	struct buf data;
-	struct cellref *refs;
+	struct cellref *refs;	/* offsets into scratch, while it grows */
 	struct cf_cell *cells;
 	size_t n, cap;
-	struct buf scratch;	/* raw cells of the family being read */
+	struct buf scratch;	/* raw cells of the row being read */
 	struct rcell *raw;
 	size_t rawcap;
-	size_t *offs;
+	size_t *offs;		/* each gathered cell's offset in scratch */
+	size_t offcap;
 };
 
 /*
@@ -51,7 +56,6 @@ static int spare_ok;
 static void row_destroy(cf_row *r)
 {
 	buf_release(&r->key);
-	buf_release(&r->data);
 	buf_release(&r->scratch);
 	free(r->refs);
 	free(r->cells);
@@ -86,7 +90,7 @@ cf_row *row_new(void)
 void row_reset(cf_row *r)
 {
 	buf_reset(&r->key);
-	buf_reset(&r->data);
+	buf_reset(&r->scratch);
 	r->n = 0;
 }
 
@@ -101,9 +105,10 @@ void cf_row_free(cf_row *r)
 	if (!r)
 		return;
 	pthread_once(&spare_once, spare_init);
-	if (spare_ok && r->key.cap + r->data.cap + r->scratch.cap +
+	if (spare_ok && r->key.cap + r->scratch.cap +
 	    r->cap * (sizeof *r->refs + sizeof *r->cells) +
-	    r->rawcap * sizeof *r->raw <= SPARE_MAX &&
+	    r->rawcap * sizeof *r->raw +
+	    r->offcap * sizeof *r->offs <= SPARE_MAX &&
 	    !pthread_getspecific(spare_key) &&
 	    pthread_setspecific(spare_key, r) == 0)
 		return;
@@ -126,10 +131,11 @@ const struct cf_cell *cf_row_cell(const cf_row *r, size_t i)
 	return i < r->n ? &r->cells[i] : NULL;
 }
 
+/* Adds gathered cell c (pointing into r->scratch) to the row. */
 static int row_add(cf_row *r, const struct rcell *c, int with_val)
 {
+	const unsigned char *base = r->scratch.p;
 	struct cellref *ref;
-	int rc;
 
 	if (r->n == r->cap) {
 		size_t cap = r->cap ? r->cap * 2 : 16;
@@ -145,37 +151,32 @@ static int row_add(cf_row *r, const struct rcell *c, int with_val)
 		r->cap = cap;
 	}
 	ref = &r->refs[r->n];
-	ref->fam = r->data.len;
+	ref->fam = (size_t)(c->k.fam - base);
 	ref->famlen = c->k.famlen;
-	rc = buf_append(&r->data, c->k.fam, c->k.famlen);
-	ref->qual = r->data.len;
+	ref->qual = (size_t)(c->k.qual - base);
 	ref->qlen = c->k.qlen;
-	if (!rc)
-		rc = buf_append(&r->data, c->k.qual, c->k.qlen);
-	ref->val = r->data.len;
+	ref->has_val = with_val && c->val;
+	ref->val = ref->has_val ? (size_t)(c->val - base) : 0;
 	ref->vlen = c->vlen;
-	ref->has_val = with_val;
-	if (!rc && with_val)
-		rc = buf_append(&r->data, c->val, c->vlen);
 	ref->ts = c->k.ts;
-	if (rc)
-		return rc;
 	r->n++;
 	return CF_OK;
 }
 
-/* Points the public cells into the data buffer, now that it is final. */
+/* Points the public cells into scratch, now that it is final. */
 static void row_finish(cf_row *r)
 {
+	const unsigned char *base = r->scratch.p;
+
 	for (size_t i = 0; i < r->n; i++) {
 		struct cellref *f = &r->refs[i];
 		struct cf_cell *c = &r->cells[i];
-		c->fam = (const char *)r->data.p + f->fam;
+		c->fam = (const char *)base + f->fam;
 		c->famlen = f->famlen;
-		c->qual = r->data.p + f->qual;
+		c->qual = base + f->qual;
 		c->qlen = f->qlen;
 		c->ts = f->ts;
-		c->val = f->has_val ? r->data.p + f->val : NULL;
+		c->val = f->has_val ? base + f->val : NULL;
 		c->vlen = f->vlen;
 	}
 }
@@ -443,6 +444,75 @@ fail:
 	return NULL;
 }
 
+/*
+ * A scan's iterator over region r's view v: view_iter's children less
+ * the ones a scan from row `from` (to `stop`, when has_stop) cannot need:
+ *   - an empty memstore: an entry with seq <= the snapshot was counted
+ *     before the snapshot was published, and the caller loaded the
+ *     snapshot before calling;
+ *   - a store file whose last row sorts before `from` or whose first row
+ *     is at or past `stop` (a seek would leave it invalid; it costs an
+ *     index search and a block load per seek).
+ * One child left is returned without a merge.
+ */
+static struct iter *scan_iter(struct cf_db *db, struct view *v,
+			      const struct cf_read_opts *o, const void *from,
+			      size_t fromlen, const struct buf *stop,
+			      int has_stop, int fill_cache)
+{
+	struct iter *stack[32], **kids = stack;
+	size_t n = 0, cap = 1 + v->nimm;
+	struct iter *m;
+
+	for (size_t s = 0; s < v->nstores; s++)
+		cap += v->stores[s].n;
+	if (cap > 32 && !(kids = malloc(cap * sizeof *kids)))
+		return NULL;
+	for (size_t i = 0; i <= v->nimm; i++) {
+		struct memstore *ms = i ? v->imm[i - 1] : v->mem;
+		if (memstore_count(ms) == 0)
+			continue;
+		if (!(kids[n] = memstore_iter(ms)))
+			goto fail;
+		n++;
+	}
+	for (size_t s = 0; s < v->nstores; s++) {
+		struct fstore *st = &v->stores[s];
+		if (!wants_family(o, st->fam, strlen(st->fam)))
+			continue;
+		for (size_t i = 0; i < st->n; i++) {
+			struct sfile *f = st->files[i];
+			if (!file_may_match(db, f, o, NULL, 0))
+				continue;
+			if (f->sst) {
+				const struct sst_meta *mt = sst_get_meta(f->sst);
+				size_t fl, ll;
+				const unsigned char *fr, *lr;
+				fr = ikey_row(mt->first_key.p, &fl);
+				lr = ikey_row(mt->last_key.p, &ll);
+				if (bytes_cmp(lr, ll, from, fromlen) < 0)
+					continue;
+				if (has_stop && bytes_cmp(fr, fl, stop->p,
+							  stop->len) >= 0)
+					continue;
+			}
+			if (!(kids[n] = file_iter(f, fill_cache)))
+				goto fail;
+			n++;
+		}
+	}
+	m = n == 1 ? kids[0] : iter_merge(kids, n);
+	if (kids != stack)
+		free(kids);
+	return m;
+fail:
+	while (n--)
+		iter_destroy(kids[n]);
+	if (kids != stack)
+		free(kids);
+	return NULL;
+}
+
 /* --- reading one row -------------------------------------------------- */
 
 static int col_wanted(const struct cf_read_opts *o, const struct ikey *k)
@@ -460,12 +530,11 @@ static int col_wanted(const struct cf_read_opts *o, const struct ikey *k)
 	return 0;
 }
 
-/* Classifies and emits one gathered family group. */
-static int emit_family(struct cf_db *db, struct cf_table *t, cf_row *out,
+/* Classifies and emits one gathered family group: cells [g, g + n). */
+static int emit_family(const struct cf_family *f, cf_row *out,
 		       const struct cf_read_opts *o, uint64_t snapshot,
-		       size_t n)
+		       size_t g, size_t n)
 {
-	const struct cf_family *f;
 	struct vis_ctx vc;
 	int64_t min_ts = o ? o->min_ts : 0, max_ts = o ? o->max_ts : INT64_MAX;
 	int maxv = o && o->max_versions > 0 ? o->max_versions : 1;
@@ -482,7 +551,7 @@ static int emit_family(struct cf_db *db, struct cf_table *t, cf_row *out,
 		out->rawcap = n;
 	}
 	for (size_t i = 0; i < n; i++) {
-		const unsigned char *p = out->scratch.p + out->offs[i];
+		const unsigned char *p = out->scratch.p + out->offs[g + i];
 		uint64_t kl = 0, vl = 0;
 		size_t u = dec_varint(p, p + 10, &kl);
 		ikey_decode(p + u, kl, &out->raw[i].k);
@@ -491,8 +560,6 @@ static int emit_family(struct cf_db *db, struct cf_table *t, cf_row *out,
 		out->raw[i].val = p[u] ? p + u + 1 : NULL;
 		out->raw[i].vlen = vl;
 	}
-	f = table_family(t, (const char *)out->raw[0].k.fam,
-			 out->raw[0].k.famlen);
 	if (!f)
 		return CF_OK;	/* a family dropped from the schema */
 	vc.f = f;
@@ -501,7 +568,6 @@ static int emit_family(struct cf_db *db, struct cf_table *t, cf_row *out,
 	vc.now_ms = f->ttl != CF_TTL_FOREVER ? env_now_ms() : 0;
 	vc.read_max_ts = max_ts;
 	vis_classify(&vc, out->raw, n);
-	(void)db;
 	for (size_t i = 0, shown = 0; i < n && rc == CF_OK; i++) {
 		struct rcell *c = &out->raw[i];
 		if (i > 0 && bytes_cmp(c->k.qual, c->k.qlen,
@@ -522,26 +588,33 @@ static int emit_family(struct cf_db *db, struct cf_table *t, cf_row *out,
 static int gather(cf_row *out, size_t *n, const unsigned char *k, size_t kl,
 		  const unsigned char *v, size_t vl, int with_val)
 {
+	unsigned char *p;
 	int rc;
 
-	if (*n == 0 || (*n & (*n - 1)) == 0) {
-		size_t cap = *n ? *n * 2 : 16;
+	if (*n == out->offcap) {
+		size_t cap = out->offcap ? out->offcap * 2 : 16;
 		size_t *no = realloc(out->offs, cap * sizeof *no);
 		if (!no)
 			return CF_ENOMEM;
 		out->offs = no;
+		out->offcap = cap;
 	}
+	rc = buf_reserve(&out->scratch, 10 + kl + 10 + 1 + (with_val ? vl : 0));
+	if (rc)
+		return rc;
 	out->offs[(*n)++] = out->scratch.len;
-	rc = buf_put_varint(&out->scratch, kl);
-	if (!rc)
-		rc = buf_append(&out->scratch, k, kl);
-	if (!rc)
-		rc = buf_put_varint(&out->scratch, vl);
-	if (!rc)
-		rc = buf_putc(&out->scratch, with_val);
-	if (!rc && with_val)
-		rc = buf_append(&out->scratch, v, vl);
-	return rc;
+	p = out->scratch.p + out->scratch.len;
+	p += enc_varint(p, kl);
+	memcpy(p, k, kl);
+	p += kl;
+	p += enc_varint(p, vl);
+	*p++ = (unsigned char)with_val;
+	if (with_val && vl) {
+		memcpy(p, v, vl);
+		p += vl;
+	}
+	out->scratch.len = (size_t)(p - out->scratch.p);
+	return CF_OK;
 }
 
 /* The same cell can reach a read twice (a store file rebuilt by fsck next
@@ -570,7 +643,9 @@ static int same_as_last(const cf_row *out, size_t n, const unsigned char *k,
  * timestamp among its puts, and they cover every column.
  */
 struct colskip {
-	struct buf col;		/* the column being counted: a key of it */
+	size_t col;		/* the column being counted: the index of a
+				 * gathered cell of it, in out->offs */
+	int has_col;
 	int versions;		/* the family's VERSIONS */
 	int puts;		/* distinct timestamps seen */
 	int64_t last_ts;
@@ -579,6 +654,17 @@ struct colskip {
 	int skipping;
 	int skipped;
 };
+
+/* Compares the column of gathered cell i with that of key k. */
+static int col_cmp(const cf_row *out, size_t i, const unsigned char *k,
+		   size_t kl)
+{
+	const unsigned char *p = out->scratch.p + out->offs[i];
+	uint64_t l = 0;
+	size_t u = dec_varint(p, p + 10, &l);
+
+	return ikey_cmp_column(p + u, l, k, kl);
+}
 
 /* Seeks it past the column of key k. */
 static void seek_past_column(struct iter *it, const struct ikey *k)
@@ -603,12 +689,13 @@ int read_row(struct cf_db *db, struct cf_table *t, struct iter *it,
 	     const struct cf_read_opts *o, uint64_t snapshot, cf_row *out)
 {
 	char fam[CF_FAMILY_MAX + 1];
+	const struct cf_family *f = NULL;	/* fam's, NULL: dropped */
 	size_t famlen = 0, n = 0;
 	int rc = CF_OK, keys_only = o && o->keys_only, have_key = 0;
-	struct colskip cs = { BUF_INIT, 1, 0, 0, 0, 0, 0, 0 };
+	struct colskip cs = { 0, 0, 1, 0, 0, 0, 0, 0, 0 };
+	size_t g = 0;		/* the family group's first cell */
 
 	row_reset(out);
-	buf_reset(&out->scratch);
 	while (rc == CF_OK && iter_valid(it)) {
 		const unsigned char *k, *v;
 		size_t kl, vl;
@@ -619,8 +706,7 @@ int read_row(struct cf_db *db, struct cf_table *t, struct iter *it,
 			rc = CF_ECORRUPT;
 			break;
 		}
-		if (cs.skipping && ikey_cmp_column(k, kl, cs.col.p,
-						   cs.col.len) == 0) {
+		if (cs.skipping && col_cmp(out, cs.col, k, kl) == 0) {
 			if (++cs.skipped > 8) {
 				cs.skipping = 0;
 				seek_past_column(it, &x);
@@ -638,21 +724,19 @@ int read_row(struct cf_db *db, struct cf_table *t, struct iter *it,
 		}
 		if (bytes_cmp(x.row, x.rowlen, out->key.p, out->key.len) != 0)
 			break;
-		if (n && bytes_cmp(x.fam, x.famlen, fam, famlen) != 0) {
-			rc = emit_family(db, t, out, o, snapshot, n);
-			n = 0;
-			buf_reset(&out->scratch);
+		if (n > g && bytes_cmp(x.fam, x.famlen, fam, famlen) != 0) {
+			rc = emit_family(f, out, o, snapshot, g, n - g);
+			g = n;
 			if (rc)
 				break;
 		}
-		if (n == 0) {
-			const struct cf_family *f;
+		if (n == g) {
 			memcpy(fam, x.fam, x.famlen);
 			famlen = x.famlen;
 			f = table_family(t, fam, famlen);
 			cs.versions = f ? f->versions : 1;
 			cs.fam_deletes = 0;
-			buf_reset(&cs.col);
+			cs.has_col = 0;
 		}
 		if (x.seq <= snapshot &&
 		    wants_family(o, (const char *)x.fam, x.famlen) &&
@@ -660,10 +744,10 @@ int read_row(struct cf_db *db, struct cf_table *t, struct iter *it,
 			v = iter_value(it, &vl);
 			rc = gather(out, &n, k, kl, v, vl, !keys_only);
 			/* count the column's versions (struct colskip) */
-			if (!cs.col.len ||
-			    ikey_cmp_column(k, kl, cs.col.p, cs.col.len)) {
-				buf_reset(&cs.col);
-				buf_append(&cs.col, k, kl);
+			if (!rc && (!cs.has_col ||
+				    col_cmp(out, cs.col, k, kl))) {
+				cs.col = n - 1;
+				cs.has_col = 1;
 				cs.puts = 0;
 				cs.deletes = cs.fam_deletes;
 			}
@@ -683,12 +767,10 @@ int read_row(struct cf_db *db, struct cf_table *t, struct iter *it,
 		}
 		iter_next(it);
 	}
-	buf_release(&cs.col);
 	if (rc == CF_OK)
 		rc = iter_status(it);
 	if (rc == CF_OK)
-		rc = emit_family(db, t, out, o, snapshot, n);
-	buf_reset(&out->scratch);
+		rc = emit_family(f, out, o, snapshot, g, n - g);
 	if (rc == CF_OK)
 		row_finish(out);
 	return rc;
@@ -1013,23 +1095,90 @@ struct cf_scanner {
 	int done;
 };
 
-void cf_scan_close(cf_scanner *s)
+/*
+ * Each thread keeps the last scanner it closed, with its key buffers, for
+ * its next scan: a short scan (a seek and a few rows) then allocates
+ * neither the scanner nor its start and continuation keys.
+ */
+#define SCAN_SPARE_MAX ((size_t)4 << 10)	/* bytes of buffers kept */
+
+static pthread_key_t scan_spare_key;
+static pthread_once_t scan_spare_once = PTHREAD_ONCE_INIT;
+static int scan_spare_ok;
+
+static void scanner_free(cf_scanner *s)
 {
-	if (!s)
-		return;
-	iter_destroy(s->it);
-	if (s->v)
-		view_unref(s->v);
-	cf_row_free(s->row);
-	free(s->cols);
 	buf_release(&s->colbuf);
 	buf_release(&s->start);
 	buf_release(&s->stop);
 	buf_release(&s->prefix);
 	buf_release(&s->next);
+	free(s);
+}
+
+static void scan_spare_free(void *p)
+{
+	scanner_free(p);
+}
+
+static void scan_spare_init(void)
+{
+	scan_spare_ok = pthread_key_create(&scan_spare_key,
+					   scan_spare_free) == 0;
+}
+
+/* A zeroed scanner, its buffers empty (maybe with capacity). */
+static cf_scanner *scanner_new(void)
+{
+	cf_scanner *s;
+	struct buf keep[5];
+
+	pthread_once(&scan_spare_once, scan_spare_init);
+	if (!scan_spare_ok || !(s = pthread_getspecific(scan_spare_key)))
+		return calloc(1, sizeof(struct cf_scanner));
+	pthread_setspecific(scan_spare_key, NULL);
+	keep[0] = s->colbuf;
+	keep[1] = s->start;
+	keep[2] = s->stop;
+	keep[3] = s->prefix;
+	keep[4] = s->next;
+	memset(s, 0, sizeof *s);
+	s->colbuf = keep[0];
+	s->start = keep[1];
+	s->stop = keep[2];
+	s->prefix = keep[3];
+	s->next = keep[4];
+	buf_reset(&s->colbuf);
+	buf_reset(&s->start);
+	buf_reset(&s->stop);
+	buf_reset(&s->prefix);
+	buf_reset(&s->next);
+	return s;
+}
+
+void cf_scan_close(cf_scanner *s)
+{
+	if (!s)
+		return;
+	iter_destroy(s->it);
+	s->it = NULL;
+	if (s->v)
+		view_unref(s->v);
+	s->v = NULL;
+	cf_row_free(s->row);
+	s->row = NULL;
+	free(s->cols);
+	s->cols = NULL;
 	if (s->t)
 		table_unref(s->t);
-	free(s);
+	s->t = NULL;
+	pthread_once(&scan_spare_once, scan_spare_init);
+	if (scan_spare_ok && s->colbuf.cap + s->start.cap + s->stop.cap +
+	    s->prefix.cap + s->next.cap <= SCAN_SPARE_MAX &&
+	    !pthread_getspecific(scan_spare_key) &&
+	    pthread_setspecific(scan_spare_key, s) == 0)
+		return;
+	scanner_free(s);
 }
 
 int cf_scan_open(cf_table *t, const struct cf_scan_opts *o, cf_scanner **out)
@@ -1040,7 +1189,7 @@ int cf_scan_open(cf_table *t, const struct cf_scan_opts *o, cf_scanner **out)
 	*out = NULL;
 	if (atomic_load(&t->dropped))
 		return CF_ECLOSED;
-	if (!(s = calloc(1, sizeof *s)))
+	if (!(s = scanner_new()))
 		return CF_ENOMEM;
 	table_ref(t);
 	s->t = t;
@@ -1136,15 +1285,16 @@ static int open_region(cf_scanner *s)
 	/* a short scan (a limit of at most SHORT_SCAN rows) fills the block
 	 * cache as a Get does, so a seek followed by a few rows finds its
 	 * blocks the next time; a long scan does not evict what Gets use */
-	s->it = view_iter(t->db, s->r, s->v, &s->ro, NULL, 0,
-			  s->limit && s->limit <= SHORT_SCAN);
-	if (!s->it)
-		return CF_ENOMEM;
 	{
 		const struct buf *from = &s->start;
 		if (bytes_cmp(s->r->start.p, s->r->start.len, s->start.p,
 			      s->start.len) > 0)
 			from = &s->r->start;
+		s->it = scan_iter(t->db, s->v, &s->ro, from->p, from->len,
+				  &s->stop, s->has_stop,
+				  s->limit && s->limit <= SHORT_SCAN);
+		if (!s->it)
+			return CF_ENOMEM;
 		if (from->len + KEY_OVERHEAD > sizeof stack &&
 		    !(key = malloc(from->len + KEY_OVERHEAD)))
 			return CF_ENOMEM;

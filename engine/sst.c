@@ -18,6 +18,7 @@
  * another block, becomes invalid, or is destroyed.  A seek or
  * seek_first clears a previous error and starts afresh.
  */
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -893,14 +894,44 @@ static int it_status(const struct iter *base)
 	return ((const struct sst_iter *)base)->status;
 }
 
+/*
+ * Each thread keeps the last store-file iterator it destroyed, with its
+ * key buffer, for the next one it makes: a scan of a few rows (a seek)
+ * then allocates neither.
+ */
+#define ITER_SPARE_MAX ((size_t)4 << 10)	/* key buffer bytes kept */
+
+static pthread_key_t iter_spare_key;
+static pthread_once_t iter_spare_once = PTHREAD_ONCE_INIT;
+static int iter_spare_ok;
+
+static void iter_spare_free(void *p)
+{
+	struct sst_iter *it = p;
+
+	block_iter_release(&it->bit);
+	free(it);
+}
+
+static void iter_spare_init(void)
+{
+	iter_spare_ok = pthread_key_create(&iter_spare_key,
+					   iter_spare_free) == 0;
+}
+
 static void it_destroy(struct iter *base)
 {
 	struct sst_iter *it = (struct sst_iter *)base;
 
 	drop_block(it);
-	block_iter_release(&it->bit);
 	sst_unref(it->s);
-	free(it);
+	it->s = NULL;
+	pthread_once(&iter_spare_once, iter_spare_init);
+	if (iter_spare_ok && it->bit.key.cap <= ITER_SPARE_MAX &&
+	    !pthread_getspecific(iter_spare_key) &&
+	    pthread_setspecific(iter_spare_key, it) == 0)
+		return;
+	iter_spare_free(it);
 }
 
 static const struct iter_ops sst_iter_ops = {
@@ -916,14 +947,24 @@ static const struct iter_ops sst_iter_ops = {
 
 struct iter *sst_iter(struct sst *s, int fill_cache)
 {
-	struct sst_iter *it = calloc(1, sizeof *it);
+	struct sst_iter *it = NULL;
 
-	if (!it)
-		return NULL;
+	pthread_once(&iter_spare_once, iter_spare_init);
+	if (iter_spare_ok && (it = pthread_getspecific(iter_spare_key))) {
+		struct buf key = it->bit.key;
+		pthread_setspecific(iter_spare_key, NULL);
+		memset(it, 0, sizeof *it);
+		block_iter_init(&it->bit);
+		it->bit.key = key;
+		buf_reset(&it->bit.key);
+	} else {
+		if (!(it = calloc(1, sizeof *it)))
+			return NULL;
+		block_iter_init(&it->bit);
+	}
 	it->base.ops = &sst_iter_ops;
 	it->s = s;
 	it->fill = fill_cache;
-	block_iter_init(&it->bit);
 	sst_ref(s);
 	return &it->base;
 }

@@ -539,6 +539,70 @@ int main(void)
 		is_int(segs, 1, "flushed WAL segments are deleted, one remains");
 	}
 	cf_table_close(w);
+
+	/* --- scans over store files outside their range -------------- */
+	{
+		/* file 1: a0..a9; file 2: a5's delete, m0..m9; memstore:
+		 * z0..z9.  A scan leaves out files whose rows end before
+		 * its start or begin at or past its stop (read.c,
+		 * scan_iter); the rows it returns are the same. */
+		struct cf_scan_opts so = { .read = CF_READ_OPTS_INIT };
+		cf_table *st;
+		char row[8];
+
+		cf_family_default(&fams[0], "f");
+		cf_table_create(db, "sk", fams, 1);
+		cf_table_open(db, "sk", &st);
+		for (int i = 0; i < 10; i++) {
+			snprintf(row, sizeof row, "a%d", i);
+			put(st, row, "f", "q", 100, row);
+		}
+		cf_db_flush(db);
+		del(st, CF_DEL_ROW, "a5", NULL, NULL, 200);
+		for (int i = 0; i < 10; i++) {
+			snprintf(row, sizeof row, "m%d", i);
+			put(st, row, "f", "q", 100, row);
+		}
+		cf_db_flush(db);
+		for (int i = 0; i < 10; i++) {
+			snprintf(row, sizeof row, "z%d", i);
+			put(st, row, "f", "q", 100, row);
+		}
+		so.start = "m";
+		so.startlen = 1;
+		is_str(scan_str(st, &so),
+		       "m0 m1 m2 m3 m4 m5 m6 m7 m8 m9 z0 z1 z2 z3 z4 z5 z6 "
+		       "z7 z8 z9", "scan from past a file's last row");
+		so.start = "a";
+		so.stop = "b";
+		so.stoplen = 1;
+		is_str(scan_str(st, &so), "a0 a1 a2 a3 a4 a6 a7 a8 a9",
+		       "scan stopping before a file's first row, with a "
+		       "delete in a newer file that overlaps");
+		so.start = "a5";
+		so.startlen = 2;
+		so.stop = "a6";
+		is_str(scan_str(st, &so), "", "a deleted row is not shown");
+		so.start = "a8";
+		so.stop = "m2";
+		so.stoplen = 2;
+		is_str(scan_str(st, &so), "a8 a9 m0 m1",
+		       "scan across two files");
+		so.start = "n";
+		so.startlen = 1;
+		so.stop = "y";
+		so.stoplen = 1;
+		is_str(scan_str(st, &so), "", "scan between all sources");
+		so.start = "z9";
+		so.startlen = 2;
+		so.stop = NULL;
+		so.stoplen = 0;
+		is_str(scan_str(st, &so), "z9", "scan of the memstore only");
+		so.start = "a9";
+		so.limit = 2;
+		is_str(scan_str(st, &so), "a9 m0", "short scan across files");
+		cf_table_close(st);
+	}
 	cf_db_close(db);
 	buf_release(&b);
 	tap_rmdir(dir);
