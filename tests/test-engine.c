@@ -548,7 +548,7 @@ int main(void)
 		 * scan_iter); the rows it returns are the same. */
 		struct cf_scan_opts so = { .read = CF_READ_OPTS_INIT };
 		cf_table *st;
-		char row[8];
+		char row[16];
 
 		cf_family_default(&fams[0], "f");
 		cf_table_create(db, "sk", fams, 1);
