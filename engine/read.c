@@ -399,66 +399,29 @@ static int file_may_match(struct cf_db *db, struct sfile *f,
 	return 1;
 }
 
-struct iter *view_iter(struct cf_db *db, struct region *r, struct view *v,
-		       const struct cf_read_opts *o, const void *row,
-		       size_t rowlen, int fill_cache)
-{
-	struct iter *stack[32], **kids = stack;
-	size_t n = 0, cap = 1 + v->nimm;
-	struct iter *m;
-
-	(void)r;
-	for (size_t s = 0; s < v->nstores; s++)
-		cap += v->stores[s].n;
-	if (cap > 32 && !(kids = malloc(cap * sizeof *kids)))
-		return NULL;
-	if (!(kids[n] = memstore_iter(v->mem)))
-		goto fail;
-	n++;
-	for (size_t i = 0; i < v->nimm; i++) {
-		if (!(kids[n] = memstore_iter(v->imm[i])))
-			goto fail;
-		n++;
-	}
-	for (size_t s = 0; s < v->nstores; s++) {
-		struct fstore *st = &v->stores[s];
-		if (!wants_family(o, st->fam, strlen(st->fam)))
-			continue;
-		for (size_t i = 0; i < st->n; i++) {
-			if (!file_may_match(db, st->files[i], o, row, rowlen))
-				continue;
-			if (!(kids[n] = file_iter(st->files[i], fill_cache)))
-				goto fail;
-			n++;
-		}
-	}
-	m = iter_merge(kids, n);
-	if (kids != stack)
-		free(kids);
-	return m;
-fail:
-	while (n--)
-		iter_destroy(kids[n]);
-	if (kids != stack)
-		free(kids);
-	return NULL;
-}
+/* The range of a scan, for children_iter. */
+struct scan_range {
+	const void *from;
+	size_t fromlen;
+	const struct buf *stop;	/* NULL: no stop row */
+};
 
 /*
- * A scan's iterator over region r's view v: view_iter's children less
- * the ones a scan from row `from` (to `stop`, when has_stop) cannot need:
+ * The iterators over view v's memstores and the store files o wants
+ * (bloom-checked against row when row is set), merged.  With sr (a
+ * scan), also left out are the children a scan from sr->from (to
+ * sr->stop) cannot need, and one child left is returned unmerged:
  *   - an empty memstore: an entry with seq <= the snapshot was counted
  *     before the snapshot was published, and the caller loaded the
  *     snapshot before calling;
  *   - a store file whose last row sorts before `from` or whose first row
  *     is at or past `stop` (a seek would leave it invalid; it costs an
  *     index search and a block load per seek).
- * One child left is returned without a merge.
  */
-static struct iter *scan_iter(struct cf_db *db, struct view *v,
-			      const struct cf_read_opts *o, const void *from,
-			      size_t fromlen, const struct buf *stop,
-			      int has_stop, int fill_cache)
+static struct iter *children_iter(struct cf_db *db, struct view *v,
+				  const struct cf_read_opts *o,
+				  const void *row, size_t rowlen,
+				  const struct scan_range *sr, int fill_cache)
 {
 	struct iter *stack[32], **kids = stack;
 	size_t n = 0, cap = 1 + v->nimm;
@@ -470,7 +433,7 @@ static struct iter *scan_iter(struct cf_db *db, struct view *v,
 		return NULL;
 	for (size_t i = 0; i <= v->nimm; i++) {
 		struct memstore *ms = i ? v->imm[i - 1] : v->mem;
-		if (memstore_count(ms) == 0)
+		if (sr && memstore_count(ms) == 0)
 			continue;
 		if (!(kids[n] = memstore_iter(ms)))
 			goto fail;
@@ -482,18 +445,18 @@ static struct iter *scan_iter(struct cf_db *db, struct view *v,
 			continue;
 		for (size_t i = 0; i < st->n; i++) {
 			struct sfile *f = st->files[i];
-			if (!file_may_match(db, f, o, NULL, 0))
+			if (!file_may_match(db, f, o, row, rowlen))
 				continue;
-			if (f->sst) {
+			if (sr && f->sst) {
 				const struct sst_meta *mt = sst_get_meta(f->sst);
 				size_t fl, ll;
 				const unsigned char *fr, *lr;
 				fr = ikey_row(mt->first_key.p, &fl);
 				lr = ikey_row(mt->last_key.p, &ll);
-				if (bytes_cmp(lr, ll, from, fromlen) < 0)
+				if (bytes_cmp(lr, ll, sr->from, sr->fromlen) < 0)
 					continue;
-				if (has_stop && bytes_cmp(fr, fl, stop->p,
-							  stop->len) >= 0)
+				if (sr->stop && bytes_cmp(fr, fl, sr->stop->p,
+							  sr->stop->len) >= 0)
 					continue;
 			}
 			if (!(kids[n] = file_iter(f, fill_cache)))
@@ -501,7 +464,7 @@ static struct iter *scan_iter(struct cf_db *db, struct view *v,
 			n++;
 		}
 	}
-	m = n == 1 ? kids[0] : iter_merge(kids, n);
+	m = sr && n == 1 ? kids[0] : iter_merge(kids, n);
 	if (kids != stack)
 		free(kids);
 	return m;
@@ -511,6 +474,25 @@ fail:
 	if (kids != stack)
 		free(kids);
 	return NULL;
+}
+
+struct iter *view_iter(struct cf_db *db, struct region *r, struct view *v,
+		       const struct cf_read_opts *o, const void *row,
+		       size_t rowlen, int fill_cache)
+{
+	(void)r;
+	return children_iter(db, v, o, row, rowlen, NULL, fill_cache);
+}
+
+/* A scan's iterator over view v from row `from` (to `stop`, when
+ * has_stop): children_iter's rules for a scan. */
+static struct iter *scan_iter(struct cf_db *db, struct view *v,
+			      const struct cf_read_opts *o, const void *from,
+			      size_t fromlen, const struct buf *stop,
+			      int has_stop, int fill_cache)
+{
+	struct scan_range sr = { from, fromlen, has_stop ? stop : NULL };
+	return children_iter(db, v, o, NULL, 0, &sr, fill_cache);
 }
 
 /* --- reading one row -------------------------------------------------- */
