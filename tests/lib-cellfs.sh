@@ -73,5 +73,29 @@ errno_of() {
 	"$HELPER_ERRNO" "$@"
 }
 
+# doc_session DOC: the lines of DOC's ```session block (a user guide's
+# example run), on stdout.
+doc_session() {
+	sed -n "/^\`\`\`session$/,/^\`\`\`$/p" "$1" | sed "1d;\$d"
+}
+
+# run_session FILE EXPECT ACTUAL: runs each "$ " line of FILE in $MNT
+# (output appended to ACTUAL, a failure as "FAILED: cmd") and collects
+# the other lines, the output shown, in EXPECT; then test_cmp them.
+run_session() {
+	: >"$2" && : >"$3" &&
+	while IFS= read -r line; do
+		case "$line" in
+		"\$ "*)
+			cmd=${line#\$ } &&
+			(cd "$MNT" && eval "$cmd") >>"$3" 2>&1 ||
+			echo "FAILED: $cmd" >>"$3" ;;
+		*)
+			printf "%s\n" "$line" >>"$2" ;;
+		esac
+	done <"$1" &&
+	test_cmp "$2" "$3"
+}
+
 final_cleanup="cellfs_umount"
 trap 'cellfs_umount; die' EXIT

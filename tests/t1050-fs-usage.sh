@@ -8,7 +8,7 @@ test_description='cellfs: the session in docs/usage.md runs as shown'
 DOC="${CELLFS_TOP:-$SHARNESS_TEST_DIRECTORY/..}/docs/usage.md"
 
 test_expect_success 'extract the session' '
-	sed -n "/^\`\`\`session$/,/^\`\`\`$/p" "$DOC" | sed "1d;\$d" >session &&
+	doc_session "$DOC" >session &&
 	test -s session
 '
 
@@ -17,18 +17,7 @@ test_expect_success 'mount' '
 '
 
 test_expect_success 'every command gives the output shown' '
-	: >expect && : >actual &&
-	while IFS= read -r line; do
-		case "$line" in
-		"\$ "*)
-			cmd=${line#\$ } &&
-			(cd "$MNT" && eval "$cmd") >>actual 2>&1 ||
-			echo "FAILED: $cmd" >>actual ;;
-		*)
-			printf "%s\n" "$line" >>expect ;;
-		esac
-	done <session &&
-	test_cmp expect actual
+	run_session session expect actual
 '
 
 test_expect_success 'unmount' '

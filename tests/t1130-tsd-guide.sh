@@ -9,7 +9,7 @@ TOP=${CELLFS_TOP:-$SHARNESS_TEST_DIRECTORY/..}
 DOC=$TOP/docs/timeseries.md
 
 test_expect_success 'extract the session and the example commands' '
-	sed -n "/^\`\`\`session$/,/^\`\`\`$/p" "$DOC" | sed "1d;\$d" >session &&
+	doc_session "$DOC" >session &&
 	test -s session &&
 	grep -E "^    (echo|printf|cat|cp) .*MNT/" "$DOC" |
 		sed "s/^    //; s|/tmp/net.png|net.png|" >examples &&
@@ -23,18 +23,7 @@ test_expect_success 'mount' '
 # As t1050: each "$ " line runs in the mount point (HOME is the trash
 # directory, so ~/points stays in it); the other lines are its output.
 test_expect_success 'every command of the session gives the output shown' '
-	: >expect && : >actual &&
-	while IFS= read -r line; do
-		case "$line" in
-		"\$ "*)
-			cmd=${line#\$ } &&
-			(cd "$MNT" && eval "$cmd") >>actual 2>&1 ||
-			echo "FAILED: $cmd" >>actual ;;
-		*)
-			printf "%s\n" "$line" >>expect ;;
-		esac
-	done <session &&
-	test_cmp expect actual
+	run_session session expect actual
 '
 
 test_expect_success 'every example command of the guide works (after a round of the collectors)' '
