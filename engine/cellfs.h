@@ -53,7 +53,8 @@ struct cf_options {
 	int background;		/* 1: flush/compaction threads; 0: only on
 				   explicit calls (tests) */
 	int compact_threshold;	/* files in a store that start a minor
-				   compaction (default 3) */
+				   compaction (default 3; which files it
+				   takes: docs/engine.md) */
 	int stall_files;	/* files in a store at which writers slow
 				   down (default 12) */
 };
@@ -66,8 +67,9 @@ void cf_options_default(struct cf_options *o);
  * *out is owned by the caller until cf_db_close().
  * Errors: CF_EBUSY (another process has it), CF_ECORRUPT, CF_EIO. */
 int cf_db_open(const char *dir, const struct cf_options *o, cf_db **out);
-/* Flushes nothing; stops threads, syncs the WAL, frees everything.  Every
- * table handle must be closed before. */
+/* Stops threads, flushes every memstore (a clean reopen replays nothing),
+ * syncs the WAL, frees everything.  Every table handle must be closed
+ * before. */
 void cf_db_close(cf_db *db);
 /* Makes every acknowledged write durable (fsync; one group commit serves
  * all callers waiting at once). */

@@ -36,25 +36,36 @@
 #define RATIO 1.2
 #define MAX_MINOR_FILES 10
 
-/* Chooses files of st to compact: [*first, *first + *n) in newest-first
- * order.  0 when there is nothing worth doing. */
-static int pick_minor(const struct fstore *st, int threshold, size_t *first,
-		      size_t *n)
+/*
+ * Chooses files of st to compact: [*first, *first + *n) in newest-first
+ * order.  0 when there is nothing worth doing.  HBase's ratio rule: from
+ * the oldest file of the run (at most MAX_MINOR_FILES, the oldest ones),
+ * a file is left out while it is larger than both min_size and RATIO
+ * times everything newer in the run, so a big old file is not rewritten
+ * for a few small new ones; files up to min_size (HBase's
+ * hbase.hstore.compaction.min.size, which defaults to the flush size) are
+ * always taken.
+ */
+static int pick_minor(const struct fstore *st, int threshold,
+		      uint64_t min_size, size_t *first, size_t *n)
 {
 	size_t lo = 0, hi = st->n;	/* candidate run [lo, hi) */
 	uint64_t newer = 0;
 
 	if (st->n < (size_t)threshold)
 		return 0;
+	for (size_t i = 0; i < st->n; i++)
+		if (!st->files[i]->sst)
+			return 0;	/* unreadable: wait for cellfs-fsck */
 	if (hi - lo > MAX_MINOR_FILES)
 		lo = hi - MAX_MINOR_FILES;	/* the oldest ones first */
-	/* skip old files much larger than everything newer in the run */
 	for (size_t i = lo; i < hi; i++)
 		newer += st->files[i]->size;
 	while (hi - lo >= 2) {
 		uint64_t oldest = st->files[hi - 1]->size;
 		newer -= oldest;
-		if ((double)oldest <= RATIO * (double)newer)
+		if (oldest <= min_size ||
+		    (double)oldest <= RATIO * (double)newer)
 			break;
 		hi--;
 	}
@@ -63,6 +74,59 @@ static int pick_minor(const struct fstore *st, int threshold, size_t *first,
 	*first = lo;
 	*n = hi - lo;
 	return 1;
+}
+
+/* The smallest file size the ratio rule may leave out. */
+static uint64_t min_compact_size(const struct cf_db *db)
+{
+	return db->o.flush_size;
+}
+
+/* Does st hold a reference to a split parent's file (all readable)? */
+static int store_has_refs(const struct fstore *st, const struct region *r)
+{
+	int refs = 0;
+
+	for (size_t i = 0; i < st->n; i++) {
+		const struct sfile *f = st->files[i];
+		if (!f->sst)
+			return 0;	/* unreadable: wait for cellfs-fsck */
+		if (f->home_region != (int64_t)r->id || f->lo_set ||
+		    f->hi_set)
+			refs = 1;
+	}
+	return refs;
+}
+
+static int region_has_refs(struct region *r)
+{
+	struct view *v = region_view(r);
+	int refs = 0;
+
+	for (size_t s = 0; s < v->nstores && !refs; s++)
+		refs = store_has_refs(&v->stores[s], r);
+	view_unref(v);
+	return refs;
+}
+
+/*
+ * A store needs compacting when the ratio rule picks files, or, as in
+ * HBase, when it holds references to a split parent's files: compacting
+ * them all rewrites the daughter's part into its own directory, so the
+ * parent's files can go and the daughter can split again.
+ */
+int region_needs_compaction(struct cf_db *db, struct region *r)
+{
+	struct view *v = region_view(r);
+	size_t first, n;
+	int need = 0;
+
+	for (size_t s = 0; s < v->nstores && !need; s++)
+		need = store_has_refs(&v->stores[s], r) ||
+		       pick_minor(&v->stores[s], db->o.compact_threshold,
+				  min_compact_size(db), &first, &n);
+	view_unref(v);
+	return need;
 }
 
 struct group {
@@ -344,6 +408,17 @@ static int compact_files(struct cf_db *db, struct region *r, const char *fam,
 	}
 	atomic_fetch_add(&t->st.compactions, 1);
 	atomic_fetch_add(&db->st.compactions, 1);
+	{
+		uint64_t in = 0;
+		for (size_t i = 0; i < n; i++)
+			in += files[i]->size;
+		cf_log(CF_LOG_INFO, "%s compaction of %s/%s region %016"
+		       PRIx64 ": %zu files, %" PRIu64 " bytes -> %" PRIu64
+		       " bytes, %" PRIu64 " cells, %" PRId64 " ms",
+		       major ? "major" : "minor", t->name, fam, r->id, n, in,
+		       kept ? meta.file_size : 0, kept,
+		       env_now_ms() - now);
+	}
 	if (major) {
 		atomic_fetch_add(&t->st.major_compactions, 1);
 		atomic_fetch_add(&db->st.major_compactions, 1);
@@ -381,6 +456,7 @@ int region_compact(struct cf_db *db, struct region *r, int major)
 		struct sfile **files = NULL;
 		char fam[CF_FAMILY_MAX + 1];
 		size_t first = 0, n = 0;
+		int all;
 
 		if (s >= v->nstores) {
 			view_unref(v);
@@ -397,13 +473,17 @@ int region_compact(struct cf_db *db, struct region *r, int major)
 			}
 		if (!v)
 			continue;
-		if (major) {
+		if (major || store_has_refs(&v->stores[s], r)) {
 			first = 0;
 			n = v->stores[s].n;
 		} else if (!pick_minor(&v->stores[s], db->o.compact_threshold,
-				       &first, &n)) {
+				       min_compact_size(db), &first, &n)) {
 			n = 0;
 		}
+		/* a compaction of every file of the store is a major one
+		 * (HBase's isAllFiles): nothing older is left for a delete
+		 * marker or a dead version to matter to */
+		all = n > 0 && n == v->stores[s].n;
 		if (n && (files = calloc(n, sizeof *files))) {
 			for (size_t i = 0; i < n; i++) {
 				/* private copies keep the ssts referenced */
@@ -428,7 +508,7 @@ int region_compact(struct cf_db *db, struct region *r, int major)
 			break;
 		}
 		if (n)
-			rc = compact_files(db, r, fam, files, n, major);
+			rc = compact_files(db, r, fam, files, n, major || all);
 		for (size_t i = 0; files && i < n; i++)
 			sfile_free(files[i]);
 		free(files);
@@ -729,7 +809,11 @@ int region_split_if_big(struct cf_db *db, struct region *r)
 	int rc = CF_OK;
 
 	view_unref(v);
-	if (size <= db->o.split_size || !region_live(r))
+	/* a daughter still referencing its parent's files is compacted
+	 * before it may split again (HBase's rule): its size counts the
+	 * whole parent files, and a split point from them may lie outside
+	 * it */
+	if (size <= db->o.split_size || !region_live(r) || region_has_refs(r))
 		return CF_OK;
 	rc = middle_row(db, r, &mid);
 	if (rc == CF_OK)

@@ -662,14 +662,12 @@ static void *compactor_main(void *arg)
 			if (atomic_load(&t->dropped))
 				continue;
 			pthread_rwlock_rdlock(&t->lock);
-			for (size_t j = 0; j < t->nregions && !pick; j++) {
-				struct view *v = region_view(t->regions[j]);
-				for (size_t s = 0; s < v->nstores; s++)
-					if (v->stores[s].n >=
-					    (size_t)db->o.compact_threshold)
-						pick = t->regions[j];
-				view_unref(v);
-			}
+			/* only a region a compaction would change: one whose
+			 * files the ratio rule leaves alone must not keep
+			 * the loop busy, or keep splits from their turn */
+			for (size_t j = 0; j < t->nregions && !pick; j++)
+				if (region_needs_compaction(db, t->regions[j]))
+					pick = t->regions[j];
 			pthread_rwlock_unlock(&t->lock);
 			if (pick) {
 				int rc = region_compact(db, pick, 0);

@@ -243,6 +243,8 @@ int sfile_open(struct cf_db *db, struct cf_table *t, int64_t home,
 /* Puts f into the family store of v, keeping newest-first order. */
 int view_add_file(struct view *v, const char *fam, struct sfile *f);
 int region_compact(struct cf_db *db, struct region *r, int major);
+/* Would a minor compaction of r (region_compact(db, r, 0)) do anything? */
+int region_needs_compaction(struct cf_db *db, struct region *r);
 int table_split_at(struct cf_db *db, struct cf_table *t, const void *key,
 		   size_t keylen);
 /* Splits r at its middle when its store files pass split_size: 1 if it

@@ -139,6 +139,10 @@ static int cellfs_open(const char *dir, uint64_t cache)
 	struct cf_family f;
 	int rc;
 
+	/* CELLFS_LOG=1: the engine's log lines (compactions, splits) on
+	 * stderr, to see what it did during a run */
+	if (getenv("CELLFS_LOG") && *getenv("CELLFS_LOG") == '1')
+		cf_log_set_stderr(1);
 	cf_options_default(&o);
 	o.sync_mode = CF_SYNC_NONE;
 	o.block_cache = cache;

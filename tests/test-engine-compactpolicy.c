@@ -1,0 +1,277 @@
+/*
+ * test-engine-compactpolicy: which files a minor compaction takes, and
+ * when the compactor runs (engine/compact.c pick_minor, docs/engine.md
+ * "Flush, compaction, split"):
+ *   - files up to flush_size are always taken; a minor compaction that
+ *     takes every file of a store is a major one (dead versions and
+ *     delete markers leave the disk, reads do not change);
+ *   - a big old file is left out of a run of small new ones (ratio 1.2)
+ *     and the compaction stays minor;
+ *   - a store whose files the ratio rule leaves alone does not keep the
+ *     compactor from splitting the region (it used to: the compactor
+ *     picked the region for its file count, did nothing, and never came
+ *     to the split check);
+ *   - after open the compactor compacts a store that needs it without
+ *     waiting for a write.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "engine/cellfs.h"
+#include "util/log.h"
+#include "tests/tap.h"
+
+static const char *dir;
+
+/* n rows "rNNNN" of vlen bytes that snappy cannot shrink, generation gen */
+static void load(cf_table *t, int first, int n, size_t vlen, int gen)
+{
+	char row[16], *val = malloc(vlen + 1);
+	uint64_t x = (uint64_t)gen * 0x9e3779b97f4a7c15ull + 1;
+
+	if (!val)
+		bail("out of memory");
+	for (int i = first; i < first + n; i++) {
+		cf_batch *b;
+		for (size_t j = 0; j < vlen; j++) {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			val[j] = (char)('a' + x % 26);
+		}
+		val[0] = (char)('0' + gen % 10);
+		snprintf(row, sizeof row, "r%04d", i);
+		cf_batch_new(&b);
+		cf_batch_put(b, row, strlen(row), "f", 1, "q", 1, CF_TS_NOW,
+			     val, vlen);
+		if (cf_table_apply(t, b))
+			bail("put %s", row);
+		cf_batch_free(b);
+	}
+	free(val);
+}
+
+/* the first byte of the value of row i, or '-' when there is none */
+static char gen_of(cf_table *t, int i)
+{
+	char row[16];
+	cf_row *r;
+	char c = '-';
+
+	snprintf(row, sizeof row, "r%04d", i);
+	if (cf_table_get(t, row, strlen(row), NULL, &r))
+		return '?';
+	if (cf_row_count(r) == 1 && cf_row_cell(r, 0)->vlen)
+		c = *(const char *)cf_row_cell(r, 0)->val;
+	cf_row_free(r);
+	return c;
+}
+
+static struct cf_stats stats(cf_table *t)
+{
+	struct cf_stats s;
+
+	cf_table_stats(t, &s);
+	return s;
+}
+
+static cf_db *open_db(uint64_t flush_size, uint64_t split_size,
+		      int background)
+{
+	struct cf_options o;
+	cf_db *db;
+
+	cf_options_default(&o);
+	o.background = background;
+	o.flush_size = flush_size;
+	o.memstore_limit = 256u << 20;	/* no stalls: tests flush by hand */
+	o.split_size = split_size;
+	o.sync_mode = CF_SYNC_NONE;
+	if (cf_db_open(dir, &o, &db))
+		bail("open %s", dir);
+	return db;
+}
+
+static cf_table *table(cf_db *db, const char *name)
+{
+	struct cf_family f;
+	cf_table *t;
+
+	cf_family_default(&f, "f");
+	f.blocksize = 4096;
+	if (cf_table_create(db, name, &f, 1) != CF_OK &&
+	    cf_table_open(db, name, &t) == CF_OK)
+		return t;
+	if (cf_table_open(db, name, &t))
+		bail("table %s", name);
+	return t;
+}
+
+/* Waits up to 30 s for cond(t) (background work, not timed). */
+static int wait_for(cf_table *t, int (*cond)(cf_table *))
+{
+	for (int i = 0; i < 3000; i++) {
+		if (cond(t))
+			return 1;
+		usleep(10000);
+	}
+	return cond(t);
+}
+
+static int one_file(cf_table *t)
+{
+	return stats(t).store_files == 1;
+}
+
+static int split_once(cf_table *t)
+{
+	return stats(t).regions >= 2;
+}
+
+static uint64_t settle_bytes, settle_split;
+
+/* every region under split_size and the whole no bigger than the data:
+ * no daughter still counts a reference to its parent's whole file */
+static int settled(cf_table *t)
+{
+	struct cf_region_info *ri;
+	uint64_t sum = 0;
+	size_t n;
+	int ok = 1;
+
+	if (cf_table_regions(t, &ri, &n))
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		sum += ri[i].disk_bytes;
+		if (ri[i].disk_bytes > settle_split || ri[i].files != 1)
+			ok = 0;
+	}
+	cf_regions_free(ri, n);
+	return ok && n >= 2 && sum <= settle_bytes;
+}
+
+int main(void)
+{
+	struct cf_stats a, b;
+	cf_db *db;
+	cf_table *t;
+	int okv;
+
+	no_plan();
+	if (getenv("TEST_LOG"))
+		cf_log_set_stderr(1);
+	dir = tap_tmpdir("engine-compactpolicy");
+
+	/* --- small files: all taken, and that is a major compaction ---- */
+	db = open_db(1u << 20, 1ull << 40, 0);
+	t = table(db, "small");
+	load(t, 0, 200, 1000, 1);
+	cf_table_flush(t);
+	load(t, 0, 200, 1000, 2);	/* every row overwritten */
+	cf_table_flush(t);
+	load(t, 100, 100, 1000, 3);	/* half of them again */
+	{
+		cf_batch *bt;
+		cf_batch_new(&bt);
+		cf_batch_delete(bt, CF_DEL_ROW, "r0000", 5, NULL, 0, NULL,
+				0, CF_TS_NOW);
+		cf_table_apply(t, bt);
+		cf_batch_free(bt);
+	}
+	cf_table_flush(t);
+	a = stats(t);
+	is_int((int)a.store_files, 3, "three flushed files");
+	is_int(cf_table_compact(t, 0), CF_OK, "minor compaction");
+	b = stats(t);
+	is_int((int)b.store_files, 1, "files under flush_size all taken");
+	is_int((int)(b.compactions - a.compactions), 1, "one compaction");
+	is_int((int)(b.major_compactions - a.major_compactions), 1,
+	       "taking every file made it a major one");
+	ok(b.disk_bytes * 100 < a.disk_bytes * 50,
+	   "overwritten versions left the disk (%" PRIu64 " -> %" PRIu64
+	   " bytes; 500 puts, 199 live)", a.disk_bytes, b.disk_bytes);
+	ok(gen_of(t, 0) == '-' && gen_of(t, 1) == '2' && gen_of(t, 99) == '2' &&
+	   gen_of(t, 100) == '3' && gen_of(t, 199) == '3',
+	   "reads unchanged: deleted row gone, newest versions kept");
+	cf_table_close(t);
+	cf_db_close(db);
+
+	/* --- a big old file stays out, and the compaction stays minor --- */
+	db = open_db(2048, 1ull << 40, 0);
+	t = table(db, "ratio");
+	load(t, 0, 300, 1000, 1);	/* ~300 KB */
+	cf_table_flush(t);
+	load(t, 1000, 5, 1000, 2);	/* ~5 KB each */
+	cf_table_flush(t);
+	load(t, 1005, 5, 1000, 3);
+	cf_table_flush(t);
+	a = stats(t);
+	is_int(cf_table_compact(t, 0), CF_OK, "minor compaction");
+	b = stats(t);
+	is_int((int)b.store_files, 2, "the big old file was left out");
+	is_int((int)(b.compactions - a.compactions), 1, "one compaction");
+	is_int((int)(b.major_compactions - a.major_compactions), 0,
+	       "not every file: a minor one");
+	ok(gen_of(t, 299) == '1' && gen_of(t, 1004) == '2' &&
+	   gen_of(t, 1009) == '3', "reads unchanged");
+	/* three files no run of which the ratio rule takes: 300 KB, 30 KB,
+	 * 1 KB (each larger than flush_size and 1.2 x all newer) */
+	load(t, 2000, 25, 1000, 4);
+	cf_table_flush(t);
+	cf_table_compact(t, 0);	/* folds the 10 KB file into the new one */
+	load(t, 3000, 1, 1000, 5);
+	cf_table_flush(t);
+	a = stats(t);
+	is_int((int)a.store_files, 3, "300 KB, 35 KB and 1 KB files");
+	is_int(cf_table_compact(t, 0), CF_OK, "minor compaction");
+	b = stats(t);
+	is_int((int)(b.compactions - a.compactions), 0,
+	       "the ratio rule takes none of them");
+	cf_table_close(t);
+	cf_db_close(db);
+
+	/* --- ... and the compactor still splits that region ------------- */
+	db = open_db(2048, 100u << 10, 1);
+	t = table(db, "ratio");
+	settle_bytes = a.disk_bytes + a.disk_bytes / 5;
+	settle_split = 100u << 10;
+	ok(wait_for(t, split_once),
+	   "a region of uncompactable files past split_size splits");
+	okv = wait_for(t, settled);
+	ok(okv,
+	   "its daughters are compacted out of their references and split "
+	   "on their own sizes until each is under split_size, one file "
+	   "each (%" PRIu64 " regions, %" PRIu64 " bytes; %" PRIu64
+	   " before)", stats(t).regions, stats(t).disk_bytes, a.disk_bytes);
+	ok(gen_of(t, 299) == '1' && gen_of(t, 1009) == '3' &&
+	   gen_of(t, 2024) == '4' && gen_of(t, 3000) == '5',
+	   "every row readable after the split");
+	cf_table_close(t);
+	cf_db_close(db);
+
+	/* --- after open, a store that needs it is compacted unasked ----- */
+	db = open_db(1u << 20, 1ull << 40, 0);
+	t = table(db, "reopen");
+	for (int g = 1; g <= 3; g++) {
+		load(t, 0, 50, 1000, g);
+		cf_table_flush(t);
+	}
+	is_int((int)stats(t).store_files, 3, "three files, none compacted");
+	cf_table_close(t);
+	cf_db_close(db);
+	db = open_db(1u << 20, 1ull << 40, 1);
+	t = table(db, "reopen");
+	okv = wait_for(t, one_file);
+	ok(okv,
+	   "compacted after open with no write (files %" PRIu64 ")",
+	   stats(t).store_files);
+	ok(gen_of(t, 0) == '3' && gen_of(t, 49) == '3', "reads unchanged");
+	cf_table_close(t);
+	cf_db_close(db);
+
+	cf_log_release();
+	return done_testing();
+}
