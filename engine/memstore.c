@@ -58,40 +58,70 @@ struct memstore {
 	atomic_uint_least64_t count;
 	atomic_uint_least64_t min_seq, max_seq;
 	uint32_t rnd;		/* the writer's */
+	/* The writer's finger: the predecessors at each level of the last
+	 * key it inserted, that node itself at the levels it has
+	 * (splice_h levels are set; 0: none yet). */
+	struct node *splice[MAX_HEIGHT];
+	int splice_h;
 };
 
 /* The writer's lookahead prefixes of x (height entries). */
-static uint64_t *node_pfx(struct node *x)
+struct pfx {
+	uint64_t hi, lo;	/* row bytes 0-7 and 8-15, big-endian */
+};
+
+static struct pfx *node_pfx(struct node *x)
 {
-	return (uint64_t *)&x->next[x->height];
+	return (struct pfx *)&x->next[x->height];
 }
 
 static const unsigned char *node_key(const struct node *x)
 {
-	return (const unsigned char *)((const uint64_t *)&x->next[x->height] +
+	return (const unsigned char *)((const struct pfx *)&x->next[x->height] +
 				       x->height);
 }
 
 static size_t node_size(int height)
 {
 	return sizeof(struct node) +
-	       (size_t)height * (sizeof(struct node *) + sizeof(uint64_t));
+	       (size_t)height * (sizeof(struct node *) + sizeof(struct pfx));
+}
+
+static uint64_t be_bytes(const unsigned char *p, size_t n)
+{
+	uint64_t v = 0;
+
+	for (size_t i = 0; i < 8; i++)
+		v = v << 8 | (i < n ? p[i] : 0);
+	return v;
 }
 
 /*
- * The first 8 row bytes as a big-endian number, zero-padded.  Internal
- * keys order by row first, and a strictly smaller prefix means a smaller
- * row: at the first differing byte either both rows have a byte, or the
- * padded one is a proper prefix of the other, which sorts first.  Equal
- * prefixes decide nothing.
+ * The first 16 row bytes as two big-endian numbers, zero-padded.
+ * Internal keys order by row first, and a strictly smaller prefix means a
+ * smaller row: at the first differing byte either both rows have a byte,
+ * or the padded one is a proper prefix of the other, which sorts first.
+ * Equal prefixes decide nothing.  Sixteen bytes, not eight: row keys
+ * often share their first eight (a salt, a metric id, zero-padded
+ * numbers like db_bench's).
  */
-static uint64_t row_prefix(const unsigned char *row, size_t n)
+static struct pfx row_prefix(const unsigned char *row, size_t n)
 {
-	uint64_t p = 0;
+	struct pfx p;
 
-	for (size_t i = 0; i < 8; i++)
-		p = p << 8 | (i < n ? row[i] : 0);
+	p.hi = be_bytes(row, n);
+	p.lo = n > 8 ? be_bytes(row + 8, n - 8) : 0;
 	return p;
+}
+
+/* <0, 0, >0 as prefix a sorts before, with, after b */
+static int pfx_cmp(const struct pfx *a, const struct pfx *b)
+{
+	if (a->hi != b->hi)
+		return a->hi < b->hi ? -1 : 1;
+	if (a->lo != b->lo)
+		return a->lo < b->lo ? -1 : 1;
+	return 0;
 }
 
 static struct node *next_acq(struct node *x, int level)
@@ -118,7 +148,7 @@ int memstore_new(struct memstore **out)
 	m->head->klen = m->head->vlen = 0;
 	for (int i = 0; i < MAX_HEIGHT; i++) {
 		atomic_init(&m->head->next[i], NULL);
-		node_pfx(m->head)[i] = 0;
+		node_pfx(m->head)[i] = (struct pfx){ 0, 0 };
 	}
 	atomic_init(&m->refs, 1);
 	atomic_init(&m->height, 1);
@@ -192,6 +222,34 @@ static struct node *find_ge(struct memstore *m, const unsigned char *key,
 	}
 }
 
+/*
+ * Does the key (kp, klen; row prefix kpfx) fall between the finger's
+ * level-0 node and that node's successor?  The finger's node is the last
+ * one inserted, still in the cache; its successor's prefix sits beside
+ * the link, so a key past the end of the list or before a node with a
+ * larger prefix costs one comparison.
+ */
+static int splice_brackets(struct memstore *m, const unsigned char *kp,
+			   size_t klen, const struct pfx *kpfx)
+{
+	struct node *p, *n;
+	int pc;
+
+	if (m->splice_h != atomic_load_explicit(&m->height,
+						memory_order_relaxed))
+		return 0;
+	p = m->splice[0];
+	if (p != m->head && ikey_cmp(node_key(p), p->klen, kp, klen) >= 0)
+		return 0;
+	n = atomic_load_explicit(&p->next[0], memory_order_relaxed);
+	if (!n)
+		return 1;
+	pc = pfx_cmp(&node_pfx(p)[0], kpfx);
+	if (pc)
+		return pc > 0;
+	return ikey_cmp(node_key(n), n->klen, kp, klen) > 0;
+}
+
 int memstore_add(struct memstore *m, const struct ikey *k, const void *val,
 		 size_t vlen)
 {
@@ -199,7 +257,8 @@ int memstore_add(struct memstore *m, const struct ikey *k, const void *val,
 	struct node *prev[MAX_HEIGHT], *x, *p, *last = NULL;
 	int h, cur, level, c = 1;
 	unsigned char *kp;
-	uint64_t count, kpfx;
+	uint64_t count;
+	struct pfx kpfx;
 
 	if (klen > UINT32_MAX || vlen > UINT32_MAX)
 		return CF_ETOOBIG;
@@ -219,19 +278,30 @@ int memstore_add(struct memstore *m, const struct ikey *k, const void *val,
 	 * so its own loads need no ordering */
 	kpfx = row_prefix(k->row, k->rowlen);
 	cur = atomic_load_explicit(&m->height, memory_order_relaxed);
+	if (splice_brackets(m, kp, klen, &kpfx)) {
+		/* the finger's predecessors hold at every level: a key that
+		 * falls between splice[0] and its successor falls between
+		 * splice[l] <= splice[0] and splice[l]'s successor, which is
+		 * at or after splice[0]'s (a run of keys in order inserts
+		 * without a search) */
+		memcpy(prev, m->splice, (size_t)cur * sizeof *prev);
+		level = -1;
+	} else {
+		level = cur - 1;
+	}
 	p = m->head;
-	for (level = cur - 1; level >= 0; level--) {
+	for (; level >= 0; level--) {
 		for (;;) {
 			struct node *n = atomic_load_explicit(
 				&p->next[level], memory_order_relaxed);
-			uint64_t npfx = node_pfx(p)[level];
+			int pc = pfx_cmp(&node_pfx(p)[level], &kpfx);
 			if (!n)
 				break;
 			/* last was compared one level up: >= key, or
 			 * the walk would have moved past it */
-			if (n == last || npfx > kpfx)
+			if (n == last || pc > 0)
 				break;
-			if (npfx < kpfx) {
+			if (pc < 0) {
 				p = n;
 				continue;
 			}
@@ -252,6 +322,12 @@ int memstore_add(struct memstore *m, const struct ikey *k, const void *val,
 			prev[level] = m->head;
 		atomic_store_explicit(&m->height, h, memory_order_relaxed);
 	}
+	/* the finger for the next insert */
+	for (level = 0; level < h; level++)
+		m->splice[level] = x;
+	for (; level < (h > cur ? h : cur); level++)
+		m->splice[level] = prev[level];
+	m->splice_h = h > cur ? h : cur;
 	for (level = 0; level < h; level++) {
 		atomic_init(&x->next[level],
 			    atomic_load_explicit(&prev[level]->next[level],

@@ -386,6 +386,88 @@ static void test_order(void)
 
 /* --- values of every size ---------------------------------------------- */
 
+/*
+ * The writer's finger (memstore_add inserts a key that falls right after
+ * the last one without a search): keys inserted in runs that ascend,
+ * descend, skip ahead and jump back, interleaved, must still iterate in
+ * order, each once.
+ */
+static void test_runs(void)
+{
+	enum { N = 60000 };
+	struct ekey *sorted = malloc(N * sizeof *sorted);
+	size_t *order = malloc(N * sizeof *order);
+	unsigned char row[400], fam[4], qual[4];
+	uint64_t s = seed ^ 0x5eed;
+	size_t n = 0, bad = 0, done = 0;
+	struct memstore *m;
+	struct iter *it;
+	int rc = 0;
+
+	if (!sorted || !order)
+		bail("out of memory");
+	for (size_t i = 0; i < N; i++) {
+		struct ikey k;
+		random_ikey(&s, 100 + i, &k, row, fam, qual);
+		sorted[i] = encode(&k);
+	}
+	qsort(sorted, N, sizeof *sorted, cmp_ekey);
+	/* blocks of the sorted keys, each inserted ascending, descending,
+	 * every other key then the rest, or shuffled; blocks in random
+	 * order */
+	{
+		size_t nb = 0, starts[N / 8 + 2];
+		for (size_t i = 0; i < N; i += 1 + rnd(&s) % 15)
+			starts[nb++] = i;
+		starts[nb] = N;
+		for (size_t b = 0; b < nb; b++)
+			order[b] = b;
+		for (size_t b = nb - 1; b > 0; b--) {
+			size_t j = rnd(&s) % (b + 1), t = order[b];
+			order[b] = order[j];
+			order[j] = t;
+		}
+		is_int(memstore_new(&m), CF_OK, "memstore_new");
+		for (size_t bi = 0; bi < nb && !rc; bi++) {
+			size_t b = order[bi], lo = starts[b], hi = starts[b + 1];
+			int how = (int)(rnd(&s) % 4);
+			size_t cnt = hi - lo, idx[16];
+			for (size_t i = 0; i < cnt; i++)
+				idx[i] = how == 0 ? lo + i
+				       : how == 1 ? hi - 1 - i
+				       : 2 * i < cnt ? lo + 2 * i
+				       : lo + 2 * (i - (cnt + 1) / 2) + 1;
+			for (size_t i = cnt; how == 3 && i > 1; i--) {
+				size_t j = rnd(&s) % i, t = idx[i - 1];
+				idx[i - 1] = idx[j];
+				idx[j] = t;
+			}
+			for (size_t i = 0; i < cnt && !rc; i++) {
+				rc = add_ekey(m, &sorted[idx[i]]);
+				done++;
+			}
+		}
+	}
+	is_int(rc, CF_OK, "%zu keys added in runs", done);
+	is_int(memstore_count(m), N, "memstore_count");
+	it = memstore_iter(m);
+	for (iter_seek_first(it); iter_valid(it); iter_next(it)) {
+		if (n >= N || !at(it, &sorted[n])) {
+			if (!bad++)
+				diag("first difference at entry %zu", n);
+		}
+		n++;
+	}
+	is_int(n, N, "iteration yields every entry once");
+	is_int(bad, 0, "in order, each with its own value");
+	iter_destroy(it);
+	memstore_unref(m);
+	for (size_t i = 0; i < N; i++)
+		free(sorted[i].p);
+	free(sorted);
+	free(order);
+}
+
 static void test_values(void)
 {
 	static const size_t sizes[] = {
@@ -830,6 +912,7 @@ int main(void)
 	seed = s ? strtoull(s, NULL, 0) : 20261122;
 	diag("seed %llu (set CF_SEED to change)", (unsigned long long)seed);
 	test_order();
+	test_runs();
 	test_values();
 	test_refs();
 	test_concurrent();
