@@ -776,6 +776,12 @@ void cf_db_close(cf_db *db)
 		if (db->meta)
 			cf_db_flush(db);
 		wal_sync(db->wal);
+		/* when every memstore is on disk, the segment being written
+		 * is closed too, so the purge deletes it: the next open
+		 * replays nothing and the directory holds no log of what
+		 * its store files already hold */
+		if (db_min_unflushed(db) > atomic_load(&db->last_seq))
+			wal_roll(db->wal);
 		wal_purge(db->wal, db_min_unflushed(db));
 		wal_close(db->wal);
 	}

@@ -344,6 +344,15 @@ static int roll(struct wal *w)
 	return CF_OK;
 }
 
+int wal_roll(struct wal *w)
+{
+	if (w->cut_pending && cut(w))
+		return CF_EIO;
+	if (w->seg_bytes <= SEG_HDR)
+		return CF_OK;	/* nothing in it: keep it */
+	return roll(w);
+}
+
 int wal_append(struct wal *w, const void *rec, size_t n, uint64_t max_seq)
 {
 	size_t len = REC_HDR + n;

@@ -44,6 +44,10 @@ int wal_adopt(struct wal *w, uint64_t segment, uint64_t max_seq);
 /* Deletes every closed segment all of whose records have
  * seq < min_unflushed (those edits are in store files).  */
 int wal_purge(struct wal *w, uint64_t min_unflushed);
+/* Closes the current segment, if it holds any record, and starts the next
+ * (so wal_purge may delete it); called by the appending thread, or with
+ * appends stopped. */
+int wal_roll(struct wal *w);
 
 /* Segment numbers present in dir, ascending: *ids malloc'd (caller
  * frees).  */

@@ -736,6 +736,42 @@ static void test_purge(void)
 	}
 }
 
+/* wal_roll: what a clean close does once every memstore is on disk */
+static void test_roll(void)
+{
+	const char *dir = subdir("roll");
+	unsigned char body[100];
+	struct wal *w;
+
+	memset(body, 'r', sizeof body);
+	if (wal_open(dir, 1, 1 << 20, &w))
+		bail("open");
+	wal_append(w, body, sizeof body, 5);
+	wal_append(w, body, sizeof body, 6);
+	is_int(wal_roll(w), CF_OK, "roll");
+	{
+		static const uint64_t want[] = { 1, 2 };
+		ok(same_ids(dir, want, 2), "segment 1 closed, 2 started");
+	}
+	is_int(wal_roll(w), CF_OK, "roll again with nothing written");
+	{
+		static const uint64_t want[] = { 1, 2 };
+		ok(same_ids(dir, want, 2), "an empty segment is not rolled");
+	}
+	is_int(wal_purge(w, 7), CF_OK, "purge below 7");
+	{
+		static const uint64_t want[] = { 2 };
+		ok(same_ids(dir, want, 1), "the rolled segment is deleted");
+	}
+	wal_append(w, body, sizeof body, 7);
+	wal_close(w);
+	{
+		struct readout o = read_seg(seg_path(dir, 2), 0, NULL, 0);
+		ok(o.rc == CF_OK && o.nrec == 1,
+		   "appends after the roll go to the new segment");
+	}
+}
+
 /* --- power loss ----------------------------------------------------- */
 
 static void test_power_loss(void)
@@ -1155,6 +1191,7 @@ int main(void)
 	test_faults();
 	test_group_commit();
 	test_purge();
+	test_roll();
 	test_power_loss();
 	test_small_segments();
 	test_wal_dir_faults();
