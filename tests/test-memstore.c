@@ -818,8 +818,10 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* Key i of the benchmark: a 16-byte row (random bytes if random, else
- * i in big-endian hex), family "f", qualifier "q". */
+/* Key i of the benchmark: a 16-byte row (random bytes, or db_bench's
+ * zero-padded decimal of a random number below the key count, which
+ * share their first 8 bytes, or i in big-endian hex), family "f",
+ * qualifier "q". */
 static void bench_key(unsigned char *rows, size_t i, struct ikey *k)
 {
 	k->row = rows + i * 16;
@@ -833,7 +835,9 @@ static void bench_key(unsigned char *rows, size_t i, struct ikey *k)
 	k->type = KT_PUT;
 }
 
-static void bench_one(int random)
+enum { B_RANDOM, B_DECIMAL, B_SEQ };
+
+static void bench_one(int shape)
 {
 	unsigned char *rows = malloc((size_t)BENCH_KEYS * 16);
 	unsigned char val[100], kb[64];
@@ -842,15 +846,21 @@ static void bench_one(int random)
 	struct iter *it;
 	double t0, t1, t2, t3;
 	size_t n = 0, found = 0;
-	const char *what = random ? "random" : "sequential";
+	const char *what = shape == B_RANDOM ? "random"
+			 : shape == B_DECIMAL ? "random decimal" : "sequential";
 
 	if (!rows || memstore_new(&m))
 		bail("setup");
 	for (size_t i = 0; i < BENCH_KEYS; i++) {
-		if (random) {
+		if (shape == B_RANDOM) {
 			uint64_t a = rnd(&s), b = rnd(&s);
 			memcpy(rows + i * 16, &a, 8);
 			memcpy(rows + i * 16 + 8, &b, 8);
+		} else if (shape == B_DECIMAL) {
+			char dec[17];
+			snprintf(dec, sizeof dec, "%016llu",
+				 (unsigned long long)(rnd(&s) % BENCH_KEYS));
+			memcpy(rows + i * 16, dec, 16);
 		} else {
 			char hex[17];
 			snprintf(hex, sizeof hex, "%016zx", i);
@@ -901,8 +911,9 @@ static void bench_one(int random)
 
 static void test_bench(void)
 {
-	bench_one(1);
-	bench_one(0);
+	bench_one(B_RANDOM);
+	bench_one(B_DECIMAL);
+	bench_one(B_SEQ);
 }
 
 int main(void)
