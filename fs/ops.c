@@ -2100,8 +2100,10 @@ static int file_flush(struct fileh *h)
 	cf_table *t;
 	int rc = 0, err = 0;
 
-	if (h->failed)
-		return h->failed;	/* never half a value */
+	if (h->failed) {
+		err = h->failed;	/* never half a value */
+		goto out;
+	}
 	if (!h->dirty)
 		return 0;
 	switch (n->kind) {
@@ -2161,6 +2163,11 @@ static int file_flush(struct fileh *h)
 		       strerror(err));
 	else
 		h->dirty = 0;
+out:
+	/* the kernel may hold the name of a cell created by this open
+	 * (reply_open): without a Put, it may name nothing */
+	if (err && n->kind == K_CELL)
+		cell_changed(n, NULL, 1);
 	return err;
 }
 
@@ -2305,6 +2312,10 @@ static void reply_open(fuse_req_t req, struct fileh *h,
 		memset(&e, 0, sizeof e);
 		e.ino = ino_of(n);
 		e.attr = *st;
+		/* cached as a lookup would be (a stat after the close is
+		 * then a GETATTR): the close's Put invalidates the
+		 * attributes, a failed one the name too (file_flush) */
+		e.attr_timeout = e.entry_timeout = cache_s(n);
 		pthread_mutex_lock(&mu);
 		n->nlookup++;
 		pthread_mutex_unlock(&mu);

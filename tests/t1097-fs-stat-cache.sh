@@ -13,7 +13,7 @@ mtime() {
 }
 
 test_expect_success 'mount, a table and a row' '
-	cellfs_mount &&
+	cellfs_mount max_value=100 &&
 	mkdir "$MNT/t" "$R"
 '
 
@@ -22,6 +22,15 @@ test_expect_success 'a stat after a create shows the value written' '
 	test "$(stat -c %s "$R/cf:a")" = 5 &&
 	printf 1234567 >"$R/cf:a" &&
 	test "$(stat -c %s "$R/cf:a")" = 7
+'
+
+test_expect_success 'a create whose value is refused leaves no cell' '
+	test_must_fail sh -c "head -c 200 /dev/zero >\"\$1\"" sh "$R/cf:big" &&
+	test_must_fail stat "$R/cf:big" 2>/dev/null &&
+	test_must_fail cat "$R/cf:big" 2>/dev/null &&
+	printf ok >"$R/cf:big" &&
+	test "$(stat -c %s "$R/cf:big")" = 2 &&
+	rm "$R/cf:big"
 '
 
 test_expect_success 'a missing cell, then made through .batch, is found' '
