@@ -2926,6 +2926,58 @@ static int same_row(const struct node *a, const struct node *b)
 	       (!a->key.len || !memcmp(a->key.p, b->key.p, a->key.len));
 }
 
+/* With mu held: takes n out of / puts n into its htab chain. */
+static void hunlink(struct node *n)
+{
+	struct node **pp;
+
+	for (pp = &htab[hslot(n->hash, hcap)]; *pp != n; pp = &(*pp)->hnext)
+		;
+	*pp = n->hnext;
+}
+
+static void hlink(struct node *n)
+{
+	size_t s = hslot(n->hash, hcap);
+
+	n->hnext = htab[s];
+	htab[s] = n;
+}
+
+/* With mu held, after cell s was moved onto d within their row: the
+ * kernel's inode of s now stands under d's name (and d's, if it has one,
+ * is cut from it), so s takes d's meaning and d takes s's old one, the
+ * name that went.  A stat or open of the new name through the moved
+ * inode then asks for the new cell, and a file open on s writes there. */
+static void node_swap(struct node *s, struct node *d)
+{
+	struct node t;
+
+	if (s == d)
+		return;
+	hunlink(s);
+	hunlink(d);
+	t = *s;
+	s->parent = d->parent;
+	s->name = d->name;
+	s->fam = d->fam;
+	s->famlen = d->famlen;
+	s->qual = d->qual;
+	s->ts = d->ts;
+	d->parent = t.parent;
+	d->name = t.name;
+	d->fam = t.fam;
+	d->famlen = t.famlen;
+	d->qual = t.qual;
+	d->ts = t.ts;
+	s->hash = hname(s->parent, s->name);
+	d->hash = hname(d->parent, d->name);
+	hlink(s);
+	hlink(d);
+	attr_forget(s);
+	attr_forget(d);
+}
+
 /* mv ROW/F:Q ROW/F:Q2: Put at Q2 with Q's timestamp, DeleteColumn at Q. */
 static int cell_move(struct node *s, struct node *d)
 {
@@ -3054,6 +3106,11 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 	} else if (s->kind == K_CELL && d->kind == K_CELL && same_row(s, d)) {
 		rc = cell_move(s, d);
 		why = cf_strerror(rc);
+		if (!rc) {
+			pthread_mutex_lock(&mu);
+			node_swap(s, d);
+			pthread_mutex_unlock(&mu);
+		}
 	} else if ((s->kind == K_CELL || s->kind == K_STAGE ||
 		    s->kind == K_ROW) && !same_row(s, d)) {
 		err = EXDEV;

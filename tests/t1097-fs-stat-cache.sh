@@ -67,6 +67,30 @@ test_expect_success 'a rename moves the attributes with the value' '
 	test "$(stat -c %s "$MNT/t/@/r/cf:e")" = 4
 '
 
+# mv looks the source up first (cached 10 s), and the kernel moves that
+# inode to the new name: the daemon's node has to follow it.
+test_expect_success 'a name looked up, then moved, is read at once' '
+	printf 123 >"$R/cf:m" &&
+	test "$(stat -c %s "$R/cf:m")" = 3 &&
+	mv "$R/cf:m" "$R/cf:n" &&
+	test "$(stat -c %s "$R/cf:n")" = 3 &&
+	cat "$R/cf:n" >out && printf 123 >expect && test_cmp expect out &&
+	test_must_fail stat "$R/cf:m" 2>/dev/null &&
+	mv "$R/cf:n" "$MNT/t/@/r/cf:o" &&
+	cat "$R/cf:o" >out && test_cmp expect out &&
+	rm "$R/cf:o"
+'
+
+test_expect_success 'a file open for writing when moved commits under its new name' '
+	exec 5>"$R/cf:w" &&
+	printf open >&5 &&
+	mv "$R/cf:w" "$R/cf:w2" &&
+	printf more >&5 &&
+	exec 5>&- &&
+	test_must_fail stat "$R/cf:w" 2>/dev/null &&
+	cat "$R/cf:w2" >out && printf openmore >expect && test_cmp expect out
+'
+
 test_expect_success 'a put older than a future version is not the latest' '
 	future=$(( $(date +%s) * 1000 + 3600000 )) &&
 	printf now >"$R/cf:f" &&
