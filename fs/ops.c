@@ -3,11 +3,14 @@
  *
  * Inodes are struct node pointers (the root is FUSE_ROOT_ID).  A node's
  * meaning (which table, row, cell, control file) follows from its parent
- * and its name alone and never changes; whether it exists is asked of the
- * engine at every lookup and getattr, and entry and attribute timeouts
- * are 0 and every file is opened direct_io, so the kernel never serves a
- * stale answer after a write returned.  Nodes live while the kernel holds
- * a lookup on them, a child points to them, or a file is open on them.
+ * and its name alone; it changes only when mv moves a cell, and then
+ * with the kernel's inode (node_swap).  Whether a node exists is asked of
+ * the engine, or for a cell answered from what the engine last said (see
+ * "keeping the kernel's caches true"), and every file is opened
+ * direct_io, so neither the kernel nor the daemon serves a stale answer
+ * after a write returned.  Nodes live while the kernel holds a lookup on
+ * them, a child points to them, or a file is open on them (or, for the
+ * last few cells found absent, until a create can follow).
  *
  * State beside the engine, all under one mutex `mu`: the node table,
  * staged files (`.NAME`, held in memory until renamed onto a cell or
