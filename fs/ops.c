@@ -3109,9 +3109,11 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 	} else if (s->kind == K_CELL && d->kind == K_CELL && same_row(s, d)) {
 		rc = cell_move(s, d);
 		why = cf_strerror(rc);
+		/* a file open for writing on d keeps writing to d */
 		if (!rc) {
 			pthread_mutex_lock(&mu);
-			node_swap(s, d);
+			if (!d->writer)
+				node_swap(s, d);
 			pthread_mutex_unlock(&mu);
 		}
 	} else if ((s->kind == K_CELL || s->kind == K_STAGE ||
