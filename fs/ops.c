@@ -3,11 +3,14 @@
  *
  * Inodes are struct node pointers (the root is FUSE_ROOT_ID).  A node's
  * meaning (which table, row, cell, control file) follows from its parent
- * and its name alone and never changes; whether it exists is asked of the
- * engine at every lookup and getattr, and entry and attribute timeouts
- * are 0 and every file is opened direct_io, so the kernel never serves a
- * stale answer after a write returned.  Nodes live while the kernel holds
- * a lookup on them, a child points to them, or a file is open on them.
+ * and its name alone; it changes only when mv moves a cell, and then
+ * with the kernel's inode (node_swap).  Whether a node exists is asked of
+ * the engine, or for a cell answered from what the engine last said (see
+ * "keeping the kernel's caches true"), and every file is opened
+ * direct_io, so neither the kernel nor the daemon serves a stale answer
+ * after a write returned.  Nodes live while the kernel holds a lookup on
+ * them, a child points to them, or a file is open on them (or, for the
+ * last few cells found absent, until a create can follow).
  *
  * State beside the engine, all under one mutex `mu`: the node table,
  * staged files (`.NAME`, held in memory until renamed onto a cell or
@@ -66,6 +69,12 @@ struct node {
 	enum fs_tsd_node tk;	/* K_TSD: its meaning; key holds the name */
 	unsigned twriters;	/* K_TSD: opens for writing (a new metric
 				 * exists for fstat before its first point) */
+	/* K_CELL: what the engine last said of the cell (see "the
+	 * daemon's attribute cache"); under mu */
+	enum { A_UNKNOWN, A_ABSENT, A_PRESENT } astate;
+	size_t asize;		/* A_PRESENT: value length, version */
+	int64_t ats;
+	uint64_t agen;		/* bumped by every invalidation */
 };
 
 /* An open cell: what was written, committed as one Put at close. */
@@ -317,8 +326,54 @@ nomem:
  *    invalid, so stat and open ask us, and we answer from the engine.
  * Tables with a TTL family are not cached at all (timeout 0): their cells
  * vanish with time, not with a request.
+ *
+ * The daemon's attribute cache: a cell node remembers what the engine
+ * last said of its cell (absent, or present with a length and version),
+ * so that a stat after a create or a repeated miss asks the engine
+ * nothing.  It is kept true by the same invalidations as the kernel's
+ * caches (attr_forget in cells_changed_locked and fs_table_changed, for
+ * every node, whether the kernel knows it or not), and filled only
+ *  - by node_stat from an engine read, when the table has no TTL family
+ *    and no invalidation of the node came between the read and the fill
+ *    (agen unchanged: a write that committed after the read has not
+ *    invalidated yet, and will);
+ *  - by cell_put of a latest-version name with what it wrote, when the
+ *    node knew the cell before the Put (absent, or a version no newer
+ *    than the Put's) and no invalidation came in between: every other
+ *    version is then older or dead for good (docs/engine.md, "Versions
+ *    and deletes"), so the Put is the latest.
+ * A version name (@TS) is filled only from reads: a Put at an old
+ * timestamp may be crowded out at once.  The time-series tables are never
+ * filled: the tsd layer writes them without passing through here.  So
+ * that a create's negative lookup is still known when its close puts the
+ * value, the last NEG_KEEP cell nodes found absent stay pinned.
  */
 #define CACHE_S 10.0
+#define NEG_KEEP 64
+
+static struct node *negs[NEG_KEEP];	/* pinned, under mu */
+static size_t negi;
+
+/* With mu held: n's cached attributes are no longer true. */
+static void attr_forget(struct node *n)
+{
+	n->astate = A_UNKNOWN;
+	n->agen++;
+}
+
+/* With mu held: keeps n's pin (from lookup_node) in negs[], dropping the
+ * oldest. */
+static void neg_keep(struct node *n)
+{
+	struct node *old = negs[negi];
+
+	negs[negi] = n;
+	negi = (negi + 1) % NEG_KEEP;
+	if (old) {
+		old->nopen--;
+		node_unref(old);
+	}
+}
 
 struct inval {
 	struct inval *next;
@@ -433,8 +488,7 @@ static void cells_changed_locked(const char *table, const void *key,
 
 	for (n = hcap ? rtab[rslot(table, key, len, hcap)] : NULL; n;
 	     n = n->rnext) {
-		if (n->kind != K_CELL || n == skip ||
-		    strcmp(n->table, table) ||
+		if (n->kind != K_CELL || strcmp(n->table, table) ||
 		    n->key.len != len || (len && memcmp(n->key.p, key, len)))
 			continue;
 		if (col && (n->famlen != col->famlen ||
@@ -442,6 +496,9 @@ static void cells_changed_locked(const char *table, const void *key,
 			    n->qual.len != col->qual.len ||
 			    (col->qual.len && memcmp(n->qual.p, col->qual.p,
 						     col->qual.len))))
+			continue;
+		attr_forget(n);
+		if (n == skip)
 			continue;
 		inos_add(a, n);
 		if (deleted || n->ts != CF_TS_NOW)
@@ -486,6 +543,7 @@ void fs_table_changed(const char *table, int dropped)
 		for (n = htab[i]; n; n = n->hnext) {
 			if (strcmp(n->table, table))
 				continue;
+			attr_forget(n);
 			inos_add(&a, n);
 			if (n->kind == K_CELL || n->kind == K_ROW ||
 			    (dropped && n->kind == K_TABLE))
@@ -926,7 +984,54 @@ static void set_time(struct stat *st, int64_t ms)
 	st->st_atim = st->st_ctim = st->st_mtim;
 }
 
-/* Fills st for n after asking the engine whether it exists: 0 or errno. */
+/* 1 if a family of t has a TTL (its cells vanish with time); 1 also when
+ * the schema cannot be read. */
+static int table_ttl(cf_table *t)
+{
+	struct cf_family *f = NULL;
+	size_t n = 0, i;
+	int ttl = 1;
+
+	if (!cf_table_schema(t, &f, &n))
+		for (ttl = 0, i = 0; i < n; i++)
+			ttl |= f[i].ttl != CF_TTL_FOREVER;
+	free(f);
+	return ttl;
+}
+
+/* 1 if the daemon may cache the attributes of table's cells: the
+ * time-series layer writes its tables without telling ops.c. */
+static int attr_cacheable(const char *table)
+{
+	return strcmp(table, TSD_TABLE_DATA) && strcmp(table, TSD_TABLE_UID);
+}
+
+/* The size and time of cell n into st, from what the engine said (found,
+ * ts, len): CF_OK or CF_ENOTFOUND. */
+static int cell_attrs(struct node *n, struct stat *st, int found, int64_t ts,
+		      size_t len)
+{
+	if (!found) {
+		/* a cell created and not yet closed (cp, tar fstat it):
+		 * what has been written so far */
+		pthread_mutex_lock(&mu);
+		if (n->writer) {
+			found = 1;
+			ts = env_now_ms();
+			len = __atomic_load_n(&n->writer->data.len,
+					      __ATOMIC_RELAXED);
+		}
+		pthread_mutex_unlock(&mu);
+	}
+	if (!found)
+		return CF_ENOTFOUND;
+	st->st_size = (off_t)len;
+	set_time(st, ts);
+	return CF_OK;
+}
+
+/* Fills st for n after asking the engine whether it exists (or, for a
+ * cell, its cached answer): 0 or errno. */
 static int node_stat(struct node *n, struct stat *st)
 {
 	cf_table *t = NULL;
@@ -934,9 +1039,10 @@ static int node_stat(struct node *n, struct stat *st)
 	struct buf b = BUF_INIT;
 	struct stage **sp;
 	size_t nr = 0, i, cnt;
-	int rc = 0, found;
-	int64_t ts;
-	size_t len;
+	int rc = 0, found = 0, known = 0;
+	uint64_t gen = 0;
+	int64_t ts = 0;
+	size_t len = 0;
 
 	memset(st, 0, sizeof *st);
 	st->st_ino = ino_of(n);
@@ -969,6 +1075,19 @@ static int node_stat(struct node *n, struct stat *st)
 			rc = ENOENT;
 		pthread_mutex_unlock(&mu);
 		return rc;
+	case K_CELL:
+		pthread_mutex_lock(&mu);
+		gen = n->agen;
+		if (n->astate != A_UNKNOWN) {
+			known = 1;
+			found = n->astate == A_PRESENT;
+			ts = n->ats;
+			len = n->asize;
+		}
+		pthread_mutex_unlock(&mu);
+		if (known)
+			return fs_errno(cell_attrs(n, st, found, ts, len));
+		break;
 	default:
 		break;
 	}
@@ -1003,29 +1122,20 @@ static int node_stat(struct node *n, struct stat *st)
 		}
 		break;
 	case K_CELL:
-		if (!cf_table_has_family(t, n->fam, n->famlen)) {
-			rc = CF_ENOTFOUND;
-			break;
-		}
-		rc = cell_get(t, n, &found, NULL, &ts, &len);
-		if (!rc && !found) {
-			/* a cell created and not yet closed (cp, tar fstat
-			 * it): what has been written so far */
+		known = !table_ttl(t) && attr_cacheable(n->table);
+		if (cf_table_has_family(t, n->fam, n->famlen))
+			rc = cell_get(t, n, &found, NULL, &ts, &len);
+		if (!rc && known) {
 			pthread_mutex_lock(&mu);
-			if (n->writer) {
-				found = 1;
-				ts = env_now_ms();
-				len = __atomic_load_n(&n->writer->data.len,
-						      __ATOMIC_RELAXED);
+			if (n->agen == gen) {
+				n->astate = found ? A_PRESENT : A_ABSENT;
+				n->asize = len;
+				n->ats = ts;
 			}
 			pthread_mutex_unlock(&mu);
 		}
-		if (!rc && !found)
-			rc = CF_ENOTFOUND;
-		if (!rc) {
-			st->st_size = (off_t)len;
-			set_time(st, ts);
-		}
+		if (!rc)
+			rc = cell_attrs(n, st, found, ts, len);
 		break;
 	default:
 		break;
@@ -1035,20 +1145,15 @@ static int node_stat(struct node *n, struct stat *st)
 	return fs_errno(rc);
 }
 
-/* 1 if a family of table has a TTL (its cells vanish with time). */
+/* 1 if a family of table has a TTL (table_ttl). */
 static int table_has_ttl(const char *table)
 {
-	struct cf_family *f = NULL;
 	cf_table *t;
-	size_t n = 0, i;
-	int ttl = 1;
+	int ttl;
 
 	if (topen(table, &t))
 		return 1;
-	if (!cf_table_schema(t, &f, &n))
-		for (ttl = 0, i = 0; i < n; i++)
-			ttl |= f[i].ttl != CF_TTL_FOREVER;
-	free(f);
+	ttl = table_ttl(t);
 	cf_table_close(t);
 	return ttl;
 }
@@ -1069,6 +1174,17 @@ static int cache_by_table(const struct node *n)
  * kernel's caches true"). */
 static double cache_s(const struct node *n)
 {
+	int known;
+
+	if (n->kind == K_CELL) {
+		/* a cell whose attributes the daemon knows is of a table
+		 * without TTL (or an invalidation is on its way) */
+		pthread_mutex_lock(&mu);
+		known = n->astate != A_UNKNOWN;
+		pthread_mutex_unlock(&mu);
+		if (known)
+			return CACHE_S;
+	}
 	if (cache_by_table(n))
 		return table_has_ttl(n->table) ? 0 : CACHE_S;
 	switch (n->kind) {
@@ -1166,7 +1282,16 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	}
 	err = node_stat(n, &st);
 	if (err) {
-		node_release(n);
+		/* a cell known absent: kept for the create that may follow,
+		 * whose Put then knows it is the latest version */
+		pthread_mutex_lock(&mu);
+		if (n->kind == K_CELL && n->astate == A_ABSENT)
+			neg_keep(n);
+		else {
+			n->nopen--;
+			node_unref(n);
+		}
+		pthread_mutex_unlock(&mu);
 		fuse_reply_err(req, err);	/* a miss is not a refusal */
 		return;
 	}
@@ -1921,12 +2046,23 @@ static int apply_schema(struct node *n, const struct buf *text,
 /* Puts data at the cell n names (ts: CF_TS_NOW or a version). */
 static int cell_put(struct node *n, const struct buf *data, int64_t ts)
 {
+	struct inos a = { NULL, 0, 0 };
 	cf_batch *b = NULL;
 	cf_table *t;
-	int rc;
+	uint64_t gen;
+	int rc, fill;
 
 	if (!cf_family_name_valid(n->fam, n->famlen))
 		return CF_EINVAL;
+	/* the version is chosen here, as the engine would (its clock at
+	 * the Put), so that the attribute cache knows it */
+	if (ts == CF_TS_NOW)
+		ts = env_now_ms();
+	pthread_mutex_lock(&mu);
+	gen = n->agen;
+	fill = n->ts == CF_TS_NOW && (n->astate == A_ABSENT ||
+				      (n->astate == A_PRESENT && n->ats <= ts));
+	pthread_mutex_unlock(&mu);
 	rc = topen(n->table, &t);
 	if (rc)
 		return rc;
@@ -1942,10 +2078,19 @@ static int cell_put(struct node *n, const struct buf *data, int64_t ts)
 		rc = cf_table_apply(t, b);
 	cf_batch_free(b);
 	cf_table_close(t);
-	if (!rc) {
-		erow_drop(n->table, &n->key);
-		cell_changed(n, NULL, 0);
+	if (rc)
+		return rc;
+	erow_drop(n->table, &n->key);
+	pthread_mutex_lock(&mu);
+	fill = fill && n->agen == gen;
+	cells_changed_locked(n->table, n->key.p, n->key.len, n, NULL, 0, &a);
+	if (fill) {
+		n->astate = A_PRESENT;
+		n->asize = data->len;
+		n->ats = ts;
 	}
+	pthread_mutex_unlock(&mu);
+	inval_attrs(&a);
 	return rc;
 }
 
@@ -1958,8 +2103,10 @@ static int file_flush(struct fileh *h)
 	cf_table *t;
 	int rc = 0, err = 0;
 
-	if (h->failed)
-		return h->failed;	/* never half a value */
+	if (h->failed) {
+		err = h->failed;	/* never half a value */
+		goto out;
+	}
 	if (!h->dirty)
 		return 0;
 	switch (n->kind) {
@@ -2019,6 +2166,11 @@ static int file_flush(struct fileh *h)
 		       strerror(err));
 	else
 		h->dirty = 0;
+out:
+	/* the kernel may hold the name of a cell created by this open
+	 * (reply_open): without a Put, it may name nothing */
+	if (err && n->kind == K_CELL)
+		cell_changed(n, NULL, 1);
 	return err;
 }
 
@@ -2163,6 +2315,10 @@ static void reply_open(fuse_req_t req, struct fileh *h,
 		memset(&e, 0, sizeof e);
 		e.ino = ino_of(n);
 		e.attr = *st;
+		/* cached as a lookup would be (a stat after the close is
+		 * then a GETATTR): the close's Put invalidates the
+		 * attributes, a failed one the name too (file_flush) */
+		e.attr_timeout = e.entry_timeout = cache_s(n);
 		pthread_mutex_lock(&mu);
 		n->nlookup++;
 		pthread_mutex_unlock(&mu);
@@ -2773,6 +2929,58 @@ static int same_row(const struct node *a, const struct node *b)
 	       (!a->key.len || !memcmp(a->key.p, b->key.p, a->key.len));
 }
 
+/* With mu held: takes n out of / puts n into its htab chain. */
+static void hunlink(struct node *n)
+{
+	struct node **pp;
+
+	for (pp = &htab[hslot(n->hash, hcap)]; *pp != n; pp = &(*pp)->hnext)
+		;
+	*pp = n->hnext;
+}
+
+static void hlink(struct node *n)
+{
+	size_t s = hslot(n->hash, hcap);
+
+	n->hnext = htab[s];
+	htab[s] = n;
+}
+
+/* With mu held, after cell s was moved onto d within their row: the
+ * kernel's inode of s now stands under d's name (and d's, if it has one,
+ * is cut from it), so s takes d's meaning and d takes s's old one, the
+ * name that went.  A stat or open of the new name through the moved
+ * inode then asks for the new cell, and a file open on s writes there. */
+static void node_swap(struct node *s, struct node *d)
+{
+	struct node t;
+
+	if (s == d)
+		return;
+	hunlink(s);
+	hunlink(d);
+	t = *s;
+	s->parent = d->parent;
+	s->name = d->name;
+	s->fam = d->fam;
+	s->famlen = d->famlen;
+	s->qual = d->qual;
+	s->ts = d->ts;
+	d->parent = t.parent;
+	d->name = t.name;
+	d->fam = t.fam;
+	d->famlen = t.famlen;
+	d->qual = t.qual;
+	d->ts = t.ts;
+	s->hash = hname(s->parent, s->name);
+	d->hash = hname(d->parent, d->name);
+	hlink(s);
+	hlink(d);
+	attr_forget(s);
+	attr_forget(d);
+}
+
 /* mv ROW/F:Q ROW/F:Q2: Put at Q2 with Q's timestamp, DeleteColumn at Q. */
 static int cell_move(struct node *s, struct node *d)
 {
@@ -2901,6 +3109,13 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 	} else if (s->kind == K_CELL && d->kind == K_CELL && same_row(s, d)) {
 		rc = cell_move(s, d);
 		why = cf_strerror(rc);
+		/* a file open for writing on d keeps writing to d */
+		if (!rc) {
+			pthread_mutex_lock(&mu);
+			if (!d->writer)
+				node_swap(s, d);
+			pthread_mutex_unlock(&mu);
+		}
 	} else if ((s->kind == K_CELL || s->kind == K_STAGE ||
 		    s->kind == K_ROW) && !same_row(s, d)) {
 		err = EXDEV;
@@ -3012,6 +3227,8 @@ void fs_teardown(void)
 	free(rtab);
 	htab = rtab = NULL;
 	hcap = hcount = 0;
+	memset(negs, 0, sizeof negs);
+	negi = 0;
 	free(datadir);
 	datadir = NULL;
 }
