@@ -376,12 +376,16 @@ static void parse_next(struct block_iter *it)
 		corrupt(it);
 		return;
 	}
-	it->key.len = (size_t)shared;
-	if (buf_append(&it->key, p + h, (size_t)unshared)) {
+	if (shared + unshared > it->key.cap &&
+	    buf_reserve(&it->key, (size_t)(shared + unshared) -
+				  it->key.len)) {
 		it->valid = 0;
 		it->status = CF_ENOMEM;
 		return;
 	}
+	if (unshared)
+		memcpy(it->key.p + shared, p + h, (size_t)unshared);
+	it->key.len = (size_t)(shared + unshared);
 	it->cur = it->next;
 	it->val = p + h + unshared;
 	it->vlen = (size_t)vlen;

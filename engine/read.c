@@ -547,12 +547,21 @@ static int emit_family(const struct cf_family *f, cf_row *out,
 		raw[i].val = x->voff == NO_VAL ? NULL
 					       : out->scratch.p + x->voff;
 	}
-	vc.f = f;
-	vc.snapshot = snapshot;
-	/* the clock matters only to TTL (a syscall's worth per row) */
-	vc.now_ms = f->ttl != CF_TTL_FOREVER ? env_now_ms() : 0;
-	vc.read_max_ts = max_ts;
-	vis_classify(&vc, raw, n);
+	if (n == 1 && raw[0].k.type == KT_PUT && f->ttl == CF_TTL_FOREVER &&
+	    f->versions >= 1) {
+		/* the usual shape of a family in a row, one version of one
+		 * column (a gathered cell is never newer than the
+		 * snapshot): nothing can mask, rewrite or crowd it out, so
+		 * vis_classify would find it live */
+		raw[0].state = VIS_LIVE;
+	} else {
+		vc.f = f;
+		vc.snapshot = snapshot;
+		/* the clock matters only to TTL (a syscall's worth a row) */
+		vc.now_ms = f->ttl != CF_TTL_FOREVER ? env_now_ms() : 0;
+		vc.read_max_ts = max_ts;
+		vis_classify(&vc, raw, n);
+	}
 	for (size_t i = 0, shown = 0; i < n && rc == CF_OK; i++) {
 		struct rcell *c = &raw[i];
 		if (i > 0 && bytes_cmp(c->k.qual, c->k.qlen, raw[i - 1].k.qual,
@@ -716,9 +725,10 @@ int read_row(struct cf_db *db, struct cf_table *t, struct iter *it,
 			if (rc)
 				break;
 			have_key = 1;
-		}
-		if (bytes_cmp(x.row, x.rowlen, out->key.p, out->key.len) != 0)
+		} else if (bytes_cmp(x.row, x.rowlen, out->key.p,
+				     out->key.len) != 0) {
 			break;
+		}
 		if (n > g && bytes_cmp(x.fam, x.famlen, fam, famlen) != 0) {
 			rc = emit_family(f, out, o, snapshot, g, n - g);
 			g = n;
