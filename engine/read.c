@@ -547,21 +547,12 @@ static int emit_family(const struct cf_family *f, cf_row *out,
 		raw[i].val = x->voff == NO_VAL ? NULL
 					       : out->scratch.p + x->voff;
 	}
-	if (n == 1 && raw[0].k.type == KT_PUT && f->ttl == CF_TTL_FOREVER &&
-	    f->versions >= 1) {
-		/* the usual shape of a family in a row, one version of one
-		 * column (a gathered cell is never newer than the
-		 * snapshot): nothing can mask, rewrite or crowd it out, so
-		 * vis_classify would find it live */
-		raw[0].state = VIS_LIVE;
-	} else {
-		vc.f = f;
-		vc.snapshot = snapshot;
-		/* the clock matters only to TTL (a syscall's worth a row) */
-		vc.now_ms = f->ttl != CF_TTL_FOREVER ? env_now_ms() : 0;
-		vc.read_max_ts = max_ts;
-		vis_classify(&vc, raw, n);
-	}
+	vc.f = f;
+	vc.snapshot = snapshot;
+	/* the clock matters only to TTL (a syscall's worth per row) */
+	vc.now_ms = f->ttl != CF_TTL_FOREVER ? env_now_ms() : 0;
+	vc.read_max_ts = max_ts;
+	vis_classify(&vc, raw, n);
 	for (size_t i = 0, shown = 0; i < n && rc == CF_OK; i++) {
 		struct rcell *c = &raw[i];
 		if (i > 0 && bytes_cmp(c->k.qual, c->k.qlen, raw[i - 1].k.qual,
@@ -645,9 +636,13 @@ static int same_as_last(const cf_row *out, size_t n, const unsigned char *k,
  * sort after it (an equal or lower timestamp).  So once a column has shown
  * VERSIONS distinct timestamps with no delete before them, everything else
  * in the column is dead: the read skips it, seeking past the column when
- * there is much to skip (a counter incremented many times).  Never in the
- * empty qualifier's column: DeleteFamily markers live there, sorted by
- * timestamp among its puts, and they cover every column.
+ * there is much to skip (a counter incremented many times).  In the empty
+ * qualifier's column only its puts are skipped, one by one: DeleteFamily
+ * markers live there, sorted by timestamp among its puts, and they cover
+ * every column, so every marker is still gathered (and the first one
+ * ends the skipping, being a delete).  A skipped put cannot change how
+ * the cells gathered are classified: a put's fate depends on the deletes
+ * and on the puts sorting before it, never on the puts after it.
  */
 struct colskip {
 	size_t col;		/* the column being counted: the index of a
@@ -710,8 +705,11 @@ int read_row(struct cf_db *db, struct cf_table *t, struct iter *it,
 			rc = CF_ECORRUPT;
 			break;
 		}
-		if (cs.skipping && col_cmp(out, cs.col, k, kl) == 0) {
-			if (++cs.skipped > 8) {
+		if (cs.skipping && (x.qlen > 0 || x.type == KT_PUT) &&
+		    col_cmp(out, cs.col, k, kl) == 0) {
+			if (x.qlen == 0) {
+				iter_next(it);	/* a put: see struct colskip */
+			} else if (++cs.skipped > 8) {
 				cs.skipping = 0;
 				seek_past_column(it, &x);
 			} else {
@@ -764,8 +762,7 @@ int read_row(struct cf_db *db, struct cf_table *t, struct iter *it,
 				cs.puts++;
 				cs.last_ts = x.ts;
 			}
-			if (!cs.deletes && cs.puts >= cs.versions &&
-			    x.qlen > 0) {
+			if (!cs.deletes && cs.puts >= cs.versions) {
 				cs.skipping = 1;
 				cs.skipped = 0;
 			}

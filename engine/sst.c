@@ -895,23 +895,23 @@ static int it_status(const struct iter *base)
 }
 
 /*
- * Each thread keeps the last store-file iterator it destroyed, with its
- * key buffer, for the next one it makes: a scan of a few rows (a seek)
- * then allocates neither.
+ * Each thread keeps the last few store-file iterators it destroyed, with
+ * their key buffers, for the next ones it makes: a scan of a few rows (a
+ * seek in each of a store's files) then allocates none.
  */
 #define ITER_SPARE_MAX ((size_t)4 << 10)	/* key buffer bytes kept */
+#define ITER_SPARES 8
+
+struct iter_spares {
+	size_t n;
+	struct sst_iter *it[ITER_SPARES];
+};
 
 static pthread_key_t iter_spare_key;
 static pthread_once_t iter_spare_once = PTHREAD_ONCE_INIT;
 static int iter_spare_ok;
 
-static void iter_spare_free(void *p)
-{
-	struct sst_iter *it = p;
-
-	block_iter_release(&it->bit);
-	free(it);
-}
+static void iter_spare_free(void *p);
 
 static void iter_spare_init(void)
 {
@@ -919,19 +919,56 @@ static void iter_spare_init(void)
 					   iter_spare_free) == 0;
 }
 
+static void iter_free(struct sst_iter *it)
+{
+	block_iter_release(&it->bit);
+	free(it);
+}
+
+static void iter_spare_free(void *p)
+{
+	struct iter_spares *sp = p;
+
+	while (sp->n)
+		iter_free(sp->it[--sp->n]);
+	free(sp);
+}
+
+/* The thread's spares, made on first use; NULL when that fails. */
+static struct iter_spares *iter_spares(void)
+{
+	struct iter_spares *sp;
+
+	pthread_once(&iter_spare_once, iter_spare_init);
+	if (!iter_spare_ok)
+		return NULL;
+	if ((sp = pthread_getspecific(iter_spare_key)))
+		return sp;
+	if (!(sp = calloc(1, sizeof *sp)))
+		return NULL;
+	if (pthread_setspecific(iter_spare_key, sp) != 0) {
+		free(sp);
+		return NULL;
+	}
+	return sp;
+}
+
+
 static void it_destroy(struct iter *base)
 {
 	struct sst_iter *it = (struct sst_iter *)base;
 
+	struct iter_spares *sp;
+
 	drop_block(it);
 	sst_unref(it->s);
 	it->s = NULL;
-	pthread_once(&iter_spare_once, iter_spare_init);
-	if (iter_spare_ok && it->bit.key.cap <= ITER_SPARE_MAX &&
-	    !pthread_getspecific(iter_spare_key) &&
-	    pthread_setspecific(iter_spare_key, it) == 0)
+	if (it->bit.key.cap <= ITER_SPARE_MAX && (sp = iter_spares()) &&
+	    sp->n < ITER_SPARES) {
+		sp->it[sp->n++] = it;
 		return;
-	iter_spare_free(it);
+	}
+	iter_free(it);
 }
 
 static const struct iter_ops sst_iter_ops = {
@@ -948,11 +985,12 @@ static const struct iter_ops sst_iter_ops = {
 struct iter *sst_iter(struct sst *s, int fill_cache)
 {
 	struct sst_iter *it = NULL;
+	struct iter_spares *sp = iter_spares();
 
-	pthread_once(&iter_spare_once, iter_spare_init);
-	if (iter_spare_ok && (it = pthread_getspecific(iter_spare_key))) {
-		struct buf key = it->bit.key;
-		pthread_setspecific(iter_spare_key, NULL);
+	if (sp && sp->n) {
+		struct buf key;
+		it = sp->it[--sp->n];
+		key = it->bit.key;
 		memset(it, 0, sizeof *it);
 		block_iter_init(&it->bit);
 		it->bit.key = key;
