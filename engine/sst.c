@@ -196,7 +196,19 @@ static int read_footer(struct env_file *f, struct footer *ft,
 
 /* --- index ------------------------------------------------------------ */
 
+/*
+ * A seek searches the index by binary search.  The keys live in an arena
+ * apart from the entries, so each probe would touch two cold cache lines;
+ * a tag beside each entry decides most probes alone.  Every key's row
+ * starts with the rows' common prefix (plen bytes, that of the first and
+ * the last row); the tag is the next 8 bytes of the row as a big-endian
+ * number, zero-padded.  When two rows share the prefix, a smaller tag
+ * means a smaller row (zero padding makes a shorter row's tag at most
+ * that of a row it is a prefix of), so an ikey_cmp is needed only on
+ * equal tags.
+ */
 struct ientry {
+	uint64_t tag;
 	size_t koff;		/* into the key arena */
 	size_t klen;
 	struct handle h;
@@ -206,6 +218,8 @@ struct index {
 	struct ientry *e;
 	size_t n;
 	struct buf keys;
+	size_t plen;		/* the common row prefix: plen bytes from */
+	size_t poff;		/* poff in the key arena */
 };
 
 static void index_release(struct index *x)
@@ -219,6 +233,39 @@ static void index_release(struct index *x)
 static const unsigned char *ikey_at(const struct index *x, size_t i)
 {
 	return x->keys.p + x->e[i].koff;
+}
+
+/* The tag of a row that starts with the index's common prefix. */
+static uint64_t row_tag(const unsigned char *row, size_t rowlen,
+			size_t plen)
+{
+	unsigned char b[8] = { 0 };
+	size_t n = rowlen - plen < 8 ? rowlen - plen : 8;
+
+	if (n)
+		memcpy(b, row + plen, n);
+	return dec_u64be(b);
+}
+
+/* Sets the common prefix and every entry's tag. */
+static void index_tags(struct index *x)
+{
+	const unsigned char *a, *b;
+	size_t al, bl, p = 0;
+
+	x->plen = x->poff = 0;
+	if (!x->n)
+		return;
+	a = ikey_row(ikey_at(x, 0), &al);
+	b = ikey_row(ikey_at(x, x->n - 1), &bl);
+	while (p < al && p < bl && a[p] == b[p])
+		p++;
+	x->plen = p;
+	x->poff = (size_t)(a - x->keys.p);
+	for (size_t i = 0; i < x->n; i++) {
+		const unsigned char *r = ikey_row(ikey_at(x, i), &al);
+		x->e[i].tag = row_tag(r, al, p);
+	}
 }
 
 /* Decodes the index block: keys strictly ascending, handles in bounds. */
@@ -272,6 +319,8 @@ static int load_index(struct env_file *f, const struct handle *h,
 		x->n++;
 	}
 	rc = it.status;
+	if (rc == CF_OK)
+		index_tags(x);
 out:
 	block_iter_release(&it);
 	block_free(b);
@@ -285,11 +334,19 @@ out:
 static size_t index_find(const struct index *x, const unsigned char *target,
 			 size_t n)
 {
-	size_t lo = 0, hi = x->n;
+	size_t lo = 0, hi = x->n, rl;
+	const unsigned char *row = ikey_row(target, &rl);
+	int tagged = rl >= x->plen &&
+		     memcmp(row, x->keys.p + x->poff, x->plen) == 0;
+	uint64_t tag = tagged ? row_tag(row, rl, x->plen) : 0;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		if (ikey_cmp(ikey_at(x, mid), x->e[mid].klen, target, n) < 0)
+		const struct ientry *e = &x->e[mid];
+		int below = tagged && e->tag != tag
+			? e->tag < tag
+			: ikey_cmp(ikey_at(x, mid), e->klen, target, n) < 0;
+		if (below)
 			lo = mid + 1;
 		else
 			hi = mid;
