@@ -8,6 +8,7 @@
  * Entries themselves are checked as they are decoded, since a cursor
  * rarely visits them all.
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -211,10 +212,70 @@ corrupt:
 	return CF_ECORRUPT;
 }
 
+/*
+ * A compressed block is read into a per-thread buffer, not a fresh
+ * allocation: only its decompressed form outlives the read.  Reads of
+ * more than READ_BUF_MAX bytes, or without the buffer, allocate.
+ */
+#define READ_BUF_MAX ((size_t)256 << 10)
+
+struct read_buf {
+	unsigned char *p;
+	size_t cap;
+};
+
+static pthread_key_t read_buf_key;
+static pthread_once_t read_buf_once = PTHREAD_ONCE_INIT;
+static int read_buf_ok;
+
+static void read_buf_free(void *v)
+{
+	struct read_buf *rb = v;
+
+	free(rb->p);
+	free(rb);
+}
+
+static void read_buf_init(void)
+{
+	read_buf_ok = pthread_key_create(&read_buf_key, read_buf_free) == 0;
+}
+
+/* The thread's buffer, with room for n bytes; NULL: allocate instead. */
+static unsigned char *read_buf_get(size_t n)
+{
+	struct read_buf *rb;
+
+	if (n > READ_BUF_MAX)
+		return NULL;
+	pthread_once(&read_buf_once, read_buf_init);
+	if (!read_buf_ok)
+		return NULL;
+	if (!(rb = pthread_getspecific(read_buf_key))) {
+		if (!(rb = calloc(1, sizeof *rb)))
+			return NULL;
+		if (pthread_setspecific(read_buf_key, rb) != 0) {
+			free(rb);
+			return NULL;
+		}
+	}
+	if (rb->cap < n) {
+		size_t cap = rb->cap ? rb->cap : 4096;
+		unsigned char *np;
+		while (cap < n)
+			cap *= 2;
+		if (!(np = realloc(rb->p, cap)))
+			return NULL;
+		rb->p = np;
+		rb->cap = cap;
+	}
+	return rb->p;
+}
+
 int block_read_raw(struct env_file *f, uint64_t off, uint64_t size,
 		   unsigned char **out, size_t *n)
 {
-	unsigned char *p, *u = NULL;
+	unsigned char *p, *u = NULL, *own = NULL;
 	size_t ulen;
 	int rc;
 
@@ -222,8 +283,8 @@ int block_read_raw(struct env_file *f, uint64_t off, uint64_t size,
 	*n = 0;
 	if (size > BLOCK_MAX)
 		return CF_ECORRUPT;
-	p = malloc((size_t)size + BLOCK_TRAILER);
-	if (!p)
+	p = read_buf_get((size_t)size + BLOCK_TRAILER);
+	if (!p && !(p = own = malloc((size_t)size + BLOCK_TRAILER)))
 		return CF_ENOMEM;
 	rc = env_pread(f, p, (size_t)size + BLOCK_TRAILER, off);
 	if (rc)
@@ -233,7 +294,16 @@ int block_read_raw(struct env_file *f, uint64_t off, uint64_t size,
 		goto out;
 	switch (p[size]) {
 	case BLOCK_RAW:
-		*out = p;
+		if (!own) {
+			/* the caller owns the block: copy it out */
+			if (!(own = malloc(size ? (size_t)size : 1))) {
+				rc = CF_ENOMEM;
+				goto out;
+			}
+			if (size)
+				memcpy(own, p, (size_t)size);
+		}
+		*out = own;
 		*n = (size_t)size;
 		return CF_OK;
 	case BLOCK_SNAPPY:
@@ -249,7 +319,7 @@ int block_read_raw(struct env_file *f, uint64_t off, uint64_t size,
 		if (snappy_uncompress((const char *)p, (size_t)size,
 				      (char *)u, &ulen) != SNAPPY_OK)
 			goto out;
-		free(p);
+		free(own);
 		*out = u;
 		*n = ulen;
 		return CF_OK;
@@ -258,7 +328,7 @@ int block_read_raw(struct env_file *f, uint64_t off, uint64_t size,
 	}
 out:
 	free(u);
-	free(p);
+	free(own);
 	return rc;
 }
 
