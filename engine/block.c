@@ -272,30 +272,24 @@ static unsigned char *read_buf_get(size_t n)
 	return rb->p;
 }
 
-int block_read_raw(struct env_file *f, uint64_t off, uint64_t size,
-		   unsigned char **out, size_t *n)
+/*
+ * Checks and decodes the stored block at p (size bytes, then the
+ * trailer) into *out (malloc'd).  own: p itself when malloc'd, handed to
+ * the caller as the result of a raw block, freed otherwise; NULL when p
+ * is a buffer the caller keeps (a raw block is copied then).
+ */
+static int decode_stored(const unsigned char *p, uint64_t size,
+			 unsigned char *own, unsigned char **out, size_t *n)
 {
-	unsigned char *p, *u = NULL, *own = NULL;
+	unsigned char *u = NULL;
 	size_t ulen;
-	int rc;
+	int rc = CF_ECORRUPT;
 
-	*out = NULL;
-	*n = 0;
-	if (size > BLOCK_MAX)
-		return CF_ECORRUPT;
-	p = read_buf_get((size_t)size + BLOCK_TRAILER);
-	if (!p && !(p = own = malloc((size_t)size + BLOCK_TRAILER)))
-		return CF_ENOMEM;
-	rc = env_pread(f, p, (size_t)size + BLOCK_TRAILER, off);
-	if (rc)
-		goto out;
-	rc = CF_ECORRUPT;
 	if (dec_u32le(p + size + 1) != trailer_crc(p, (size_t)size, p[size]))
 		goto out;
 	switch (p[size]) {
 	case BLOCK_RAW:
 		if (!own) {
-			/* the caller owns the block: copy it out */
 			if (!(own = malloc(size ? (size_t)size : 1))) {
 				rc = CF_ENOMEM;
 				goto out;
@@ -330,6 +324,42 @@ out:
 	free(u);
 	free(own);
 	return rc;
+}
+
+int block_read_raw(struct env_file *f, uint64_t off, uint64_t size,
+		   unsigned char **out, size_t *n)
+{
+	unsigned char *p, *own = NULL;
+	int rc;
+
+	*out = NULL;
+	*n = 0;
+	if (size > BLOCK_MAX)
+		return CF_ECORRUPT;
+	p = read_buf_get((size_t)size + BLOCK_TRAILER);
+	if (!p && !(p = own = malloc((size_t)size + BLOCK_TRAILER)))
+		return CF_ENOMEM;
+	rc = env_pread(f, p, (size_t)size + BLOCK_TRAILER, off);
+	if (rc) {
+		free(own);
+		return rc;
+	}
+	return decode_stored(p, size, own, out, n);
+}
+
+int block_decode(const unsigned char *p, uint64_t size, struct block **out)
+{
+	unsigned char *d;
+	size_t n;
+	int rc;
+
+	*out = NULL;
+	if (size > BLOCK_MAX)
+		return CF_ECORRUPT;
+	rc = decode_stored(p, size, NULL, &d, &n);
+	if (rc)
+		return rc;
+	return block_from_raw(d, n, out);
 }
 
 int block_read(struct env_file *f, uint64_t off, uint64_t size,

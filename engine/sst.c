@@ -16,7 +16,10 @@
  * An iterator holds at most one block (a cache handle, or a private
  * block when it bypasses the cache) and lets it go when it moves to
  * another block, becomes invalid, or is destroyed.  A seek or
- * seek_first clears a previous error and starts afresh.
+ * seek_first clears a previous error and starts afresh.  An iterator
+ * that does not fill the cache (a long scan) reads the file 64 KiB at a
+ * time into a buffer of its own and decodes the blocks it needs from
+ * there: one pread for many blocks.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -806,7 +809,16 @@ struct sst_iter {
 	struct cache_handle *h;		/* blk's cache handle, or NULL */
 	struct block_iter bit;
 	int status;
+	/* a long scan's read-ahead (fill == 0): bytes [ra_off, ra_off +
+	 * ra_len) of the file, in ra (READ_AHEAD bytes, made on first use) */
+	unsigned char *ra;
+	uint64_t ra_off;
+	size_t ra_len;
 };
+
+/* A long scan reads this much of the file at a time: data blocks lie in
+ * key order, so the next blocks it needs are those after the last. */
+#define READ_AHEAD ((size_t)64 << 10)
 
 static void drop_block(struct sst_iter *it)
 {
@@ -818,6 +830,33 @@ static void drop_block(struct sst_iter *it)
 	it->blk = NULL;
 	it->bit.valid = 0;
 	it->bit.b = NULL;
+}
+
+/* Reads block hd through the read-ahead buffer. */
+static int read_ahead(struct sst_iter *it, const struct handle *hd,
+		      struct block **b)
+{
+	uint64_t end = hd->off + hd->size + BLOCK_TRAILER;
+	size_t got;
+	int rc;
+
+	if (hd->size + BLOCK_TRAILER > READ_AHEAD)
+		return block_read(it->s->f, hd->off, hd->size, b);
+	if (!it->ra_len || hd->off < it->ra_off ||
+	    end > it->ra_off + it->ra_len) {
+		it->ra_len = 0;
+		if (!it->ra && !(it->ra = malloc(READ_AHEAD)))
+			return CF_ENOMEM;
+		rc = env_pread_some(it->s->f, it->ra, READ_AHEAD, hd->off,
+				    &got);
+		if (rc)
+			return rc;
+		if (got < end - hd->off)
+			return CF_ECORRUPT;	/* the file ends early */
+		it->ra_off = hd->off;
+		it->ra_len = got;
+	}
+	return block_decode(it->ra + (hd->off - it->ra_off), hd->size, b);
 }
 
 /* Makes data block i current (unpositioned).  On error the iterator is
@@ -841,7 +880,8 @@ static int load_block(struct sst_iter *it, size_t i)
 			goto have;
 		}
 	}
-	rc = block_read(s->f, hd->off, hd->size, &b);
+	rc = it->fill ? block_read(s->f, hd->off, hd->size, &b)
+		      : read_ahead(it, hd, &b);
 	atomic_fetch_add_explicit(&blocks_read, 1, memory_order_relaxed);
 	if (rc) {
 		it->status = rc;
@@ -979,6 +1019,7 @@ static void iter_spare_init(void)
 static void iter_free(struct sst_iter *it)
 {
 	block_iter_release(&it->bit);
+	free(it->ra);
 	free(it);
 }
 
@@ -1020,6 +1061,9 @@ static void it_destroy(struct iter *base)
 	drop_block(it);
 	sst_unref(it->s);
 	it->s = NULL;
+	free(it->ra);		/* a spare keeps no read-ahead */
+	it->ra = NULL;
+	it->ra_len = 0;
 	if (it->bit.key.cap <= ITER_SPARE_MAX && (sp = iter_spares()) &&
 	    sp->n < ITER_SPARES) {
 		sp->it[sp->n++] = it;

@@ -295,9 +295,9 @@ static size_t key_after(const struct ds *d, size_t i, unsigned char *dst)
 }
 
 static void check_seeks(struct sst *s, const struct ds *d, size_t step,
-			const char *what)
+			const char *what, int fill)
 {
-	struct iter *it = sst_iter(s, 1);
+	struct iter *it = sst_iter(s, fill);
 	unsigned char k[512];
 	size_t bad_at = 0, bad_between = 0, n;
 	struct ikey first;
@@ -314,10 +314,10 @@ static void check_seeks(struct sst *s, const struct ds *d, size_t step,
 			bad_between += iter_valid(it) ||
 				       iter_status(it) != CF_OK;
 	}
-	is_int(bad_at, 0, "%s: seek to every %zu. key lands on it", what,
-	       step);
-	is_int(bad_between, 0, "%s: seek between keys lands on the next",
-	       what);
+	is_int(bad_at, 0, "%s: seek to every %zu. key lands on it%s", what,
+	       step, fill ? "" : " (read-ahead)");
+	is_int(bad_between, 0, "%s: seek between keys lands on the next%s",
+	       what, fill ? "" : " (read-ahead)");
 	memset(&first, 0, sizeof first);
 	first.fam = (const unsigned char *)"f";
 	first.famlen = 1;
@@ -432,7 +432,11 @@ static void round_trip(const char *name, size_t n, int big, int compression,
 	is_int(scan(s, &d, 1, &rc), n, "%s: scan returns every entry", name);
 	diag("%s: full scan in %.3f s", name, now() - t0);
 	is_int(rc, CF_OK, "%s: scan ends with status ok", name);
-	check_seeks(s, &d, seek_step, name);
+	is_int(scan(s, &d, 0, &rc), n, "%s: a scan through the read-ahead "
+	       "returns every entry", name);
+	is_int(rc, CF_OK, "%s: and ends with status ok", name);
+	check_seeks(s, &d, seek_step, name, 1);
+	check_seeks(s, &d, seek_step * 7, name, 0);
 	check_bloom(s, &d, bloom, name);
 	is_int(sst_verify(path, &bad), CF_OK, "%s: sst_verify passes", name);
 	sst_unref(s);
