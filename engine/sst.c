@@ -339,8 +339,9 @@ static size_t index_find(const struct index *x, const unsigned char *target,
 {
 	size_t lo = 0, hi = x->n, rl;
 	const unsigned char *row = ikey_row(target, &rl);
-	int tagged = rl >= x->plen &&
-		     memcmp(row, x->keys.p + x->poff, x->plen) == 0;
+	int tagged = x->n && rl >= x->plen &&
+		     (!x->plen ||
+		      memcmp(row, x->keys.p + x->poff, x->plen) == 0);
 	uint64_t tag = tagged ? row_tag(row, rl, x->plen) : 0;
 
 	while (lo < hi) {

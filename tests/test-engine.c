@@ -678,7 +678,7 @@ int main(void)
 			og = of;
 			og.columns = &cf_g;
 			for (int i = 0; i < 600; i++) {
-				char row[8], q[4];
+				char row[16], q[4];
 				int64_t ts;
 				rs = rs * 6364136223846793005ULL +
 				     1442695040888963407ULL;
@@ -694,7 +694,7 @@ int main(void)
 					cf_table_flush(et);
 			}
 			for (int i = 0; i < 7 && same; i++) {
-				char row[8], a[2048];
+				char row[16], a[2048];
 				const char *b;
 				snprintf(row, sizeof row, "p%d", i);
 				snprintf(a, sizeof a, "%s", get_str(et, row, &of));
