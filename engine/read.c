@@ -14,7 +14,6 @@
 #include <string.h>
 
 #include "engine/internal.h"
-#include "util/coding.h"
 #include "util/env.h"
 
 /* --- results ---------------------------------------------------------- */
