@@ -8,6 +8,7 @@
  * Entries themselves are checked as they are decoded, since a cursor
  * rarely visits them all.
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -211,29 +212,92 @@ corrupt:
 	return CF_ECORRUPT;
 }
 
-int block_read_raw(struct env_file *f, uint64_t off, uint64_t size,
-		   unsigned char **out, size_t *n)
-{
-	unsigned char *p, *u = NULL;
-	size_t ulen;
-	int rc;
+/*
+ * A compressed block is read into a per-thread buffer, not a fresh
+ * allocation: only its decompressed form outlives the read.  Reads of
+ * more than READ_BUF_MAX bytes, or without the buffer, allocate.
+ */
+#define READ_BUF_MAX ((size_t)256 << 10)
 
-	*out = NULL;
-	*n = 0;
-	if (size > BLOCK_MAX)
-		return CF_ECORRUPT;
-	p = malloc((size_t)size + BLOCK_TRAILER);
-	if (!p)
-		return CF_ENOMEM;
-	rc = env_pread(f, p, (size_t)size + BLOCK_TRAILER, off);
-	if (rc)
-		goto out;
-	rc = CF_ECORRUPT;
+struct read_buf {
+	unsigned char *p;
+	size_t cap;
+};
+
+static pthread_key_t read_buf_key;
+static pthread_once_t read_buf_once = PTHREAD_ONCE_INIT;
+static int read_buf_ok;
+
+static void read_buf_free(void *v)
+{
+	struct read_buf *rb = v;
+
+	free(rb->p);
+	free(rb);
+}
+
+static void read_buf_init(void)
+{
+	read_buf_ok = pthread_key_create(&read_buf_key, read_buf_free) == 0;
+}
+
+/* The thread's buffer, with room for n bytes; NULL: allocate instead. */
+static unsigned char *read_buf_get(size_t n)
+{
+	struct read_buf *rb;
+
+	if (n > READ_BUF_MAX)
+		return NULL;
+	pthread_once(&read_buf_once, read_buf_init);
+	if (!read_buf_ok)
+		return NULL;
+	if (!(rb = pthread_getspecific(read_buf_key))) {
+		if (!(rb = calloc(1, sizeof *rb)))
+			return NULL;
+		if (pthread_setspecific(read_buf_key, rb) != 0) {
+			free(rb);
+			return NULL;
+		}
+	}
+	if (rb->cap < n) {
+		size_t cap = rb->cap ? rb->cap : 4096;
+		unsigned char *np;
+		while (cap < n)
+			cap *= 2;
+		if (!(np = realloc(rb->p, cap)))
+			return NULL;
+		rb->p = np;
+		rb->cap = cap;
+	}
+	return rb->p;
+}
+
+/*
+ * Checks and decodes the stored block at p (size bytes, then the
+ * trailer) into *out (malloc'd).  own: p itself when malloc'd, handed to
+ * the caller as the result of a raw block, freed otherwise; NULL when p
+ * is a buffer the caller keeps (a raw block is copied then).
+ */
+static int decode_stored(const unsigned char *p, uint64_t size,
+			 unsigned char *own, unsigned char **out, size_t *n)
+{
+	unsigned char *u = NULL;
+	size_t ulen;
+	int rc = CF_ECORRUPT;
+
 	if (dec_u32le(p + size + 1) != trailer_crc(p, (size_t)size, p[size]))
 		goto out;
 	switch (p[size]) {
 	case BLOCK_RAW:
-		*out = p;
+		if (!own) {
+			if (!(own = malloc(size ? (size_t)size : 1))) {
+				rc = CF_ENOMEM;
+				goto out;
+			}
+			if (size)
+				memcpy(own, p, (size_t)size);
+		}
+		*out = own;
 		*n = (size_t)size;
 		return CF_OK;
 	case BLOCK_SNAPPY:
@@ -249,7 +313,7 @@ int block_read_raw(struct env_file *f, uint64_t off, uint64_t size,
 		if (snappy_uncompress((const char *)p, (size_t)size,
 				      (char *)u, &ulen) != SNAPPY_OK)
 			goto out;
-		free(p);
+		free(own);
 		*out = u;
 		*n = ulen;
 		return CF_OK;
@@ -258,8 +322,44 @@ int block_read_raw(struct env_file *f, uint64_t off, uint64_t size,
 	}
 out:
 	free(u);
-	free(p);
+	free(own);
 	return rc;
+}
+
+int block_read_raw(struct env_file *f, uint64_t off, uint64_t size,
+		   unsigned char **out, size_t *n)
+{
+	unsigned char *p, *own = NULL;
+	int rc;
+
+	*out = NULL;
+	*n = 0;
+	if (size > BLOCK_MAX)
+		return CF_ECORRUPT;
+	p = read_buf_get((size_t)size + BLOCK_TRAILER);
+	if (!p && !(p = own = malloc((size_t)size + BLOCK_TRAILER)))
+		return CF_ENOMEM;
+	rc = env_pread(f, p, (size_t)size + BLOCK_TRAILER, off);
+	if (rc) {
+		free(own);
+		return rc;
+	}
+	return decode_stored(p, size, own, out, n);
+}
+
+int block_decode(const unsigned char *p, uint64_t size, struct block **out)
+{
+	unsigned char *d;
+	size_t n;
+	int rc;
+
+	*out = NULL;
+	if (size > BLOCK_MAX)
+		return CF_ECORRUPT;
+	rc = decode_stored(p, size, NULL, &d, &n);
+	if (rc)
+		return rc;
+	return block_from_raw(d, n, out);
 }
 
 int block_read(struct env_file *f, uint64_t off, uint64_t size,
@@ -376,12 +476,16 @@ static void parse_next(struct block_iter *it)
 		corrupt(it);
 		return;
 	}
-	it->key.len = (size_t)shared;
-	if (buf_append(&it->key, p + h, (size_t)unshared)) {
+	if (shared + unshared > it->key.cap &&
+	    buf_reserve(&it->key, (size_t)(shared + unshared) -
+				  it->key.len)) {
 		it->valid = 0;
 		it->status = CF_ENOMEM;
 		return;
 	}
+	if (unshared)
+		memcpy(it->key.p + shared, p + h, (size_t)unshared);
+	it->key.len = (size_t)(shared + unshared);
 	it->cur = it->next;
 	it->val = p + h + unshared;
 	it->vlen = (size_t)vlen;

@@ -87,6 +87,10 @@ struct block {
  */
 int block_read(struct env_file *f, uint64_t off, uint64_t size,
 	       struct block **out);
+/* The same for a block already in memory: p holds the size stored
+ * bytes and the trailer (p stays the caller's).  Same errors, but for
+ * CF_EIO. */
+int block_decode(const unsigned char *p, uint64_t size, struct block **out);
 /* The same for blocks without entries (filter, meta): *out (malloc'd,
  * caller frees) gets the n checked, uncompressed bytes. */
 int block_read_raw(struct env_file *f, uint64_t off, uint64_t size,

@@ -3,8 +3,15 @@
  * ordered by (key, child index); the top is the current entry.  Each
  * child's current key is cached beside it (a child's key stays valid
  * until the child moves, and only the merge moves it), so a heap step
- * costs comparisons, not indirect calls; for the usual handful of
- * children that is one or two ikey_cmp per next().
+ * costs comparisons, not indirect calls.
+ *
+ * A scan mostly takes several entries in a row from one child (the cells
+ * of a row, runs of rows from the newest file), so next() first checks
+ * whether the moved top still sorts before its rival, the smaller of its
+ * two heap children: one ikey_cmp, the heap untouched.  The rival is
+ * remembered until heap positions 1 and 2 change, so a run costs one
+ * comparison per entry, and a switch of child no more than before: the
+ * rival's comparison is the first step of the sift.
  *
  * A child that fails ends the merge: valid() turns 0 and status() keeps
  * reporting the first error seen, also across later seeks, so no reader
@@ -29,6 +36,8 @@ struct merge {
 	size_t n;
 	size_t *heap;		/* indexes into kids[] */
 	size_t nheap;
+	size_t rival;		/* heap position (1 or 2) of the smaller of
+				 * heap[1] and heap[2]; 0: not known */
 	int rc;			/* sticky: the first child error */
 };
 
@@ -40,6 +49,7 @@ static int less(const struct merge *m, size_t a, size_t b)
 	return c < 0 || (c == 0 && a < b);
 }
 
+/* Restores the heap below position i (whose entry may have grown). */
 static void sift_down(struct merge *m, size_t i)
 {
 	size_t *h = m->heap, top = h[i];
@@ -80,6 +90,7 @@ static int settle(struct merge *m, size_t i)
 static void rebuild(struct merge *m)
 {
 	m->nheap = 0;
+	m->rival = 0;
 	for (size_t i = 0; i < m->n; i++)
 		if (settle(m, i))
 			m->heap[m->nheap++] = i;
@@ -118,9 +129,23 @@ static void mg_next(struct iter *it)
 		if (m->rc)
 			return;
 		m->heap[0] = m->heap[--m->nheap];
+		m->rival = 0;
+		if (m->nheap > 1)
+			sift_down(m, 0);
+		return;
 	}
-	if (m->nheap > 1)
-		sift_down(m, 0);
+	if (m->nheap < 2)
+		return;
+	if (!m->rival)
+		m->rival = m->nheap > 2 && less(m, m->heap[2], m->heap[1]) ? 2
+									 : 1;
+	if (less(m, top, m->heap[m->rival]))
+		return;		/* still the smallest */
+	/* the rival takes the top; top sinks on from the rival's place */
+	m->heap[0] = m->heap[m->rival];
+	m->heap[m->rival] = top;
+	sift_down(m, m->rival);
+	m->rival = 0;
 }
 
 static int mg_valid(const struct iter *it)

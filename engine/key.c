@@ -59,14 +59,41 @@ int ikey_decode(const unsigned char *p, size_t n, struct ikey *k)
 	return CF_OK;
 }
 
-int bytes_cmp(const void *a, size_t an, const void *b, size_t bn)
+/*
+ * Compares n bytes, 8 at a time as big-endian words: rows, families and
+ * qualifiers are mostly short, and for them a call into the C library's
+ * memcmp (with its dispatch on length and alignment) costs more than the
+ * comparison.  Long strings go to memcmp.
+ */
+static inline int cmp_n(const unsigned char *a, const unsigned char *b,
+			size_t n)
 {
-	size_t n = an < bn ? an : bn;
-	int c = n ? memcmp(a, b, n) : 0;
+	if (n > 64)
+		return memcmp(a, b, n);
+	for (; n >= 8; a += 8, b += 8, n -= 8) {
+		uint64_t x = dec_u64be(a), y = dec_u64be(b);
+		if (x != y)
+			return x < y ? -1 : 1;
+	}
+	for (; n > 0; a++, b++, n--)
+		if (*a != *b)
+			return *a < *b ? -1 : 1;
+	return 0;
+}
+
+static inline int cmp_bytes(const unsigned char *a, size_t an,
+			    const unsigned char *b, size_t bn)
+{
+	int c = cmp_n(a, b, an < bn ? an : bn);
 
 	if (c)
 		return c;
 	return an < bn ? -1 : an > bn;
+}
+
+int bytes_cmp(const void *a, size_t an, const void *b, size_t bn)
+{
+	return cmp_bytes(a, an, b, bn);
 }
 
 int ikey_cmp_row(const unsigned char *a, size_t an, const unsigned char *b,
@@ -77,16 +104,16 @@ int ikey_cmp_row(const unsigned char *a, size_t an, const unsigned char *b,
 
 	(void)an;
 	(void)bn;
-	return bytes_cmp(a + 2, ar, b + 2, br);
+	return cmp_bytes(a + 2, ar, b + 2, br);
 }
 
-int ikey_cmp_column(const unsigned char *a, size_t an,
-		    const unsigned char *b, size_t bn)
+static inline int cmp_column(const unsigned char *a, size_t an,
+			     const unsigned char *b, size_t bn)
 {
 	size_t ar = ((size_t)a[0] << 8) | a[1];
 	size_t br = ((size_t)b[0] << 8) | b[1];
 	size_t af, bf;
-	int c = bytes_cmp(a + 2, ar, b + 2, br);
+	int c = cmp_bytes(a + 2, ar, b + 2, br);
 
 	if (c)
 		return c;
@@ -96,23 +123,28 @@ int ikey_cmp_column(const unsigned char *a, size_t an,
 	bn -= 2 + br;
 	af = a[0];
 	bf = b[0];
-	c = bytes_cmp(a + 1, af, b + 1, bf);
+	c = cmp_bytes(a + 1, af, b + 1, bf);
 	if (c)
 		return c;
 	/* qualifiers: what lies between the family and the trailer */
-	return bytes_cmp(a + 1 + af, an - 1 - af - KEY_TRAILER,
+	return cmp_bytes(a + 1 + af, an - 1 - af - KEY_TRAILER,
 			 b + 1 + bf, bn - 1 - bf - KEY_TRAILER);
+}
+
+int ikey_cmp_column(const unsigned char *a, size_t an,
+		    const unsigned char *b, size_t bn)
+{
+	return cmp_column(a, an, b, bn);
 }
 
 int ikey_cmp(const unsigned char *a, size_t an, const unsigned char *b,
 	     size_t bn)
 {
-	int c = ikey_cmp_column(a, an, b, bn);
+	int c = cmp_column(a, an, b, bn);
 
 	if (c)
 		return c;
 	/* trailers: ts is stored biased so bytes order = signed order;
 	 * descending ts, then descending seqtype. */
-	c = memcmp(b + bn - KEY_TRAILER, a + an - KEY_TRAILER, KEY_TRAILER);
-	return c;
+	return cmp_n(b + bn - KEY_TRAILER, a + an - KEY_TRAILER, KEY_TRAILER);
 }

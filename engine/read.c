@@ -14,7 +14,6 @@
 #include <string.h>
 
 #include "engine/internal.h"
-#include "util/coding.h"
 #include "util/env.h"
 
 /* --- results ---------------------------------------------------------- */
@@ -25,10 +24,21 @@ struct cellref {
 	int has_val;
 };
 
+/* Where a gathered cell's key and value lie in a row's scratch. */
+struct gcell {
+	size_t koff, kl;
+	size_t voff;		/* NO_VAL: the value was not kept */
+};
+
+#define NO_VAL SIZE_MAX
+
 /*
  * A row's cells point into scratch, which holds every cell read_row
  * gathered for it (live or not) as read from the iterator: a cell is
- * copied once, not into scratch and then again into the row.
+ * copied once, not into scratch and then again into the row.  Gathered
+ * cell i is raw[i], decoded once as it is gathered; its pointers into
+ * scratch are set by emit_family (scratch may move while the row grows),
+ * from gc[i].
  */
 struct cf_row {
 	struct buf key;
@@ -36,10 +46,9 @@ struct cf_row {
 	struct cf_cell *cells;
 	size_t n, cap;
 	struct buf scratch;	/* raw cells of the row being read */
-	struct rcell *raw;
-	size_t rawcap;
-	size_t *offs;		/* each gathered cell's offset in scratch */
-	size_t offcap;
+	struct rcell *raw;	/* the gathered cells, decoded */
+	struct gcell *gc;	/* and where they lie in scratch */
+	size_t gcap;
 };
 
 /*
@@ -60,7 +69,7 @@ static void row_destroy(cf_row *r)
 	free(r->refs);
 	free(r->cells);
 	free(r->raw);
-	free(r->offs);
+	free(r->gc);
 	free(r);
 }
 
@@ -107,8 +116,7 @@ void cf_row_free(cf_row *r)
 	pthread_once(&spare_once, spare_init);
 	if (spare_ok && r->key.cap + r->scratch.cap +
 	    r->cap * (sizeof *r->refs + sizeof *r->cells) +
-	    r->rawcap * sizeof *r->raw +
-	    r->offcap * sizeof *r->offs <= SPARE_MAX &&
+	    r->gcap * (sizeof *r->raw + sizeof *r->gc) <= SPARE_MAX &&
 	    !pthread_getspecific(spare_key) &&
 	    pthread_setspecific(spare_key, r) == 0)
 		return;
@@ -522,39 +530,32 @@ static int emit_family(const struct cf_family *f, cf_row *out,
 	int maxv = o && o->max_versions > 0 ? o->max_versions : 1;
 	int keys_only = o && o->keys_only;
 	int rc = CF_OK;
+	struct rcell *raw;
 
-	if (n == 0)
-		return CF_OK;
-	if (n > out->rawcap) {
-		struct rcell *nr = realloc(out->raw, n * sizeof *nr);
-		if (!nr)
-			return CF_ENOMEM;
-		out->raw = nr;
-		out->rawcap = n;
-	}
+	if (n == 0 || !f)
+		return CF_OK;	/* !f: a family dropped from the schema */
+	raw = out->raw + g;
+	/* the cells' pointers into scratch, now that it stays put until
+	 * the next gather */
 	for (size_t i = 0; i < n; i++) {
-		const unsigned char *p = out->scratch.p + out->offs[g + i];
-		uint64_t kl = 0, vl = 0;
-		size_t u = dec_varint(p, p + 10, &kl);
-		ikey_decode(p + u, kl, &out->raw[i].k);
-		p += u + kl;
-		u = dec_varint(p, p + 10, &vl);
-		out->raw[i].val = p[u] ? p + u + 1 : NULL;
-		out->raw[i].vlen = vl;
+		const struct gcell *x = &out->gc[g + i];
+		struct ikey *k = &raw[i].k;
+		k->row = out->scratch.p + x->koff + 2;
+		k->fam = k->row + k->rowlen + 1;
+		k->qual = k->fam + k->famlen;
+		raw[i].val = x->voff == NO_VAL ? NULL
+					       : out->scratch.p + x->voff;
 	}
-	if (!f)
-		return CF_OK;	/* a family dropped from the schema */
 	vc.f = f;
 	vc.snapshot = snapshot;
 	/* the clock matters only to TTL (a syscall's worth per row) */
 	vc.now_ms = f->ttl != CF_TTL_FOREVER ? env_now_ms() : 0;
 	vc.read_max_ts = max_ts;
-	vis_classify(&vc, out->raw, n);
+	vis_classify(&vc, raw, n);
 	for (size_t i = 0, shown = 0; i < n && rc == CF_OK; i++) {
-		struct rcell *c = &out->raw[i];
-		if (i > 0 && bytes_cmp(c->k.qual, c->k.qlen,
-				       out->raw[i - 1].k.qual,
-				       out->raw[i - 1].k.qlen) != 0)
+		struct rcell *c = &raw[i];
+		if (i > 0 && bytes_cmp(c->k.qual, c->k.qlen, raw[i - 1].k.qual,
+				       raw[i - 1].k.qlen) != 0)
 			shown = 0;
 		if (c->state != VIS_LIVE || c->k.ts < min_ts ||
 		    c->k.ts >= max_ts || !col_wanted(o, &c->k))
@@ -567,52 +568,66 @@ static int emit_family(const struct cf_family *f, cf_row *out,
 	return rc;
 }
 
+/* Appends cell (k, x decoded) with value v to the row's gathered cells
+ * (struct cf_row). */
 static int gather(cf_row *out, size_t *n, const unsigned char *k, size_t kl,
-		  const unsigned char *v, size_t vl, int with_val)
+		  const struct ikey *x, const unsigned char *v, size_t vl,
+		  int with_val)
 {
-	unsigned char *p;
+	struct gcell *gc;
+	struct rcell *c;
 	int rc;
 
-	if (*n == out->offcap) {
-		size_t cap = out->offcap ? out->offcap * 2 : 16;
-		size_t *no = realloc(out->offs, cap * sizeof *no);
-		if (!no)
+	if (*n == out->gcap) {
+		size_t cap = out->gcap ? out->gcap * 2 : 16;
+		struct gcell *ng = realloc(out->gc, cap * sizeof *ng);
+		struct rcell *nr;
+		if (!ng)
 			return CF_ENOMEM;
-		out->offs = no;
-		out->offcap = cap;
+		out->gc = ng;
+		nr = realloc(out->raw, cap * sizeof *nr);
+		if (!nr)
+			return CF_ENOMEM;
+		out->raw = nr;
+		out->gcap = cap;
 	}
-	rc = buf_reserve(&out->scratch, 10 + kl + 10 + 1 + (with_val ? vl : 0));
+	rc = buf_reserve(&out->scratch, kl + (with_val ? vl : 0));
 	if (rc)
 		return rc;
-	out->offs[(*n)++] = out->scratch.len;
-	p = out->scratch.p + out->scratch.len;
-	p += enc_varint(p, kl);
-	memcpy(p, k, kl);
-	p += kl;
-	p += enc_varint(p, vl);
-	*p++ = (unsigned char)with_val;
-	if (with_val && vl) {
-		memcpy(p, v, vl);
-		p += vl;
+	gc = &out->gc[*n];
+	c = &out->raw[*n];
+	(*n)++;
+	gc->koff = out->scratch.len;
+	gc->kl = kl;
+	memcpy(out->scratch.p + out->scratch.len, k, kl);
+	out->scratch.len += kl;
+	gc->voff = NO_VAL;
+	if (with_val) {
+		gc->voff = out->scratch.len;
+		if (vl)
+			memcpy(out->scratch.p + out->scratch.len, v, vl);
+		out->scratch.len += vl;
 	}
-	out->scratch.len = (size_t)(p - out->scratch.p);
+	c->k = *x;
+	c->k.row = c->k.fam = c->k.qual = NULL;	/* set by emit_family */
+	c->val = NULL;
+	c->vlen = vl;
 	return CF_OK;
 }
 
 /* The same cell can reach a read twice (a store file rebuilt by fsck next
  * to the WAL edits it holds): identical keys are one cell. */
 static int same_as_last(const cf_row *out, size_t n, const unsigned char *k,
-			size_t kl)
+			size_t kl, const struct ikey *x)
 {
-	const unsigned char *p;
-	uint64_t l = 0;
-	size_t u;
+	const struct rcell *c;
 
 	if (!n)
 		return 0;
-	p = out->scratch.p + out->offs[n - 1];
-	u = dec_varint(p, p + 10, &l);
-	return l == kl && memcmp(p + u, k, kl) == 0;
+	c = &out->raw[n - 1];
+	if (c->k.seq != x->seq || c->k.ts != x->ts || out->gc[n - 1].kl != kl)
+		return 0;
+	return memcmp(out->scratch.p + out->gc[n - 1].koff, k, kl) == 0;
 }
 
 /*
@@ -620,13 +635,17 @@ static int same_as_last(const cf_row *out, size_t n, const unsigned char *k,
  * sort after it (an equal or lower timestamp).  So once a column has shown
  * VERSIONS distinct timestamps with no delete before them, everything else
  * in the column is dead: the read skips it, seeking past the column when
- * there is much to skip (a counter incremented many times).  Never in the
- * empty qualifier's column: DeleteFamily markers live there, sorted by
- * timestamp among its puts, and they cover every column.
+ * there is much to skip (a counter incremented many times).  In the empty
+ * qualifier's column only its puts are skipped, one by one: DeleteFamily
+ * markers live there, sorted by timestamp among its puts, and they cover
+ * every column, so every marker is still gathered (and the first one
+ * ends the skipping, being a delete).  A skipped put cannot change how
+ * the cells gathered are classified: a put's fate depends on the deletes
+ * and on the puts sorting before it, never on the puts after it.
  */
 struct colskip {
 	size_t col;		/* the column being counted: the index of a
-				 * gathered cell of it, in out->offs */
+				 * gathered cell of it, in out->gc */
 	int has_col;
 	int versions;		/* the family's VERSIONS */
 	int puts;		/* distinct timestamps seen */
@@ -641,11 +660,8 @@ struct colskip {
 static int col_cmp(const cf_row *out, size_t i, const unsigned char *k,
 		   size_t kl)
 {
-	const unsigned char *p = out->scratch.p + out->offs[i];
-	uint64_t l = 0;
-	size_t u = dec_varint(p, p + 10, &l);
-
-	return ikey_cmp_column(p + u, l, k, kl);
+	return ikey_cmp_column(out->scratch.p + out->gc[i].koff, out->gc[i].kl,
+			       k, kl);
 }
 
 /* Seeks it past the column of key k. */
@@ -688,8 +704,11 @@ int read_row(struct cf_db *db, struct cf_table *t, struct iter *it,
 			rc = CF_ECORRUPT;
 			break;
 		}
-		if (cs.skipping && col_cmp(out, cs.col, k, kl) == 0) {
-			if (++cs.skipped > 8) {
+		if (cs.skipping && (x.qlen > 0 || x.type == KT_PUT) &&
+		    col_cmp(out, cs.col, k, kl) == 0) {
+			if (x.qlen == 0) {
+				iter_next(it);	/* a put: see struct colskip */
+			} else if (++cs.skipped > 8) {
 				cs.skipping = 0;
 				seek_past_column(it, &x);
 			} else {
@@ -703,9 +722,10 @@ int read_row(struct cf_db *db, struct cf_table *t, struct iter *it,
 			if (rc)
 				break;
 			have_key = 1;
-		}
-		if (bytes_cmp(x.row, x.rowlen, out->key.p, out->key.len) != 0)
+		} else if (bytes_cmp(x.row, x.rowlen, out->key.p,
+				     out->key.len) != 0) {
 			break;
+		}
 		if (n > g && bytes_cmp(x.fam, x.famlen, fam, famlen) != 0) {
 			rc = emit_family(f, out, o, snapshot, g, n - g);
 			g = n;
@@ -722,9 +742,9 @@ int read_row(struct cf_db *db, struct cf_table *t, struct iter *it,
 		}
 		if (x.seq <= snapshot &&
 		    wants_family(o, (const char *)x.fam, x.famlen) &&
-		    !same_as_last(out, n, k, kl)) {
+		    !same_as_last(out, n, k, kl, &x)) {
 			v = iter_value(it, &vl);
-			rc = gather(out, &n, k, kl, v, vl, !keys_only);
+			rc = gather(out, &n, k, kl, &x, v, vl, !keys_only);
 			/* count the column's versions (struct colskip) */
 			if (!rc && (!cs.has_col ||
 				    col_cmp(out, cs.col, k, kl))) {
@@ -741,8 +761,7 @@ int read_row(struct cf_db *db, struct cf_table *t, struct iter *it,
 				cs.puts++;
 				cs.last_ts = x.ts;
 			}
-			if (!cs.deletes && cs.puts >= cs.versions &&
-			    x.qlen > 0) {
+			if (!cs.deletes && cs.puts >= cs.versions) {
 				cs.skipping = 1;
 				cs.skipped = 0;
 			}

@@ -16,7 +16,10 @@
  * An iterator holds at most one block (a cache handle, or a private
  * block when it bypasses the cache) and lets it go when it moves to
  * another block, becomes invalid, or is destroyed.  A seek or
- * seek_first clears a previous error and starts afresh.
+ * seek_first clears a previous error and starts afresh.  An iterator
+ * that does not fill the cache (a long scan) reads the file 64 KiB at a
+ * time into a buffer of its own and decodes the blocks it needs from
+ * there: one pread for many blocks.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -196,7 +199,19 @@ static int read_footer(struct env_file *f, struct footer *ft,
 
 /* --- index ------------------------------------------------------------ */
 
+/*
+ * A seek searches the index by binary search.  The keys live in an arena
+ * apart from the entries, so each probe would touch two cold cache lines;
+ * a tag beside each entry decides most probes alone.  Every key's row
+ * starts with the rows' common prefix (plen bytes, that of the first and
+ * the last row); the tag is the next 8 bytes of the row as a big-endian
+ * number, zero-padded.  When two rows share the prefix, a smaller tag
+ * means a smaller row (zero padding makes a shorter row's tag at most
+ * that of a row it is a prefix of), so an ikey_cmp is needed only on
+ * equal tags.
+ */
 struct ientry {
+	uint64_t tag;
 	size_t koff;		/* into the key arena */
 	size_t klen;
 	struct handle h;
@@ -206,6 +221,8 @@ struct index {
 	struct ientry *e;
 	size_t n;
 	struct buf keys;
+	size_t plen;		/* the common row prefix: plen bytes from */
+	size_t poff;		/* poff in the key arena */
 };
 
 static void index_release(struct index *x)
@@ -219,6 +236,39 @@ static void index_release(struct index *x)
 static const unsigned char *ikey_at(const struct index *x, size_t i)
 {
 	return x->keys.p + x->e[i].koff;
+}
+
+/* The tag of a row that starts with the index's common prefix. */
+static uint64_t row_tag(const unsigned char *row, size_t rowlen,
+			size_t plen)
+{
+	unsigned char b[8] = { 0 };
+	size_t n = rowlen - plen < 8 ? rowlen - plen : 8;
+
+	if (n)
+		memcpy(b, row + plen, n);
+	return dec_u64be(b);
+}
+
+/* Sets the common prefix and every entry's tag. */
+static void index_tags(struct index *x)
+{
+	const unsigned char *a, *b;
+	size_t al, bl, p = 0;
+
+	x->plen = x->poff = 0;
+	if (!x->n)
+		return;
+	a = ikey_row(ikey_at(x, 0), &al);
+	b = ikey_row(ikey_at(x, x->n - 1), &bl);
+	while (p < al && p < bl && a[p] == b[p])
+		p++;
+	x->plen = p;
+	x->poff = (size_t)(a - x->keys.p);
+	for (size_t i = 0; i < x->n; i++) {
+		const unsigned char *r = ikey_row(ikey_at(x, i), &al);
+		x->e[i].tag = row_tag(r, al, p);
+	}
 }
 
 /* Decodes the index block: keys strictly ascending, handles in bounds. */
@@ -272,6 +322,8 @@ static int load_index(struct env_file *f, const struct handle *h,
 		x->n++;
 	}
 	rc = it.status;
+	if (rc == CF_OK)
+		index_tags(x);
 out:
 	block_iter_release(&it);
 	block_free(b);
@@ -285,11 +337,20 @@ out:
 static size_t index_find(const struct index *x, const unsigned char *target,
 			 size_t n)
 {
-	size_t lo = 0, hi = x->n;
+	size_t lo = 0, hi = x->n, rl;
+	const unsigned char *row = ikey_row(target, &rl);
+	int tagged = x->n && rl >= x->plen &&
+		     (!x->plen ||
+		      memcmp(row, x->keys.p + x->poff, x->plen) == 0);
+	uint64_t tag = tagged ? row_tag(row, rl, x->plen) : 0;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		if (ikey_cmp(ikey_at(x, mid), x->e[mid].klen, target, n) < 0)
+		const struct ientry *e = &x->e[mid];
+		int below = tagged && e->tag != tag
+			? e->tag < tag
+			: ikey_cmp(ikey_at(x, mid), e->klen, target, n) < 0;
+		if (below)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -749,7 +810,16 @@ struct sst_iter {
 	struct cache_handle *h;		/* blk's cache handle, or NULL */
 	struct block_iter bit;
 	int status;
+	/* a long scan's read-ahead (fill == 0): bytes [ra_off, ra_off +
+	 * ra_len) of the file, in ra (READ_AHEAD bytes, made on first use) */
+	unsigned char *ra;
+	uint64_t ra_off;
+	size_t ra_len;
 };
+
+/* A long scan reads this much of the file at a time: data blocks lie in
+ * key order, so the next blocks it needs are those after the last. */
+#define READ_AHEAD ((size_t)64 << 10)
 
 static void drop_block(struct sst_iter *it)
 {
@@ -761,6 +831,33 @@ static void drop_block(struct sst_iter *it)
 	it->blk = NULL;
 	it->bit.valid = 0;
 	it->bit.b = NULL;
+}
+
+/* Reads block hd through the read-ahead buffer. */
+static int read_ahead(struct sst_iter *it, const struct handle *hd,
+		      struct block **b)
+{
+	uint64_t end = hd->off + hd->size + BLOCK_TRAILER;
+	size_t got;
+	int rc;
+
+	if (hd->size + BLOCK_TRAILER > READ_AHEAD)
+		return block_read(it->s->f, hd->off, hd->size, b);
+	if (!it->ra_len || hd->off < it->ra_off ||
+	    end > it->ra_off + it->ra_len) {
+		it->ra_len = 0;
+		if (!it->ra && !(it->ra = malloc(READ_AHEAD)))
+			return CF_ENOMEM;
+		rc = env_pread_some(it->s->f, it->ra, READ_AHEAD, hd->off,
+				    &got);
+		if (rc)
+			return rc;
+		if (got < end - hd->off)
+			return CF_ECORRUPT;	/* the file ends early */
+		it->ra_off = hd->off;
+		it->ra_len = got;
+	}
+	return block_decode(it->ra + (hd->off - it->ra_off), hd->size, b);
 }
 
 /* Makes data block i current (unpositioned).  On error the iterator is
@@ -784,7 +881,8 @@ static int load_block(struct sst_iter *it, size_t i)
 			goto have;
 		}
 	}
-	rc = block_read(s->f, hd->off, hd->size, &b);
+	rc = it->fill ? block_read(s->f, hd->off, hd->size, &b)
+		      : read_ahead(it, hd, &b);
 	atomic_fetch_add_explicit(&blocks_read, 1, memory_order_relaxed);
 	if (rc) {
 		it->status = rc;
@@ -895,23 +993,23 @@ static int it_status(const struct iter *base)
 }
 
 /*
- * Each thread keeps the last store-file iterator it destroyed, with its
- * key buffer, for the next one it makes: a scan of a few rows (a seek)
- * then allocates neither.
+ * Each thread keeps the last few store-file iterators it destroyed, with
+ * their key buffers, for the next ones it makes: a scan of a few rows (a
+ * seek in each of a store's files) then allocates none.
  */
 #define ITER_SPARE_MAX ((size_t)4 << 10)	/* key buffer bytes kept */
+#define ITER_SPARES 8
+
+struct iter_spares {
+	size_t n;
+	struct sst_iter *it[ITER_SPARES];
+};
 
 static pthread_key_t iter_spare_key;
 static pthread_once_t iter_spare_once = PTHREAD_ONCE_INIT;
 static int iter_spare_ok;
 
-static void iter_spare_free(void *p)
-{
-	struct sst_iter *it = p;
-
-	block_iter_release(&it->bit);
-	free(it);
-}
+static void iter_spare_free(void *p);
 
 static void iter_spare_init(void)
 {
@@ -919,19 +1017,60 @@ static void iter_spare_init(void)
 					   iter_spare_free) == 0;
 }
 
+static void iter_free(struct sst_iter *it)
+{
+	block_iter_release(&it->bit);
+	free(it->ra);
+	free(it);
+}
+
+static void iter_spare_free(void *p)
+{
+	struct iter_spares *sp = p;
+
+	while (sp->n)
+		iter_free(sp->it[--sp->n]);
+	free(sp);
+}
+
+/* The thread's spares, made on first use; NULL when that fails. */
+static struct iter_spares *iter_spares(void)
+{
+	struct iter_spares *sp;
+
+	pthread_once(&iter_spare_once, iter_spare_init);
+	if (!iter_spare_ok)
+		return NULL;
+	if ((sp = pthread_getspecific(iter_spare_key)))
+		return sp;
+	if (!(sp = calloc(1, sizeof *sp)))
+		return NULL;
+	if (pthread_setspecific(iter_spare_key, sp) != 0) {
+		free(sp);
+		return NULL;
+	}
+	return sp;
+}
+
+
 static void it_destroy(struct iter *base)
 {
 	struct sst_iter *it = (struct sst_iter *)base;
 
+	struct iter_spares *sp;
+
 	drop_block(it);
 	sst_unref(it->s);
 	it->s = NULL;
-	pthread_once(&iter_spare_once, iter_spare_init);
-	if (iter_spare_ok && it->bit.key.cap <= ITER_SPARE_MAX &&
-	    !pthread_getspecific(iter_spare_key) &&
-	    pthread_setspecific(iter_spare_key, it) == 0)
+	free(it->ra);		/* a spare keeps no read-ahead */
+	it->ra = NULL;
+	it->ra_len = 0;
+	if (it->bit.key.cap <= ITER_SPARE_MAX && (sp = iter_spares()) &&
+	    sp->n < ITER_SPARES) {
+		sp->it[sp->n++] = it;
 		return;
-	iter_spare_free(it);
+	}
+	iter_free(it);
 }
 
 static const struct iter_ops sst_iter_ops = {
@@ -948,11 +1087,12 @@ static const struct iter_ops sst_iter_ops = {
 struct iter *sst_iter(struct sst *s, int fill_cache)
 {
 	struct sst_iter *it = NULL;
+	struct iter_spares *sp = iter_spares();
 
-	pthread_once(&iter_spare_once, iter_spare_init);
-	if (iter_spare_ok && (it = pthread_getspecific(iter_spare_key))) {
-		struct buf key = it->bit.key;
-		pthread_setspecific(iter_spare_key, NULL);
+	if (sp && sp->n) {
+		struct buf key;
+		it = sp->it[--sp->n];
+		key = it->bit.key;
 		memset(it, 0, sizeof *it);
 		block_iter_init(&it->bit);
 		it->bit.key = key;

@@ -89,9 +89,15 @@ struct fixture {
 	size_t nref;
 };
 
-static void fixture_make(struct fixture *fx, int n, uint64_t *s)
+/* With runs, the pool is cut into runs of 1 to 40 keys, each owned by
+ * one child (and every 8th key also by the next child, for ties): a
+ * merge then takes many entries in a row from one child, as a scan does
+ * from the newest store file (iter.c's rival shortcut). */
+static void fixture_make_mode(struct fixture *fx, int n, uint64_t *s,
+			      int runs)
 {
 	enum { POOL = 3000 };
+	uint64_t seed_runs = rnd(s);
 
 	memset(fx, 0, sizeof *fx);
 	fx->n = n;
@@ -101,12 +107,24 @@ static void fixture_make(struct fixture *fx, int n, uint64_t *s)
 	for (int c = 0; c < n; c++) {
 		if (memstore_new(&fx->ms[c]))
 			bail("memstore_new");
+		uint64_t rs = seed_runs;	/* the same runs for each */
+		int owner = 0, left = 0;
 		for (unsigned i = 0; i < POOL; i++) {
 			struct ent *e = &fx->ref[fx->nref];
 			struct ikey k;
-			/* child c takes about 1 key in (c + 2) */
-			if (rnd(s) % (uint64_t)(c + 2))
+			if (runs) {
+				if (!left) {
+					owner = (int)(rnd(&rs) % (uint64_t)n);
+					left = 1 + (int)(rnd(&rs) % 40);
+				}
+				left--;
+				if (c != owner &&
+				    (i % 8 || c != (owner + 1) % n))
+					continue;
+			} else if (rnd(s) % (uint64_t)(c + 2)) {
+				/* child c takes about 1 key in (c + 2) */
 				continue;
+			}
 			make_ent(e, i, c);
 			ikey_decode(e->key, e->klen, &k);
 			if (memstore_add(fx->ms[c], &k, e->val, e->vlen))
@@ -115,6 +133,11 @@ static void fixture_make(struct fixture *fx, int n, uint64_t *s)
 		}
 	}
 	qsort(fx->ref, fx->nref, sizeof *fx->ref, cmp_ent);
+}
+
+static void fixture_make(struct fixture *fx, int n, uint64_t *s)
+{
+	fixture_make_mode(fx, n, s, 0);
 }
 
 static void fixture_free(struct fixture *fx)
@@ -200,17 +223,18 @@ static void test_zero(void)
 	iter_destroy(m);
 }
 
-static void test_merge(int n, uint64_t *s)
+static void test_merge_mode(int n, uint64_t *s, int runs)
 {
 	struct fixture fx;
 	struct iter *m;
 	size_t bad = 0;
 
-	fixture_make(&fx, n, s);
+	fixture_make_mode(&fx, n, s, runs);
 	m = fixture_merge(&fx);
 	iter_seek_first(m);
 	is_int(compare_rest(m, fx.ref, 0, fx.nref), 0,
-	       "%d children, %zu entries: the reference merge", n, fx.nref);
+	       "%d children%s, %zu entries: the reference merge", n,
+	       runs ? " owning runs of keys" : "", fx.nref);
 	is_int(iter_status(m), CF_OK, "status OK at the end");
 	iter_next(m);
 	ok(!iter_valid(m), "next at the end stays at the end");
@@ -247,6 +271,11 @@ static void test_merge(int n, uint64_t *s)
 	}
 	iter_destroy(m);
 	fixture_free(&fx);
+}
+
+static void test_merge(int n, uint64_t *s)
+{
+	test_merge_mode(n, s, 0);
 }
 
 static void test_ties(void)
@@ -678,6 +707,9 @@ int main(void)
 	test_merge(2, &s);
 	test_merge(5, &s);
 	test_merge(8, &s);
+	test_merge_mode(2, &s, 1);
+	test_merge_mode(3, &s, 1);
+	test_merge_mode(5, &s, 1);
 	test_ties();
 	test_failing(&s);
 	bench_merge(1, &s);

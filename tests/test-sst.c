@@ -295,9 +295,9 @@ static size_t key_after(const struct ds *d, size_t i, unsigned char *dst)
 }
 
 static void check_seeks(struct sst *s, const struct ds *d, size_t step,
-			const char *what)
+			const char *what, int fill)
 {
-	struct iter *it = sst_iter(s, 1);
+	struct iter *it = sst_iter(s, fill);
 	unsigned char k[512];
 	size_t bad_at = 0, bad_between = 0, n;
 	struct ikey first;
@@ -314,10 +314,10 @@ static void check_seeks(struct sst *s, const struct ds *d, size_t step,
 			bad_between += iter_valid(it) ||
 				       iter_status(it) != CF_OK;
 	}
-	is_int(bad_at, 0, "%s: seek to every %zu. key lands on it", what,
-	       step);
-	is_int(bad_between, 0, "%s: seek between keys lands on the next",
-	       what);
+	is_int(bad_at, 0, "%s: seek to every %zu. key lands on it%s", what,
+	       step, fill ? "" : " (read-ahead)");
+	is_int(bad_between, 0, "%s: seek between keys lands on the next%s",
+	       what, fill ? "" : " (read-ahead)");
 	memset(&first, 0, sizeof first);
 	first.fam = (const unsigned char *)"f";
 	first.famlen = 1;
@@ -432,7 +432,11 @@ static void round_trip(const char *name, size_t n, int big, int compression,
 	is_int(scan(s, &d, 1, &rc), n, "%s: scan returns every entry", name);
 	diag("%s: full scan in %.3f s", name, now() - t0);
 	is_int(rc, CF_OK, "%s: scan ends with status ok", name);
-	check_seeks(s, &d, seek_step, name);
+	is_int(scan(s, &d, 0, &rc), n, "%s: a scan through the read-ahead "
+	       "returns every entry", name);
+	is_int(rc, CF_OK, "%s: and ends with status ok", name);
+	check_seeks(s, &d, seek_step, name, 1);
+	check_seeks(s, &d, seek_step * 7, name, 0);
 	check_bloom(s, &d, bloom, name);
 	is_int(sst_verify(path, &bad), CF_OK, "%s: sst_verify passes", name);
 	sst_unref(s);
@@ -897,6 +901,122 @@ static void test_faults(void)
 	ds_free(&d);
 }
 
+/*
+ * The index's tags (sst.c, "index"): rows after a common prefix made of
+ * the bytes 0x00, 0x01 and 0xff, so that rows are prefixes of others and
+ * differ from them only by trailing zero bytes (equal tags), in blocks of
+ * about one cell; every probe row, with the prefix or not, seeks to the
+ * first cell at or after the row's start, as a linear search finds it.
+ */
+static void test_index_tags(void)
+{
+	static const unsigned char alpha[] = { 0x00, 0x01, 0xff };
+	static const unsigned char palpha[] = { 0x00, 0x01, 0x02, 0xff };
+	enum { MAXK = 64 };
+	struct sst_build_opts o = { 64, CF_COMPRESS_NONE, CF_BLOOM_NONE, 0 };
+	unsigned char (*keys)[MAXK] = malloc(400 * sizeof *keys);
+	size_t klen[400], nk = 0, bad = 0, probes = 0;
+	struct sst_builder *b;
+	struct sst_meta m;
+	struct sst *s = NULL;
+	struct iter *it;
+
+	if (!keys)
+		bail("out of memory");
+	/* rows "pfx" + up to 4 bytes of alpha, two cells each */
+	for (size_t len = 0; len <= 4; len++) {
+		size_t count = 1;
+		for (size_t i = 0; i < len; i++)
+			count *= 3;
+		for (size_t c = 0; c < count; c++) {
+			unsigned char row[8] = "pfx";
+			size_t x = c;
+			for (size_t i = 0; i < len; i++, x /= 3)
+				row[3 + len - 1 - i] = alpha[x % 3];
+			for (int v = 0; v < 2; v++) {
+				struct ikey k = { row, 3 + len,
+						  (const unsigned char *)"f", 1,
+						  (const unsigned char *)"q",
+						  (size_t)v, 5, 7, KT_PUT };
+				klen[nk] = ikey_encode(keys[nk], &k);
+				nk++;
+			}
+		}
+	}
+	/* in key order: a simple insertion sort */
+	for (size_t i = 1; i < nk; i++)
+		for (size_t j = i; j > 0 && ikey_cmp(keys[j - 1], klen[j - 1],
+						     keys[j], klen[j]) > 0; j--) {
+			unsigned char t[MAXK];
+			size_t tl = klen[j];
+			memcpy(t, keys[j], MAXK);
+			memcpy(keys[j], keys[j - 1], MAXK);
+			memcpy(keys[j - 1], t, MAXK);
+			klen[j] = klen[j - 1];
+			klen[j - 1] = tl;
+		}
+	is_int(sst_builder_open(path_of("tags.sst"), &o, &b), CF_OK,
+	       "tags: a file of rows with a common prefix");
+	for (size_t i = 0; i < nk; i++)
+		if (sst_builder_add(b, keys[i], klen[i], "v", 1))
+			bail("sst_builder_add");
+	is_int(sst_builder_finish(b, &m), CF_OK, "tags: written");
+	sst_meta_release(&m);
+	is_int(sst_open(path_of("tags.sst"), 9, NULL, 0, &s), CF_OK,
+	       "tags: opened");
+	if (!s)
+		goto out;
+	it = sst_iter(s, 0);
+	/* probes: "pf", "pfw", "pfx", "pfy" + up to 5 bytes of palpha */
+	for (int p = 0; p < 4; p++) {
+		for (size_t len = 0; len <= 5; len++) {
+			size_t count = 1;
+			for (size_t i = 0; i < len; i++)
+				count *= 4;
+			for (size_t c = 0; c < count; c++) {
+				unsigned char row[16], t[MAXK];
+				size_t rl = p ? 3 : 2, x = c, tl, want;
+				struct ikey k = { row, 0, NULL, 0, NULL, 0,
+						  INT64_MAX, SEQ_MAX, 0xff };
+				row[0] = 'p';
+				row[1] = 'f';
+				if (p)
+					row[2] = (unsigned char)("wxy"[p - 1]);
+				for (size_t i = 0; i < len; i++, x /= 4)
+					row[rl + len - 1 - i] = palpha[x % 4];
+				k.rowlen = rl + len;
+				tl = ikey_encode(t, &k);
+				for (want = 0; want < nk &&
+				     ikey_cmp(keys[want], klen[want], t, tl) < 0;
+				     want++)
+					;
+				iter_seek(it, t, tl);
+				probes++;
+				if (want == nk) {
+					bad += iter_valid(it) ||
+					       iter_status(it) != CF_OK;
+				} else {
+					size_t n;
+					const unsigned char *got;
+					if (!iter_valid(it)) {
+						bad++;
+						continue;
+					}
+					got = iter_key(it, &n);
+					bad += n != klen[want] ||
+					       memcmp(got, keys[want], n);
+				}
+			}
+		}
+	}
+	is_int(bad, 0, "tags: %zu probe rows seek to the first cell at or "
+	       "after them", probes);
+	iter_destroy(it);
+	sst_unref(s);
+out:
+	free(keys);
+}
+
 static void test_cache_use(void)
 {
 	const char *path = path_of("cache.sst");
@@ -1169,6 +1289,7 @@ int main(void)
 	test_corruption();
 	test_every_byte();
 	test_faults();
+	test_index_tags();
 	test_cache_use();
 	test_threads();
 	test_speed();
