@@ -216,6 +216,24 @@ static int at(struct iter *it, const struct ekey *e)
 #define NKEYS 200000
 #endif
 
+/* Walks it from the first entry, comparing with sorted[0..n): how many
+ * entries it yielded, and in *bad how many differ from the reference. */
+static size_t walk_all(struct iter *it, const struct ekey *sorted, size_t n,
+		       size_t *bad)
+{
+	size_t i = 0;
+
+	*bad = 0;
+	for (iter_seek_first(it); iter_valid(it); iter_next(it)) {
+		if (i >= n || !at(it, &sorted[i])) {
+			if (!(*bad)++)
+				diag("first difference at entry %zu", i);
+		}
+		i++;
+	}
+	return i;
+}
+
 static void test_order(void)
 {
 	struct ekey *keys = malloc(NKEYS * sizeof *keys);
@@ -294,14 +312,7 @@ static void test_order(void)
 	it = memstore_iter(m);
 	if (!it)
 		bail("memstore_iter");
-	n = 0;
-	for (iter_seek_first(it); iter_valid(it); iter_next(it)) {
-		if (n >= NKEYS || !at(it, &sorted[n])) {
-			if (!bad++)
-				diag("first difference at entry %zu", n);
-		}
-		n++;
-	}
+	n = walk_all(it, sorted, NKEYS, &bad);
 	is_int(n, NKEYS, "iteration yields every entry once");
 	is_int(bad, 0, "in ikey_cmp order, each with its own value");
 	is_int(iter_status(it), CF_OK, "status OK at the end");
@@ -451,13 +462,7 @@ static void test_runs(void)
 	is_int(rc, CF_OK, "%zu keys added in runs", done);
 	is_int(memstore_count(m), N, "memstore_count");
 	it = memstore_iter(m);
-	for (iter_seek_first(it); iter_valid(it); iter_next(it)) {
-		if (n >= N || !at(it, &sorted[n])) {
-			if (!bad++)
-				diag("first difference at entry %zu", n);
-		}
-		n++;
-	}
+	n = walk_all(it, sorted, N, &bad);
 	is_int(n, N, "iteration yields every entry once");
 	is_int(bad, 0, "in order, each with its own value");
 	iter_destroy(it);
