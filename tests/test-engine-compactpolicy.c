@@ -22,6 +22,7 @@
 
 #include "engine/cellfs.h"
 #include "util/log.h"
+#include "tests/engine-ops.h"
 #include "tests/tap.h"
 
 static const char *dir;
@@ -173,14 +174,8 @@ int main(void)
 	load(t, 0, 200, 1000, 2);	/* every row overwritten */
 	cf_table_flush(t);
 	load(t, 100, 100, 1000, 3);	/* half of them again */
-	{
-		cf_batch *bt;
-		cf_batch_new(&bt);
-		cf_batch_delete(bt, CF_DEL_ROW, "r0000", 5, NULL, 0, NULL,
-				0, CF_TS_NOW);
-		cf_table_apply(t, bt);
-		cf_batch_free(bt);
-	}
+	if (del(t, CF_DEL_ROW, "r0000", NULL, NULL, CF_TS_NOW))
+		bail("delete r0000");
 	cf_table_flush(t);
 	a = stats(t);
 	is_int((int)a.store_files, 3, "three flushed files");

@@ -17,38 +17,11 @@
 #include "util/coding.h"
 #include "util/env.h"
 #include "util/log.h"
+#include "tests/engine-ops.h"
 #include "tests/tap.h"
 
 static cf_db *db;
 static const char *dir;
-
-static int put(cf_table *t, const char *row, const char *fam,
-	       const char *qual, int64_t ts, const char *val)
-{
-	cf_batch *b;
-	int rc;
-
-	cf_batch_new(&b);
-	cf_batch_put(b, row, strlen(row), fam, strlen(fam), qual, strlen(qual),
-		     ts, val, strlen(val));
-	rc = cf_table_apply(t, b);
-	cf_batch_free(b);
-	return rc;
-}
-
-static int del(cf_table *t, enum cf_delete_kind k, const char *row,
-	       const char *fam, const char *qual, int64_t ts)
-{
-	cf_batch *b;
-	int rc;
-
-	cf_batch_new(&b);
-	cf_batch_delete(b, k, row, strlen(row), fam, fam ? strlen(fam) : 0,
-			qual, qual ? strlen(qual) : 0, ts);
-	rc = cf_table_apply(t, b);
-	cf_batch_free(b);
-	return rc;
-}
 
 /* Renders a row as "fam:qual@ts=val fam:qual@ts=val ..." */
 static void render(const cf_row *r, char *out, size_t n)

@@ -1,0 +1,44 @@
+/*
+ * engine-ops.h: one-cell writes for the engine tests, each its own
+ * batch (header only, like tap.h).
+ *
+ *   put(t, row, fam, qual, ts, val)   a Put of a string value
+ *   del(t, kind, row, fam, qual, ts)  a Delete of any kind (fam, qual
+ *                                     may be NULL where the kind has none)
+ */
+#ifndef CF_TEST_ENGINE_OPS_H
+#define CF_TEST_ENGINE_OPS_H
+
+#include <string.h>
+
+#include "engine/cellfs.h"
+
+static inline int put(cf_table *t, const char *row, const char *fam,
+		      const char *qual, int64_t ts, const char *val)
+{
+	cf_batch *b;
+	int rc;
+
+	cf_batch_new(&b);
+	cf_batch_put(b, row, strlen(row), fam, strlen(fam), qual, strlen(qual),
+		     ts, val, strlen(val));
+	rc = cf_table_apply(t, b);
+	cf_batch_free(b);
+	return rc;
+}
+
+static inline int del(cf_table *t, enum cf_delete_kind k, const char *row,
+		      const char *fam, const char *qual, int64_t ts)
+{
+	cf_batch *b;
+	int rc;
+
+	cf_batch_new(&b);
+	cf_batch_delete(b, k, row, strlen(row), fam, fam ? strlen(fam) : 0,
+			qual, qual ? strlen(qual) : 0, ts);
+	rc = cf_table_apply(t, b);
+	cf_batch_free(b);
+	return rc;
+}
+
+#endif
