@@ -2981,7 +2981,14 @@ static void node_swap(struct node *s, struct node *d)
 	attr_forget(d);
 }
 
-/* mv ROW/F:Q ROW/F:Q2: Put at Q2 with Q's timestamp, DeleteColumn at Q. */
+/*
+ * mv ROW/F:Q ROW/F:Q2: Put at Q2 with Q's timestamp, DeleteColumn at Q.
+ * Onto a plain name the move replaces the target as rename(2) does: a
+ * DeleteColumn of every version of Q2 goes first in the batch, so a
+ * newer Q2 cannot hide the moved value, and the Put after it (a later
+ * write, which no earlier delete masks) keeps Q's timestamp, the file's
+ * mtime.
+ */
 static int cell_move(struct node *s, struct node *d)
 {
 	struct buf v = BUF_INIT;
@@ -3008,6 +3015,11 @@ static int cell_move(struct node *s, struct node *d)
 				     s->fam, s->famlen,
 				     s->qual.p ? (const void *)s->qual.p : "",
 				     s->qual.len, CF_TS_NOW);
+	if (!rc && d->ts == CF_TS_NOW)
+		rc = cf_batch_delete(b, CF_DEL_COLUMN, row, s->key.len,
+				     d->fam, d->famlen,
+				     d->qual.p ? (const void *)d->qual.p : "",
+				     d->qual.len, INT64_MAX - 1);
 	if (!rc)
 		rc = cf_batch_put(b, row, s->key.len, d->fam, d->famlen,
 				  d->qual.p ? (const void *)d->qual.p : "",

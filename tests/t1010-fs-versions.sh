@@ -51,6 +51,20 @@ test_expect_success '.versions lists every kept version' '
 	echo "<html>b" >expect && test_cmp expect "$R/.versions/contents:html@5"
 '
 
+test_expect_success 'mv onto a newer cell replaces it, keeping the moved mtime' '
+	M="$T/mv.row" &&
+	mkdir "$M" &&
+	echo moved >"$M/contents:old@100" &&
+	echo newer1 >"$M/contents:new@200" &&
+	echo newer2 >"$M/contents:new" &&
+	mv "$M/contents:old" "$M/contents:new" &&
+	echo moved >expect && test_cmp expect "$M/contents:new" &&
+	test "$(stat -c %.3Y "$M/contents:new")" = 0.100 &&
+	ls "$M" >out && echo contents:new >expect && test_cmp expect out &&
+	ls "$M/.versions" >out && echo contents:new@100 >expect &&
+	test_cmp expect out
+'
+
 test_expect_success 'a fourth version pushes out the oldest (VERSIONS=3)' '
 	echo "<html>d" >"$R/contents:html@7" &&
 	ls "$R/.versions" | grep contents >out &&
