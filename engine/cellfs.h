@@ -57,6 +57,12 @@ struct cf_options {
 				   takes: docs/engine.md) */
 	int stall_files;	/* files in a store at which writers slow
 				   down (default 12) */
+	uint32_t seek_bytes;	/* read-driven compaction: a store whose
+				   reads consulted two or more of its files
+				   once per seek_bytes of its size (at
+				   least 100 times) is compacted whole
+				   (LevelDB's seek compaction; default
+				   16384; 0: never) */
 };
 
 /* Fills o with the defaults of SPEC.md section 1. */

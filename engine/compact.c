@@ -115,6 +115,45 @@ static int region_has_refs(struct region *r)
  * them all rewrites the daughter's part into its own directory, so the
  * parent's files can go and the daughter can split again.
  */
+/* The multi-file reads a store may see before it is compacted whole:
+ * LevelDB's allowed_seeks (a seek costs about as much as compacting 16
+ * KiB; at least 100), over the bytes the compaction would rewrite. */
+static uint64_t read_budget(const struct cf_db *db, const struct fstore *st)
+{
+	uint64_t bytes = 0;
+
+	for (size_t i = 0; i < st->n; i++)
+		bytes += st->files[i]->size;
+	bytes /= db->o.seek_bytes;
+	return bytes > 100 ? bytes : 100;
+}
+
+void store_note_multi_read(struct cf_db *db, struct fstore *st)
+{
+	uint64_t c;
+
+	if (!db->o.seek_bytes)
+		return;
+	c = atomic_fetch_add_explicit(&st->multi_reads, 1,
+				      memory_order_relaxed) + 1;
+	if (c < 100 || c != read_budget(db, st))
+		return;
+	atomic_store(&st->read_compact, 1);
+	if (db->o.background)
+		db_wake_background(db);
+}
+
+/* Did reads ask for st to be compacted whole (all files readable)? */
+static int store_read_wanted(const struct fstore *st)
+{
+	if (st->n < 2 || !atomic_load(&st->read_compact))
+		return 0;
+	for (size_t i = 0; i < st->n; i++)
+		if (!st->files[i]->sst)
+			return 0;	/* unreadable: wait for cellfs-fsck */
+	return 1;
+}
+
 int region_needs_compaction(struct cf_db *db, struct region *r)
 {
 	struct view *v = region_view(r);
@@ -123,6 +162,7 @@ int region_needs_compaction(struct cf_db *db, struct region *r)
 
 	for (size_t s = 0; s < v->nstores && !need; s++)
 		need = store_has_refs(&v->stores[s], r) ||
+		       store_read_wanted(&v->stores[s]) ||
 		       pick_minor(&v->stores[s], db->o.compact_threshold,
 				  min_compact_size(db), &first, &n);
 	view_unref(v);
@@ -473,7 +513,8 @@ int region_compact(struct cf_db *db, struct region *r, int major)
 			}
 		if (!v)
 			continue;
-		if (major || store_has_refs(&v->stores[s], r)) {
+		if (major || store_has_refs(&v->stores[s], r) ||
+		    store_read_wanted(&v->stores[s])) {
 			first = 0;
 			n = v->stores[s].n;
 		} else if (!pick_minor(&v->stores[s], db->o.compact_threshold,

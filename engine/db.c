@@ -41,6 +41,7 @@ void cf_options_default(struct cf_options *o)
 	o->max_value = 10u << 20;
 	o->background = 1;
 	o->compact_threshold = 3;
+	o->seek_bytes = 16384;
 	o->stall_files = 12;
 }
 

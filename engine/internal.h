@@ -64,6 +64,11 @@ struct fstore {
 	char fam[CF_FAMILY_MAX + 1];
 	struct sfile **files;
 	size_t n;
+	/* reads that had to consult two or more of these files, since this
+	 * view was made; read_compact is set once they reach the store's
+	 * budget (store_note_multi_read) */
+	atomic_uint_least64_t multi_reads;
+	atomic_int read_compact;
 };
 
 /* An immutable snapshot of a region's data sources. */
@@ -243,6 +248,11 @@ int sfile_open(struct cf_db *db, struct cf_table *t, int64_t home,
 /* Puts f into the family store of v, keeping newest-first order. */
 int view_add_file(struct view *v, const char *fam, struct sfile *f);
 int region_compact(struct cf_db *db, struct region *r, int major);
+/* A read consulted two or more files of st (a store of a view of r):
+ * counts it, and asks the compactor for a compaction of the whole store
+ * once such reads reach its budget (docs/engine.md, "read-driven
+ * compaction"). */
+void store_note_multi_read(struct cf_db *db, struct fstore *st);
 /* Would a minor compaction of r (region_compact(db, r, 0)) do anything? */
 int region_needs_compaction(struct cf_db *db, struct region *r);
 int table_split_at(struct cf_db *db, struct cf_table *t, const void *key,

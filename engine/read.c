@@ -371,6 +371,11 @@ static int wants_family(const struct cf_read_opts *o, const char *fam,
 }
 
 /* May file f hold cells of row (NULL: any) in the read's time range? */
+/* What file_may_match found: the file cannot hold what the read wants
+ * without a look (its range, times or emptiness), its bloom filter was
+ * consulted and said no, or it may. */
+enum { FM_SKIP = 0, FM_MAYBE = 1, FM_BLOOM_NO = 2 };
+
 static int file_may_match(struct cf_db *db, struct sfile *f,
 			  const struct cf_read_opts *o, const void *row,
 			  size_t rowlen)
@@ -388,23 +393,23 @@ static int file_may_match(struct cf_db *db, struct sfile *f,
 	 * markers can be skipped by time. */
 	if (m->deletes == 0 && (m->max_ts < min_ts || m->min_ts >= max_ts)) {
 		atomic_fetch_add(&db->st.files_skipped, 1);
-		return 0;
+		return FM_SKIP;
 	}
 	if (!row)
-		return 1;
+		return FM_MAYBE;
 	{
 		size_t fl, ll;
 		const unsigned char *fr = ikey_row(m->first_key.p, &fl);
 		const unsigned char *lr = ikey_row(m->last_key.p, &ll);
 		if (bytes_cmp(row, rowlen, fr, fl) < 0 ||
 		    bytes_cmp(row, rowlen, lr, ll) > 0)
-			return 0;
+			return FM_SKIP;
 	}
 	if (!sst_may_have_row(f->sst, row, rowlen)) {
 		atomic_fetch_add(&db->st.bloom_skips, 1);
-		return 0;
+		return FM_BLOOM_NO;
 	}
-	return 1;
+	return FM_MAYBE;
 }
 
 /* The range of a scan, for children_iter. */
@@ -449,11 +454,15 @@ static struct iter *children_iter(struct cf_db *db, struct view *v,
 	}
 	for (size_t s = 0; s < v->nstores; s++) {
 		struct fstore *st = &v->stores[s];
+		size_t consulted = 0;
 		if (!wants_family(o, st->fam, strlen(st->fam)))
 			continue;
 		for (size_t i = 0; i < st->n; i++) {
 			struct sfile *f = st->files[i];
-			if (!file_may_match(db, f, o, row, rowlen))
+			int fm = file_may_match(db, f, o, row, rowlen);
+			if (fm == FM_BLOOM_NO)
+				consulted++;
+			if (fm != FM_MAYBE)
 				continue;
 			if (sr && f->sst) {
 				const struct sst_meta *mt = sst_get_meta(f->sst);
@@ -470,7 +479,10 @@ static struct iter *children_iter(struct cf_db *db, struct view *v,
 			if (!(kids[n] = file_iter(f, fill_cache)))
 				goto fail;
 			n++;
+			consulted++;
 		}
+		if (consulted >= 2)
+			store_note_multi_read(db, st);
 	}
 	m = sr && n == 1 ? kids[0] : iter_merge(kids, n);
 	if (kids != stack)
@@ -797,6 +809,8 @@ int read_row(struct cf_db *db, struct cf_table *t, struct iter *it,
 struct gsrc {
 	struct memstore *mem;	/* or a store file: */
 	struct sfile *f;
+	size_t looked;		/* files of the store looked at (bloom or
+				   read) up to this one */
 };
 
 /* The family when o asks for named columns of one family, else NULL. */
@@ -927,7 +941,7 @@ static int get_columns(struct cf_table *t, struct view *v, const char *fam,
 {
 	struct gsrc stack[32], *src = stack;
 	struct fstore *st = NULL;
-	size_t n = 0, cap = 1 + v->nimm, k;
+	size_t n = 0, cap = 1 + v->nimm, k, looked = 0, consulted;
 	int rc;
 
 	for (size_t s = 0; s < v->nstores; s++)
@@ -939,15 +953,22 @@ static int get_columns(struct cf_table *t, struct view *v, const char *fam,
 	if (cap > 32 && !(src = malloc(cap * sizeof *src)))
 		return CF_ENOMEM;
 	src[n].mem = v->mem;
+	src[n].looked = 0;
 	src[n++].f = NULL;
 	for (size_t i = 0; i < v->nimm; i++) {
 		src[n].mem = v->imm[i];
+		src[n].looked = 0;
 		src[n++].f = NULL;
 	}
 	for (size_t i = 0; st && i < st->n; i++) {
-		if (!file_may_match(t->db, st->files[i], o, row, rowlen))
+		int fm = file_may_match(t->db, st->files[i], o, row, rowlen);
+		if (fm == FM_SKIP)
+			continue;
+		looked++;	/* its bloom filter, at least */
+		if (fm == FM_BLOOM_NO)
 			continue;
 		src[n].mem = NULL;
+		src[n].looked = looked;
 		src[n++].f = st->files[i];
 	}
 	/* the memstores, then one more file at a time while the rest may
@@ -960,6 +981,15 @@ static int get_columns(struct cf_table *t, struct view *v, const char *fam,
 			break;
 		k = k < 2 + v->nimm ? k + 1 : n;
 	}
+	/* the files looked at by a Get going from the newest file to the
+	 * oldest until one answers: up to the last one read when the row
+	 * was found (none when the memstores answered), else all */
+	if (out->n)
+		consulted = k > 1 + v->nimm ? src[k - 1].looked : 0;
+	else
+		consulted = looked;
+	if (rc == CF_OK && consulted >= 2)
+		store_note_multi_read(t->db, st);
 	if (src != stack)
 		free(src);
 	return rc;

@@ -12,7 +12,13 @@
  *     picked the region for its file count, did nothing, and never came
  *     to the split check);
  *   - after open the compactor compacts a store that needs it without
- *     waiting for a write.
+ *     waiting for a write;
+ *   - read-driven compaction: reads that consult two or more files of a
+ *     store (a Get that looked at a file's bloom filter or blocks before
+ *     the file that answered, a scan over several files) are counted,
+ *     and at the store's budget (its bytes / seek_bytes, at least 100)
+ *     it is compacted whole; reads answered by the newest file do not
+ *     count; seek_bytes 0 turns it off.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -79,6 +85,8 @@ static struct cf_stats stats(cf_table *t)
 	return s;
 }
 
+static uint32_t seek_bytes = 16384;
+
 static cf_db *open_db(uint64_t flush_size, uint64_t split_size,
 		      int background)
 {
@@ -86,6 +94,7 @@ static cf_db *open_db(uint64_t flush_size, uint64_t split_size,
 	cf_db *db;
 
 	cf_options_default(&o);
+	o.seek_bytes = seek_bytes;
 	o.background = background;
 	o.flush_size = flush_size;
 	o.memstore_limit = 256u << 20;	/* no stalls: tests flush by hand */
@@ -120,6 +129,62 @@ static int wait_for(cf_table *t, int (*cond)(cf_table *))
 		usleep(10000);
 	}
 	return cond(t);
+}
+
+/* n Gets of column f:q of rows first, first + 2, ... (99 rows, then
+ * again): how many found */
+static int get_q(cf_table *t, int first, int n)
+{
+	static const struct cf_column col = { "f", 1, "q", 1 };
+	struct cf_read_opts ro = CF_READ_OPTS_INIT;
+	int found = 0;
+
+	ro.columns = &col;
+	ro.ncolumns = 1;
+	for (int i = 0; i < n; i++) {
+		char row[16];
+		cf_row *r;
+		snprintf(row, sizeof row, "r%04d", first + 2 * (i % 99));
+		if (cf_table_get(t, row, strlen(row), &ro, &r))
+			bail("get %s", row);
+		found += cf_row_count(r) == 1;
+		cf_row_free(r);
+	}
+	return found;
+}
+
+/* n scans of 3 rows from row "r0000" */
+static void scans(cf_table *t, int n)
+{
+	for (int i = 0; i < n; i++) {
+		struct cf_scan_opts so = { .read = CF_READ_OPTS_INIT };
+		const cf_row *row;
+		cf_scanner *s;
+		so.start = "r0000";
+		so.startlen = 5;
+		so.limit = 3;
+		if (cf_scan_open(t, &so, &s))
+			bail("scan");
+		while (cf_scan_next(s, &row) == CF_OK && row)
+			;
+		cf_scan_close(s);
+	}
+}
+
+/* Even rows r0000..r0198 in one file, odd rows r0001..r0199 in a newer
+ * one: a Get of an even row from r0002 looks at the newer file's bloom
+ * filter first (r0000 is outside its range). */
+static cf_table *two_files(cf_db *db, const char *name)
+{
+	cf_table *t = table(db, name);
+
+	for (int i = 0; i < 200; i += 2)
+		load(t, i, 1, 1000, 1);
+	cf_table_flush(t);
+	for (int i = 1; i < 200; i += 2)
+		load(t, i, 1, 1000, 2);
+	cf_table_flush(t);
+	return t;
 }
 
 static int one_file(cf_table *t)
@@ -264,6 +329,79 @@ int main(void)
 	   "compacted after open with no write (files %" PRIu64 ")",
 	   stats(t).store_files);
 	ok(gen_of(t, 0) == '3' && gen_of(t, 49) == '3', "reads unchanged");
+	cf_table_close(t);
+	cf_db_close(db);
+
+	/* --- read-driven compaction ------------------------------------ */
+	db = open_db(1u << 20, 1ull << 40, 0);
+	t = two_files(db, "reads");
+	a = stats(t);
+	is_int((int)a.store_files, 2, "two files, under compact_threshold");
+	is_int(get_q(t, 1, 1000), 1000, "1000 Gets of odd rows found");
+	cf_table_compact(t, 0);
+	b = stats(t);
+	is_int((int)(b.compactions - a.compactions), 0,
+	       "answered by the newest file: not counted, no compaction");
+	is_int(get_q(t, 2, 99), 99, "99 Gets of even rows found");
+	cf_table_compact(t, 0);
+	b = stats(t);
+	is_int((int)(b.compactions - a.compactions), 0,
+	       "99 reads that looked at two files: under the budget of 100");
+	is_int(get_q(t, 2, 1), 1, "one more");
+	cf_table_compact(t, 0);
+	b = stats(t);
+	is_int((int)(b.compactions - a.compactions), 1,
+	       "the 100th: the minor compaction takes the store whole");
+	is_int((int)(b.major_compactions - a.major_compactions), 1,
+	       "every file: a major one");
+	is_int((int)b.store_files, 1, "one file");
+	ok(gen_of(t, 0) == '1' && gen_of(t, 1) == '2' && gen_of(t, 198) == '1' &&
+	   gen_of(t, 199) == '2', "reads unchanged");
+	cf_table_close(t);
+
+	t = two_files(db, "scans");
+	a = stats(t);
+	scans(t, 99);
+	cf_table_compact(t, 0);
+	b = stats(t);
+	is_int((int)(b.compactions - a.compactions), 0,
+	       "99 scans over two files: under the budget");
+	scans(t, 1);
+	cf_table_compact(t, 0);
+	b = stats(t);
+	ok(b.compactions - a.compactions == 1 && b.store_files == 1,
+	   "the 100th scan: compacted whole (files %" PRIu64 ")",
+	   b.store_files);
+	cf_table_close(t);
+	cf_db_close(db);
+
+	seek_bytes = 0;
+	db = open_db(1u << 20, 1ull << 40, 0);
+	t = two_files(db, "off");
+	a = stats(t);
+	get_q(t, 2, 1000);
+	scans(t, 1000);
+	cf_table_compact(t, 0);
+	b = stats(t);
+	ok(b.compactions == a.compactions && b.store_files == 2,
+	   "seek_bytes 0: no read-driven compaction");
+	cf_table_close(t);
+	cf_db_close(db);
+
+	/* the compactor does it unasked, once reads reach the budget */
+	seek_bytes = 16384;
+	db = open_db(1u << 20, 1ull << 40, 0);
+	t = two_files(db, "bg");
+	cf_table_close(t);
+	cf_db_close(db);
+	db = open_db(1u << 20, 1ull << 40, 1);
+	t = table(db, "bg");
+	is_int((int)stats(t).store_files, 2, "reopened: two files");
+	get_q(t, 2, 100);
+	okv = wait_for(t, one_file);
+	ok(okv, "the compactor compacted the store after 100 such Gets "
+	   "(files %" PRIu64 ")", stats(t).store_files);
+	ok(gen_of(t, 0) == '1' && gen_of(t, 199) == '2', "reads unchanged");
 	cf_table_close(t);
 	cf_db_close(db);
 
