@@ -695,6 +695,10 @@ int sst_open(const char *path, uint64_t file_id, struct cache *c,
 	rc = env_open(path, ENV_READ, &s->f);
 	if (rc)
 		goto fail;
+	/* blocks are copied from a mapping, not pread (util/env.h) */
+	rc = env_map(s->f);
+	if (rc)
+		goto fail;
 	rc = read_footer(s->f, &ft, &size);
 	if (rc)
 		goto fail;

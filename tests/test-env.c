@@ -7,8 +7,11 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 #include <time.h>
 
 #include "tests/tap.h"
@@ -732,6 +735,89 @@ static void test_power_loss_simple(void)
 	env_track_unsynced(0);
 }
 
+/* A read of a mapped file from another thread: its result. */
+static void *mapped_read(void *arg)
+{
+	static int rc;
+	char b[100];
+
+	rc = env_pread(arg, b, sizeof b, 4096);
+	return &rc;
+}
+
+/* env_map: reads copy from the mapping; faults still fire; a page the
+ * kernel cannot read (the file truncated under the mapping) fails the
+ * read with CF_EIO instead of killing the process, on any thread and
+ * more than once; a SIGBUS outside a mapped read still kills. */
+static void test_mapped(void)
+{
+	const size_t n = 3 * 4096 + 100;
+	struct env_file *f;
+	char *data = malloc(n), b[8192];
+	size_t got;
+	pthread_t th;
+	void *res;
+	pid_t pid;
+	int st, ok1;
+
+	if (!data)
+		bail("out of memory");
+	for (size_t i = 0; i < n; i++)
+		data[i] = (char)('a' + i * 7 % 26);
+	if (env_open(P("mapped"), ENV_WRITE_NEW, &f) ||
+	    env_write(f, data, n) || env_close(f))
+		bail("write mapped");
+	is_int(env_open(P("mapped"), ENV_READ, &f), CF_OK, "open to map");
+	is_int(env_map(f), CF_OK, "env_map");
+	ok(env_pread(f, b, 100, 4000) == CF_OK && !memcmp(b, data + 4000, 100),
+	   "a read across a page boundary copies the file's bytes");
+	ok(env_pread_some(f, b, sizeof b, n - 50, &got) == CF_OK && got == 50 &&
+	   !memcmp(b, data + n - 50, 50), "a read past the end is short");
+	ok(env_pread_some(f, b, 10, n, &got) == CF_OK && got == 0,
+	   "a read at the end reads nothing");
+	is_int(env_pread(f, b, 100, n - 50), CF_ECORRUPT,
+	       "env_pread past the end: CF_ECORRUPT, as unmapped");
+	env_fault_add(ENV_OP_READ, "mapped", 0, 1, CF_EIO, 0);
+	is_int(env_pread(f, b, 10, 0), CF_EIO, "an injected read fault fires");
+	is_int(env_pread(f, b, 10, 0), CF_OK, "... once");
+	env_fault_clear();
+
+	if (truncate(P("mapped"), 0))
+		bail("truncate");
+	is_int(env_pread(f, b, 100, 4096), CF_EIO,
+	       "file truncated under the mapping: CF_EIO, no crash");
+	is_int(env_pread(f, b, 100, 8192), CF_EIO, "and again");
+	ok1 = pthread_create(&th, NULL, mapped_read, f) == 0 &&
+	      pthread_join(th, &res) == 0 && *(int *)res == CF_EIO;
+	ok(ok1, "and on another thread");
+	is_int(env_close(f), CF_OK, "close unmaps");
+
+	/* outside a mapped read, SIGBUS keeps its meaning */
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0)
+		bail("fork");
+	if (pid == 0) {
+		volatile char *m;
+		int fd = open(P("bus"), O_RDWR | O_CREAT | O_TRUNC, 0644);
+		if (fd < 0 || ftruncate(fd, 8192))
+			_exit(3);
+		m = mmap(NULL, 8192, PROT_READ, MAP_SHARED, fd, 0);
+		if (m == MAP_FAILED || ftruncate(fd, 0))
+			_exit(3);
+		(void)m[4096];
+		_exit(0);	/* survived: the handler swallowed it */
+	}
+	if (waitpid(pid, &st, 0) != pid)
+		bail("waitpid");
+	ok(WIFSIGNALED(st) || (WIFEXITED(st) && WEXITSTATUS(st) != 0 &&
+			       WEXITSTATUS(st) != 3),
+	   "a SIGBUS outside a mapped read still ends the process");
+	unlink(P("bus"));
+	unlink(P("mapped"));
+	free(data);
+}
+
 int main(void)
 {
 	dir = tap_tmpdir("env");
@@ -743,6 +829,7 @@ int main(void)
 	test_lock_processes();
 	test_more_faults();
 	test_power_loss_simple();
+	test_mapped();
 	tap_rmdir(dir);
 	return done_testing();
 }

@@ -8,7 +8,8 @@
  *     and rename;
  *   - the unsynced-data table: for the power-loss simulation, per file the
  *     size it had at its last sync and whether its name is durable;
- *   - the clock override.
+ *   - the clock override;
+ *   - the SIGBUS handler of mapped reads (below, "mapped files").
  *
  * The first two sit behind `mu`, a leaf lock: under it env makes plain
  * system calls only (fstat, and truncate/unlink in env_drop_unsynced),
@@ -25,11 +26,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <time.h>
@@ -54,6 +58,8 @@ struct env_file {
 	int created;		/* this open created the file (tracking on) */
 	struct tracked *trk;	/* cached entry, valid if trk_gen matches */
 	unsigned trk_gen;
+	const unsigned char *map;	/* env_map(): the whole file, read only */
+	uint64_t map_len;
 };
 
 static int from_errno(int e)
@@ -429,12 +435,117 @@ fail:
 	return rc;
 }
 
+/* --- mapped files ------------------------------------------------------
+ *
+ * env_map() maps a file whole, read only; reads of it then copy from the
+ * mapping instead of calling pread(2): no system call per block, and a
+ * page that is not in memory yet brings its neighbours in with it (the
+ * kernel's read-around), which pread's random 4 KiB reads never get.
+ *
+ * A mapped page the kernel cannot read (a media error, or the file
+ * truncated under us) raises SIGBUS where pread would have failed with
+ * EIO.  So the copy runs under a guard: map_jmp, per thread, is set for
+ * the length of the copy, and the SIGBUS handler jumps back to it, where
+ * the read returns CF_EIO as pread would.  The jump saves no signal mask
+ * (that would be a system call per copy); the handler, installed with
+ * SA_NODEFER, unblocks SIGBUS itself before jumping, so the thread's mask
+ * is as it was.  A SIGBUS anywhere else
+ * goes to the handler there was before ours, or kills the process as it
+ * would have without us.
+ */
+
+static __thread sigjmp_buf *map_jmp
+	__attribute__((tls_model("initial-exec")));
+static struct sigaction old_bus;
+static pthread_once_t bus_once = PTHREAD_ONCE_INIT;
+
+static void on_sigbus(int sig, siginfo_t *si, void *uc)
+{
+	sigjmp_buf *j = map_jmp;
+
+	if (j) {
+		sigset_t bus;
+		/* unblock it here, in the rare fault, rather than have
+		 * every guarded copy save the mask (a system call):
+		 * SA_NODEFER leaves it unblocked, but a sanitizer's
+		 * wrapper around the handler may not */
+		sigemptyset(&bus);
+		sigaddset(&bus, SIGBUS);
+		pthread_sigmask(SIG_UNBLOCK, &bus, NULL);
+		map_jmp = NULL;
+		siglongjmp(*j, 1);
+	}
+	if (old_bus.sa_flags & SA_SIGINFO) {
+		if (old_bus.sa_sigaction) {
+			old_bus.sa_sigaction(sig, si, uc);
+			return;
+		}
+	} else if (old_bus.sa_handler != SIG_DFL &&
+		   old_bus.sa_handler != SIG_IGN) {
+		old_bus.sa_handler(sig);
+		return;
+	}
+	/* the default action: the faulting access runs again on return
+	 * and this time the signal kills the process */
+	signal(SIGBUS, SIG_DFL);
+}
+
+static void install_sigbus(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof sa);
+	sa.sa_sigaction = on_sigbus;
+	sa.sa_flags = SA_SIGINFO | SA_NODEFER;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGBUS, &sa, &old_bus);
+}
+
+/* Copies n bytes of f's mapping at off into p; CF_EIO when the kernel
+ * cannot read them. */
+static int map_copy(const struct env_file *f, void *p, size_t n,
+		    uint64_t off)
+{
+	sigjmp_buf jb;
+
+	if (sigsetjmp(jb, 0))
+		return CF_EIO;
+	map_jmp = &jb;
+	atomic_signal_fence(memory_order_seq_cst);
+	memcpy(p, f->map + off, n);
+	atomic_signal_fence(memory_order_seq_cst);
+	map_jmp = NULL;
+	return CF_OK;
+}
+
+int env_map(struct env_file *f)
+{
+	struct stat st;
+	void *m;
+
+	if (f->map)
+		return CF_OK;
+	if (fstat(f->fd, &st))
+		return from_errno(errno);
+	if (st.st_size <= 0 || (uint64_t)st.st_size > SIZE_MAX)
+		return CF_OK;
+	pthread_once(&bus_once, install_sigbus);
+	m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, f->fd, 0);
+	if (m == MAP_FAILED)
+		return CF_OK;	/* reads go on with pread(2) */
+	f->map = m;
+	f->map_len = (uint64_t)st.st_size;
+	return CF_OK;
+}
+
 int env_close(struct env_file *f)
 {
 	int rc = CF_OK;
 
 	if (!f)
 		return CF_OK;
+	if (f->map)
+		munmap((void *)f->map, (size_t)f->map_len);
 	if (close(f->fd) && errno != EINTR)
 		rc = from_errno(errno);
 	free(f->path);
@@ -488,6 +599,16 @@ int env_pread_some(struct env_file *f, void *p, size_t n, uint64_t off,
 	*got = 0;
 	if ((err = fault_check(ENV_OP_READ, f->path, NULL, NULL)))
 		return err;
+	if (f->map) {
+		size_t m = 0;
+		if (off < f->map_len)
+			m = off + n <= f->map_len ? n
+						  : (size_t)(f->map_len - off);
+		if (m && (err = map_copy(f, p, m, off)))
+			return err;
+		*got = m;
+		return CF_OK;
+	}
 	while (n > 0) {
 		ssize_t r;
 

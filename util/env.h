@@ -35,6 +35,12 @@ enum env_open_mode {
 /* Opens path; *out owned by the caller until env_close().
  * Errors: CF_ENOTFOUND, CF_EIO, CF_ENOSPC, CF_ENOMEM. */
 int env_open(const char *path, enum env_open_mode mode, struct env_file **out);
+/* Maps f (opened ENV_READ, never to grow or change) whole: its reads
+ * then copy from memory instead of calling pread(2); a page the kernel
+ * cannot read fails the read with CF_EIO as pread would (env.c, "mapped
+ * files").  Reads past the size f had here read nothing.  When mapping
+ * fails, reads go on with pread.  Errors: CF_EIO (fstat). */
+int env_map(struct env_file *f);
 /* Closes f (NULL is a no-op).  Returns the close(2) error, if any. */
 int env_close(struct env_file *f);
 /* Appends all n bytes at the end (ENV_WRITE_NEW/APPEND) or at the current
