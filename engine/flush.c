@@ -294,6 +294,7 @@ int region_flush_locked(struct cf_db *db, struct region *r)
 			return CF_ENOMEM;
 		}
 		nv->imm = imm;
+		memstore_expect(fresh, db->o.flush_size);
 		memmove(&nv->imm[1], &nv->imm[0], nv->nimm * sizeof *imm);
 		nv->imm[0] = nv->mem;	/* the clone's reference moves */
 		nv->nimm++;

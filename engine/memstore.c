@@ -30,6 +30,19 @@
  * branching below).  A level's link and prefix sit at a fixed offset
  * from the node's start, side by side: moving to a node costs one fetch,
  * not one for its height and another for its prefixes.
+ *
+ * The row filter: a Get asks the memstore first, and a seek costs a
+ * cache miss a level (~40 at a few hundred thousand entries) even for a
+ * row the memstore does not hold, which under a steady write load is
+ * most rows.  Once a memstore told its expected size (memstore_expect)
+ * reaches FILTER_START entries, the writer builds a blocked bloom filter
+ * of the rows it holds, sized for the whole memstore, and from then on
+ * sets each added row's bits before the add returns; readers ask it
+ * before seeking (memstore_may_have_row).  Bits are set with relaxed
+ * atomic ORs and only ever set: a reader that loaded its snapshot
+ * (acquire) after the write leader published the entries' seqs (release)
+ * sees their bits, and the filter pointer is published with release
+ * after the bits of every entry already in the list are set.
  */
 #include <assert.h>
 #include <stdatomic.h>
@@ -37,6 +50,7 @@
 #include <string.h>
 
 #include "engine/arena.h"
+#include "engine/bloom.h"
 #include "engine/memstore.h"
 #include "util/err.h"
 
@@ -61,6 +75,17 @@ struct node {
 	struct level lv[];	/* height entries, then key and value */
 };
 
+/* A blocked bloom filter: each row sets FILTER_K bits of one 512-bit
+ * block (one cache line). */
+#define FILTER_START 4096
+#define FILTER_K 6
+#define FILTER_BITS_PER_ROW 10
+
+struct rowfilter {
+	size_t nblocks;
+	atomic_uint_least64_t w[];	/* nblocks * 8 words */
+};
+
 struct memstore {
 	atomic_int refs;
 	struct arena *arena;
@@ -77,6 +102,8 @@ struct memstore {
 	 * (splice_h levels are set; 0: none yet). */
 	struct node *splice[MAX_HEIGHT];
 	int splice_h;
+	size_t expect;			/* memstore_expect(); 0: no filter */
+	_Atomic(struct rowfilter *) filter;	/* set once, by the writer */
 };
 
 static const unsigned char *node_key(const struct node *x)
@@ -174,6 +201,7 @@ void memstore_unref(struct memstore *m)
 	if (!m || atomic_fetch_sub_explicit(&m->refs, 1,
 					    memory_order_acq_rel) != 1)
 		return;
+	free(atomic_load_explicit(&m->filter, memory_order_relaxed));
 	arena_free(m->arena);
 	free(m);
 }
@@ -200,6 +228,87 @@ static int random_height(struct memstore *m)
 		h++;
 	}
 	return h;
+}
+
+/* --- the row filter --------------------------------------------------- */
+
+void memstore_expect(struct memstore *m, size_t bytes)
+{
+	m->expect = bytes;
+}
+
+/* The block of hash h and the FILTER_K bits in it (9 bits of h2 each). */
+static atomic_uint_least64_t *filter_block(const struct rowfilter *f,
+					   uint64_t h)
+{
+	uint64_t b = (uint64_t)(uint32_t)h * f->nblocks >> 32;
+
+	return (atomic_uint_least64_t *)&f->w[b * 8];
+}
+
+static void filter_add(struct rowfilter *f, uint64_t h)
+{
+	atomic_uint_least64_t *blk = filter_block(f, h);
+	uint64_t h2 = h >> 32 | h << 32;
+
+	for (int i = 0; i < FILTER_K; i++, h2 >>= 9)
+		atomic_fetch_or_explicit(&blk[(h2 >> 6) & 7],
+					 UINT64_C(1) << (h2 & 63),
+					 memory_order_relaxed);
+}
+
+static int filter_test(const struct rowfilter *f, uint64_t h)
+{
+	atomic_uint_least64_t *blk = filter_block(f, h);
+	uint64_t h2 = h >> 32 | h << 32;
+
+	for (int i = 0; i < FILTER_K; i++, h2 >>= 9)
+		if (!(atomic_load_explicit(&blk[(h2 >> 6) & 7],
+					   memory_order_relaxed) &
+		      UINT64_C(1) << (h2 & 63)))
+			return 0;
+	return 1;
+}
+
+/* The filter for the rows in m now, sized for m->expect bytes at the
+ * bytes per entry seen so far; published once every row's bits are
+ * set.  Without memory nothing happens: reads then seek, as before. */
+static void filter_build(struct memstore *m, uint64_t count)
+{
+	size_t per = memstore_bytes(m) / count + 1;
+	size_t rows = m->expect / per, nblocks;
+	const unsigned char *prev = NULL;
+	size_t prevlen = 0;
+	struct rowfilter *f;
+
+	if (rows < count * 2)
+		rows = count * 2;
+	nblocks = rows * FILTER_BITS_PER_ROW / 512 + 1;
+	if (nblocks > ((size_t)1 << 26))
+		nblocks = (size_t)1 << 26;	/* 4 GiB of memstore */
+	f = calloc(1, sizeof *f + nblocks * 8 * sizeof f->w[0]);
+	if (!f)
+		return;
+	f->nblocks = nblocks;
+	for (struct node *x = next_acq(m->head, 0); x; x = next_acq(x, 0)) {
+		size_t rl;
+		const unsigned char *r = ikey_row(node_key(x), &rl);
+		if (prev && rl == prevlen && memcmp(r, prev, rl) == 0)
+			continue;	/* the same row's next cell */
+		filter_add(f, bloom_hash_row(r, rl));
+		prev = r;
+		prevlen = rl;
+	}
+	atomic_store_explicit(&m->filter, f, memory_order_release);
+}
+
+int memstore_may_have_row(const struct memstore *m, const void *row,
+			  size_t rowlen)
+{
+	const struct rowfilter *f = atomic_load_explicit(
+		&((struct memstore *)m)->filter, memory_order_acquire);
+
+	return !f || filter_test(f, bloom_hash_row(row, rowlen));
 }
 
 /* The first node >= key at level 0; for readers. */
@@ -340,6 +449,12 @@ int memstore_add(struct memstore *m, const struct ikey *k, const void *val,
 				      memory_order_release);
 	}
 
+	{
+		struct rowfilter *f = atomic_load_explicit(
+			&m->filter, memory_order_relaxed);
+		if (f)
+			filter_add(f, bloom_hash_row(k->row, k->rowlen));
+	}
 	count = atomic_load_explicit(&m->count, memory_order_relaxed);
 	if (count == 0 || k->seq < atomic_load_explicit(&m->min_seq,
 							memory_order_relaxed))
@@ -350,6 +465,8 @@ int memstore_add(struct memstore *m, const struct ikey *k, const void *val,
 		atomic_store_explicit(&m->max_seq, k->seq,
 				      memory_order_relaxed);
 	atomic_store_explicit(&m->count, count + 1, memory_order_release);
+	if (count + 1 == FILTER_START && m->expect)
+		filter_build(m, count + 1);
 	return CF_OK;
 }
 

@@ -38,6 +38,16 @@ uint64_t memstore_count(const struct memstore *m);
 uint64_t memstore_min_seq(const struct memstore *m);
 uint64_t memstore_max_seq(const struct memstore *m);
 
+/* The memstore's expected size in bytes (the flush size): from
+ * FILTER_START entries on it keeps a row filter sized for that, which
+ * memstore_may_have_row asks.  Before the first add. */
+void memstore_expect(struct memstore *m, size_t bytes);
+/* 0: no entry of row is in m (at any seq a reader that loaded its
+ * snapshot after the entries were published may see); 1: maybe.  No
+ * false 0s; always 1 without a filter. */
+int memstore_may_have_row(const struct memstore *m, const void *row,
+			  size_t rowlen);
+
 /* An iterator over the entries; holds a reference on m until destroyed.
  * NULL on allocation failure. */
 struct iter *memstore_iter(struct memstore *m);

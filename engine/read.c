@@ -448,6 +448,9 @@ static struct iter *children_iter(struct cf_db *db, struct view *v,
 		struct memstore *ms = i ? v->imm[i - 1] : v->mem;
 		if (sr && memstore_count(ms) == 0)
 			continue;
+		/* a Get: the row filter knows most rows are not there */
+		if (row && !memstore_may_have_row(ms, row, rowlen))
+			continue;
 		if (!(kids[n] = memstore_iter(ms)))
 			goto fail;
 		n++;
@@ -896,7 +899,9 @@ static int read_sources(struct cf_table *t, const struct gsrc *src,
 		/* an empty memstore holds nothing this read may see: an
 		 * entry with seq <= the snapshot was counted before the
 		 * snapshot was published */
-		if (src[i].mem && memstore_count(src[i].mem) == 0)
+		if (src[i].mem && (memstore_count(src[i].mem) == 0 ||
+				   !memstore_may_have_row(src[i].mem, row,
+							  rowlen)))
 			continue;
 		kids[n] = src[i].mem ? memstore_iter(src[i].mem)
 				     : file_iter(src[i].f, 1);

@@ -173,6 +173,7 @@ struct region *region_new(struct cf_table *t, uint64_t id, const void *start,
 		region_free(r);
 		return NULL;
 	}
+	memstore_expect(r->view->mem, t->db->o.flush_size);
 	return r;
 }
 
