@@ -1369,12 +1369,33 @@ struct dent {
 	int64_t mtime;
 };
 
+/* A readdirplus reply: entries from offset off to end, and the nodes
+ * pinned (nopen) for the entries that carry one, until the reply is sent
+ * (page_send: the pins become kernel lookups) or dropped (page_drop). */
+struct page {
+	char *buf;
+	size_t bcap;		/* of buf */
+	size_t size, used;	/* size 0: no page */
+	uint64_t off, end;
+	int eof;		/* the listing ends with this page */
+	struct node **pin;
+	size_t npin, pcap;
+};
+
 /*
  * An open directory.  Small listings are made whole at opendir; region
  * and prefix listings stream from a scanner: e[] holds the entries from
  * offset base on, pulled as readdir asks for them and dropped once read,
  * so a million-row region costs one scan and a page of names.  A seek
  * back before base (rewinddir) starts the scan again.
+ *
+ * A streaming readdirplus makes its next page (`ahead`) right after each
+ * reply, while the kernel turns that reply into inodes and the reader
+ * stats them: the kernel's work and ours overlap, and the next request
+ * finds its answer ready when it asks for the offset and size expected.
+ * Its entries are rows, whose attributes do not change, and were pulled
+ * from the scan, which sees rows written meanwhile or not (cf_scan_open)
+ * just the same; a request for anything else drops it.
  */
 struct dirh {
 	struct node *node;	/* the directory (the kernel holds it) */
@@ -1384,6 +1405,7 @@ struct dirh {
 	cf_scanner *scan;	/* region or prefix listing, continued lazily */
 	int streaming;
 	cf_table *t;
+	struct page ahead;	/* ahead.buf: the next readdirplus page */
 	pthread_mutex_t lock;
 };
 
@@ -1440,10 +1462,47 @@ static int dir_add_cb(void *d, const char *name, size_t len, int dir)
 	return dir_add(d, name, len, dir);
 }
 
+/* Drops p's page: its pins are released. */
+static void page_drop(struct page *p)
+{
+	size_t i;
+
+	if (p->npin) {
+		pthread_mutex_lock(&mu);
+		for (i = 0; i < p->npin; i++) {
+			p->pin[i]->nopen--;
+			node_unref(p->pin[i]);
+		}
+		pthread_mutex_unlock(&mu);
+	}
+	p->npin = 0;
+	p->size = p->used = 0;
+}
+
+/* p is about to be sent: its pins become the kernel's lookups, which a
+ * readdirplus entry with an inode counts (mu once for the page). */
+static void page_send(struct page *p)
+{
+	size_t i;
+
+	pthread_mutex_lock(&mu);
+	for (i = 0; i < p->npin; i++) {
+		p->pin[i]->nlookup++;
+		p->pin[i]->nopen--;
+	}
+	pthread_mutex_unlock(&mu);
+	__atomic_add_fetch(&counters.readdirplus_entries, p->npin,
+			   __ATOMIC_RELAXED);
+	p->npin = 0;
+}
+
 static void dir_free(struct dirh *d)
 {
 	size_t i;
 
+	page_drop(&d->ahead);
+	free(d->ahead.buf);
+	free(d->ahead.pin);
 	for (i = 0; i < d->n; i++)
 		free(d->e[i].name);
 	free(d->e);
@@ -1623,16 +1682,19 @@ static int dir_start(struct dirh *d)
 	return dir_fill(d->node, d);
 }
 
-/* With d->lock held: the entry at offset off, or NULL at the end.  Entries
- * of a streaming listing before off are dropped. */
-static int dir_at(struct dirh *d, uint64_t off, struct dent **out)
+/* With d->lock held: the entry at offset off, or NULL at the end.  With
+ * trim, entries of a streaming listing before off are dropped: a reply
+ * trims once, at its first offset, so that the kernel may ask again from
+ * any entry of the last reply (a reader whose buffer took only part of
+ * it) without a new scan. */
+static int dir_at(struct dirh *d, uint64_t off, int trim, struct dent **out)
 {
 	int rc = 0;
 
 	*out = NULL;
 	if (off < d->base)
 		rc = dir_start(d);
-	if (!rc && d->streaming && off > d->base)
+	if (!rc && trim && d->streaming && off > d->base)
 		dir_trim(d, off);
 	if (!rc)
 		rc = dir_more(d, off);
@@ -1687,65 +1749,143 @@ static int dent_stat(struct dirh *d, const struct dent *e, struct node *n,
 	return 0;
 }
 
+/* With d->lock held: makes p the readdirplus reply of size bytes from
+ * offset off, every entry but . and .. interned and pinned (a lookup).
+ * With trim, entries before off are dropped (dir_at).  The buffer is
+ * filled without a request: fuse_add_direntry_plus only formats. */
+static int page_fill(struct dirh *d, struct page *p, size_t size,
+		     uint64_t off, int trim)
+{
+	struct fuse_entry_param ep;
+	struct node *n, **np;
+	struct dent *e;
+	const char *why;
+	double cs = -1;
+	size_t ent;
+	int rc = 0, dot;
+
+	if (p->bcap < size) {
+		char *nb = realloc(p->buf, size);
+		if (!nb)
+			return CF_ENOMEM;
+		p->buf = nb;
+		p->bcap = size;
+	}
+	p->size = size;
+	p->used = 0;
+	p->off = off;
+	p->eof = 0;
+	for (;; off++) {
+		rc = dir_at(d, off, trim && off == p->off, &e);
+		if (rc)
+			break;
+		if (!e) {
+			p->eof = 1;
+			break;
+		}
+		ent = fuse_add_direntry_plus(NULL, NULL, 0, e->name, NULL, 0);
+		if (ent > size - p->used)
+			break;
+		if (p->npin == p->pcap) {
+			size_t nc = p->pcap ? 2 * p->pcap : 256;
+			if (!(np = realloc(p->pin, nc * sizeof *np))) {
+				rc = CF_ENOMEM;
+				break;
+			}
+			p->pin = np;
+			p->pcap = nc;
+		}
+		memset(&ep, 0, sizeof ep);
+		ep.attr.st_ino = (ino_t)off + 2;
+		ep.attr.st_mode = e->dir ? S_IFDIR : S_IFREG;
+		dot = !strcmp(e->name, ".") || !strcmp(e->name, "..");
+		if (!dot && !lookup_node(ino_of(d->node), e->name, &n, &why)) {
+			if (dent_stat(d, e, n, &ep.attr)) {
+				node_release(n);	/* gone: no inode */
+			} else {
+				ep.ino = ino_of(n);
+				/* below the root, every entry is of one
+				 * table: ask whether it has a TTL once */
+				if (!cache_by_table(n) ||
+				    d->node->kind == K_ROOT)
+					ep.attr_timeout = cache_s(n);
+				else if (cs < 0)
+					ep.attr_timeout = cs = cache_s(n);
+				else
+					ep.attr_timeout = cs;
+				ep.entry_timeout = ep.attr_timeout;
+				p->pin[p->npin++] = n;
+			}
+		}
+		fuse_add_direntry_plus(NULL, p->buf + p->used, size - p->used,
+				       e->name, &ep, (off_t)off + 1);
+		p->used += ent;
+	}
+	p->end = off;
+	return rc;
+}
+
+static void readdir_plus(fuse_req_t req, size_t size, off_t off,
+			 struct dirh *d)
+{
+	struct page *p = &d->ahead;
+	int rc = 0;
+
+	pthread_mutex_lock(&d->lock);
+	if (p->size && p->size == size && p->off == (uint64_t)off) {
+		if (d->streaming && (uint64_t)off > d->base)
+			dir_trim(d, (uint64_t)off);
+	} else {
+		page_drop(p);
+		rc = page_fill(d, p, size, (uint64_t)off, 1);
+	}
+	if (rc) {
+		page_drop(p);
+		pthread_mutex_unlock(&d->lock);
+		fail(req, fs_errno(rc), "readdir: %s", cf_strerror(rc));
+		return;
+	}
+	page_send(p);
+	fuse_reply_buf(req, p->buf, p->used);
+	/* the next page, while the kernel reads this one (struct dirh) */
+	if (d->streaming && !p->eof) {
+		if (page_fill(d, p, size, p->end, 0))
+			page_drop(p);
+	} else
+		p->size = 0;
+	pthread_mutex_unlock(&d->lock);
+}
+
 static void readdir_common(fuse_req_t req, size_t size, off_t off,
 			   struct fuse_file_info *fi, int plus)
 {
 	struct dirh *d = (struct dirh *)(uintptr_t)fi->fh;
-	struct fuse_entry_param ep;
-	char *out = malloc(size);
+	struct stat st;
+	char *out;
 	size_t used = 0, ent;
-	struct node *n;
 	struct dent *e;
-	const char *why;
-	double cs = -1;
-	int rc = 0, dot;
+	uint64_t o = (uint64_t)off;
+	int rc = 0;
 
-	if (!out) {
+	if (plus) {
+		readdir_plus(req, size, off, d);
+		return;
+	}
+	if (!(out = malloc(size))) {
 		fail(req, ENOMEM, "readdir");
 		return;
 	}
 	pthread_mutex_lock(&d->lock);
-	for (;; off++) {
-		rc = dir_at(d, (uint64_t)off, &e);
+	page_drop(&d->ahead);
+	for (;; o++) {
+		rc = dir_at(d, o, o == (uint64_t)off, &e);
 		if (rc || !e)
 			break;
-		memset(&ep, 0, sizeof ep);
-		ep.attr.st_ino = (ino_t)off + 2;
-		ep.attr.st_mode = e->dir ? S_IFDIR : S_IFREG;
-		if (!plus) {
-			ent = fuse_add_direntry(req, out + used, size - used,
-						e->name, &ep.attr, off + 1);
-			if (ent > size - used)
-				break;
-			used += ent;
-			continue;
-		}
-		/* readdirplus: every entry but . and .. is a lookup */
-		dot = !strcmp(e->name, ".") || !strcmp(e->name, "..");
-		n = NULL;
-		if (!dot && !lookup_node(ino_of(d->node), e->name, &n, &why) &&
-		    !dent_stat(d, e, n, &ep.attr)) {
-			ep.ino = ino_of(n);
-			/* below the root, every entry is of one table:
-			 * ask whether it has a TTL once per request */
-			if (!cache_by_table(n) || d->node->kind == K_ROOT)
-				ep.attr_timeout = cache_s(n);
-			else if (cs < 0)
-				ep.attr_timeout = cs = cache_s(n);
-			else
-				ep.attr_timeout = cs;
-			ep.entry_timeout = ep.attr_timeout;
-		}
-		ent = fuse_add_direntry_plus(req, out + used, size - used,
-					     e->name, &ep, off + 1);
-		if (ent <= size - used && ep.ino) {
-			pthread_mutex_lock(&mu);
-			n->nlookup++;
-			pthread_mutex_unlock(&mu);
-			count(&counters.readdirplus_entries);
-		}
-		if (n)
-			node_release(n);
+		memset(&st, 0, sizeof st);
+		st.st_ino = (ino_t)o + 2;
+		st.st_mode = e->dir ? S_IFDIR : S_IFREG;
+		ent = fuse_add_direntry(req, out + used, size - used,
+					e->name, &st, (off_t)o + 1);
 		if (ent > size - used)
 			break;
 		used += ent;
