@@ -1749,6 +1749,38 @@ static int dent_stat(struct dirh *d, const struct dent *e, struct node *n,
 	return 0;
 }
 
+/* With d->lock held: the node table's slots for the entries of d from
+ * offset off on (RUN of them, pulled from the scan if need be), and the
+ * nodes and names in them, are fetched into the cache together.  The
+ * table of a large listing is far larger than the caches; looked up one
+ * after the other, every entry would wait for three misses in turn. */
+#define RUN 32
+static int dir_prefetch(struct dirh *d, uint64_t off)
+{
+	const struct node *n;
+	uint64_t h[RUN];
+	size_t i, k, cnt;
+	int rc = dir_more(d, off + RUN - 1);
+
+	if (rc || off < d->base || off - d->base >= d->n)
+		return rc;
+	k = (size_t)(off - d->base);
+	cnt = d->n - k < RUN ? d->n - k : RUN;
+	for (i = 0; i < cnt; i++)
+		h[i] = hname(d->node, d->e[k + i].name);
+	pthread_mutex_lock(&mu);
+	for (i = 0; hcap && i < cnt; i++)
+		__builtin_prefetch(&htab[hslot(h[i], hcap)]);
+	for (i = 0; hcap && i < cnt; i++)
+		if ((n = htab[hslot(h[i], hcap)]))
+			__builtin_prefetch(n);
+	for (i = 0; hcap && i < cnt; i++)
+		if ((n = htab[hslot(h[i], hcap)]) && n->hash == h[i])
+			__builtin_prefetch(n->name);
+	pthread_mutex_unlock(&mu);
+	return 0;
+}
+
 /* With d->lock held: makes p the readdirplus reply of size bytes from
  * offset off, every entry but . and .. interned and pinned (a lookup).
  * With trim, entries before off are dropped (dir_at).  The buffer is
@@ -1782,6 +1814,11 @@ static int page_fill(struct dirh *d, struct page *p, size_t size,
 		if (!e) {
 			p->eof = 1;
 			break;
+		}
+		if ((off - p->off) % RUN == 0) {
+			if ((rc = dir_prefetch(d, off)))
+				break;
+			e = &d->e[off - d->base];	/* e[] may have moved */
 		}
 		ent = fuse_add_direntry_plus(NULL, NULL, 0, e->name, NULL, 0);
 		if (ent > size - p->used)
