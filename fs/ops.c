@@ -131,10 +131,35 @@ static size_t ecap, ecount;
  * still egen has had no cell added since the engine found it empty, so
  * rmdir need not ask the engine again (see op_rmdir). */
 static uint64_t egen;
+/* Bumped (atomically, after the engine write, before the reply) by every
+ * change of a table's rows this daemon makes, one counter per hash of the
+ * table's name: a streaming listing asks the engine again about rows it
+ * pulled from its scan before a change (see struct dirh). */
+#define LGENS 64
+static uint64_t lgens[LGENS];
 
 static void cells_added(void)
 {
 	__atomic_add_fetch(&egen, 1, __ATOMIC_SEQ_CST);
+}
+
+static uint64_t *lgen_of(const char *table)
+{
+	uint64_t h = 0xCBF29CE484222325ull;
+
+	for (; *table; table++)
+		h = (h ^ (unsigned char)*table) * 0x100000001B3ull;
+	return &lgens[(h ^ h >> 32) % LGENS];
+}
+
+static void rows_changed(const char *table)
+{
+	__atomic_add_fetch(lgen_of(table), 1, __ATOMIC_SEQ_CST);
+}
+
+static uint64_t rows_gen(const char *table)
+{
+	return __atomic_load_n(lgen_of(table), __ATOMIC_SEQ_CST);
 }
 
 /* --- replies that log --------------------------------------------------- */
@@ -486,6 +511,7 @@ static void cells_changed_locked(const char *table, const void *key,
 {
 	struct node *n;
 
+	rows_changed(table);
 	for (n = hcap ? rtab[rslot(table, key, len, hcap)] : NULL; n;
 	     n = n->rnext) {
 		if (n->kind != K_CELL || strcmp(n->table, table) ||
@@ -538,6 +564,7 @@ void fs_table_changed(const char *table, int dropped)
 	size_t i;
 
 	cells_added();
+	rows_changed(table);
 	pthread_mutex_lock(&mu);
 	for (i = 0; i < hcap; i++)
 		for (n = htab[i]; n; n = n->hnext) {
@@ -1367,6 +1394,7 @@ struct dent {
 	int dir, have;
 	uint64_t size;
 	int64_t mtime;
+	uint64_t gen;		/* streaming: rows_gen() of what it says */
 };
 
 /* A readdirplus reply: entries from offset off to end, and the nodes
@@ -1378,6 +1406,7 @@ struct page {
 	size_t size, used;	/* size 0: no page */
 	uint64_t off, end;
 	int eof;		/* the listing ends with this page */
+	uint64_t gen;		/* streaming: rows_gen() when made */
 	struct node **pin;
 	size_t npin, pcap;
 };
@@ -1393,9 +1422,15 @@ struct page {
  * reply, while the kernel turns that reply into inodes and the reader
  * stats them: the kernel's work and ours overlap, and the next request
  * finds its answer ready when it asks for the offset and size expected.
- * Its entries are rows, whose attributes do not change, and were pulled
- * from the scan, which sees rows written meanwhile or not (cf_scan_open)
- * just the same; a request for anything else drops it.
+ * Its entries are rows, whose attributes do not change, pulled from the
+ * scan, which sees rows written meanwhile or not (cf_scan_open); a
+ * request for another offset or size drops it.  But a row deleted once
+ * its entry was pulled must not reach the kernel after the delete
+ * returned (the kernel would keep the name CACHE_S), and the scan may
+ * still show a row deleted after it opened: a page is sent only if its
+ * table had no change since it was made (rows_gen), else made again, and
+ * once the table changed after the scan opened, an entry is a row only
+ * if the engine still says so (node_stat).
  */
 struct dirh {
 	struct node *node;	/* the directory (the kernel holds it) */
@@ -1403,6 +1438,7 @@ struct dirh {
 	size_t n, cap;
 	uint64_t base;		/* offset of e[0] */
 	cf_scanner *scan;	/* region or prefix listing, continued lazily */
+	uint64_t sgen;		/* rows_gen() before the scan opened */
 	int streaming;
 	cf_table *t;
 	struct page ahead;	/* ahead.buf: the next readdirplus page */
@@ -1425,6 +1461,7 @@ static int dir_add(struct dirh *d, const char *name, size_t len, int dir)
 	if (!d->e[d->n].name)
 		return CF_ENOMEM;
 	d->e[d->n].dir = d->e[d->n].have = dir;
+	d->e[d->n].gen = 0;
 	d->e[d->n].size = 0;
 	d->e[d->n++].mtime = 0;
 	return 0;
@@ -1597,6 +1634,7 @@ static int dir_fill(struct node *n, struct dirh *d)
 		break;
 	case K_REGION:
 	case K_PREFIX:
+		d->sgen = rows_gen(n->table);
 		memset(&so, 0, sizeof so);
 		so.read.max_ts = INT64_MAX;
 		so.read.max_versions = 1;
@@ -1655,8 +1693,9 @@ static int dir_more(struct dirh *d, uint64_t want)
 		rc = cf_escape(k, klen, &b);
 		if (!rc && b.len > 255)
 			count(&counters.names_unlisted);
-		else if (!rc && b.len > 0)
-			rc = dir_add(d, (char *)b.p, b.len, 1);
+		else if (!rc && b.len > 0 &&
+			 !(rc = dir_add(d, (char *)b.p, b.len, 1)))
+			d->e[d->n - 1].gen = d->sgen;
 		if (rc)
 			break;
 	}
@@ -1807,6 +1846,7 @@ static int page_fill(struct dirh *d, struct page *p, size_t size,
 	p->used = 0;
 	p->off = off;
 	p->eof = 0;
+	p->gen = d->streaming ? rows_gen(d->node->table) : 0;
 	for (;; off++) {
 		rc = dir_at(d, off, trim && off == p->off, &e);
 		if (rc)
@@ -1836,6 +1876,17 @@ static int page_fill(struct dirh *d, struct page *p, size_t size,
 		ep.attr.st_ino = (ino_t)off + 2;
 		ep.attr.st_mode = e->dir ? S_IFDIR : S_IFREG;
 		dot = !strcmp(e->name, ".") || !strcmp(e->name, "..");
+		if (!dot && d->streaming && e->gen != p->gen) {
+			/* pulled before a change: ask again */
+			if (lookup_node(ino_of(d->node), e->name, &n, &why))
+				continue;
+			if (node_stat(n, &ep.attr)) {
+				node_release(n);	/* gone: not listed */
+				continue;
+			}
+			e->gen = p->gen;
+			node_release(n);
+		}
 		if (!dot && !lookup_node(ino_of(d->node), e->name, &n, &why)) {
 			if (dent_stat(d, e, n, &ep.attr)) {
 				node_release(n);	/* gone: no inode */
@@ -1866,13 +1917,21 @@ static void readdir_plus(fuse_req_t req, size_t size, off_t off,
 			 struct dirh *d)
 {
 	struct page *p = &d->ahead;
-	int rc = 0;
+	int rc = 0, tries;
 
 	pthread_mutex_lock(&d->lock);
-	if (p->size && p->size == size && p->off == (uint64_t)off) {
-		if (d->streaming && (uint64_t)off > d->base)
+	if (p->size && p->size == size && p->off == (uint64_t)off &&
+	    p->gen == rows_gen(d->node->table)) {
+		if ((uint64_t)off > d->base)
 			dir_trim(d, (uint64_t)off);
 	} else {
+		page_drop(p);
+		rc = page_fill(d, p, size, (uint64_t)off, 1);
+	}
+	/* a change while it was made: again (a few times; the old
+	 * entries are asked about, the new ones pulled after it) */
+	for (tries = 0; !rc && d->streaming && tries < 3 &&
+	     p->gen != rows_gen(d->node->table); tries++) {
 		page_drop(p);
 		rc = page_fill(d, p, size, (uint64_t)off, 1);
 	}
