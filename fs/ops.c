@@ -2009,7 +2009,13 @@ static void op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size,
 static void op_releasedir(fuse_req_t req, fuse_ino_t ino,
 			  struct fuse_file_info *fi)
 {
-	dir_free((struct dirh *)(uintptr_t)fi->fh);
+	struct dirh *d = (struct dirh *)(uintptr_t)fi->fh;
+
+	/* a readdirplus holds the lock from before its reply until it has
+	 * made the next page: the reader may have closed meanwhile */
+	pthread_mutex_lock(&d->lock);
+	pthread_mutex_unlock(&d->lock);
+	dir_free(d);
 	fuse_reply_err(req, 0);
 }
 
