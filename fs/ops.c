@@ -1439,6 +1439,8 @@ struct dirh {
 	uint64_t base;		/* offset of e[0] */
 	cf_scanner *scan;	/* region or prefix listing, continued lazily */
 	uint64_t sgen;		/* rows_gen() before the scan opened */
+	int serr;		/* the error that ended the pulls: every pull
+				 * past their end fails, until dir_start */
 	int streaming;
 	cf_table *t;
 	struct page ahead;	/* ahead.buf: the next readdirplus page */
@@ -1681,6 +1683,8 @@ static int dir_more(struct dirh *d, uint64_t want)
 	size_t klen;
 	int rc = 0;
 
+	if (d->serr && d->base + d->n <= want)
+		return d->serr;
 	while (d->scan && d->base + d->n <= want) {
 		rc = cf_scan_next(d->scan, &r);
 		if (rc || !r) {
@@ -1700,6 +1704,8 @@ static int dir_more(struct dirh *d, uint64_t want)
 			break;
 	}
 	buf_release(&b);
+	if (rc)
+		d->serr = rc;	/* the row is lost: never a listing without it */
 	return rc;
 }
 
@@ -1712,6 +1718,7 @@ static int dir_start(struct dirh *d)
 		free(d->e[i].name);
 	d->n = 0;
 	d->base = 0;
+	d->serr = 0;
 	if (d->scan)
 		cf_scan_close(d->scan);
 	d->scan = NULL;
@@ -1794,15 +1801,16 @@ static int dent_stat(struct dirh *d, const struct dent *e, struct node *n,
  * table of a large listing is far larger than the caches; looked up one
  * after the other, every entry would wait for three misses in turn. */
 #define RUN 32
-static int dir_prefetch(struct dirh *d, uint64_t off)
+static void dir_prefetch(struct dirh *d, uint64_t off)
 {
 	const struct node *n;
 	uint64_t h[RUN];
 	size_t i, k, cnt;
-	int rc = dir_more(d, off + RUN - 1);
 
-	if (rc || off < d->base || off - d->base >= d->n)
-		return rc;
+	/* an error is kept (serr) for the pull that needs the row */
+	(void)dir_more(d, off + RUN - 1);
+	if (off < d->base || off - d->base >= d->n)
+		return;
 	k = (size_t)(off - d->base);
 	cnt = d->n - k < RUN ? d->n - k : RUN;
 	for (i = 0; i < cnt; i++)
@@ -1817,7 +1825,6 @@ static int dir_prefetch(struct dirh *d, uint64_t off)
 		if ((n = htab[hslot(h[i], hcap)]) && n->hash == h[i])
 			__builtin_prefetch(n->name);
 	pthread_mutex_unlock(&mu);
-	return 0;
 }
 
 /* With d->lock held: makes p the readdirplus reply of size bytes from
@@ -1856,8 +1863,7 @@ static int page_fill(struct dirh *d, struct page *p, size_t size,
 			break;
 		}
 		if ((off - p->off) % RUN == 0) {
-			if ((rc = dir_prefetch(d, off)))
-				break;
+			dir_prefetch(d, off);
 			e = &d->e[off - d->base];	/* e[] may have moved */
 		}
 		ent = fuse_add_direntry_plus(NULL, NULL, 0, e->name, NULL, 0);

@@ -165,6 +165,31 @@ test_expect_success 'a listing while rows are put and deleted: the others once e
 	done
 '
 
+test_expect_success 'a store file damaged in the middle of a region: the listing fails, never ends early' '
+	cellfs_umount &&
+	rm -rf "$DATA" &&
+	cellfs_mount &&
+	mkdir "$MNT/t" &&
+	awk "BEGIN { srand(7); for (i = 0; i < 3000; i++) {
+		v = \"\"; for (j = 0; j < 20; j++) v = v int(rand() * 1e9)
+		printf \"put r%05d cf:q %s\\n\", i, v } }" >"$MNT/t/.batch" &&
+	echo flush >"$MNT/.ctl" &&
+	cellfs_umount &&
+	sst=$(ls "$DATA"/data/t/*/cf/*.sst) &&
+	test $(echo "$sst" | wc -l) -eq 1 &&
+	size=$(stat -c %s "$sst") && echo "store file: $size bytes" &&
+	printf "\377\377\377\377" |
+		dd of="$sst" bs=1 seek=$((size / 2)) conv=notrunc 2>/dev/null &&
+	cellfs_mount &&
+	for how in 4096 "4096 stat"; do
+		test_expect_code 1 python3 getdents.py "$MNT/t/@" $how \
+			>out 2>err &&
+		grep "Input/output error" err || return 1
+	done &&
+	test_expect_code 2 ls -l "$MNT/t/@" >out 2>err &&
+	grep "Input/output error" err
+'
+
 test_expect_success 'unmount' '
 	cellfs_umount && ! cellfs_is_mounted
 '
