@@ -1840,7 +1840,7 @@ static int page_fill(struct dirh *d, struct page *p, size_t size,
 	const char *why;
 	double cs = -1;
 	size_t ent;
-	int rc = 0, dot;
+	int rc = 0, dot, again;
 
 	if (p->bcap < size) {
 		char *nb = realloc(p->buf, size);
@@ -1882,21 +1882,18 @@ static int page_fill(struct dirh *d, struct page *p, size_t size,
 		ep.attr.st_ino = (ino_t)off + 2;
 		ep.attr.st_mode = e->dir ? S_IFDIR : S_IFREG;
 		dot = !strcmp(e->name, ".") || !strcmp(e->name, "..");
-		if (!dot && d->streaming && e->gen != p->gen) {
-			/* pulled before a change: ask again */
-			if (lookup_node(ino_of(d->node), e->name, &n, &why))
-				continue;
-			if (node_stat(n, &ep.attr)) {
-				node_release(n);	/* gone: not listed */
-				continue;
-			}
-			e->gen = p->gen;
-			node_release(n);
-		}
+		/* a row pulled before a change: the engine says again */
+		again = !dot && d->streaming && e->gen != p->gen;
 		if (!dot && !lookup_node(ino_of(d->node), e->name, &n, &why)) {
-			if (dent_stat(d, e, n, &ep.attr)) {
-				node_release(n);	/* gone: no inode */
+			if (again ? node_stat(n, &ep.attr)
+				  : dent_stat(d, e, n, &ep.attr)) {
+				node_release(n);
+				if (again)
+					continue;	/* gone: not listed */
+				/* else listed, without an inode */
 			} else {
+				if (again)
+					e->gen = p->gen;
 				ep.ino = ino_of(n);
 				/* below the root, every entry is of one
 				 * table: ask whether it has a TTL once */
