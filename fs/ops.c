@@ -131,10 +131,35 @@ static size_t ecap, ecount;
  * still egen has had no cell added since the engine found it empty, so
  * rmdir need not ask the engine again (see op_rmdir). */
 static uint64_t egen;
+/* Bumped (atomically, after the engine write, before the reply) by every
+ * change of a table's rows this daemon makes, one counter per hash of the
+ * table's name: a streaming listing asks the engine again about rows it
+ * pulled from its scan before a change (see struct dirh). */
+#define LGENS 64
+static uint64_t lgens[LGENS];
 
 static void cells_added(void)
 {
 	__atomic_add_fetch(&egen, 1, __ATOMIC_SEQ_CST);
+}
+
+static uint64_t *lgen_of(const char *table)
+{
+	uint64_t h = 0xCBF29CE484222325ull;
+
+	for (; *table; table++)
+		h = (h ^ (unsigned char)*table) * 0x100000001B3ull;
+	return &lgens[(h ^ h >> 32) % LGENS];
+}
+
+static void rows_changed(const char *table)
+{
+	__atomic_add_fetch(lgen_of(table), 1, __ATOMIC_SEQ_CST);
+}
+
+static uint64_t rows_gen(const char *table)
+{
+	return __atomic_load_n(lgen_of(table), __ATOMIC_SEQ_CST);
 }
 
 /* --- replies that log --------------------------------------------------- */
@@ -486,6 +511,7 @@ static void cells_changed_locked(const char *table, const void *key,
 {
 	struct node *n;
 
+	rows_changed(table);
 	for (n = hcap ? rtab[rslot(table, key, len, hcap)] : NULL; n;
 	     n = n->rnext) {
 		if (n->kind != K_CELL || strcmp(n->table, table) ||
@@ -538,6 +564,7 @@ void fs_table_changed(const char *table, int dropped)
 	size_t i;
 
 	cells_added();
+	rows_changed(table);
 	pthread_mutex_lock(&mu);
 	for (i = 0; i < hcap; i++)
 		for (n = htab[i]; n; n = n->hnext) {
@@ -1367,6 +1394,21 @@ struct dent {
 	int dir, have;
 	uint64_t size;
 	int64_t mtime;
+	uint64_t gen;		/* streaming: rows_gen() of what it says */
+};
+
+/* A readdirplus reply: entries from offset off to end, and the nodes
+ * pinned (nopen) for the entries that carry one, until the reply is sent
+ * (page_send: the pins become kernel lookups) or dropped (page_drop). */
+struct page {
+	char *buf;
+	size_t bcap;		/* of buf */
+	size_t size, used;	/* size 0: no page */
+	uint64_t off, end;
+	int eof;		/* the listing ends with this page */
+	uint64_t gen;		/* streaming: rows_gen() when made */
+	struct node **pin;
+	size_t npin, pcap;
 };
 
 /*
@@ -1375,6 +1417,20 @@ struct dent {
  * offset base on, pulled as readdir asks for them and dropped once read,
  * so a million-row region costs one scan and a page of names.  A seek
  * back before base (rewinddir) starts the scan again.
+ *
+ * A streaming readdirplus makes its next page (`ahead`) right after each
+ * reply, while the kernel turns that reply into inodes and the reader
+ * stats them: the kernel's work and ours overlap, and the next request
+ * finds its answer ready when it asks for the offset and size expected.
+ * Its entries are rows, whose attributes do not change, pulled from the
+ * scan, which sees rows written meanwhile or not (cf_scan_open); a
+ * request for another offset or size drops it.  But a row deleted once
+ * its entry was pulled must not reach the kernel after the delete
+ * returned (the kernel would keep the name CACHE_S), and the scan may
+ * still show a row deleted after it opened: a page is sent only if its
+ * table had no change since it was made (rows_gen), else made again, and
+ * once the table changed after the scan opened, an entry is a row only
+ * if the engine still says so (node_stat).
  */
 struct dirh {
 	struct node *node;	/* the directory (the kernel holds it) */
@@ -1382,8 +1438,12 @@ struct dirh {
 	size_t n, cap;
 	uint64_t base;		/* offset of e[0] */
 	cf_scanner *scan;	/* region or prefix listing, continued lazily */
+	uint64_t sgen;		/* rows_gen() before the scan opened */
+	int serr;		/* the error that ended the pulls: every pull
+				 * past their end fails, until dir_start */
 	int streaming;
 	cf_table *t;
+	struct page ahead;	/* ahead.buf: the next readdirplus page */
 	pthread_mutex_t lock;
 };
 
@@ -1403,6 +1463,7 @@ static int dir_add(struct dirh *d, const char *name, size_t len, int dir)
 	if (!d->e[d->n].name)
 		return CF_ENOMEM;
 	d->e[d->n].dir = d->e[d->n].have = dir;
+	d->e[d->n].gen = 0;
 	d->e[d->n].size = 0;
 	d->e[d->n++].mtime = 0;
 	return 0;
@@ -1440,10 +1501,47 @@ static int dir_add_cb(void *d, const char *name, size_t len, int dir)
 	return dir_add(d, name, len, dir);
 }
 
+/* Drops p's page: its pins are released. */
+static void page_drop(struct page *p)
+{
+	size_t i;
+
+	if (p->npin) {
+		pthread_mutex_lock(&mu);
+		for (i = 0; i < p->npin; i++) {
+			p->pin[i]->nopen--;
+			node_unref(p->pin[i]);
+		}
+		pthread_mutex_unlock(&mu);
+	}
+	p->npin = 0;
+	p->size = p->used = 0;
+}
+
+/* p is about to be sent: its pins become the kernel's lookups, which a
+ * readdirplus entry with an inode counts (mu once for the page). */
+static void page_send(struct page *p)
+{
+	size_t i;
+
+	pthread_mutex_lock(&mu);
+	for (i = 0; i < p->npin; i++) {
+		p->pin[i]->nlookup++;
+		p->pin[i]->nopen--;
+	}
+	pthread_mutex_unlock(&mu);
+	__atomic_add_fetch(&counters.readdirplus_entries, p->npin,
+			   __ATOMIC_RELAXED);
+	p->npin = 0;
+}
+
 static void dir_free(struct dirh *d)
 {
 	size_t i;
 
+	page_drop(&d->ahead);
+	free(d->ahead.buf);
+	free(d->ahead.pin);
 	for (i = 0; i < d->n; i++)
 		free(d->e[i].name);
 	free(d->e);
@@ -1538,6 +1636,7 @@ static int dir_fill(struct node *n, struct dirh *d)
 		break;
 	case K_REGION:
 	case K_PREFIX:
+		d->sgen = rows_gen(n->table);
 		memset(&so, 0, sizeof so);
 		so.read.max_ts = INT64_MAX;
 		so.read.max_versions = 1;
@@ -1584,6 +1683,8 @@ static int dir_more(struct dirh *d, uint64_t want)
 	size_t klen;
 	int rc = 0;
 
+	if (d->serr && d->base + d->n <= want)
+		return d->serr;
 	while (d->scan && d->base + d->n <= want) {
 		rc = cf_scan_next(d->scan, &r);
 		if (rc || !r) {
@@ -1596,12 +1697,15 @@ static int dir_more(struct dirh *d, uint64_t want)
 		rc = cf_escape(k, klen, &b);
 		if (!rc && b.len > 255)
 			count(&counters.names_unlisted);
-		else if (!rc && b.len > 0)
-			rc = dir_add(d, (char *)b.p, b.len, 1);
+		else if (!rc && b.len > 0 &&
+			 !(rc = dir_add(d, (char *)b.p, b.len, 1)))
+			d->e[d->n - 1].gen = d->sgen;
 		if (rc)
 			break;
 	}
 	buf_release(&b);
+	if (rc)
+		d->serr = rc;	/* the row is lost: never a listing without it */
 	return rc;
 }
 
@@ -1614,6 +1718,7 @@ static int dir_start(struct dirh *d)
 		free(d->e[i].name);
 	d->n = 0;
 	d->base = 0;
+	d->serr = 0;
 	if (d->scan)
 		cf_scan_close(d->scan);
 	d->scan = NULL;
@@ -1623,16 +1728,19 @@ static int dir_start(struct dirh *d)
 	return dir_fill(d->node, d);
 }
 
-/* With d->lock held: the entry at offset off, or NULL at the end.  Entries
- * of a streaming listing before off are dropped. */
-static int dir_at(struct dirh *d, uint64_t off, struct dent **out)
+/* With d->lock held: the entry at offset off, or NULL at the end.  With
+ * trim, entries of a streaming listing before off are dropped: a reply
+ * trims once, at its first offset, so that the kernel may ask again from
+ * any entry of the last reply (a reader whose buffer took only part of
+ * it) without a new scan. */
+static int dir_at(struct dirh *d, uint64_t off, int trim, struct dent **out)
 {
 	int rc = 0;
 
 	*out = NULL;
 	if (off < d->base)
 		rc = dir_start(d);
-	if (!rc && d->streaming && off > d->base)
+	if (!rc && trim && d->streaming && off > d->base)
 		dir_trim(d, off);
 	if (!rc)
 		rc = dir_more(d, off);
@@ -1687,65 +1795,196 @@ static int dent_stat(struct dirh *d, const struct dent *e, struct node *n,
 	return 0;
 }
 
+/* With d->lock held: the node table's slots for the entries of d from
+ * offset off on (RUN of them, pulled from the scan if need be), and the
+ * nodes and names in them, are fetched into the cache together.  The
+ * table of a large listing is far larger than the caches; looked up one
+ * after the other, every entry would wait for three misses in turn. */
+#define RUN 32
+static void dir_prefetch(struct dirh *d, uint64_t off)
+{
+	const struct node *n;
+	uint64_t h[RUN];
+	size_t i, k, cnt;
+
+	/* an error is kept (serr) for the pull that needs the row */
+	(void)dir_more(d, off + RUN - 1);
+	if (off < d->base || off - d->base >= d->n)
+		return;
+	k = (size_t)(off - d->base);
+	cnt = d->n - k < RUN ? d->n - k : RUN;
+	for (i = 0; i < cnt; i++)
+		h[i] = hname(d->node, d->e[k + i].name);
+	pthread_mutex_lock(&mu);
+	for (i = 0; hcap && i < cnt; i++)
+		__builtin_prefetch(&htab[hslot(h[i], hcap)]);
+	for (i = 0; hcap && i < cnt; i++)
+		if ((n = htab[hslot(h[i], hcap)]))
+			__builtin_prefetch(n);
+	for (i = 0; hcap && i < cnt; i++)
+		if ((n = htab[hslot(h[i], hcap)]) && n->hash == h[i])
+			__builtin_prefetch(n->name);
+	pthread_mutex_unlock(&mu);
+}
+
+/* With d->lock held: makes p the readdirplus reply of size bytes from
+ * offset off, every entry but . and .. interned and pinned (a lookup).
+ * With trim, entries before off are dropped (dir_at).  The buffer is
+ * filled without a request: fuse_add_direntry_plus only formats. */
+static int page_fill(struct dirh *d, struct page *p, size_t size,
+		     uint64_t off, int trim)
+{
+	struct fuse_entry_param ep;
+	struct node *n, **np;
+	struct dent *e;
+	const char *why;
+	double cs = -1;
+	size_t ent;
+	int rc = 0, dot, again;
+
+	if (p->bcap < size) {
+		char *nb = realloc(p->buf, size);
+		if (!nb)
+			return CF_ENOMEM;
+		p->buf = nb;
+		p->bcap = size;
+	}
+	p->size = size;
+	p->used = 0;
+	p->off = off;
+	p->eof = 0;
+	p->gen = d->streaming ? rows_gen(d->node->table) : 0;
+	for (;; off++) {
+		rc = dir_at(d, off, trim && off == p->off, &e);
+		if (rc)
+			break;
+		if (!e) {
+			p->eof = 1;
+			break;
+		}
+		if ((off - p->off) % RUN == 0) {
+			dir_prefetch(d, off);
+			e = &d->e[off - d->base];	/* e[] may have moved */
+		}
+		ent = fuse_add_direntry_plus(NULL, NULL, 0, e->name, NULL, 0);
+		if (ent > size - p->used)
+			break;
+		if (p->npin == p->pcap) {
+			size_t nc = p->pcap ? 2 * p->pcap : 256;
+			if (!(np = realloc(p->pin, nc * sizeof *np))) {
+				rc = CF_ENOMEM;
+				break;
+			}
+			p->pin = np;
+			p->pcap = nc;
+		}
+		memset(&ep, 0, sizeof ep);
+		ep.attr.st_ino = (ino_t)off + 2;
+		ep.attr.st_mode = e->dir ? S_IFDIR : S_IFREG;
+		dot = !strcmp(e->name, ".") || !strcmp(e->name, "..");
+		/* a row pulled before a change: the engine says again */
+		again = !dot && d->streaming && e->gen != p->gen;
+		if (!dot && !lookup_node(ino_of(d->node), e->name, &n, &why)) {
+			if (again ? node_stat(n, &ep.attr)
+				  : dent_stat(d, e, n, &ep.attr)) {
+				node_release(n);
+				if (again)
+					continue;	/* gone: not listed */
+				/* else listed, without an inode */
+			} else {
+				if (again)
+					e->gen = p->gen;
+				ep.ino = ino_of(n);
+				/* below the root, every entry is of one
+				 * table: ask whether it has a TTL once */
+				if (!cache_by_table(n) ||
+				    d->node->kind == K_ROOT)
+					ep.attr_timeout = cache_s(n);
+				else if (cs < 0)
+					ep.attr_timeout = cs = cache_s(n);
+				else
+					ep.attr_timeout = cs;
+				ep.entry_timeout = ep.attr_timeout;
+				p->pin[p->npin++] = n;
+			}
+		}
+		fuse_add_direntry_plus(NULL, p->buf + p->used, size - p->used,
+				       e->name, &ep, (off_t)off + 1);
+		p->used += ent;
+	}
+	p->end = off;
+	return rc;
+}
+
+static void readdir_plus(fuse_req_t req, size_t size, off_t off,
+			 struct dirh *d)
+{
+	struct page *p = &d->ahead;
+	int rc = 0, tries;
+
+	pthread_mutex_lock(&d->lock);
+	if (p->size && p->size == size && p->off == (uint64_t)off &&
+	    p->gen == rows_gen(d->node->table)) {
+		if ((uint64_t)off > d->base)
+			dir_trim(d, (uint64_t)off);
+	} else {
+		page_drop(p);
+		rc = page_fill(d, p, size, (uint64_t)off, 1);
+	}
+	/* a change while it was made: again (a few times; the old
+	 * entries are asked about, the new ones pulled after it) */
+	for (tries = 0; !rc && d->streaming && tries < 3 &&
+	     p->gen != rows_gen(d->node->table); tries++) {
+		page_drop(p);
+		rc = page_fill(d, p, size, (uint64_t)off, 1);
+	}
+	if (rc) {
+		page_drop(p);
+		pthread_mutex_unlock(&d->lock);
+		fail(req, fs_errno(rc), "readdir: %s", cf_strerror(rc));
+		return;
+	}
+	page_send(p);
+	fuse_reply_buf(req, p->buf, p->used);
+	/* the next page, while the kernel reads this one (struct dirh) */
+	if (d->streaming && !p->eof) {
+		if (page_fill(d, p, size, p->end, 0))
+			page_drop(p);
+	} else
+		p->size = 0;
+	pthread_mutex_unlock(&d->lock);
+}
+
 static void readdir_common(fuse_req_t req, size_t size, off_t off,
 			   struct fuse_file_info *fi, int plus)
 {
 	struct dirh *d = (struct dirh *)(uintptr_t)fi->fh;
-	struct fuse_entry_param ep;
-	char *out = malloc(size);
+	struct stat st;
+	char *out;
 	size_t used = 0, ent;
-	struct node *n;
 	struct dent *e;
-	const char *why;
-	double cs = -1;
-	int rc = 0, dot;
+	uint64_t o = (uint64_t)off;
+	int rc = 0;
 
-	if (!out) {
+	if (plus) {
+		readdir_plus(req, size, off, d);
+		return;
+	}
+	if (!(out = malloc(size))) {
 		fail(req, ENOMEM, "readdir");
 		return;
 	}
 	pthread_mutex_lock(&d->lock);
-	for (;; off++) {
-		rc = dir_at(d, (uint64_t)off, &e);
+	page_drop(&d->ahead);
+	for (;; o++) {
+		rc = dir_at(d, o, o == (uint64_t)off, &e);
 		if (rc || !e)
 			break;
-		memset(&ep, 0, sizeof ep);
-		ep.attr.st_ino = (ino_t)off + 2;
-		ep.attr.st_mode = e->dir ? S_IFDIR : S_IFREG;
-		if (!plus) {
-			ent = fuse_add_direntry(req, out + used, size - used,
-						e->name, &ep.attr, off + 1);
-			if (ent > size - used)
-				break;
-			used += ent;
-			continue;
-		}
-		/* readdirplus: every entry but . and .. is a lookup */
-		dot = !strcmp(e->name, ".") || !strcmp(e->name, "..");
-		n = NULL;
-		if (!dot && !lookup_node(ino_of(d->node), e->name, &n, &why) &&
-		    !dent_stat(d, e, n, &ep.attr)) {
-			ep.ino = ino_of(n);
-			/* below the root, every entry is of one table:
-			 * ask whether it has a TTL once per request */
-			if (!cache_by_table(n) || d->node->kind == K_ROOT)
-				ep.attr_timeout = cache_s(n);
-			else if (cs < 0)
-				ep.attr_timeout = cs = cache_s(n);
-			else
-				ep.attr_timeout = cs;
-			ep.entry_timeout = ep.attr_timeout;
-		}
-		ent = fuse_add_direntry_plus(req, out + used, size - used,
-					     e->name, &ep, off + 1);
-		if (ent <= size - used && ep.ino) {
-			pthread_mutex_lock(&mu);
-			n->nlookup++;
-			pthread_mutex_unlock(&mu);
-			count(&counters.readdirplus_entries);
-		}
-		if (n)
-			node_release(n);
+		memset(&st, 0, sizeof st);
+		st.st_ino = (ino_t)o + 2;
+		st.st_mode = e->dir ? S_IFDIR : S_IFREG;
+		ent = fuse_add_direntry(req, out + used, size - used,
+					e->name, &st, (off_t)o + 1);
 		if (ent > size - used)
 			break;
 		used += ent;
@@ -1773,7 +2012,13 @@ static void op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size,
 static void op_releasedir(fuse_req_t req, fuse_ino_t ino,
 			  struct fuse_file_info *fi)
 {
-	dir_free((struct dirh *)(uintptr_t)fi->fh);
+	struct dirh *d = (struct dirh *)(uintptr_t)fi->fh;
+
+	/* a readdirplus holds the lock from before its reply until it has
+	 * made the next page: the reader may have closed meanwhile */
+	pthread_mutex_lock(&d->lock);
+	pthread_mutex_unlock(&d->lock);
+	dir_free(d);
 	fuse_reply_err(req, 0);
 }
 
