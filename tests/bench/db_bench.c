@@ -147,6 +147,11 @@ static int cellfs_open(const char *dir, uint64_t cache)
 	o.sync_mode = CF_SYNC_NONE;
 	o.block_cache = cache;
 	o.flush_size = WRITE_BUFFER;
+	/* CELLFS_SEEK_BYTES=0: no read-driven compaction (docs/engine.md),
+	 * to see what it does to the reads */
+	if (getenv("CELLFS_SEEK_BYTES"))
+		o.seek_bytes = (uint32_t)strtoul(getenv("CELLFS_SEEK_BYTES"),
+						 NULL, 10);
 	cf_family_default(&f, "f");
 	if (cf_blocksize)
 		f.blocksize = cf_blocksize;
