@@ -38,9 +38,10 @@ uint64_t memstore_count(const struct memstore *m);
 uint64_t memstore_min_seq(const struct memstore *m);
 uint64_t memstore_max_seq(const struct memstore *m);
 
-/* The memstore's expected size in bytes (the flush size): from
- * FILTER_START entries on it keeps a row filter sized for that, which
- * memstore_may_have_row asks.  Before the first add. */
+/* The memstore's expected size in bytes (the flush size): once it holds
+ * 4096 entries and a memstore_may_have_row has been asked, it keeps a
+ * row filter sized for that (memstore.c, "the row filter").  Before the
+ * first add. */
 void memstore_expect(struct memstore *m, size_t bytes);
 /* 0: no entry of row is in m (at any seq a reader that loaded its
  * snapshot after the entries were published may see); 1: maybe.  No

@@ -981,6 +981,28 @@ static void test_filter(void)
 	       "no memstore_expect: no filter");
 	memstore_unref(m);
 	memstore_unref(plain);
+
+	/* no Get asked: no filter (writes pay nothing for it), until one
+	 * asks; the writer then files every row already there */
+	if (memstore_new(&m))
+		bail("memstore_new");
+	memstore_expect(m, 4u << 20);
+	for (uint32_t i = 0; i < N; i++)
+		add_row(m, 2 * i, i + 1);
+	fp = 0;
+	for (uint32_t j = 0; j < 100; j++)
+		fp += has_row(m, 2 * j + 1);
+	is_int(fp, 100, "20000 entries, no Get asked before: no filter yet");
+	add_row(m, 2 * N, N + 1);
+	missed = fp = 0;
+	for (uint32_t j = 0; j <= N; j++)
+		missed += !has_row(m, 2 * j);
+	for (uint32_t j = 0; j < N; j++)
+		fp += has_row(m, 2 * j + 1);
+	ok(missed == 0 && fp < N / 20,
+	   "the next add builds it over every row (%zu missed, %zu of %d "
+	   "absent said maybe)", missed, fp, N);
+	memstore_unref(m);
 }
 
 /* A writer adds rows in random order and publishes how many (release,
