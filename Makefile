@@ -131,7 +131,7 @@ bench-quick: deps
 bench: deps
 	@$(MAKE) --no-print-directory all
 	$(B)/tests/bench/engine_bench -n 1000000
-	$(B)/tests/bench/db_bench -n 1000000
+	$(B)/tests/bench/db_bench -n 1000000 -r 2
 	$(B)/tests/bench/tsd_bench
 	CELLFS_BUILD=$(CURDIR)/$(B) sh tests/bench/tsd_put_bench.sh
 	sh tests/bench/fs_bench.sh $(CURDIR)/$(B)
