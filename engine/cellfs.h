@@ -285,6 +285,10 @@ struct cf_stats {
 	uint64_t wal_syncs, wal_bytes, stalls;
 	uint64_t errors;	/* failed engine operations */
 	uint64_t regions, store_files, disk_bytes, mem_bytes;
+	/* cf_db_stats only: the memstore bytes the memstore limit and the
+	 * writers' stall count (equal to mem_bytes when nothing is being
+	 * written) */
+	uint64_t mem_counted;
 };
 
 int cf_db_stats(cf_db *db, struct cf_stats *s);

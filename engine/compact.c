@@ -757,6 +757,7 @@ int table_split_at(struct cf_db *db, struct cf_table *t, const void *key,
 		rc = meta_begin(db->meta);
 	if (!rc) {
 		struct view *pv = region_view(r);
+		uint64_t moved_from = 0, moved_to = 0;
 		a->flushed_seq = b->flushed_seq = r->flushed_seq;
 		ma = (struct meta_region){ (int64_t)a->id, t->id, a->start.p,
 			a->start.len, a->end.p, a->end.len, a->flushed_seq };
@@ -777,6 +778,7 @@ int table_split_at(struct cf_db *db, struct cf_table *t, const void *key,
 		/* writes that reached the parent since the flush move to
 		 * the daughters' memstores (same sequence numbers) */
 		if (!rc && memstore_count(pv->mem)) {
+			moved_from = memstore_bytes(pv->mem);
 			struct iter *it = memstore_iter(pv->mem);
 			if (!it)
 				rc = CF_ENOMEM;
@@ -793,12 +795,23 @@ int table_split_at(struct cf_db *db, struct cf_table *t, const void *key,
 						  &x, v, vl);
 			}
 			iter_destroy(it);
+			moved_to = memstore_bytes(a->view->mem) +
+				   memstore_bytes(b->view->mem);
 		}
 		view_unref(pv);
 		if (!rc)
 			rc = meta_commit(db->meta);
 		else
 			meta_rollback(db->meta);
+		if (!rc) {
+			/* the moved writes count as the daughters' bytes now,
+			 * which their flushes subtract; the parent's memstore
+			 * is never flushed.  Without this the count drifted
+			 * by the difference at every split, and once it went
+			 * below zero it wrapped: every write stalled 10 s */
+			atomic_fetch_add(&db->mem_total, moved_to);
+			atomic_fetch_sub(&db->mem_total, moved_from);
+		}
 	}
 	pthread_mutex_unlock(&db->meta_mu);
 	if (!rc) {

@@ -1538,6 +1538,7 @@ int cf_db_stats(cf_db *db, struct cf_stats *s)
 	s->cache_misses = cache_misses(db->cache);
 	s->wal_syncs = wal_syncs(db->wal);
 	s->wal_bytes = wal_bytes(db->wal);
+	s->mem_counted = atomic_load(&db->mem_total);
 	ts = tables_snapshot(db, &n);
 	for (size_t i = 0; i < n; i++)
 		add_table_sizes(ts[i], s);
