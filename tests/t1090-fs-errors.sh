@@ -95,7 +95,12 @@ test_expect_success 'a damaged store file: EIO for its reads only, named by cell
 	cellfs_umount &&
 	sst=$(ls "$DATA"/data/t/*/cf/*.sst | head -1) &&
 	test -f "$sst" &&
-	printf "\377" | dd of="$sst" bs=1 seek=20 conv=notrunc 2>/dev/null &&
+	# flip the byte (writing 0xff did nothing when it was 0xff already:
+	# byte 20 is in the timestamp of the first cell, 0xff 256 ms a minute)
+	b=$(od -A n -t u1 -j 20 -N 1 "$sst") &&
+	printf "\\$(printf %o $((255 - b)))" |
+		dd of="$sst" bs=1 seek=20 conv=notrunc 2>/dev/null &&
+	test "$(od -A n -t u1 -j 20 -N 1 "$sst")" -eq $((255 - b)) &&
 	cellfs_mount &&
 	echo EIO >expect &&
 	errno_of read "$MNT/t/r1/cf:q" >out && test_cmp expect out &&
