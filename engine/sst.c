@@ -21,6 +21,7 @@
  * time into a buffer of its own and decodes the blocks it needs from
  * there: one pread for many blocks.
  */
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -36,6 +37,7 @@
 #include "util/crc32c.h"
 #include "util/env.h"
 #include "util/err.h"
+#include "util/log.h"
 
 #define SST_VERSION 1
 #define SST_MAGIC "CELLFSST"
@@ -889,6 +891,10 @@ static int load_block(struct sst_iter *it, size_t i)
 		      : read_ahead(it, hd, &b);
 	atomic_fetch_add_explicit(&blocks_read, 1, memory_order_relaxed);
 	if (rc) {
+		/* the read fails (EIO through the filesystem); the log says
+		 * which file and where, as it does for a file bad at open */
+		cf_log(CF_LOG_ERROR, "store file %s: block at %" PRIu64 ": %s",
+		       s->path, hd->off, cf_strerror(rc));
 		it->status = rc;
 		return rc;
 	}

@@ -1,6 +1,6 @@
 #!/bin/sh
 
-test_description='cellfs: refused operations through ordinary commands: malformed names, a full data disk, a damaged store file'
+test_description='cellfs: refused operations through ordinary commands: malformed names, a full data disk, a damaged store file, one cut short under the daemon'
 
 . /usr/share/sharness/sharness.sh
 . "$SHARNESS_TEST_DIRECTORY/lib-cellfs.sh"
@@ -108,6 +108,27 @@ test_expect_success 'a damaged store file: EIO for its reads only, named by cell
 	cellfs_umount &&
 	test_expect_code 1 "$FSCK" "$DATA" >fsck.out 2>&1 ;
 	grep "$(basename "$sst")" fsck.out
+'
+
+test_expect_success 'a store file cut short under the running daemon: EIO for the reads that need it, the daemon lives' '
+	rm -rf "$DATA" &&
+	cellfs_mount &&
+	test_when_finished "cellfs_umount" &&
+	mkdir "$MNT/t" "$MNT/u" &&
+	for i in $(seq 1000 1999); do
+		echo "put r$i cf:q value-$i" || return 1
+	done >>"$MNT/t/.batch" &&
+	echo "put r1 cf:q other-1" >>"$MNT/u/.batch" &&
+	echo flush >"$MNT/.ctl" &&
+	sst=$(ls "$DATA"/data/t/*/cf/*.sst | head -1) &&
+	truncate -s 100 "$sst" &&
+	echo EIO >expect &&
+	errno_of read "$MNT/t/r1999/cf:q" >out && test_cmp expect out &&
+	errno_of read "$MNT/t/r1000/cf:q" >out && test_cmp expect out &&
+	grep "$(basename "$sst"): block at .*: I/O error" "$MNT/.log" >/dev/null &&
+	cat "$MNT/u/r1/cf:q" >out && printf other-1 >expect &&
+	test_cmp expect out &&
+	kill -0 $CELLFS_PID
 '
 
 test_done
