@@ -139,6 +139,25 @@ const struct cf_cell *cf_row_cell(const cf_row *r, size_t i)
 	return i < r->n ? &r->cells[i] : NULL;
 }
 
+/* Doubles *cap (16 at first) for two parallel arrays *a and *b of
+ * elements asz and bsz bytes.  CF_ENOMEM leaves *cap as it was; each
+ * array grown so far is kept (realloc moved it or it stayed). */
+static int grow_pair(void **a, size_t asz, void **b, size_t bsz,
+		     size_t *cap)
+{
+	size_t n = *cap ? *cap * 2 : 16;
+	void *na = realloc(*a, n * asz), *nb;
+
+	if (!na)
+		return CF_ENOMEM;
+	*a = na;
+	if (!(nb = realloc(*b, n * bsz)))
+		return CF_ENOMEM;
+	*b = nb;
+	*cap = n;
+	return CF_OK;
+}
+
 /* Adds gathered cell c (pointing into r->scratch) to the row. */
 static int row_add(cf_row *r, const struct rcell *c, int with_val)
 {
@@ -146,17 +165,13 @@ static int row_add(cf_row *r, const struct rcell *c, int with_val)
 	struct cellref *ref;
 
 	if (r->n == r->cap) {
-		size_t cap = r->cap ? r->cap * 2 : 16;
-		struct cellref *nr = realloc(r->refs, cap * sizeof *nr);
-		struct cf_cell *nc;
-		if (!nr)
-			return CF_ENOMEM;
-		r->refs = nr;
-		nc = realloc(r->cells, cap * sizeof *nc);
-		if (!nc)
-			return CF_ENOMEM;
-		r->cells = nc;
-		r->cap = cap;
+		void *a = r->refs, *b = r->cells;
+		int rc = grow_pair(&a, sizeof *r->refs, &b, sizeof *r->cells,
+				   &r->cap);
+		r->refs = a;
+		r->cells = b;
+		if (rc)
+			return rc;
 	}
 	ref = &r->refs[r->n];
 	ref->fam = (size_t)(c->k.fam - base);
@@ -594,17 +609,13 @@ static int gather(cf_row *out, size_t *n, const unsigned char *k, size_t kl,
 	int rc;
 
 	if (*n == out->gcap) {
-		size_t cap = out->gcap ? out->gcap * 2 : 16;
-		struct gcell *ng = realloc(out->gc, cap * sizeof *ng);
-		struct rcell *nr;
-		if (!ng)
-			return CF_ENOMEM;
-		out->gc = ng;
-		nr = realloc(out->raw, cap * sizeof *nr);
-		if (!nr)
-			return CF_ENOMEM;
-		out->raw = nr;
-		out->gcap = cap;
+		void *a = out->gc, *b = out->raw;
+		rc = grow_pair(&a, sizeof *out->gc, &b, sizeof *out->raw,
+			       &out->gcap);
+		out->gc = a;
+		out->raw = b;
+		if (rc)
+			return rc;
 	}
 	rc = buf_reserve(&out->scratch, kl + (with_val ? vl : 0));
 	if (rc)
