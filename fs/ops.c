@@ -105,8 +105,10 @@ struct erow {
 	struct erow *next;
 	char table[CF_TABLE_MAX + 1];
 	struct buf row;
-	uint64_t gen;		/* egen before the engine said "no cell" */
+	uint64_t gen;		/* egen before the engine said "no cell", or
+				 * EROW_UNSURE: not asked (see op_unlink) */
 };
+#define EROW_UNSURE UINT64_MAX
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static cf_db *db;
@@ -125,6 +127,10 @@ static struct stage *stages;
 static size_t staged_bytes;
 static struct erow **etab;	/* empty rows, hashed by (table, row) */
 static size_t ecap, ecount;
+/* Empty rows with gen EROW_UNSURE, at most EUNSURE_MAX: past it, rm asks
+ * the engine at once (each costs a row's name in memory). */
+static size_t eunsure;
+#define EUNSURE_MAX 65536
 /* Bumped (atomically, after the engine write) by every write of this
  * daemon that may add a cell to a row other than through erow_drop:
  * .batch, rename, retime, schema changes.  An empty row whose gen is
@@ -587,6 +593,9 @@ void fs_table_changed(const char *table, int dropped)
 			}
 			*pp = e->next;
 			ecount--;
+			if (e->gen == EROW_UNSURE)
+				__atomic_store_n(&eunsure, eunsure - 1,
+						 __ATOMIC_RELAXED);
 			buf_release(&e->row);
 			free(e);
 		}
@@ -898,6 +907,9 @@ static void erow_drop_locked(const char *table, const struct buf *row)
 	if ((e = *pp)) {
 		*pp = e->next;
 		ecount--;
+		if (e->gen == EROW_UNSURE)
+			__atomic_store_n(&eunsure, eunsure - 1,
+					 __ATOMIC_RELAXED);
 		buf_release(&e->row);
 		free(e);
 	}
@@ -948,6 +960,8 @@ static int erow_insert_locked(struct erow *e)
 	e->next = *pp;
 	*pp = e;
 	ecount++;
+	if (e->gen == EROW_UNSURE)
+		__atomic_store_n(&eunsure, eunsure + 1, __ATOMIC_RELAXED);
 	return 0;
 }
 
@@ -2132,10 +2146,10 @@ static void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 			fs_table_changed(name, 1);
 		break;
 	case K_ROW: {
-		/* An empty row the engine found empty (mkdir, rm of its
-		 * last cell) with no cell added since (egen unchanged: a
-		 * Put through a cell drops the empty row itself) is empty:
-		 * no engine read.  The tsd tables are written by tsd/
+		/* An empty row the engine found empty (mkdir) with no
+		 * cell added since (egen unchanged: a Put through a cell
+		 * drops the empty row itself) is empty: no engine read.
+		 * One left by rm (EROW_UNSURE) may have cells: asked.  The tsd tables are written by tsd/
 		 * without telling us: always asked. */
 		struct erow **pp;
 		if (strcmp(n->table, TSD_TABLE_DATA) &&
@@ -3105,7 +3119,7 @@ static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 		struct inos a = { NULL, 0, 0 };
 		struct erow *e = NULL;
 		uint64_t gen = erow_gen();
-		int deleted = 0;
+		int deleted = 0, ask;
 
 		rc = topen(n->table, &t);
 		if (!rc) {
@@ -3122,9 +3136,18 @@ static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 			cf_batch_free(b);
 			deleted = !rc;
 			/* The row directory stays until rmdir, as on any
-			 * filesystem: `rm -r ROW` removes cells first. */
-			if (!rc && !row_cells(t, &n->key, &cnt) && cnt == 0 &&
-			    !(e = erow_new(n->table, &n->key, gen)))
+			 * filesystem (`rm -r ROW` removes cells first): an
+			 * empty row, kept whether or not other cells are left
+			 * (a row with cells exists anyway), so no engine
+			 * read here; rmdir asks.  Past EUNSURE_MAX such rows
+			 * the engine is asked now, and only a row found
+			 * empty is kept. */
+			ask = __atomic_load_n(&eunsure, __ATOMIC_RELAXED) >=
+			      EUNSURE_MAX;
+			if (!rc && (!ask || (!row_cells(t, &n->key, &cnt) &&
+					     cnt == 0)) &&
+			    !(e = erow_new(n->table, &n->key,
+					   ask ? gen : EROW_UNSURE)))
 				rc = CF_ENOMEM;
 			cf_table_close(t);
 		}
@@ -3474,7 +3497,7 @@ void fs_teardown(void)
 		}
 	free(etab);
 	etab = NULL;
-	ecap = ecount = 0;
+	ecap = ecount = eunsure = 0;
 	for (i = 0; i < hcap; i++)
 		while ((n = htab[i])) {
 			htab[i] = n->hnext;

@@ -49,6 +49,42 @@ test_expect_success 'a cell written, appended, moved in an emptied row: ENOTEMPT
 	ls -A "$MNT/t" >out && printf ".schema\n@\n" >expect && test_cmp expect out
 '
 
+test_expect_success 'a row rm left stays when its other cells go another way' '
+	mkdir "$MNT/t/r4" &&
+	echo a >"$MNT/t/r4/cf:a" && echo b >"$MNT/t/r4/cf:b" &&
+	rm "$MNT/t/r4/cf:a" &&
+	echo "delete r4" >"$MNT/t/.batch" &&
+	ls -A "$MNT/t/r4" >out && test_must_be_empty out &&
+	test -d "$MNT/t/r4" &&
+	rmdir "$MNT/t/r4" &&
+	echo ENOENT >expect &&
+	errno_of stat "$MNT/t/r4" >out && test_cmp expect out
+'
+
+# rm keeps the row of every cell it removes without asking the engine
+# whether other cells are left, up to 65536 such rows; past that it asks.
+test_expect_success 'past 65536 rows rm left, rm asks the engine: rows stay right' '
+	awk "BEGIN { for (i = 0; i < 65600; i++)
+		printf \"put r%06d cf:a v\\nput r%06d cf:b v\\n\", i, i }" \
+		>batch &&
+	cat batch >"$MNT/t/.batch" &&
+	awk -v m="$MNT" "BEGIN { for (i = 0; i < 65600; i++)
+		printf \"%s/t/r%06d/cf:a\\n\", m, i }" | xargs -d "\\n" rm &&
+	echo "delete r065599" >"$MNT/t/.batch" &&
+	echo ENOENT >expect &&
+	errno_of stat "$MNT/t/r065599" >out && test_cmp expect out &&
+	rm "$MNT/t/r065598/cf:b" && test -d "$MNT/t/r065598" &&
+	rmdir "$MNT/t/r065598" &&
+	echo "delete r000000" >"$MNT/t/.batch" && test -d "$MNT/t/r000000" &&
+	echo ENOTEMPTY >expect &&
+	errno_of rmdir "$MNT/t/r000001" >out && test_cmp expect out &&
+	rm "$MNT/t/r000001/cf:b" && rmdir "$MNT/t/r000001" &&
+	rmdir "$MNT/t/r000000" &&
+	echo "delete r065597" >"$MNT/t/.batch" &&
+	errno_of stat "$MNT/t/r065597" >out && echo ENOENT >expect &&
+	test_cmp expect out
+'
+
 test_expect_success 'unmount' '
 	cellfs_umount
 '
