@@ -220,10 +220,13 @@ struct iter *view_iter(struct cf_db *db, struct region *r, struct view *v,
 
 /* Reads the visible cells of the row under the iterator positioned at
  * its first cell, appending to out; leaves the iterator on the next
- * row.  Returns CF_OK or the iterator's error. */
+ * row, or, given last (a Get of named columns of one family, last the
+ * greatest of them), anywhere once the cells left cannot be shown.
+ * Returns CF_OK or the iterator's error. */
 struct rowacc;
 int read_row(struct cf_db *db, struct cf_table *t, struct iter *it,
-	     const struct cf_read_opts *o, uint64_t snapshot, cf_row *out);
+	     const struct cf_read_opts *o, uint64_t snapshot,
+	     const struct cf_column *last, cf_row *out);
 
 cf_row *row_new(void);
 void row_reset(cf_row *r);

@@ -709,8 +709,18 @@ static void seek_past_column(struct iter *it, const struct ikey *k)
 		free(p);
 }
 
+/* Is x's column past last (same family: a greater qualifier; or a
+ * greater family)?  With eq, is it last itself? */
+static int column_vs(const struct ikey *x, const struct cf_column *last)
+{
+	int c = bytes_cmp(x->fam, x->famlen, last->fam, last->famlen);
+
+	return c ? c : bytes_cmp(x->qual, x->qlen, last->qual, last->qlen);
+}
+
 int read_row(struct cf_db *db, struct cf_table *t, struct iter *it,
-	     const struct cf_read_opts *o, uint64_t snapshot, cf_row *out)
+	     const struct cf_read_opts *o, uint64_t snapshot,
+	     const struct cf_column *last, cf_row *out)
 {
 	char fam[CF_FAMILY_MAX + 1];
 	const struct cf_family *f = NULL;	/* fam's, NULL: dropped */
@@ -751,6 +761,9 @@ int read_row(struct cf_db *db, struct cf_table *t, struct iter *it,
 		} else if (bytes_cmp(x.row, x.rowlen, out->key.p,
 				     out->key.len) != 0) {
 			break;
+		} else if (last && column_vs(&x, last) > 0) {
+			/* past the Get's columns: the rest are not shown */
+			break;
 		}
 		if (n > g && bytes_cmp(x.fam, x.famlen, fam, famlen) != 0) {
 			rc = emit_family(f, out, o, snapshot, g, n - g);
@@ -790,6 +803,11 @@ int read_row(struct cf_db *db, struct cf_table *t, struct iter *it,
 			if (!cs.deletes && cs.puts >= cs.versions) {
 				cs.skipping = 1;
 				cs.skipped = 0;
+				/* the Get's last column has all the cells
+				 * it can show: no need to step on (into the
+				 * next block, maybe, a 10 MiB one) */
+				if (last && column_vs(&x, last) == 0)
+					break;
 			}
 		}
 		iter_next(it);
@@ -894,7 +912,7 @@ static int read_sources(struct cf_table *t, const struct gsrc *src,
 			size_t k, const unsigned char *key, size_t kl,
 			const void *row, size_t rowlen,
 			const struct cf_read_opts *o, uint64_t snap,
-			cf_row *out)
+			const struct cf_column *last, cf_row *out)
 {
 	struct iter *stack[32], **kids = stack, *it;
 	size_t n = 0;
@@ -940,7 +958,7 @@ static int read_sources(struct cf_table *t, const struct gsrc *src,
 		const unsigned char *ik = iter_key(it, &m);
 		const unsigned char *rk = ikey_row(ik, &rl);
 		if (bytes_cmp(rk, rl, row, rowlen) == 0)
-			rc = read_row(t->db, t, it, o, snap, out);
+			rc = read_row(t->db, t, it, o, snap, last, out);
 	}
 	if (rc == CF_OK)
 		rc = iter_status(it);
@@ -957,9 +975,15 @@ static int get_columns(struct cf_table *t, struct view *v, const char *fam,
 {
 	struct gsrc stack[32], *src = stack;
 	struct fstore *st = NULL;
+	const struct cf_column *last = &o->columns[0];
 	size_t n = 0, cap = 1 + v->nimm, k, looked = 0, consulted;
 	int rc;
 
+	/* the greatest column asked for (all of family fam) */
+	for (size_t i = 1; i < o->ncolumns; i++)
+		if (bytes_cmp(o->columns[i].qual, o->columns[i].qlen,
+			      last->qual, last->qlen) > 0)
+			last = &o->columns[i];
 	for (size_t s = 0; s < v->nstores; s++)
 		if (bytes_cmp(v->stores[s].fam, strlen(v->stores[s].fam), fam,
 			      famlen) == 0)
@@ -992,7 +1016,7 @@ static int get_columns(struct cf_table *t, struct view *v, const char *fam,
 	k = 1 + v->nimm;
 	for (;;) {
 		rc = read_sources(t, src, k, key, kl, row, rowlen, o, snap,
-				  out);
+				  last, out);
 		if (rc || k == n || rest_unneeded(o, out, src, k, n))
 			break;
 		k = k < 2 + v->nimm ? k + 1 : n;
@@ -1057,7 +1081,7 @@ static int get_row(struct cf_table *t, const void *row, size_t rowlen,
 		const unsigned char *k = iter_key(it, &n);
 		const unsigned char *rk = ikey_row(k, &rl);
 		if (bytes_cmp(rk, rl, row, rowlen) == 0)
-			rc = read_row(db, t, it, o, snap, out);
+			rc = read_row(db, t, it, o, snap, NULL, out);
 	}
 	if (rc == CF_OK)
 		rc = iter_status(it);
@@ -1406,7 +1430,8 @@ int cf_scan_next(cf_scanner *s, const cf_row **row)
 		if (s->prefix.len && (rl < s->prefix.len ||
 				      memcmp(rk, s->prefix.p, s->prefix.len)))
 			break;
-		rc = read_row(s->t->db, s->t, s->it, &s->ro, s->snap, s->row);
+		rc = read_row(s->t->db, s->t, s->it, &s->ro, s->snap, NULL,
+			      s->row);
 		if (rc)
 			return rc;
 		if (s->row->n == 0)

@@ -184,8 +184,13 @@ int main(void)
 		ro.columns = &c;
 		ro.ncolumns = 1;
 		read_all_opts(t, &ro, &g2, &e2, &w2);
-		ok(e2 == errs && g2 == good,
-		   "column Gets fail on the same rows (%d errors)", e2);
+		/* the same rows, but for the row whose cells end right
+		 * before the damaged block: a whole-row read steps into
+		 * the block to see the row end, a Get of its one column
+		 * stops at the column's newest cell */
+		ok(e2 >= errs - 1 && e2 <= errs && g2 + e2 == good + errs,
+		   "column Gets fail on the same rows (%d errors of %d)",
+		   e2, errs);
 		is_int(w2, 0, "and no column Get returns wrong data");
 	}
 	{

@@ -277,6 +277,59 @@ int main(void)
 		cf_table_close(t);
 	}
 
+	/* --- a Get stops at its column: the next block is not read ---- */
+	{
+		struct cf_family f;
+		static char big[6000], out[8000];
+		uint64_t before, d;
+		const char *got;
+		cf_row *r = NULL;
+
+		cf_family_default(&f, "cf");
+		f.blocksize = 4096;
+		f.compression = CF_COMPRESS_NONE;
+		if (cf_table_create(db, "blocks", &f, 1) ||
+		    cf_table_open(db, "blocks", &t))
+			bail("create blocks");
+		memset(big, 'x', sizeof big - 1);
+		/* block 1: a/cf:q (small) and a/cf:r (big, closes it);
+		 * block 2: a/cf:s (big); block 3: b/cf:q (big) */
+		put(t, "a", "cf", "q", 10, "small");
+		put(t, "a", "cf", "r", 10, big);
+		put(t, "a", "cf", "s", 10, big);
+		put(t, "b", "cf", "q", 10, big);
+		cf_table_flush(t);
+		before = lookups();
+		got = get_col(t, "a", "cf", "r", NULL, 1, out, sizeof out);
+		d = lookups() - before;
+		ok(strlen(got) == 5 + sizeof big - 1 && !strncmp(got, "r@10=x", 6),
+		   "a Get of a block's last column reads it");
+		is_int((int)d, 1, "one block looked up: not the next block, "
+		       "which holds the row's next column");
+		before = lookups();
+		got = col(t, "a", "s", 1);
+		d = lookups() - before;
+		ok(!strncmp(got, "s@10=x", 6), "a Get of the row's last column");
+		is_int((int)d, 2, "two blocks looked up (the row's first, then "
+		       "the column's), not the next row's");
+		before = lookups();
+		got = col(t, "a", "q", 1);
+		d = lookups() - before;
+		is_str(got, "q@10=small", "a Get of the first column");
+		is_int((int)d, 1, "one block looked up");
+		del(t, CF_DEL_VERSION, "a", "cf", "s", 10);
+		put(t, "a", "cf", "s", 5, "older");
+		cf_table_flush(t);
+		is_str(col(t, "a", "s", 1), "s@5=older",
+		       "a deleted newest version in a newer file: the older "
+		       "one shows");
+		is_int(cf_table_get(t, "a", 1, NULL, &r), CF_OK,
+		       "a whole-row Get");
+		is_int((int)cf_row_count(r), 3, "sees the row's three columns");
+		cf_row_free(r);
+		cf_table_close(t);
+	}
+
 	cf_db_close(db);
 	tap_rmdir(dir);
 	cf_log_release();
