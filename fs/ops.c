@@ -75,6 +75,10 @@ struct node {
 	size_t asize;		/* A_PRESENT: value length, version */
 	int64_t ats;
 	uint64_t agen;		/* bumped by every invalidation */
+	/* K_ROW: the engine found no cell and there was no empty row when
+	 * rows_gen was rgen (and egen was regen); under mu */
+	int rabsent;
+	uint64_t rgen, regen;
 };
 
 /* An open cell: what was written, committed as one Put at close. */
@@ -1150,18 +1154,23 @@ static int node_stat(struct node *n, struct stat *st)
 			rc = CF_ENOTFOUND;
 		cf_regions_free(r, nr);
 		break;
-	case K_ROW:
+	case K_ROW: {
 		/* under the table and under any region directory alike, a
 		 * row exists when it has cells or was made empty (tools
 		 * such as cp -a take a resolving name for an existing one) */
+		uint64_t rg = rows_gen(n->table), eg = erow_gen();
 		rc = row_cells(t, &n->key, &cnt);
-		if (!rc && cnt == 0) {
+		if (!rc) {
 			pthread_mutex_lock(&mu);
-			if (!*erow_find(n->table, &n->key))
+			n->rabsent = cnt == 0 && !*erow_find(n->table, &n->key);
+			n->rgen = rg;
+			n->regen = eg;
+			if (n->rabsent)
 				rc = CF_ENOTFOUND;
 			pthread_mutex_unlock(&mu);
 		}
 		break;
+	}
 	case K_CELL:
 		known = !table_ttl(t) && attr_cacheable(n->table);
 		if (cf_table_has_family(t, n->fam, n->famlen))
@@ -1326,7 +1335,8 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 		/* a cell known absent: kept for the create that may follow,
 		 * whose Put then knows it is the latest version */
 		pthread_mutex_lock(&mu);
-		if (n->kind == K_CELL && n->astate == A_ABSENT)
+		if ((n->kind == K_CELL && n->astate == A_ABSENT) ||
+		    (n->kind == K_ROW && n->rabsent))
 			neg_keep(n);
 		else {
 			n->nopen--;
@@ -2082,13 +2092,26 @@ static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name,
 		/* a row exists when it has cells or was made empty; under a
 		 * region directory any name resolves, so ask the table */
 		size_t cells = 0;
-		int empty_row;
+		int empty_row, absent;
 		uint64_t gen = erow_gen();
-		rc = topen(n->table, &t);
-		if (rc)
-			break;
-		rc = row_cells(t, &n->key, &cells);
-		cf_table_close(t);
+		/* the LOOKUP the kernel sent first found the row absent and
+		 * no write of this daemon has changed the table's rows
+		 * since: no engine read (the tsd tables are written by
+		 * tsd/ without telling us) */
+		pthread_mutex_lock(&mu);
+		absent = n->rabsent && n->rgen == rows_gen(n->table) &&
+			 strcmp(n->table, TSD_TABLE_DATA) &&
+			 strcmp(n->table, TSD_TABLE_UID);
+		if (absent)
+			gen = n->regen;
+		pthread_mutex_unlock(&mu);
+		if (!absent) {
+			rc = topen(n->table, &t);
+			if (rc)
+				break;
+			rc = row_cells(t, &n->key, &cells);
+			cf_table_close(t);
+		}
 		pthread_mutex_lock(&mu);
 		empty_row = *erow_find(n->table, &n->key) != NULL;
 		pthread_mutex_unlock(&mu);

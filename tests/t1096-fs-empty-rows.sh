@@ -49,6 +49,26 @@ test_expect_success 'a cell written, appended, moved in an emptied row: ENOTEMPT
 	ls -A "$MNT/t" >out && printf ".schema\n@\n" >expect && test_cmp expect out
 '
 
+gets() {
+	sed -n "s/^cellfs_gets_total{table=\"t\"} //p" "$MNT/t/.stats"
+}
+
+# The kernel sends LOOKUP before MKDIR; the row the LOOKUP found absent
+# is not read again when nothing changed the table's rows in between.
+test_expect_success 'mkdir of a new row reads the engine once' '
+	g0=$(gets) &&
+	mkdir "$MNT/t/new1" &&
+	g1=$(gets) &&
+	test $((g1 - g0)) = 1 &&
+	test -d "$MNT/t/new1" &&
+	echo EEXIST >expect &&
+	errno_of mkdir "$MNT/t/new1" >out && test_cmp expect out &&
+	echo x >"$MNT/t/new1/cf:a" &&
+	errno_of mkdir "$MNT/t/new1" >out && test_cmp expect out &&
+	rm "$MNT/t/new1/cf:a" && rmdir "$MNT/t/new1" &&
+	mkdir "$MNT/t/new1" && rmdir "$MNT/t/new1"
+'
+
 test_expect_success 'a row rm left stays when its other cells go another way' '
 	mkdir "$MNT/t/r4" &&
 	echo a >"$MNT/t/r4/cf:a" && echo b >"$MNT/t/r4/cf:b" &&
