@@ -1077,6 +1077,19 @@ static int cell_attrs(struct node *n, struct stat *st, int found, int64_t ts,
 
 /* Fills st for n after asking the engine whether it exists (or, for a
  * cell, its cached answer): 0 or errno. */
+/* 1 if a family of table has a TTL (table_ttl). */
+static int table_has_ttl(const char *table)
+{
+	cf_table *t;
+	int ttl;
+
+	if (topen(table, &t))
+		return 1;
+	ttl = table_ttl(t);
+	cf_table_close(t);
+	return ttl;
+}
+
 static int node_stat(struct node *n, struct stat *st)
 {
 	cf_table *t = NULL;
@@ -1120,7 +1133,8 @@ static int node_stat(struct node *n, struct stat *st)
 			rc = ENOENT;
 		pthread_mutex_unlock(&mu);
 		return rc;
-	case K_CELL:
+	case K_CELL: {
+		int empty = 0;
 		pthread_mutex_lock(&mu);
 		gen = n->agen;
 		if (n->astate != A_UNKNOWN) {
@@ -1128,11 +1142,25 @@ static int node_stat(struct node *n, struct stat *st)
 			found = n->astate == A_PRESENT;
 			ts = n->ats;
 			len = n->asize;
+		} else if (attr_cacheable(n->table)) {
+			/* a row made empty by mkdir (found empty, and no
+			 * cell added since: see op_rmdir) has none: the
+			 * first cell cp or rsync creates in it needs no
+			 * engine read */
+			struct erow **pp = erow_find(n->table, &n->key);
+			empty = known = *pp && (*pp)->gen == erow_gen();
 		}
 		pthread_mutex_unlock(&mu);
+		if (empty && !table_has_ttl(n->table)) {
+			pthread_mutex_lock(&mu);
+			if (n->agen == gen)
+				n->astate = A_ABSENT;
+			pthread_mutex_unlock(&mu);
+		}
 		if (known)
 			return fs_errno(cell_attrs(n, st, found, ts, len));
 		break;
+	}
 	default:
 		break;
 	}
@@ -1193,19 +1221,6 @@ static int node_stat(struct node *n, struct stat *st)
 	buf_release(&b);
 	cf_table_close(t);
 	return fs_errno(rc);
-}
-
-/* 1 if a family of table has a TTL (table_ttl). */
-static int table_has_ttl(const char *table)
-{
-	cf_table *t;
-	int ttl;
-
-	if (topen(table, &t))
-		return 1;
-	ttl = table_ttl(t);
-	cf_table_close(t);
-	return ttl;
 }
 
 /* 1 if how long n is cached depends on its table (cache_s). */

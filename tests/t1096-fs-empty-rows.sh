@@ -69,6 +69,28 @@ test_expect_success 'mkdir of a new row reads the engine once' '
 	mkdir "$MNT/t/new1" && rmdir "$MNT/t/new1"
 '
 
+# The first cell written in a row made by mkdir: its LOOKUP knows the
+# row empty; the second asks the engine.
+test_expect_success 'the first cell of a row made by mkdir: no engine read' '
+	mkdir "$MNT/t/new2" &&
+	g0=$(gets) &&
+	echo x >"$MNT/t/new2/cf:a" &&
+	g1=$(gets) &&
+	echo y >"$MNT/t/new2/cf:b" &&
+	g2=$(gets) &&
+	test $((g1 - g0)) = 0 && test $((g2 - g1)) = 1 &&
+	echo x >expect && cat "$MNT/t/new2/cf:a" >out && test_cmp expect out &&
+	echo "put new2 cf:c z" >"$MNT/t/.batch" &&
+	rm "$MNT/t/new2/cf:a" "$MNT/t/new2/cf:b" &&
+	mkdir "$MNT/t/new3" &&
+	echo "put new3 cf:a from-batch" >"$MNT/t/.batch" &&
+	printf from-batch >expect && cat "$MNT/t/new3/cf:a" >out &&
+	test_cmp expect out &&
+	echo c >"$MNT/t/new3/cf:b" &&
+	echo ENOTEMPTY >expect &&
+	errno_of rmdir "$MNT/t/new3" >out && test_cmp expect out
+'
+
 test_expect_success 'a row rm left stays when its other cells go another way' '
 	mkdir "$MNT/t/r4" &&
 	echo a >"$MNT/t/r4/cf:a" && echo b >"$MNT/t/r4/cf:b" &&
