@@ -3157,7 +3157,7 @@ static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 		struct inos a = { NULL, 0, 0 };
 		struct erow *e = NULL;
 		uint64_t gen = erow_gen();
-		int deleted = 0, ask;
+		int deleted = 0, ask = 0, keep = 0;
 
 		rc = topen(n->table, &t);
 		if (!rc) {
@@ -3182,20 +3182,21 @@ static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 			 * empty is kept. */
 			ask = __atomic_load_n(&eunsure, __ATOMIC_RELAXED) >=
 			      EUNSURE_MAX;
-			if (!rc && (!ask || (!row_cells(t, &n->key, &cnt) &&
-					     cnt == 0)) &&
-			    !(e = erow_new(n->table, &n->key,
-					   ask ? gen : EROW_UNSURE)))
-				rc = CF_ENOMEM;
+			keep = !rc && (!ask || (!row_cells(t, &n->key, &cnt) &&
+						cnt == 0));
 			cf_table_close(t);
 		}
-		/* the caches, the empty row and the pin: mu once */
+		/* the caches, the empty row and the pin: mu once; the empty
+		 * row is made under it only when its row has none yet (the
+		 * first rm of a row), not made and freed by every rm */
 		pthread_mutex_lock(&mu);
 		if (deleted)
 			cells_changed_locked(n->table, n->key.p, n->key.len,
 					     n, n, 1, &a);
-		if (e)
-			rc = erow_insert_locked(e);
+		if (keep && !*erow_find(n->table, &n->key))
+			rc = (e = erow_new(n->table, &n->key,
+					   ask ? gen : EROW_UNSURE)) ?
+			     erow_insert_locked(e) : CF_ENOMEM;
 		n->nopen--;
 		node_unref(n);
 		pthread_mutex_unlock(&mu);
