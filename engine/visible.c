@@ -155,9 +155,12 @@ static void classify_column(const struct vis_ctx *c, struct rcell *cells,
 			    first_crowded(ps, death, above, p->ts, p->seq,
 					  c->snapshot, minv) != NEVER)
 				ps[i]->state = VIS_DEAD;
-		} else if (c->expiring && minv > 0 &&
+		} else if (c->expiring && minv > 0 && nd > 0 &&
 			   first_crowded(ps, death, above, p->ts, p->seq,
 					 c->snapshot, minv) != NEVER) {
+			/* (with no deletes, the newer puts that crowded p
+			 * once, or those that crowded them out, are all
+			 * still live, so they stay the evidence) */
 			ps[i]->expiring = 1;
 		}
 	}
