@@ -12,7 +12,9 @@
  * row is classified by visible.c at a snapshot covering all the store's
  * files (the memstores only hold later writes); dead and masked puts and
  * delete markers are dropped (masked puts and markers are kept with
- * KEEP_DELETED_CELLS).  Since death never reverses, no read changes.
+ * KEEP_DELETED_CELLS, and a column with a put that dies when its TTL
+ * passes is kept whole: group_flush).  Since death never reverses, no
+ * read changes.
  *
  * A split (table_split_at) flushes the region, then in one catalog
  * transaction replaces it with two daughters whose store files are
@@ -205,8 +207,8 @@ static int group_add(struct group *g, const unsigned char *k, size_t kl,
 static int group_flush(struct group *g, const struct cf_family *f,
 		       uint64_t snap, int64_t now, struct sst_builder *b)
 {
-	struct vis_ctx vc = { f, snap, now, INT64_MAX };
-	int rc = CF_OK;
+	struct vis_ctx vc = { f, snap, now, INT64_MAX, 1 };
+	int rc = CF_OK, fam_markers = 0;
 
 	if (!g->n)
 		return CF_OK;
@@ -228,9 +230,34 @@ static int group_flush(struct group *g, const struct cf_family *f,
 		g->cells[i].vlen = vl;
 	}
 	vis_classify(&vc, g->cells, g->n);
+	/*
+	 * Rule 4 (docs/engine.md): in a family with a TTL and MIN_VERSIONS,
+	 * a put dies once its TTL passes if at some moment MIN_VERSIONS
+	 * newer puts were alive, even if those are masked or dead now.  A
+	 * put that is live only until its TTL passes (rcell.expiring) needs
+	 * that evidence after this compaction: dropped, a later read could
+	 * not tell and would show the put again.  So its column is written
+	 * whole, with the group's DeleteFamily markers (they cover every
+	 * column), exactly as reads saw it; a major compaction after the
+	 * TTL passed drops the put, and the rest unless another put of the
+	 * column still needs them.
+	 */
+	for (size_t i = 0, j; i < g->n; i = j) {
+		int whole = 0;
+		for (j = i; j < g->n &&
+			    bytes_cmp(g->cells[j].k.qual, g->cells[j].k.qlen,
+				      g->cells[i].k.qual,
+				      g->cells[i].k.qlen) == 0; j++)
+			whole |= g->cells[j].expiring;
+		for (size_t x = i; whole && x < j; x++)
+			g->cells[x].expiring = 1;
+		fam_markers |= whole;
+	}
 	for (size_t i = 0; i < g->n && rc == CF_OK; i++) {
 		struct rcell *c = &g->cells[i];
-		int keep = c->state == VIS_LIVE ||
+		int keep = c->state == VIS_LIVE || c->expiring ||
+			   (fam_markers &&
+			    c->k.type == KT_DELETE_FAMILY) ||
 			   (f->keep_deleted && (c->state == VIS_MASKED ||
 						c->state == VIS_MARKER));
 		if (!keep)

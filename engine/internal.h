@@ -193,6 +193,8 @@ struct rcell {
 	const unsigned char *val;
 	size_t vlen;
 	int state;		/* out: VIS_* */
+	int expiring;		/* out, with vis_ctx.expiring: a VIS_LIVE put
+				 * that rule 4 kills once its TTL passes */
 };
 
 enum { VIS_LIVE = 0, VIS_MASKED = 1, VIS_DEAD = 2, VIS_MARKER = 3,
@@ -203,6 +205,7 @@ struct vis_ctx {
 	uint64_t snapshot;	/* cells with larger seq are VIS_FUTURE */
 	int64_t now_ms;
 	int64_t read_max_ts;	/* for KEEP_DELETED_CELLS time travel */
+	int expiring;		/* set rcell.expiring (compaction) */
 };
 
 /* Classifies cells[0..n) (one family of one row, in ikey order) in

@@ -581,6 +581,7 @@ static int emit_family(const struct cf_family *f, cf_row *out,
 	/* the clock matters only to TTL (a syscall's worth per row) */
 	vc.now_ms = f->ttl != CF_TTL_FOREVER ? env_now_ms() : 0;
 	vc.read_max_ts = max_ts;
+	vc.expiring = 0;
 	vis_classify(&vc, raw, n);
 	for (size_t i = 0, shown = 0; i < n && rc == CF_OK; i++) {
 		struct rcell *c = &raw[i];

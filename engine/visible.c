@@ -11,7 +11,11 @@
  *     (that is the same version, rewritten) (DEAD);
  *   - at some moment VERSIONS puts with a higher ts were alive (DEAD);
  *   - its TTL has passed and at some moment MIN_VERSIONS puts with a
- *     higher ts were alive (DEAD).
+ *     higher ts were alive (DEAD).  With vis_ctx.expiring, a put that
+ *     is live only because its TTL has not passed yet but whose column
+ *     already holds that evidence is flagged rcell.expiring: the
+ *     evidence may be masked or dead puts, which compaction must keep
+ *     until the put is gone (compact.c).
  * Once dead, always dead: a later delete of the newer versions does not
  * bring an older one back.  Because death depends only on what was
  * written, never on what is still stored, major compaction can drop
@@ -144,11 +148,20 @@ static void classify_column(const struct vis_ctx *c, struct rcell *cells,
 			continue;
 		}
 		ps[i]->state = VIS_LIVE;
-		if (ttl != CF_TTL_FOREVER && c->now_ms - p->ts > ttl * 1000) {
+		if (ttl == CF_TTL_FOREVER)
+			continue;
+		if (c->now_ms - p->ts > ttl * 1000) {
 			if (minv == 0 ||
 			    first_crowded(ps, death, above, p->ts, p->seq,
 					  c->snapshot, minv) != NEVER)
 				ps[i]->state = VIS_DEAD;
+		} else if (c->expiring && minv > 0 && nd > 0 &&
+			   first_crowded(ps, death, above, p->ts, p->seq,
+					 c->snapshot, minv) != NEVER) {
+			/* (with no deletes, the newer puts that crowded p
+			 * once, or those that crowded them out, are all
+			 * still live, so they stay the evidence) */
+			ps[i]->expiring = 1;
 		}
 	}
 }
@@ -197,6 +210,9 @@ void vis_classify(const struct vis_ctx *c, struct rcell *cells, size_t n)
 	uint64_t *death = NULL, stack_death[64];
 	size_t nfdel = 0, i, j;
 
+	if (c->expiring)
+		for (i = 0; i < n; i++)
+			cells[i].expiring = 0;
 	if (classify_puts(c, cells, n))
 		return;
 
@@ -250,8 +266,13 @@ void vis_classify(const struct vis_ctx *c, struct rcell *cells, size_t n)
 					dels);
 			k = 0;
 			for (size_t x = i; x < j; x++)
-				if (cells[x].k.type != KT_DELETE_FAMILY)
-					cells[x].state = tmp[k++].state;
+				if (cells[x].k.type != KT_DELETE_FAMILY) {
+					cells[x].state = tmp[k].state;
+					if (c->expiring)
+						cells[x].expiring =
+							tmp[k].expiring;
+					k++;
+				}
 			free(tmp);
 		}
 	}

@@ -207,6 +207,34 @@ static const struct ev *model_latest(int row, int fam, int qual)
 
 static int fails;
 
+/* On a mismatch: the row's history as the model saw it, and what the
+ * engine returned, so a failing seed explains itself. */
+static void dump_row(int row, const cf_row *got)
+{
+	static const char *const tn[] = { "put", "delete", "delete-column",
+					  "delete-family" };
+	size_t n = got ? cf_row_count(got) : 0;
+
+	diag("clock %" PRId64 "; history of row %d (seq, family, qual, ts):",
+	     now_ms, row);
+	for (size_t i = 0; i < nev; i++) {
+		const struct ev *e = &evs[i];
+		if (e->row != row)
+			continue;
+		diag("  seq %" PRIu64 " %s %s q%d ts %" PRId64 " (age %" PRId64
+		     " ms) '%.*s'", e->seq, tn[e->type], fams[e->fam].name,
+		     e->qual, e->ts, now_ms - e->ts, (int)e->vlen, e->val);
+	}
+	diag("engine returned %zu cells:", n);
+	for (size_t i = 0; i < n; i++) {
+		const struct cf_cell *c = cf_row_cell(got, i);
+		diag("  %.*s:%.*s ts %" PRId64 " '%.*s'", (int)c->famlen,
+		     c->fam, (int)c->qlen, (const char *)c->qual, c->ts,
+		     c->val ? (int)c->vlen : 0,
+		     c->val ? (const char *)c->val : "");
+	}
+}
+
 static int check_row(cf_table *t, int row, const cf_row *got, const char *why)
 {
 	char rk[16], q[8];
@@ -245,6 +273,8 @@ static int check_row(cf_table *t, int row, const cf_row *got, const char *why)
 		     n, gi);
 		bad = 1;
 	}
+	if (bad)
+		dump_row(row, got);
 	(void)t;
 	return bad;
 }

@@ -374,6 +374,32 @@ int main(void)
 		env_clock_set(now);
 		is_str(get_str(tt, "r", &all), "kept:q@1700000000000=new",
 		       "expired cells left the disk at compaction");
+
+		/* Rule 4 (docs/engine.md) across a major compaction: "old"
+		 * was written while "new" (a higher ts) was alive, so it
+		 * dies once its TTL passes, even though "new" was deleted
+		 * since.  "masked" (covered by the DeleteFamily) and "new"
+		 * are that evidence: a compaction before the TTL passes
+		 * must not drop them, nor the marker hiding "masked". */
+		put(tt, "m", "kept", "p", now - 1000, "masked");
+		del(tt, CF_DEL_FAMILY, "m", "kept", NULL, now - 1000);
+		put(tt, "m", "kept", "p", now, "new");
+		put(tt, "m", "kept", "p", now - 5000, "old");
+		del(tt, CF_DEL_VERSION, "m", "kept", "p", now);
+		is_str(get_str(tt, "m", &all), "kept:p@1699999995000=old",
+		       "the newer version deleted: the older one shows");
+		cf_table_flush(tt);
+		cf_table_compact(tt, 1);
+		is_str(get_str(tt, "m", &all), "kept:p@1699999995000=old",
+		       "and after a major compaction before its TTL");
+		env_clock_set(now + 6000);
+		is_str(get_str(tt, "m", &all), "",
+		       "past its TTL it dies: a newer version was alive once "
+		       "(MIN_VERSIONS), compacted or not");
+		cf_table_compact(tt, 1);
+		env_clock_set(now);
+		is_str(get_str(tt, "m", &all), "",
+		       "the compaction past its TTL dropped it and the rest");
 		cf_table_close(tt);
 	}
 
