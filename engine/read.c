@@ -710,8 +710,8 @@ static void seek_past_column(struct iter *it, const struct ikey *k)
 		free(p);
 }
 
-/* Is x's column past last (same family: a greater qualifier; or a
- * greater family)?  With eq, is it last itself? */
+/* <0, 0, >0 as x's column (family, then qualifier) sorts before, is,
+ * or sorts after column last. */
 static int column_vs(const struct ikey *x, const struct cf_column *last)
 {
 	int c = bytes_cmp(x->fam, x->famlen, last->fam, last->famlen);

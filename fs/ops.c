@@ -1044,8 +1044,10 @@ static int table_ttl(cf_table *t)
 	return ttl;
 }
 
-/* 1 if the daemon may cache the attributes of table's cells: the
- * time-series layer writes its tables without telling ops.c. */
+/* 1 if every write to table passes through ops.c, so what it remembers
+ * of the table's cells and rows (attributes, absent rows, empty rows)
+ * stays true: the time-series layer writes its tables without telling
+ * ops.c. */
 static int attr_cacheable(const char *table)
 {
 	return strcmp(table, TSD_TABLE_DATA) && strcmp(table, TSD_TABLE_UID);
@@ -1075,8 +1077,6 @@ static int cell_attrs(struct node *n, struct stat *st, int found, int64_t ts,
 	return CF_OK;
 }
 
-/* Fills st for n after asking the engine whether it exists (or, for a
- * cell, its cached answer): 0 or errno. */
 /* 1 if a family of table has a TTL (table_ttl). */
 static int table_has_ttl(const char *table)
 {
@@ -1090,6 +1090,8 @@ static int table_has_ttl(const char *table)
 	return ttl;
 }
 
+/* Fills st for n after asking the engine whether it exists (or, for a
+ * cell, its cached answer): 0 or errno. */
 static int node_stat(struct node *n, struct stat *st)
 {
 	cf_table *t = NULL;
@@ -2115,8 +2117,7 @@ static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name,
 		 * tsd/ without telling us) */
 		pthread_mutex_lock(&mu);
 		absent = n->rabsent && n->rgen == rows_gen(n->table) &&
-			 strcmp(n->table, TSD_TABLE_DATA) &&
-			 strcmp(n->table, TSD_TABLE_UID);
+			 attr_cacheable(n->table);
 		if (absent)
 			gen = n->regen;
 		pthread_mutex_unlock(&mu);
@@ -2187,11 +2188,11 @@ static void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 		/* An empty row the engine found empty (mkdir) with no
 		 * cell added since (egen unchanged: a Put through a cell
 		 * drops the empty row itself) is empty: no engine read.
-		 * One left by rm (EROW_UNSURE) may have cells: asked.  The tsd tables are written by tsd/
-		 * without telling us: always asked. */
+		 * One left by rm (EROW_UNSURE) may have cells: asked.
+		 * The tsd tables are written by tsd/ without telling us:
+		 * always asked. */
 		struct erow **pp;
-		if (strcmp(n->table, TSD_TABLE_DATA) &&
-		    strcmp(n->table, TSD_TABLE_UID)) {
+		if (attr_cacheable(n->table)) {
 			pthread_mutex_lock(&mu);
 			pp = erow_find(n->table, &n->key);
 			if (*pp && (*pp)->gen == erow_gen()) {
