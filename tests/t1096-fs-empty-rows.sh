@@ -127,6 +127,25 @@ test_expect_success 'past 65536 rows rm left, rm asks the engine: rows stay righ
 	test_cmp expect out
 '
 
+# rm is acknowledged once the Delete is in the WAL; the empty rows it
+# leaves live in the daemon's memory only (SPEC: kept in memory).
+test_expect_success 'kill -9 after rm: the deletes stay, the empty rows go' '
+	mkdir "$MNT/t/k1" "$MNT/t/k2" &&
+	echo a >"$MNT/t/k1/cf:a" &&
+	echo a >"$MNT/t/k2/cf:a" && echo b >"$MNT/t/k2/cf:b" &&
+	rm "$MNT/t/k1/cf:a" "$MNT/t/k2/cf:a" &&
+	test -d "$MNT/t/k1" &&
+	cellfs_kill9 &&
+	cellfs_mount &&
+	echo ENOENT >expect &&
+	errno_of stat "$MNT/t/k1" >out && test_cmp expect out &&
+	errno_of stat "$MNT/t/k2/cf:a" >out && test_cmp expect out &&
+	ls "$MNT/t/k2" >out && echo cf:b >expect && test_cmp expect out &&
+	echo ENOTEMPTY >expect &&
+	errno_of rmdir "$MNT/t/k2" >out && test_cmp expect out &&
+	rm "$MNT/t/k2/cf:b" && rmdir "$MNT/t/k2"
+'
+
 test_expect_success 'unmount' '
 	cellfs_umount
 '
