@@ -204,7 +204,9 @@ static int read_footer(struct env_file *f, struct footer *ft,
 /*
  * A seek searches the index by binary search.  The keys live in an arena
  * apart from the entries, so each probe would touch two cold cache lines;
- * a tag beside each entry decides most probes alone.  Every key's row
+ * a tag per entry decides most probes alone.  The tags sit in an array
+ * of their own, 8 bytes each, so the probes of a search share cache
+ * lines and a large file's tags stay in the CPU caches.  Every key's row
  * starts with the rows' common prefix (plen bytes, that of the first and
  * the last row); the tag is the next 8 bytes of the row as a big-endian
  * number, zero-padded.  When two rows share the prefix, a smaller tag
@@ -213,7 +215,6 @@ static int read_footer(struct env_file *f, struct footer *ft,
  * equal tags.
  */
 struct ientry {
-	uint64_t tag;
 	size_t koff;		/* into the key arena */
 	size_t klen;
 	struct handle h;
@@ -221,6 +222,8 @@ struct ientry {
 
 struct index {
 	struct ientry *e;
+	uint64_t *tags;		/* tags[i]: entry i's row tag, apart from e
+				 * so a search reads a dense array */
 	size_t n;
 	struct buf keys;
 	size_t plen;		/* the common row prefix: plen bytes from */
@@ -230,7 +233,9 @@ struct index {
 static void index_release(struct index *x)
 {
 	free(x->e);
+	free(x->tags);
 	x->e = NULL;
+	x->tags = NULL;
 	x->n = 0;
 	buf_release(&x->keys);
 }
@@ -252,15 +257,17 @@ static uint64_t row_tag(const unsigned char *row, size_t rowlen,
 	return dec_u64be(b);
 }
 
-/* Sets the common prefix and every entry's tag. */
-static void index_tags(struct index *x)
+/* Sets the common prefix and every entry's tag.  CF_ENOMEM. */
+static int index_tags(struct index *x)
 {
 	const unsigned char *a, *b;
 	size_t al, bl, p = 0;
 
 	x->plen = x->poff = 0;
 	if (!x->n)
-		return;
+		return CF_OK;
+	if (!(x->tags = malloc(x->n * sizeof *x->tags)))
+		return CF_ENOMEM;
 	a = ikey_row(ikey_at(x, 0), &al);
 	b = ikey_row(ikey_at(x, x->n - 1), &bl);
 	while (p < al && p < bl && a[p] == b[p])
@@ -269,8 +276,9 @@ static void index_tags(struct index *x)
 	x->poff = (size_t)(a - x->keys.p);
 	for (size_t i = 0; i < x->n; i++) {
 		const unsigned char *r = ikey_row(ikey_at(x, i), &al);
-		x->e[i].tag = row_tag(r, al, p);
+		x->tags[i] = row_tag(r, al, p);
 	}
+	return CF_OK;
 }
 
 /* Decodes the index block: keys strictly ascending, handles in bounds. */
@@ -325,7 +333,7 @@ static int load_index(struct env_file *f, const struct handle *h,
 	}
 	rc = it.status;
 	if (rc == CF_OK)
-		index_tags(x);
+		rc = index_tags(x);
 out:
 	block_iter_release(&it);
 	block_free(b);
@@ -348,10 +356,10 @@ static size_t index_find(const struct index *x, const unsigned char *target,
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		const struct ientry *e = &x->e[mid];
-		int below = tagged && e->tag != tag
-			? e->tag < tag
-			: ikey_cmp(ikey_at(x, mid), e->klen, target, n) < 0;
+		int below = tagged && x->tags[mid] != tag
+			? x->tags[mid] < tag
+			: ikey_cmp(ikey_at(x, mid), x->e[mid].klen, target,
+				   n) < 0;
 		if (below)
 			lo = mid + 1;
 		else
