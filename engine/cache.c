@@ -35,7 +35,7 @@
 #define SHARD_MIN ((size_t)512 << 10)
 
 struct cache_handle {
-	struct cache_handle *next_hash;	/* table chain, or free chain */
+	struct cache_handle *next_dead;	/* the chain of entries to free */
 	struct cache_handle *prev, *next;	/* lru links */
 	uint64_t file, off;
 	uint32_t hash;
@@ -49,10 +49,22 @@ struct cache_handle {
 
 typedef struct cache_handle entry;
 
+/*
+ * The table is open addressing with linear probing, each slot holding the
+ * entry's hash beside its pointer: a probe compares hashes in the table
+ * and dereferences an entry only when they match, so a miss costs the
+ * table's cache line and no entry's.  At most half the slots are full;
+ * deletion shifts the following run back (no tombstones).
+ */
+struct slot {
+	uint32_t hash;
+	entry *e;		/* NULL: empty */
+};
+
 struct shard {
 	pthread_mutex_t mu;
-	entry **tab;
-	size_t nbuckets;	/* a power of two */
+	struct slot *tab;
+	size_t nslots;		/* a power of two */
 	size_t count;
 	entry lru[2];		/* list heads: [0] normal, [1] high priority */
 	size_t usage, high_usage, capacity;
@@ -96,39 +108,76 @@ static void list_append(entry *head, entry *e)
 	head->prev = e;
 }
 
-static entry **find_slot(struct shard *s, uint64_t file, uint64_t off,
-			 uint32_t hash)
+/* The slot holding (file, off), or the empty slot where it would go.
+ * The shard's bits pick the shard, so the table uses the low ones. */
+static size_t find_slot(const struct shard *s, uint64_t file, uint64_t off,
+			uint32_t hash)
 {
-	entry **pp = &s->tab[hash & (s->nbuckets - 1)];
+	size_t mask = s->nslots - 1, i = hash & mask;
 
-	while (*pp && ((*pp)->hash != hash || (*pp)->file != file ||
-		       (*pp)->off != off))
-		pp = &(*pp)->next_hash;
-	return pp;
+	for (;; i = (i + 1) & mask) {
+		const struct slot *t = &s->tab[i];
+		if (!t->e || (t->hash == hash && t->e->file == file &&
+			      t->e->off == off))
+			return i;
+	}
 }
 
-/* Doubles the table; on allocation failure keeps the old one (longer
- * chains are only slower). */
+/* The slot holding e itself. */
+static size_t slot_of(const struct shard *s, const entry *e)
+{
+	size_t mask = s->nslots - 1, i = e->hash & mask;
+
+	while (s->tab[i].e != e)
+		i = (i + 1) & mask;
+	return i;
+}
+
+/* Empties slot i, moving back each later entry of the run whose home
+ * slot is not between the hole and itself, so every entry stays
+ * reachable from its home slot. */
+static void slot_clear(struct shard *s, size_t i)
+{
+	size_t mask = s->nslots - 1, j = i;
+
+	for (;;) {
+		size_t home;
+
+		j = (j + 1) & mask;
+		if (!s->tab[j].e)
+			break;
+		home = s->tab[j].hash & mask;
+		/* leave j where it is when home lies cyclically in (i, j] */
+		if (i <= j ? (i < home && home <= j)
+			   : (i < home || home <= j))
+			continue;
+		s->tab[i] = s->tab[j];
+		i = j;
+	}
+	s->tab[i].e = NULL;
+	s->tab[i].hash = 0;
+}
+
+/* Doubles the table; on allocation failure keeps the old one, which then
+ * runs fuller than half (slower; cache_insert keeps one slot empty). */
 static void grow(struct shard *s)
 {
-	size_t n = s->nbuckets * 2;
-	entry **t = calloc(n, sizeof *t);
+	size_t n = s->nslots * 2, mask = n - 1;
+	struct slot *t = calloc(n, sizeof *t);
 
 	if (!t)
 		return;
-	for (size_t i = 0; i < s->nbuckets; i++) {
-		entry *e = s->tab[i];
-		while (e) {
-			entry *next = e->next_hash;
-			entry **b = &t[e->hash & (n - 1)];
-			e->next_hash = *b;
-			*b = e;
-			e = next;
-		}
+	for (size_t i = 0; i < s->nslots; i++) {
+		size_t j;
+		if (!s->tab[i].e)
+			continue;
+		for (j = s->tab[i].hash & mask; t[j].e; j = (j + 1) & mask)
+			;
+		t[j] = s->tab[i];
 	}
 	free(s->tab);
 	s->tab = t;
-	s->nbuckets = n;
+	s->nslots = n;
 }
 
 /* Drops one reference; an entry nobody holds goes onto *dead, to be
@@ -137,14 +186,14 @@ static void unref(struct shard *s, entry *e, entry **dead)
 {
 	e->refs--;
 	if (e->refs == 0) {
-		e->next_hash = *dead;
+		e->next_dead = *dead;
 		*dead = e;
 	} else if (e->in_cache && e->refs == 1) {
 		list_append(&s->lru[e->high], e);
 	}
 }
 
-/* Takes e, already unlinked from its chain, out of the cache. */
+/* Takes e, already out of the table, out of the cache. */
 static void detach(struct shard *s, entry *e, entry **dead)
 {
 	e->in_cache = 0;
@@ -161,7 +210,6 @@ static void evict(struct shard *s, entry **dead)
 {
 	while (s->usage > s->capacity) {
 		entry *high = &s->lru[1], *low = &s->lru[0], *v;
-		entry **pp;
 
 		if (s->high_usage > s->capacity / 2 && high->next != high)
 			v = high->next;
@@ -171,8 +219,7 @@ static void evict(struct shard *s, entry **dead)
 			v = high->next;
 		else
 			break;
-		pp = find_slot(s, v->file, v->off, v->hash);
-		*pp = v->next_hash;
+		slot_clear(s, slot_of(s, v));
 		detach(s, v, dead);
 	}
 }
@@ -184,14 +231,14 @@ static void free_dead(entry *dead)
 	entry *rev = NULL;
 
 	while (dead) {
-		entry *next = dead->next_hash;
-		dead->next_hash = rev;
+		entry *next = dead->next_dead;
+		dead->next_dead = rev;
 		rev = dead;
 		dead = next;
 	}
 	dead = rev;
 	while (dead) {
-		entry *next = dead->next_hash;
+		entry *next = dead->next_dead;
 		if (dead->deleter)
 			dead->deleter(dead->value);
 		free(dead);
@@ -220,8 +267,8 @@ int cache_new(size_t capacity, struct cache **out)
 	c->capacity = capacity;
 	for (i = 0; i < n; i++) {
 		struct shard *s = &c->shards[i];
-		s->nbuckets = 16;
-		s->tab = calloc(s->nbuckets, sizeof *s->tab);
+		s->nslots = 32;
+		s->tab = calloc(s->nslots, sizeof *s->tab);
 		if (!s->tab || pthread_mutex_init(&s->mu, NULL) != 0) {
 			free(s->tab);
 			goto fail;
@@ -251,13 +298,9 @@ void cache_free(struct cache *c)
 	for (int i = 0; i < (1 << c->bits); i++) {
 		struct shard *s = &c->shards[i];
 		entry *dead = NULL;
-		for (size_t b = 0; b < s->nbuckets; b++) {
-			while (s->tab[b]) {
-				entry *e = s->tab[b];
-				s->tab[b] = e->next_hash;
-				detach(s, e, &dead);
-			}
-		}
+		for (size_t i = 0; i < s->nslots; i++)
+			if (s->tab[i].e)
+				detach(s, s->tab[i].e, &dead);
 		free_dead(dead);
 		free(s->tab);
 		pthread_mutex_destroy(&s->mu);
@@ -274,7 +317,7 @@ struct cache_handle *cache_lookup(struct cache *c, uint64_t file,
 	entry *e;
 
 	pthread_mutex_lock(&s->mu);
-	e = *find_slot(s, file, off, hash);
+	e = s->tab[find_slot(s, file, off, hash)].e;
 	if (e) {
 		if (e->refs == 1)
 			list_remove(e);
@@ -293,7 +336,8 @@ struct cache_handle *cache_insert(struct cache *c, uint64_t file,
 {
 	uint32_t hash = hash_key(file, off);
 	struct shard *s = shard_of(c, hash);
-	entry *e = malloc(sizeof *e), *dead = NULL, **pp;
+	entry *e = malloc(sizeof *e), *dead = NULL;
+	size_t i;
 
 	if (!e) {
 		if (deleter)
@@ -312,22 +356,30 @@ struct cache_handle *cache_insert(struct cache *c, uint64_t file,
 	e->deleter = deleter;
 
 	pthread_mutex_lock(&s->mu);
-	pp = find_slot(s, file, off, hash);
-	if (*pp) {
-		entry *old = *pp;
-		*pp = old->next_hash;
+	if ((s->count + 1) * 2 > s->nslots)
+		grow(s);
+	i = find_slot(s, file, off, hash);
+	if (s->tab[i].e) {
+		entry *old = s->tab[i].e;
+		slot_clear(s, i);
 		detach(s, old, &dead);
-		pp = find_slot(s, file, off, hash);
+		i = find_slot(s, file, off, hash);
+	} else if (s->count + 1 >= s->nslots) {
+		/* the table could not grow and has one empty slot left,
+		 * which probes need as their stop */
+		pthread_mutex_unlock(&s->mu);
+		free(e);
+		if (deleter)
+			deleter(value);
+		return NULL;
 	}
-	e->next_hash = *pp;
-	*pp = e;
+	s->tab[i].hash = hash;
+	s->tab[i].e = e;
 	s->count++;
 	s->usage += charge;
 	if (e->high)
 		s->high_usage += charge;
 	evict(s, &dead);
-	if (s->count > s->nbuckets)
-		grow(s);
 	pthread_mutex_unlock(&s->mu);
 	free_dead(dead);
 	return e;
@@ -355,19 +407,23 @@ void cache_erase_file(struct cache *c, uint64_t file)
 	for (int i = 0; i < (1 << c->bits); i++) {
 		struct shard *s = &c->shards[i];
 		entry *dead = NULL;
+		size_t j = 0, scanned = 0;
 
 		pthread_mutex_lock(&s->mu);
-		for (size_t b = 0; b < s->nbuckets; b++) {
-			entry **pp = &s->tab[b];
-			while (*pp) {
-				entry *e = *pp;
-				if (e->file == file) {
-					*pp = e->next_hash;
-					detach(s, e, &dead);
-				} else {
-					pp = &e->next_hash;
-				}
+		/* Start after an empty slot, so no run wraps past the start;
+		 * a clear then only moves later entries of the run down to
+		 * slots not yet passed, and j is rechecked after each. */
+		while (s->tab[j].e)
+			j++;
+		while (scanned < s->nslots) {
+			entry *e = s->tab[j].e;
+			if (e && e->file == file) {
+				slot_clear(s, j);
+				detach(s, e, &dead);
+				continue;
 			}
+			j = (j + 1) & (s->nslots - 1);
+			scanned++;
 		}
 		pthread_mutex_unlock(&s->mu);
 		free_dead(dead);

@@ -1,8 +1,8 @@
 /*
  * test-cache.c: the block cache (engine/cache.h): LRU order, capacity,
  * the two priorities, handles keeping entries alive, replacement,
- * erase_file, counters, and lookups/inserts from 4 threads (also run this
- * one under -fsanitize=thread).
+ * erase_file, counters, the table against a model, and lookups/inserts
+ * from 4 threads (also run this one under -fsanitize=thread).
  *
  * Caches under 1 MiB have one shard, so small tests see one exact LRU.
  */
@@ -10,6 +10,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "engine/cache.h"
 #include "tests/tap.h"
@@ -360,6 +361,60 @@ static void test_threads(uint64_t seed)
 	       "threads: every inserted value freed exactly once");
 }
 
+/* --- the table against a model ----------------------------------------- */
+
+/*
+ * Random inserts, replacements, lookups and erase_file on one shard big
+ * enough never to evict, checked against an array of what should be
+ * there: the open-addressed table's probing, growth and back-shifting
+ * deletion (long runs, wraparound at the table's end) lose nothing and
+ * keep nothing erased.
+ */
+#define MFILES 5
+#define MOFFS 700
+
+static void test_model(uint64_t seed)
+{
+	static int want[MFILES][MOFFS];	/* value + 1, 0: absent */
+	struct cache *c = fresh((size_t)900 << 10);	/* one shard */
+	uint64_t st = seed;
+	int bad = 0, count = 0, erased = 0;
+
+	memset(want, 0, sizeof want);
+	for (int op = 0; op < 200000; op++) {
+		uint64_t r = rnd(&st);
+		int f = (int)(r % MFILES), o = (int)((r >> 8) % MOFFS);
+		int kind = (int)((r >> 24) % 100);
+
+		if (kind < 45) {
+			put(c, (uint64_t)f, (uint64_t)o * 4096, op, 1, 0);
+			count += !want[f][o];
+			want[f][o] = op + 1;
+		} else if (kind < 99) {
+			if (get(c, (uint64_t)f, (uint64_t)o * 4096) !=
+			    want[f][o] - 1)
+				bad++;
+		} else if (r % 7 == 0) {
+			cache_erase_file(c, (uint64_t)f);
+			for (int i = 0; i < MOFFS; i++) {
+				count -= want[f][i] != 0;
+				want[f][i] = 0;
+			}
+			erased++;
+		}
+	}
+	for (int f = 0; f < MFILES; f++)
+		for (int o = 0; o < MOFFS; o++)
+			if (get(c, (uint64_t)f, (uint64_t)o * 4096) !=
+			    want[f][o] - 1)
+				bad++;
+	is_int(bad, 0, "model: 200000 random operations, every lookup as "
+	       "expected (%d erase_file)", erased);
+	is_int(cache_usage(c), count, "model: usage counts the %d entries",
+	       count);
+	cache_free(c);
+}
+
 int main(void)
 {
 	const char *s = getenv("CELLFS_SEED");
@@ -373,6 +428,7 @@ int main(void)
 	test_refs();
 	test_erase_file();
 	test_shards();
+	test_model(seed);
 	test_threads(seed | 1);
 	return done_testing();
 }
