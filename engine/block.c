@@ -203,6 +203,7 @@ int block_from_raw(unsigned char *data, size_t n, struct block **out)
 	}
 	b->data = data;
 	b->size = n;
+	b->cap = n;
 	b->restarts = roff;
 	b->nrestarts = nr;
 	*out = b;
@@ -213,15 +214,26 @@ corrupt:
 }
 
 /*
- * A compressed block is read into a per-thread buffer, not a fresh
- * allocation: only its decompressed form outlives the read.  Reads of
- * more than READ_BUF_MAX bytes, or without the buffer, allocate.
+ * Per-thread buffers.  A compressed block is read into the thread's read
+ * buffer, not a fresh allocation: only its decompressed form outlives
+ * the read.  Reads of more than READ_BUF_MAX bytes, or without the
+ * buffer, allocate.
+ *
+ * The thread also keeps one spare: the data of the last block it freed.
+ * A block read while the cache is full evicts one, and the next read
+ * needs a buffer of about the same size, so handing the evicted block's
+ * memory to the next decompression spares malloc and free (whose
+ * bookkeeping costs cache misses) on every block-cache miss.  A spare is
+ * taken only by a block at most 1/8 smaller, so a block never holds much
+ * more memory than the cache charges for it.
  */
 #define READ_BUF_MAX ((size_t)256 << 10)
 
 struct read_buf {
 	unsigned char *p;
 	size_t cap;
+	unsigned char *spare;	/* NULL or spare_cap usable bytes */
+	size_t spare_cap;
 };
 
 static pthread_key_t read_buf_key;
@@ -233,6 +245,7 @@ static void read_buf_free(void *v)
 	struct read_buf *rb = v;
 
 	free(rb->p);
+	free(rb->spare);
 	free(rb);
 }
 
@@ -241,17 +254,15 @@ static void read_buf_init(void)
 	read_buf_ok = pthread_key_create(&read_buf_key, read_buf_free) == 0;
 }
 
-/* The thread's buffer, with room for n bytes; NULL: allocate instead. */
-static unsigned char *read_buf_get(size_t n)
+/* The thread's buffers, made on first use when make; NULL without. */
+static struct read_buf *read_buf_of(int make)
 {
 	struct read_buf *rb;
 
-	if (n > READ_BUF_MAX)
-		return NULL;
 	pthread_once(&read_buf_once, read_buf_init);
 	if (!read_buf_ok)
 		return NULL;
-	if (!(rb = pthread_getspecific(read_buf_key))) {
+	if (!(rb = pthread_getspecific(read_buf_key)) && make) {
 		if (!(rb = calloc(1, sizeof *rb)))
 			return NULL;
 		if (pthread_setspecific(read_buf_key, rb) != 0) {
@@ -259,6 +270,17 @@ static unsigned char *read_buf_get(size_t n)
 			return NULL;
 		}
 	}
+	return rb;
+}
+
+/* The thread's read buffer, with room for n bytes; NULL: allocate
+ * instead. */
+static unsigned char *read_buf_get(size_t n)
+{
+	struct read_buf *rb;
+
+	if (n > READ_BUF_MAX || !(rb = read_buf_of(1)))
+		return NULL;
 	if (rb->cap < n) {
 		size_t cap = rb->cap ? rb->cap : 4096;
 		unsigned char *np;
@@ -272,6 +294,44 @@ static unsigned char *read_buf_get(size_t n)
 	return rb->p;
 }
 
+/* Memory for a block of n bytes, *cap of them usable: the thread's
+ * spare when it fits. */
+static unsigned char *data_alloc(size_t n, size_t *cap)
+{
+	struct read_buf *rb = read_buf_of(0);
+
+	if (rb && rb->spare && rb->spare_cap >= n &&
+	    rb->spare_cap - rb->spare_cap / 8 <= n) {
+		unsigned char *p = rb->spare;
+		rb->spare = NULL;
+		*cap = rb->spare_cap;
+		return p;
+	}
+	/* room for 1/16 more, so this buffer, once spare, fits the next
+	 * block even when that one is a little larger */
+	*cap = n + n / 16;
+	return malloc(*cap ? *cap : 1);
+}
+
+/* Frees a block's data (cap usable bytes), or keeps it as the thread's
+ * spare. */
+static void data_free(unsigned char *p, size_t cap)
+{
+	struct read_buf *rb;
+
+	if (!p)
+		return;
+	rb = read_buf_of(0);
+	if (rb && cap <= READ_BUF_MAX) {
+		/* the newest freed is the likeliest to fit the next read */
+		free(rb->spare);
+		rb->spare = p;
+		rb->spare_cap = cap;
+		return;
+	}
+	free(p);
+}
+
 /*
  * Checks and decodes the stored block at p (size bytes, then the
  * trailer) into *out (malloc'd).  own: p itself when malloc'd, handed to
@@ -279,7 +339,8 @@ static unsigned char *read_buf_get(size_t n)
  * is a buffer the caller keeps (a raw block is copied then).
  */
 static int decode_stored(const unsigned char *p, uint64_t size,
-			 unsigned char *own, unsigned char **out, size_t *n)
+			 unsigned char *own, unsigned char **out, size_t *n,
+			 size_t *cap)
 {
 	unsigned char *u = NULL;
 	size_t ulen;
@@ -290,12 +351,14 @@ static int decode_stored(const unsigned char *p, uint64_t size,
 	switch (p[size]) {
 	case BLOCK_RAW:
 		if (!own) {
-			if (!(own = malloc(size ? (size_t)size : 1))) {
+			if (!(own = data_alloc((size_t)size, cap))) {
 				rc = CF_ENOMEM;
 				goto out;
 			}
 			if (size)
 				memcpy(own, p, (size_t)size);
+		} else {
+			*cap = (size_t)size + BLOCK_TRAILER;
 		}
 		*out = own;
 		*n = (size_t)size;
@@ -305,7 +368,7 @@ static int decode_stored(const unsigned char *p, uint64_t size,
 					       &ulen) != SNAPPY_OK ||
 		    ulen > BLOCK_MAX)
 			goto out;
-		u = malloc(ulen ? ulen : 1);
+		u = data_alloc(ulen, cap);
 		if (!u) {
 			rc = CF_ENOMEM;
 			goto out;
@@ -326,8 +389,9 @@ out:
 	return rc;
 }
 
-int block_read_raw(struct env_file *f, uint64_t off, uint64_t size,
-		   unsigned char **out, size_t *n)
+/* block_read_raw, also saying how many bytes are usable at *out. */
+static int read_stored(struct env_file *f, uint64_t off, uint64_t size,
+		       unsigned char **out, size_t *n, size_t *cap)
 {
 	unsigned char *p, *own = NULL;
 	int rc;
@@ -344,42 +408,61 @@ int block_read_raw(struct env_file *f, uint64_t off, uint64_t size,
 		free(own);
 		return rc;
 	}
-	return decode_stored(p, size, own, out, n);
+	return decode_stored(p, size, own, out, n, cap);
+}
+
+int block_read_raw(struct env_file *f, uint64_t off, uint64_t size,
+		   unsigned char **out, size_t *n)
+{
+	size_t cap;
+
+	return read_stored(f, off, size, out, n, &cap);
+}
+
+/* block_from_raw of data with cap usable bytes. */
+static int from_raw_cap(unsigned char *data, size_t n, size_t cap,
+			struct block **out)
+{
+	int rc = block_from_raw(data, n, out);
+
+	if (rc == CF_OK)
+		(*out)->cap = cap;
+	return rc;
 }
 
 int block_decode(const unsigned char *p, uint64_t size, struct block **out)
 {
 	unsigned char *d;
-	size_t n;
+	size_t n, cap;
 	int rc;
 
 	*out = NULL;
 	if (size > BLOCK_MAX)
 		return CF_ECORRUPT;
-	rc = decode_stored(p, size, NULL, &d, &n);
+	rc = decode_stored(p, size, NULL, &d, &n, &cap);
 	if (rc)
 		return rc;
-	return block_from_raw(d, n, out);
+	return from_raw_cap(d, n, cap, out);
 }
 
 int block_read(struct env_file *f, uint64_t off, uint64_t size,
 	       struct block **out)
 {
 	unsigned char *p;
-	size_t n;
+	size_t n, cap;
 	int rc;
 
 	*out = NULL;
-	rc = block_read_raw(f, off, size, &p, &n);
+	rc = read_stored(f, off, size, &p, &n, &cap);
 	if (rc)
 		return rc;
-	return block_from_raw(p, n, out);
+	return from_raw_cap(p, n, cap, out);
 }
 
 void block_free(struct block *b)
 {
 	if (b) {
-		free(b->data);
+		data_free(b->data, b->cap);
 		free(b);
 	}
 }

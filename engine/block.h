@@ -74,6 +74,7 @@ int block_seal(const unsigned char *raw, size_t n, int compression,
 struct block {
 	unsigned char *data;	/* owned */
 	size_t size;		/* entries + restart array + count */
+	size_t cap;		/* bytes usable at data, >= size */
 	size_t restarts;	/* offset of the restart array */
 	uint32_t nrestarts;
 };
