@@ -600,6 +600,28 @@ void block_iter_next(struct block_iter *it)
 		parse_next(it);
 }
 
+/*
+ * Asks for the cache lines of the entries from restart i to the next
+ * (at most RUN_PREFETCH bytes).  A seek then scans them one after the
+ * other, and each entry (a value apart from the last) starts on a line
+ * of its own: in a block that came from the block cache rather than
+ * from a fresh decompression those lines are usually in memory, not in
+ * the CPU caches, and fetching them one at a time as the scan reaches
+ * them costs a miss per entry.
+ */
+#define RUN_PREFETCH 2048
+
+static void prefetch_run(const struct block *b, uint32_t i)
+{
+	size_t from = restart_at(b, i);
+	size_t to = i + 1 < b->nrestarts ? restart_at(b, i + 1) : b->restarts;
+
+	if (to - from > RUN_PREFETCH)
+		to = from + RUN_PREFETCH;
+	for (size_t q = from; q < to; q += 64)
+		__builtin_prefetch(b->data + q);
+}
+
 void block_iter_seek(struct block_iter *it, const unsigned char *target,
 		     size_t n)
 {
@@ -624,6 +646,7 @@ void block_iter_seek(struct block_iter *it, const unsigned char *target,
 		else
 			hi = mid - 1;
 	}
+	prefetch_run(b, lo);
 	seek_restart(it, lo);
 	while (it->valid && ikey_cmp(it->key.p, it->key.len, target, n) < 0)
 		parse_next(it);
