@@ -225,7 +225,7 @@ corrupt:
  * memory to the next decompression spares malloc and free (whose
  * bookkeeping costs cache misses) on every block-cache miss.  A spare is
  * taken only by a block at most 1/8 smaller, so a block never holds much
- * more memory than the cache charges for it.
+ * more memory than it needs; the cache charges what it holds (cap).
  */
 #define READ_BUF_MAX ((size_t)256 << 10)
 
@@ -307,9 +307,11 @@ static unsigned char *data_alloc(size_t n, size_t *cap)
 		*cap = rb->spare_cap;
 		return p;
 	}
-	/* room for 1/16 more, so this buffer, once spare, fits the next
-	 * block even when that one is a little larger */
-	*cap = n + n / 16;
+	/* room for 1/32 more, so this buffer, once spare, fits the next
+	 * block even when that one is a little larger (blocks close after
+	 * the entry that reaches BLOCKSIZE: a 4 KiB block of 100-byte
+	 * values is 4096-4230 bytes) */
+	*cap = n + n / 32;
 	return malloc(*cap ? *cap : 1);
 }
 
@@ -474,7 +476,8 @@ void block_free_void(void *b)
 
 size_t block_charge(const struct block *b)
 {
-	return sizeof *b + b->size;
+	/* the memory held, headroom of a reused buffer included */
+	return sizeof *b + b->cap;
 }
 
 /* --- searching -------------------------------------------------------- */

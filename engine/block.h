@@ -102,7 +102,8 @@ int block_from_raw(unsigned char *data, size_t n, struct block **out);
 void block_free(struct block *b);
 /* The same, with the signature a cache deleter needs. */
 void block_free_void(void *b);
-/* Memory a block takes, for cache charges. */
+/* Memory a block takes, headroom of its buffer included, for cache
+ * charges. */
 size_t block_charge(const struct block *b);
 
 /*
