@@ -33,11 +33,13 @@
  * The old segment is durable before the next one holds any record, so a
  * power loss never leaves a hole followed by later records.
  *
- * Appending through a mapping.  A segment is preallocated (fallocate:
- * the blocks are reserved, so a full disk is an error of the append that
- * grows it, never a SIGBUS) MAP_GROW bytes at a time, and mapped shared
- * and writable whole (seg_win: the segment size rounded up to pages) when
- * it is created.  A record is then a memcpy into the page cache: no
+ * Appending through a mapping.  A segment is mapped shared and writable
+ * whole (seg_win: the segment size rounded up to pages) when it is
+ * created, and preallocated by appends (fallocate: the blocks are
+ * reserved, so a full disk is an error of the append that grows it, never
+ * a SIGBUS) MAP_GROW bytes at a time, from its first record on; one that
+ * never gets a record stays its 32-byte header.  A record is then a
+ * memcpy into the page cache: no
  * system call, yet a killed process loses nothing, as with write(2)
  * without fsync; fdatasync of the file writes the stored pages back, so
  * syncing is unchanged.  The bytes from seg_bytes to seg_cap are zeros,
@@ -240,41 +242,23 @@ static int grow(struct seg *s, uint64_t need)
 	return rc;
 }
 
-/* Preallocates and maps a new segment whose header is written.  CF_OK
- * with s->mapped 0 when this file system cannot: records go through
- * write(2).  CF_ENOSPC when not even a page is free. */
-static int map_segment(struct wal *w, struct seg *s)
+/* Maps a new segment whose header is written; the first append
+ * preallocates it (so a segment that never gets a record stays 32 bytes).
+ * s->mapped stays 0 when mapping fails: records go through write(2). */
+static void map_segment(struct wal *w, struct seg *s)
 {
-	int rc;
-
 	s->mapped = 0;
 	s->cap = SEG_HDR;
 	s->win = page_up(w->segment_size > SEG_HDR + REC_HDR ?
 			 w->segment_size : SEG_HDR + REC_HDR);
-	if (!w->use_map)
-		return CF_OK;
-	rc = grow(s, SEG_HDR + REC_HDR);
-	if (rc == CF_EINVAL) {
-		w->use_map = 0;
-		cf_log(CF_LOG_INFO, "wal: %s: no fallocate here, appending "
-		       "with write(2)", w->dir);
-		return CF_OK;
-	}
-	if (rc)
-		return rc;
-	if (env_map_rw(s->f, s->win) == CF_OK) {
+	if (w->use_map && env_map_rw(s->f, s->win) == CF_OK)
 		s->mapped = 1;
-		return CF_OK;
-	}
-	/* write(2) appends where the file ends: give the room back */
-	s->cap = SEG_HDR;
-	return env_truncate(s->f, SEG_HDR);
 }
 
-/* Creates segment id: header written and synced, then preallocated and
- * mapped (after the sync, so no crash leaves a long file without its
- * header), then the directory synced, so a later fsync of its records
- * never leaves a file without a name. */
+/* Creates segment id: header written and synced (before anything can
+ * preallocate it, so no crash leaves a long file without its header),
+ * mapped, and the directory synced, so a later fsync of its records never
+ * leaves a file without a name. */
 static int create_segment(struct wal *w, uint64_t id, struct seg *s)
 {
 	unsigned char h[SEG_HDR];
@@ -293,9 +277,9 @@ static int create_segment(struct wal *w, uint64_t id, struct seg *s)
 	if (rc == CF_OK)
 		rc = env_sync(s->f);
 	if (rc == CF_OK)
-		rc = map_segment(w, s);
-	if (rc == CF_OK)
 		rc = env_sync_dir(w->dir);
+	if (rc == CF_OK)
+		map_segment(w, s);
 	if (rc) {
 		env_close(s->f);
 		s->f = NULL;
@@ -508,23 +492,36 @@ int wal_append(struct wal *w, const void *rec, size_t n, uint64_t max_seq)
 	if (n)
 		memcpy(w->frame + REC_HDR, rec, n);
 	rec_header(w->frame, w->seed, w->seg_bytes, w->frame + REC_HDR, n);
-	if (w->mapped && w->seg_bytes + len <= w->seg_win) {
+	if (w->mapped && w->seg_bytes + len <= w->seg_win &&
+	    w->seg_bytes + len > w->seg_cap) {
 		struct seg s = { w->f, 1, w->seg_cap, w->seg_win };
 
-		if (w->seg_bytes + len > w->seg_cap &&
-		    (rc = grow(&s, w->seg_bytes + len))) {
-			/* nothing was stored: nothing to cut */
-			stored = 0;
+		rc = grow(&s, w->seg_bytes + len);
+		if (rc == CF_EINVAL && w->seg_bytes == SEG_HDR) {
+			/* no fallocate on this file system: from here on,
+			 * write(2), which appends at the file offset, 32 */
+			cf_log(CF_LOG_INFO, "wal: %s: no fallocate, appending "
+			       "with write(2)", w->dir);
+			w->use_map = 0;
+			w->mapped = 0;
+		} else if (rc) {
+			if (rc == CF_EINVAL)
+				rc = CF_EIO;
+			stored = 0;	/* nothing to cut */
+			goto out;
 		} else {
 			w->seg_cap = s.cap;
-			rc = env_map_write(w->f, w->seg_bytes, w->frame, len);
 		}
+	}
+	if (w->mapped && w->seg_bytes + len <= w->seg_win) {
+		rc = env_map_write(w->f, w->seg_bytes, w->frame, len);
 	} else {
 		/* write(2): appends at the file offset, seg_bytes (a
 		 * mapped segment comes here only for a record bigger than
 		 * its mapping, and only while empty) */
 		rc = env_write(w->f, w->frame, len);
 	}
+out:
 	if (w->frame_cap > FRAME_KEEP) {
 		free(w->frame);
 		w->frame = NULL;
