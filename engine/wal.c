@@ -39,10 +39,11 @@
  * reserved, so a full disk is an error of the append that grows it, never
  * a SIGBUS) MAP_GROW bytes at a time, from its first record on; one that
  * never gets a record stays its 32-byte header.  A record is then a
- * memcpy into the page cache: no
- * system call, yet a killed process loses nothing, as with write(2)
- * without fsync; fdatasync of the file writes the stored pages back, so
- * syncing is unchanged.  The bytes from seg_bytes to seg_cap are zeros,
+ * memcpy into the page cache: no system call, yet a killed process loses
+ * nothing, as with write(2) without fsync; fdatasync of the file writes
+ * the stored pages back, so syncing is unchanged (env_map_write guards
+ * the copy: a page the kernel cannot back is CF_EIO, then cut off as a
+ * failed write(2) is).  The bytes from seg_bytes to seg_cap are zeros,
  * which a reader takes for a torn tail at the last record: so a crash
  * leaves the newest segment long with zeros, and replay cuts it there.
  * A roll and a close cut the segment back to seg_bytes before its last

@@ -12,10 +12,11 @@
  *   - the SIGBUS handler of mapped reads (below, "mapped files").
  *
  * The first two sit behind `mu`, a leaf lock: under it env makes plain
- * system calls only (fstat, and truncate/unlink/open/fallocate/close in
- * env_drop_unsynced), never a call out of this file.  Each has an atomic flag checked before
- * taking the lock, so with no fault armed and tracking off an env_write
- * costs its write(2) and two relaxed loads.  The clock is one atomic.
+ * system calls only (fstat, and truncate, unlink, open, fallocate and
+ * close in env_drop_unsynced), never a call out of this file.  Each has
+ * an atomic flag checked before taking the lock, so with no fault armed
+ * and tracking off an env_write costs its write(2) and two relaxed loads,
+ * an env_map_write its memcpy and three.  The clock is one atomic.
  *
  * A tracked entry belongs to a path, not to an open file: a file may be
  * reopened, renamed (the entry follows it) or unlinked (the entry dies).
