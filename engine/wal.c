@@ -105,6 +105,7 @@ struct wal {
 				 * mapping of seg_win bytes ... */
 	uint64_t seg_cap;	/* ... preallocated up to here */
 	uint64_t seg_win;
+	uint64_t seg_kept;	/* pages from here on may be resident */
 
 	pthread_mutex_t mu;
 	pthread_cond_t cv;	/* an fsync (or roll) finished */
@@ -201,13 +202,22 @@ void wal_segment_path(char *buf, size_t size, const char *dir, uint64_t id)
 
 /* --- writing ---------------------------------------------------------- */
 
-/* n rounded up to whole pages. */
-static uint64_t page_up(uint64_t n)
+static uint64_t page_size(void)
 {
 	long pg = sysconf(_SC_PAGESIZE);
-	uint64_t p = pg > 0 ? (uint64_t)pg : 4096;
 
-	return (n + p - 1) / p * p;
+	return pg > 0 ? (uint64_t)pg : 4096;
+}
+
+/* n rounded up, or down, to whole pages. */
+static uint64_t page_up(uint64_t n)
+{
+	return (n + page_size() - 1) / page_size() * page_size();
+}
+
+static uint64_t page_down(uint64_t n)
+{
+	return n / page_size() * page_size();
 }
 
 /* A segment being written. */
@@ -297,6 +307,20 @@ static void set_segment(struct wal *w, const struct seg *s)
 	w->mapped = s->mapped;
 	w->seg_cap = s->cap;
 	w->seg_win = s->win;
+	w->seg_kept = 0;
+}
+
+/* Lets the mapped pages before the one seg_bytes is in leave the
+ * process: they are written, and the daemon's resident size should not
+ * grow with the segment (up to 64 MiB of it).  Called when the segment
+ * grows, so once every MAP_GROW bytes. */
+static void release_written(struct wal *w)
+{
+	uint64_t end = page_down(w->seg_bytes);
+
+	if (end > w->seg_kept &&
+	    env_map_release(w->f, w->seg_kept, end - w->seg_kept) == CF_OK)
+		w->seg_kept = end;
 }
 
 int wal_open(const char *dir, uint64_t first_segment, uint64_t segment_size,
@@ -512,6 +536,7 @@ int wal_append(struct wal *w, const void *rec, size_t n, uint64_t max_seq)
 			goto out;
 		} else {
 			w->seg_cap = s.cap;
+			release_written(w);
 		}
 	}
 	if (w->mapped && w->seg_bytes + len <= w->seg_win) {

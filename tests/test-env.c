@@ -887,6 +887,13 @@ static void test_mapped_writes(void)
 	is_int(env_drop_unsynced(), CF_OK, "power loss");
 	ok(holds(path, "HEADwAAACCCCCCCC", 16, 65536), "synced stores stay");
 
+	is_int(env_map_release(f, 0, 65536), CF_OK,
+	       "env_map_release lets the pages go");
+	ok(holds(path, "HEADwAAACCCCCCCC", 16, 65536), "the file keeps them");
+	is_int(env_map_write(f, 16, "EE", 2), CF_OK, "a store there after it");
+	ok(holds(path, "HEADwAAACCCCCCCCEE", 18, 65536), "lands");
+	is_int(env_map_release(f, 0, 2u << 20), CF_EINVAL,
+	       "releasing past the mapping: CF_EINVAL");
 	is_int(env_map_write(f, (1 << 20) - 2, "xyz", 3), CF_EINVAL,
 	       "a store past the mapping: CF_EINVAL");
 	is_int(env_truncate(f, 4096), CF_OK, "cut the file to one page");
@@ -903,7 +910,7 @@ static void test_mapped_writes(void)
 		char *p;
 		size_t n;
 		ok(env_read_file(path, &p, &n) == CF_OK && n == 16384 &&
-		   !memcmp(p, "HEADwAAACCCCCCCC", 16) && p[8192] == 'x',
+		   !memcmp(p, "HEADwAAACCCCCCCCEE", 18) && p[8192] == 'x',
 		   "every synced store is in the file");
 		free(p);
 	}

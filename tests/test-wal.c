@@ -18,6 +18,7 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -1216,6 +1217,34 @@ static void test_purge_random(void)
 
 /* --- the mode in effect ----------------------------------------------- */
 
+/* The resident KiB of this process's mappings of path (/proc/self/smaps),
+ * or -1 if none. */
+static long mapped_rss_kb(const char *path)
+{
+	FILE *fp = fopen("/proc/self/smaps", "r");
+	char line[4400];
+	long total = -1, kb;
+	int in = 0;
+
+	if (!fp)
+		return -1;
+	while (fgets(line, sizeof line, fp)) {
+		size_t n = strlen(line);
+		if (n && line[n - 1] == '\n')
+			line[--n] = 0;
+		if (line[0] >= '0' && line[0] <= '9' && strchr(line, '-') &&
+		    strchr(line, ' ')) {
+			/* a mapping's first line: address range ... path */
+			in = n >= strlen(path) &&
+			     !strcmp(line + n - strlen(path), path);
+		} else if (in && sscanf(line, "Rss: %ld kB", &kb) == 1) {
+			total = (total < 0 ? 0 : total) + kb;
+		}
+	}
+	fclose(fp);
+	return total;
+}
+
 /* A mapped segment is preallocated past its records while open; a
  * written one is not; both end at their records once closed. */
 static void test_mode(void)
@@ -1238,6 +1267,23 @@ static void test_mode(void)
 	wal_close(w);
 	env_file_size(seg_path(dir, 1), &sz);
 	is_int(sz, SEG_HDR + REC_HDR + 3, "closed: exactly its record");
+
+	/* 20 MiB appended to a 64 MiB segment: the written pages leave the
+	 * process as the segment grows */
+	if (mapped_mode) {
+		static unsigned char rec[4000];
+		int rc = 0;
+		long kb;
+		if (wal_open(dir, 2, 64 << 20, &w))
+			bail("open");
+		for (int i = 0; i < 5000 && !rc; i++)
+			rc = wal_append(w, rec, sizeof rec, 1);
+		kb = mapped_rss_kb(seg_path(dir, 2));
+		ok(rc == 0 && kb >= 0 && kb <= 4 * 1024 + 8,
+		   "20 MiB appended: at most 4 MiB of the mapping is resident "
+		   "(%ld KiB)", kb);
+		wal_close(w);
+	}
 	env_remove_tree(dir);
 }
 

@@ -680,6 +680,18 @@ int env_map(struct env_file *f)
 	return CF_OK;
 }
 
+int env_map_release(struct env_file *f, uint64_t off, uint64_t len)
+{
+	if (!f->wmap || off > f->wmap_len || len > f->wmap_len - off)
+		return CF_EINVAL;
+	/* for a shared file mapping this only unmaps: a dirty page is
+	 * marked dirty in the page cache as it goes, and written back as
+	 * any other */
+	if (len && madvise(f->wmap + off, (size_t)len, MADV_DONTNEED))
+		return CF_EINVAL;
+	return CF_OK;
+}
+
 int env_close(struct env_file *f)
 {
 	int rc = CF_OK;

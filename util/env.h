@@ -93,6 +93,12 @@ int env_map_rw(struct env_file *f, uint64_t len);
  * CF_EINVAL (past the mapping), and injected ones; some prefix may have
  * been stored. */
 int env_map_write(struct env_file *f, uint64_t off, const void *p, size_t n);
+/* Lets the pages of [off, off + len) of f's env_map_rw mapping go from
+ * the process (madvise MADV_DONTNEED): what was stored stays in the file
+ * and the page cache, and the next store there maps the page again; the
+ * process's resident size stops counting them.  off and len are
+ * multiples of the page size.  Errors: CF_EINVAL. */
+int env_map_release(struct env_file *f, uint64_t off, uint64_t len);
 /* The file's size in bytes, or a negative CF_E* code. */
 int64_t env_size(struct env_file *f);
 /* Current write offset (bytes written since open plus initial size for
