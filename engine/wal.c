@@ -43,7 +43,9 @@
  * nothing, as with write(2) without fsync; fdatasync of the file writes
  * the stored pages back, so syncing is unchanged (env_map_write guards
  * the copy: a page the kernel cannot back is CF_EIO, then cut off as a
- * failed write(2) is).  The bytes from seg_bytes to seg_cap are zeros,
+ * failed write(2) is).  Each time the segment grows, the pages already
+ * written leave the process (release_written), so its resident size does
+ * not grow with the segment.  The bytes from seg_bytes to seg_cap are zeros,
  * which a reader takes for a torn tail at the last record: so a crash
  * leaves the newest segment long with zeros, and replay cuts it there.
  * A roll and a close cut the segment back to seg_bytes before its last
