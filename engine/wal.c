@@ -5,8 +5,9 @@
  * thread may call wal_sync, wal_dirty, wal_purge meanwhile.  The state
  * splits in two:
  *
- *   - appender-owned: frame, seg_bytes, seg_max_seq, cut_pending.  Only
- *     the appending thread touches them, so it needs no lock for them.
+ *   - appender-owned: frame, seg_bytes, seg_max_seq, cut_pending, and
+ *     the mapping state (mapped, seg_cap, seg_win, use_map).  Only the
+ *     appending thread touches them, so it needs no lock for them.
  *   - shared, under w->mu: f, seg and seed (written by the appender during
  *     a roll, read by syncers), appended, synced, syncing, the list of
  *     closed segments.
@@ -22,8 +23,9 @@
  * may have started after its bytes were appended, then it covers them).
  * If still short, it sets syncing, notes cover = appended, and fsyncs
  * without w->mu; afterwards synced = cover and every waiter is woken.
- * Bytes are counted in `appended` only once their write(2) returned, so
- * cover never claims a byte that was not in the file when fsync began.
+ * Bytes are counted in `appended` only once their write(2) or memcpy
+ * returned, so cover never claims a byte that was not in the file (the
+ * page cache) when fsync began.
  *
  * A roll acts as a syncer: it waits until no sync is in flight, sets
  * syncing (so nobody fsyncs the old file while it is being closed),
@@ -31,10 +33,34 @@
  * The old segment is durable before the next one holds any record, so a
  * power loss never leaves a hole followed by later records.
  *
+ * Appending through a mapping.  A segment is mapped shared and writable
+ * whole (seg_win: the segment size rounded up to pages) when it is
+ * created, and preallocated by appends (fallocate: the blocks are
+ * reserved, so a full disk is an error of the append that grows it, never
+ * a SIGBUS) MAP_GROW bytes at a time, from its first record on; one that
+ * never gets a record stays its 32-byte header.  A record is then a
+ * memcpy into the page cache: no system call, yet a killed process loses
+ * nothing, as with write(2) without fsync; fdatasync of the file writes
+ * the stored pages back, so syncing is unchanged (env_map_write guards
+ * the copy: a page the kernel cannot back is CF_EIO, then cut off as a
+ * failed write(2) is).  Each time the segment grows, the pages already
+ * written leave the process (release_written), so its resident size does
+ * not grow with the segment.  The bytes from seg_bytes to seg_cap are zeros,
+ * which a reader takes for a torn tail at the last record: so a crash
+ * leaves the newest segment long with zeros, and replay cuts it there.
+ * A roll and a close cut the segment back to seg_bytes before its last
+ * fsync, so a closed segment is exactly its records, as one written with
+ * write(2) is.  A record bigger than the mapping (only one alone in a
+ * new segment can be: a record that does not fit rolls) goes through
+ * write(2) at the same offset.  Where fallocate is not supported, or
+ * mmap fails, or CELLFS_WAL_MMAP=0 is in the environment at wal_open,
+ * segments are written with one write(2) per record.
+ *
  * Failure.  A failed record write is cut off (ftruncate to the end of the
- * last whole record) before wal_append returns; if even the cut fails,
- * cut_pending makes the next append retry it first and fail rather than
- * write after a partial record.
+ * last whole record; for a mapped segment that also gives back the
+ * preallocation, which the next append takes again) before wal_append
+ * returns; if even the cut fails, cut_pending makes the next append retry
+ * it first and fail rather than write after a partial record.
  */
 #include <inttypes.h>
 #include <pthread.h>
@@ -42,6 +68,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "engine/wal.h"
 #include "util/coding.h"
@@ -58,6 +85,7 @@
 #define REC_MAX ((size_t)1 << 30)	/* largest payload */
 #define READ_CHUNK ((size_t)1 << 20)	/* reader's read size */
 #define FRAME_KEEP ((size_t)1 << 20)	/* frame buffer kept between appends */
+#define MAP_GROW ((uint64_t)4 << 20)	/* preallocation step of a segment */
 
 struct closed {
 	uint64_t id;
@@ -74,6 +102,12 @@ struct wal {
 	uint64_t seg_bytes;	/* length of the current segment file */
 	uint64_t seg_max_seq;
 	int cut_pending;	/* a failed record could not be cut off yet */
+	int use_map;		/* try mapped segments (0: write(2) only) */
+	int mapped;		/* the current segment is stored through a
+				 * mapping of seg_win bytes ... */
+	uint64_t seg_cap;	/* ... preallocated up to here */
+	uint64_t seg_win;
+	uint64_t seg_kept;	/* pages from here on may be resident */
 
 	pthread_mutex_t mu;
 	pthread_cond_t cv;	/* an fsync (or roll) finished */
@@ -170,40 +204,132 @@ void wal_segment_path(char *buf, size_t size, const char *dir, uint64_t id)
 
 /* --- writing ---------------------------------------------------------- */
 
-/* Creates segment id in dir: header written, file and directory synced,
- * so a later fsync of its records never leaves a file without a name. */
-static int create_segment(const char *dir, uint64_t id, struct env_file **out)
+static uint64_t page_size(void)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+
+	return pg > 0 ? (uint64_t)pg : 4096;
+}
+
+/* n rounded up, or down, to whole pages. */
+static uint64_t page_up(uint64_t n)
+{
+	return (n + page_size() - 1) / page_size() * page_size();
+}
+
+static uint64_t page_down(uint64_t n)
+{
+	return n / page_size() * page_size();
+}
+
+/* A segment being written. */
+struct seg {
+	struct env_file *f;
+	int mapped;		/* see struct wal */
+	uint64_t cap, win;
+};
+
+/*
+ * Preallocates s->f so it holds at least need bytes: MAP_GROW more than
+ * now, or, when the disk is too full for that, just need; never past the
+ * mapping.  CF_ENOSPC, CF_EIO, CF_EINVAL (no fallocate here).
+ */
+static int grow(struct seg *s, uint64_t need)
+{
+	uint64_t want = page_up(need > s->cap + MAP_GROW ? need
+						       : s->cap + MAP_GROW);
+	uint64_t least = page_up(need);
+	int rc;
+
+	if (want > s->win)
+		want = s->win;
+	if (least > s->win)
+		least = s->win;
+	rc = env_fallocate(s->f, want);
+	if (rc == CF_ENOSPC && least < want) {
+		want = least;
+		rc = env_fallocate(s->f, want);
+	}
+	if (rc == CF_OK)
+		s->cap = want;
+	return rc;
+}
+
+/* Maps a new segment whose header is written; the first append
+ * preallocates it (so a segment that never gets a record stays 32 bytes).
+ * s->mapped stays 0 when mapping fails: records go through write(2). */
+static void map_segment(struct wal *w, struct seg *s)
+{
+	s->mapped = 0;
+	s->cap = SEG_HDR;
+	s->win = page_up(w->segment_size > SEG_HDR + REC_HDR ?
+			 w->segment_size : SEG_HDR + REC_HDR);
+	if (w->use_map && env_map_rw(s->f, s->win) == CF_OK)
+		s->mapped = 1;
+}
+
+/* Creates segment id: header written and synced (before anything can
+ * preallocate it, so no crash leaves a long file without its header),
+ * mapped, and the directory synced, so a later fsync of its records never
+ * leaves a file without a name. */
+static int create_segment(struct wal *w, uint64_t id, struct seg *s)
 {
 	unsigned char h[SEG_HDR];
 	char path[4096];
-	struct env_file *f = NULL;
 	int rc;
 
-	*out = NULL;
-	wal_segment_path(path, sizeof path, dir, id);
+	memset(s, 0, sizeof *s);
+	wal_segment_path(path, sizeof path, w->dir, id);
 	if (env_exists(path))
 		return CF_EEXIST;	/* never truncate a log */
-	rc = env_open(path, ENV_WRITE_NEW, &f);
+	rc = env_open(path, ENV_RDWR_NEW, &s->f);
 	if (rc)
 		return rc;
 	seg_header(h, id);
-	rc = env_write(f, h, sizeof h);
+	rc = env_write(s->f, h, sizeof h);
 	if (rc == CF_OK)
-		rc = env_sync(f);
+		rc = env_sync(s->f);
 	if (rc == CF_OK)
-		rc = env_sync_dir(dir);
+		rc = env_sync_dir(w->dir);
+	if (rc == CF_OK)
+		map_segment(w, s);
 	if (rc) {
-		env_close(f);
+		env_close(s->f);
+		s->f = NULL;
 		env_unlink(path);
 		return rc;
 	}
-	*out = f;
 	return CF_OK;
+}
+
+/* Makes s the current segment; appender, and under w->mu for f. */
+static void set_segment(struct wal *w, const struct seg *s)
+{
+	w->f = s->f;
+	w->mapped = s->mapped;
+	w->seg_cap = s->cap;
+	w->seg_win = s->win;
+	w->seg_kept = 0;
+}
+
+/* Lets the mapped pages before the one seg_bytes is in leave the
+ * process: they are written, and the daemon's resident size should not
+ * grow with the segment (up to 64 MiB of it).  Called when the segment
+ * grows, so once every MAP_GROW bytes. */
+static void release_written(struct wal *w)
+{
+	uint64_t end = page_down(w->seg_bytes);
+
+	if (end > w->seg_kept &&
+	    env_map_release(w->f, w->seg_kept, end - w->seg_kept) == CF_OK)
+		w->seg_kept = end;
 }
 
 int wal_open(const char *dir, uint64_t first_segment, uint64_t segment_size,
 	     struct wal **out)
 {
+	const char *e = getenv("CELLFS_WAL_MMAP");
+	struct seg s;
 	struct wal *w;
 	int rc;
 
@@ -220,11 +346,13 @@ int wal_open(const char *dir, uint64_t first_segment, uint64_t segment_size,
 		goto fail;
 	}
 	w->segment_size = segment_size;
+	w->use_map = !(e && !strcmp(e, "0"));
 	rc = env_mkdir_p(dir, 0700);
 	if (rc == CF_OK)
-		rc = create_segment(dir, first_segment, &w->f);
+		rc = create_segment(w, first_segment, &s);
 	if (rc)
 		goto fail;
+	set_segment(w, &s);
 	w->seg = first_segment;
 	w->seed = seed_of(first_segment);
 	w->seg_bytes = SEG_HDR;
@@ -235,15 +363,19 @@ fail:
 	return rc;
 }
 
-/* Cuts the current segment back to its last whole record. */
+/* Cuts the current segment back to its last whole record (and, if it is
+ * mapped, to no preallocation past it: the next append grows it). */
 static int cut(struct wal *w)
 {
 	int rc = env_truncate(w->f, w->seg_bytes);
 
+	if (rc == CF_OK && w->seg_cap > w->seg_bytes)
+		w->seg_cap = w->seg_bytes;
 	w->cut_pending = rc != CF_OK;
 	if (rc)
-		cf_log(CF_LOG_ERROR, "wal: cannot cut a partial record off "
-		       "segment %016" PRIx64 ": %s", w->seg, cf_strerror(rc));
+		cf_log(CF_LOG_ERROR, "wal: cannot cut segment %016" PRIx64
+		       " back to %" PRIu64 " bytes: %s", w->seg, w->seg_bytes,
+		       cf_strerror(rc));
 	return rc;
 }
 
@@ -258,8 +390,8 @@ void wal_close(struct wal *w)
 		pthread_cond_wait(&w->cv, &w->mu);
 	pthread_mutex_unlock(&w->mu);
 	if (w->f) {
-		if (w->cut_pending)
-			cut(w);
+		if (w->cut_pending || w->mapped)
+			cut(w);		/* a closed segment ends at its records */
 		rc = env_sync(w->f);
 		if (rc)
 			cf_log(CF_LOG_ERROR, "wal: sync at close: %s",
@@ -296,7 +428,8 @@ static int reserve_old(struct wal *w)
  * tries again. */
 static int roll(struct wal *w)
 {
-	struct env_file *old = w->f, *nf = NULL;
+	struct env_file *old = w->f;
+	struct seg ns;
 	uint64_t cover;
 	int rc, src;
 
@@ -312,8 +445,12 @@ static int roll(struct wal *w)
 	cover = w->appended;
 	pthread_mutex_unlock(&w->mu);
 
-	src = env_sync(old);
-	rc = src ? src : create_segment(w->dir, w->seg + 1, &nf);
+	/* a mapped segment is cut to its records first: one fsync makes
+	 * both durable */
+	src = w->mapped ? cut(w) : CF_OK;
+	if (src == CF_OK)
+		src = env_sync(old);
+	rc = src ? src : create_segment(w, w->seg + 1, &ns);
 
 	pthread_mutex_lock(&w->mu);
 	w->syncing = 0;
@@ -326,7 +463,7 @@ static int roll(struct wal *w)
 		w->old[w->nold].id = w->seg;
 		w->old[w->nold].max_seq = w->seg_max_seq;
 		w->nold++;
-		w->f = nf;
+		set_segment(w, &ns);
 		w->seg++;
 		w->seed = seed_of(w->seg);
 	}
@@ -356,7 +493,7 @@ int wal_roll(struct wal *w)
 int wal_append(struct wal *w, const void *rec, size_t n, uint64_t max_seq)
 {
 	size_t len = REC_HDR + n;
-	int rc;
+	int rc, stored = 1;
 
 	if (n > REC_MAX)
 		return CF_ETOOBIG;
@@ -376,19 +513,51 @@ int wal_append(struct wal *w, const void *rec, size_t n, uint64_t max_seq)
 		w->frame = p;
 		w->frame_cap = cap;
 	}
-	/* One buffer, one env_write: a record is never split between two
-	 * write(2) calls of ours. */
+	/* One buffer, one env_write or env_map_write: a record is never
+	 * split between two write(2) calls of ours, and an injected fault
+	 * counts a record as one write either way. */
 	if (n)
 		memcpy(w->frame + REC_HDR, rec, n);
 	rec_header(w->frame, w->seed, w->seg_bytes, w->frame + REC_HDR, n);
-	rc = env_write(w->f, w->frame, len);
+	if (w->mapped && w->seg_bytes + len <= w->seg_win &&
+	    w->seg_bytes + len > w->seg_cap) {
+		struct seg s = { w->f, 1, w->seg_cap, w->seg_win };
+
+		rc = grow(&s, w->seg_bytes + len);
+		if (rc == CF_EINVAL && w->seg_bytes == SEG_HDR) {
+			/* no fallocate on this file system: from here on,
+			 * write(2), which appends at the file offset, 32 */
+			cf_log(CF_LOG_INFO, "wal: %s: no fallocate, appending "
+			       "with write(2)", w->dir);
+			w->use_map = 0;
+			w->mapped = 0;
+		} else if (rc) {
+			if (rc == CF_EINVAL)
+				rc = CF_EIO;
+			stored = 0;	/* nothing to cut */
+			goto out;
+		} else {
+			w->seg_cap = s.cap;
+			release_written(w);
+		}
+	}
+	if (w->mapped && w->seg_bytes + len <= w->seg_win) {
+		rc = env_map_write(w->f, w->seg_bytes, w->frame, len);
+	} else {
+		/* write(2): appends at the file offset, seg_bytes (a
+		 * mapped segment comes here only for a record bigger than
+		 * its mapping, and only while empty) */
+		rc = env_write(w->f, w->frame, len);
+	}
+out:
 	if (w->frame_cap > FRAME_KEEP) {
 		free(w->frame);
 		w->frame = NULL;
 		w->frame_cap = 0;
 	}
 	if (rc) {
-		cut(w);
+		if (stored)
+			cut(w);
 		return rc;
 	}
 	w->seg_bytes += len;
@@ -665,6 +834,24 @@ static int all_zero(const unsigned char *p, size_t n)
 	return 1;
 }
 
+/* Are the file's bytes from off to its end all zeros?  1, 0, or an
+ * error. */
+static int zeros_from(struct wal_reader *r, uint64_t off)
+{
+	while (off < r->size) {
+		size_t n = r->size - off > READ_CHUNK ? READ_CHUNK :
+			   (size_t)(r->size - off);
+		int rc = fill(r, off, n);
+
+		if (rc)
+			return rc;
+		if (!all_zero(r->buf + (off - r->base), n))
+			return 0;
+		off += n;
+	}
+	return 1;
+}
+
 /* Could these len bytes be a segment header cut short by a crash while
  * the segment was being created: zeros, or the start of the magic? */
 static int torn_header(const unsigned char *h, size_t len)
@@ -679,7 +866,7 @@ int wal_reader_open(const char *path, struct wal_reader **out)
 	struct wal_reader *r;
 	const unsigned char *h;
 	int64_t size;
-	int rc;
+	int rc, empty;
 
 	*out = NULL;
 	r = calloc(1, sizeof *r);
@@ -698,13 +885,26 @@ int wal_reader_open(const char *path, struct wal_reader **out)
 	if (rc)
 		goto fail;
 	h = r->buf;
-	if (r->size < SEG_HDR ||
-	    (r->size == SEG_HDR && all_zero(h, SEG_HDR))) {
-		/* created, header not (all) written: an empty segment */
-		if (!torn_header(h, (size_t)r->size)) {
+	empty = r->size < SEG_HDR;
+	if (empty && !torn_header(h, (size_t)r->size)) {
+		rc = CF_ECORRUPT;
+		goto fail;
+	}
+	if (!empty && all_zero(h, SEG_HDR)) {
+		/* A header of zeros: a segment created just before a crash,
+		 * empty, if the rest is zeros too, however long (a file
+		 * system may keep a preallocated length and lose the
+		 * header).  Zeros followed by data are not ours. */
+		rc = zeros_from(r, SEG_HDR);
+		if (rc < 0)
+			goto fail;
+		if (rc == 0) {
 			rc = CF_ECORRUPT;
 			goto fail;
 		}
+		empty = 1;
+	}
+	if (empty) {
 		r->torn = r->size > 0;
 		r->state = 1;
 		*out = r;

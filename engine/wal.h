@@ -19,17 +19,20 @@
 struct wal;
 
 /* Opens a new segment numbered first_segment in dir (created if
- * missing) for appending.  Segments roll at segment_size bytes.
- * CF_EEXIST if that segment exists already (a log is never truncated);
- * CF_EIO, CF_ENOSPC, CF_ENOMEM. */
+ * missing) for appending.  Segments roll at segment_size bytes.  Records
+ * are stored through a shared mapping of the preallocated segment
+ * (docs/wal_format.md, "Preallocation"), or with write(2) where the file
+ * system cannot preallocate or when the environment holds
+ * CELLFS_WAL_MMAP=0.  CF_EEXIST if that segment exists already (a log is
+ * never truncated); CF_EIO, CF_ENOSPC, CF_ENOMEM. */
 int wal_open(const char *dir, uint64_t first_segment, uint64_t segment_size,
 	     struct wal **out);
-/* Syncs and closes. */
+/* Cuts the segment back to its records, syncs and closes. */
 void wal_close(struct wal *w);
 /* Appends one record whose entries have sequence numbers <= max_seq.
- * Not synced.  CF_EIO, CF_ENOSPC: the partial record is cut off again so
- * the log stays valid, and the call may be retried.  CF_ETOOBIG over
- * 1 GiB. */
+ * Not synced, but in the page cache: a killed process loses none of it.
+ * CF_EIO, CF_ENOSPC: the partial record is cut off again so the log
+ * stays valid, and the call may be retried.  CF_ETOOBIG over 1 GiB. */
 int wal_append(struct wal *w, const void *rec, size_t n, uint64_t max_seq);
 /* Makes every record appended before the call durable.  CF_EIO. */
 int wal_sync(struct wal *w);

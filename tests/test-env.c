@@ -818,6 +818,106 @@ static void test_mapped(void)
 	free(data);
 }
 
+
+/* Does path hold want (n bytes) and then only zeros, size bytes in all? */
+static int holds(const char *path, const char *want, size_t n, size_t size)
+{
+	char *p;
+	size_t len, i;
+	int r;
+
+	if (env_read_file(path, &p, &len))
+		return 0;
+	r = len == size && !memcmp(p, want, n);
+	for (i = n; r && i < len; i++)
+		r = !p[i];
+	free(p);
+	return r;
+}
+
+/* env_fallocate, env_map_rw, env_map_write: a store is in the file at
+ * once; the write faults fire as for env_write (a short one stores
+ * half); the power-loss simulation counts stores by where the data ends,
+ * not by the preallocated size: a drop zeros what was stored after the
+ * last sync and keeps the size; a store the kernel cannot back is
+ * CF_EIO, not a SIGBUS. */
+static void test_mapped_writes(void)
+{
+	const char *path = P("mw/log");
+	struct env_file *f;
+	int rc;
+
+	env_mkdir(P("mw"), 0755);
+	env_sync_dir(dir);
+	env_track_unsynced(1);
+	is_int(env_open(path, ENV_RDWR_NEW, &f), CF_OK,
+	       "ENV_RDWR_NEW creates a file to map");
+	env_write(f, "HEAD", 4);
+	is_int(env_sync(f), CF_OK, "its head written and synced");
+	env_sync_dir(P("mw"));
+	rc = env_fallocate(f, 65536);
+	is_int(rc, CF_OK, "env_fallocate 64 KiB");
+	if (rc)
+		bail("no fallocate on %s", dir);
+	is_int(fsize(path), 65536, "the file is that long");
+	ok(holds(path, "HEAD", 4, 65536), "zeros after its head");
+	is_int(env_map_rw(f, 1 << 20), CF_OK, "map 1 MiB of it, past its end");
+	is_int(env_map_write(f, 4, "AAAA", 4), CF_OK, "store A");
+	ok(holds(path, "HEADAAAA", 8, 65536), "a read sees it at once");
+	is_int(env_sync(f), CF_OK, "sync");
+	is_int(env_map_write(f, 8, "BBBBBB", 6), CF_OK, "store B");
+	is_int(env_write(f, "w", 1), CF_OK, "env_write still works");
+	ok(holds(path, "HEADwAAABBBBBB", 14, 65536),
+	   "at the file offset (5, after HEAD)");
+	is_int(env_drop_unsynced(), CF_OK, "power loss");
+	ok(holds(path, "HEADwAAA", 8, 65536),
+	   "B, stored after the sync, reads as zeros; the size stays");
+
+	env_fault_add(ENV_OP_WRITE, "mw/log", 0, 1, CF_ENOSPC, 1);
+	is_int(env_map_write(f, 8, "CCCCCCCC", 8), CF_ENOSPC,
+	       "an injected write fault fails a store");
+	ok(holds(path, "HEADwAAACCCC", 12, 65536), "a short one stores half");
+	env_fault_add(ENV_OP_WRITE, "mw/log", 1, 1, CF_EIO, 0);
+	is_int(env_map_write(f, 8, "CCCCCCCC", 8), CF_OK,
+	       "the skip of a fault counts stores");
+	is_int(env_map_write(f, 16, "DD", 2), CF_EIO, "then it fires");
+	ok(holds(path, "HEADwAAACCCCCCCC", 16, 65536), "storing nothing");
+	env_fault_clear();
+	is_int(env_sync(f), CF_OK, "sync");
+	is_int(env_drop_unsynced(), CF_OK, "power loss");
+	ok(holds(path, "HEADwAAACCCCCCCC", 16, 65536), "synced stores stay");
+
+	is_int(env_map_release(f, 0, 65536), CF_OK,
+	       "env_map_release lets the pages go");
+	ok(holds(path, "HEADwAAACCCCCCCC", 16, 65536), "the file keeps them");
+	is_int(env_map_write(f, 16, "EE", 2), CF_OK, "a store there after it");
+	ok(holds(path, "HEADwAAACCCCCCCCEE", 18, 65536), "lands");
+	is_int(env_map_release(f, 0, 2u << 20), CF_EINVAL,
+	       "releasing past the mapping: CF_EINVAL");
+	is_int(env_map_write(f, (1 << 20) - 2, "xyz", 3), CF_EINVAL,
+	       "a store past the mapping: CF_EINVAL");
+	is_int(env_truncate(f, 4096), CF_OK, "cut the file to one page");
+	is_int(env_map_write(f, 8192, "x", 1), CF_EIO,
+	       "a store past the file's end: CF_EIO, no crash");
+	is_int(env_map_write(f, 100000, "y", 1), CF_EIO, "and again");
+	is_int(env_fallocate(f, 16384), CF_OK, "grow it again");
+	is_int(env_map_write(f, 8192, "x", 1), CF_OK, "then the store works");
+	is_int(env_sync(f), CF_OK, "sync");
+	is_int(env_drop_unsynced(), CF_OK, "power loss");
+	is_int(fsize(path), 16384, "the size stays");
+	is_int(env_close(f), CF_OK, "close unmaps");
+	{
+		char *p;
+		size_t n;
+		ok(env_read_file(path, &p, &n) == CF_OK && n == 16384 &&
+		   !memcmp(p, "HEADwAAACCCCCCCCEE", 18) && p[8192] == 'x',
+		   "every synced store is in the file");
+		free(p);
+	}
+	env_track_unsynced(0);
+	env_remove_tree(P("mw"));
+}
+
 int main(void)
 {
 	dir = tap_tmpdir("env");
@@ -830,6 +930,7 @@ int main(void)
 	test_more_faults();
 	test_power_loss_simple();
 	test_mapped();
+	test_mapped_writes();
 	tap_rmdir(dir);
 	return done_testing();
 }

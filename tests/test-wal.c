@@ -2,19 +2,30 @@
  * test-wal.c: the write-ahead log (engine/wal.h, docs/wal_format.md):
  * records of every size across segment rolls, reopen, torn tails at every
  * byte, damage in the middle, injected ENOSPC/EIO, group commit under
- * concurrent syncers, purge, and power loss.
+ * concurrent syncers, purge, power loss, and a writer killed with SIGKILL.
+ *
+ * Everything runs twice: once appending through mapped, preallocated
+ * segments (the default), once with one write(2) per record
+ * (CELLFS_WAL_MMAP=0).  An open mapped segment is longer than its
+ * records, with zeros after them; the helpers below tell that zero tail
+ * from a torn record.
  *
  * The random seed is fixed and printed; set CF_SEED to try another.  Set
  * CF_WAL_BENCH=1 to time one million 130-byte appends.
  */
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
+#include "engine/cellfs.h"
 #include "engine/wal.h"
 #include "tests/tap.h"
 #include "util/env.h"
@@ -26,6 +37,7 @@
 
 static const char *root;
 static uint64_t seed;
+static int mapped_mode;		/* this pass appends through mappings */
 
 static uint64_t rnd(uint64_t *s)
 {
@@ -94,6 +106,9 @@ struct readout {
 	int torn;
 	uint64_t valid_end;
 	int mismatch;		/* a record differed from make_rec */
+	uint64_t size;		/* the file's */
+	int zero_tail;		/* bytes follow valid_end, all zeros */
+	int junk;		/* bytes follow valid_end, not all zeros */
 };
 
 /* Reads segment path, comparing record k with make_rec(first + k,
@@ -101,7 +116,7 @@ struct readout {
 static struct readout read_seg(const char *path, uint64_t first,
 			       const size_t *sizes, size_t nsizes)
 {
-	struct readout o = { 0, 0, 0, 0, 0 };
+	struct readout o = { 0, 0, 0, 0, 0, 0, 0, 0 };
 	struct wal_reader *r;
 	const void *rec;
 	size_t n;
@@ -124,11 +139,23 @@ static struct readout read_seg(const char *path, uint64_t first,
 	o.torn = wal_reader_torn(r);
 	o.valid_end = wal_reader_valid_end(r);
 	wal_reader_close(r);
+	{
+		unsigned char *img = read_all(path, &n);
+		size_t i = (size_t)o.valid_end;
+		o.size = n;
+		while (i < n && !img[i])
+			i++;
+		o.zero_tail = n > o.valid_end && i == n;
+		o.junk = i < n;
+		free(img);
+	}
 	return o;
 }
 
-/* Reads every segment of dir in order; total records into *nrec.
- * Returns the first error, or 1 if a record differed. */
+/* Reads every segment of dir in order; total records into *nrec, torn
+ * segments into *ntorn: those with junk after their records (a zero tail,
+ * the room of a mapped segment, is no torn record).  Returns the first
+ * error, or 1 if a record differed. */
 static int read_dir(const char *dir, const size_t *sizes, size_t nsizes,
 		    size_t *nrec, int *ntorn)
 {
@@ -144,7 +171,7 @@ static int read_dir(const char *dir, const size_t *sizes, size_t nsizes,
 		struct readout o = read_seg(seg_path(dir, ids[i]), *nrec,
 					    sizes, nsizes);
 		*nrec += o.nrec;
-		*ntorn += o.torn;
+		*ntorn += o.torn && !o.zero_tail;
 		if (o.rc || o.mismatch) {
 			free(ids);
 			return o.rc ? o.rc : 1;
@@ -152,6 +179,45 @@ static int read_dir(const char *dir, const size_t *sizes, size_t nsizes,
 	}
 	free(ids);
 	return 0;
+}
+
+/* Sum of the sizes of every segment file in dir. */
+static uint64_t dir_bytes(const char *dir)
+{
+	uint64_t *ids, total = 0;
+	size_t n;
+
+	if (wal_list(dir, &ids, &n))
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t sz = 0;
+		env_file_size(seg_path(dir, ids[i]), &sz);
+		total += sz;
+	}
+	free(ids);
+	return total;
+}
+
+/* The bytes a segment holds, a zero tail not counted. */
+static uint64_t seg_used(const char *path)
+{
+	struct readout o = read_seg(path, 0, NULL, 0);
+
+	return o.zero_tail ? o.valid_end : o.size;
+}
+
+/* dir_bytes without zero tails: what the segments hold. */
+static uint64_t dir_used(const char *dir)
+{
+	uint64_t *ids, total = 0;
+	size_t n;
+
+	if (wal_list(dir, &ids, &n))
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		total += seg_used(seg_path(dir, ids[i]));
+	free(ids);
+	return total;
 }
 
 static int append_recs(struct wal *w, const size_t *sizes, size_t from,
@@ -225,6 +291,8 @@ static void test_round_trip(void)
 	       "read back every segment");
 	is_int(nrec, 300, "every record, exact bytes, in order");
 	is_int(ntorn, 0, "nothing torn");
+	is_int(dir_bytes(dir), dir_used(dir), "closed segments end at their "
+	       "last record (no zero tail)");
 
 	is_int(wal_open(dir, ids[nids - 1], 256 << 10, &w), CF_EEXIST,
 	       "wal_open never reuses an existing segment");
@@ -562,7 +630,7 @@ static void test_faults(void)
 		uint64_t sz0, sz1, *ids;
 		size_t n;
 		wal_list(dir, &ids, &n);
-		env_file_size(seg_path(dir, ids[n - 1]), &sz0);
+		sz0 = seg_used(seg_path(dir, ids[n - 1]));
 		env_fault_add(ENV_OP_SYNC, "/faults/", 0, -1, CF_EIO, 0);
 		for (int i = 0; i < 1000 && rc == 0; i++)
 			rc = wal_append(w, "0123456789", 10, 100);
@@ -570,7 +638,7 @@ static void test_faults(void)
 		env_fault_clear();
 		free(ids);
 		wal_list(dir, &ids, &n);
-		env_file_size(seg_path(dir, ids[n - 1]), &sz1);
+		sz1 = seg_used(seg_path(dir, ids[n - 1]));
 		ok(sz1 > sz0, "and the old segment stays current");
 		free(ids);
 		is_int(wal_append(w, "0123456789", 10, 100), CF_OK,
@@ -792,6 +860,18 @@ static void test_power_loss(void)
 	is_int(env_drop_unsynced(), CF_OK, "power loss");
 	is_int(read_dir(dir, sizes, 200, &nrec, &ntorn), 0, "the log reads");
 	ok(nrec == 50 && ntorn == 0, "exactly the 50 synced records (%zu)", nrec);
+	{
+		struct readout o = read_seg(seg_path(dir, 1), 0, sizes, 200);
+		uint64_t end = SEG_HDR;
+		for (size_t i = 0; i < 50; i++)
+			end += REC_HDR + sizes[i];
+		ok(o.valid_end == end && !o.junk &&
+		   o.zero_tail == mapped_mode,
+		   "the segment ends at the 50th record%s (end %llu, size "
+		   "%llu)", mapped_mode ? ", zeros after it" : "",
+		   (unsigned long long)o.valid_end,
+		   (unsigned long long)o.size);
+	}
 	wal_close(w);
 	env_remove_tree(dir);
 
@@ -821,23 +901,6 @@ static void test_power_loss(void)
 
 
 /* --- 64 KiB segments, records to 3 MiB ----------------------------- */
-
-/* Sum of the sizes of every segment file in dir. */
-static uint64_t dir_bytes(const char *dir)
-{
-	uint64_t *ids, total = 0;
-	size_t n;
-
-	if (wal_list(dir, &ids, &n))
-		return 0;
-	for (size_t i = 0; i < n; i++) {
-		uint64_t sz = 0;
-		env_file_size(seg_path(dir, ids[i]), &sz);
-		total += sz;
-	}
-	free(ids);
-	return total;
-}
 
 static void test_small_segments(void)
 {
@@ -945,12 +1008,12 @@ static void test_wal_dir_faults(void)
 	if (wal_open(dir, 1, 8 << 10, &w))
 		bail("open");
 	is_int(append_recs(w, sizes, 0, 30), CF_OK, "30 records");
-	before = dir_bytes(dir);
+	before = dir_used(dir);
 
 	env_fault_add(ENV_OP_WRITE, "/wal/", 0, -1, CF_ENOSPC, 0);
 	is_int(append_recs(w, sizes, 30, 31), CF_ENOSPC,
 	       "ENOSPC on the /wal/ path: wal_append returns CF_ENOSPC");
-	is_int(dir_bytes(dir), before, "nothing of it is in the files");
+	is_int(dir_used(dir), before, "nothing of it is in the files");
 	is_int(read_dir(dir, sizes, 60, &nrec, &ntorn), 0, "the log reads");
 	ok(nrec == 30 && ntorn == 0, "every earlier record, no partial one "
 	   "(%zu, torn %d)", nrec, ntorn);
@@ -959,10 +1022,10 @@ static void test_wal_dir_faults(void)
 	       "append succeeds");
 
 	env_fault_add(ENV_OP_WRITE, "/wal/", 0, 1, CF_ENOSPC, 1);
-	before = dir_bytes(dir);
+	before = dir_used(dir);
 	is_int(append_recs(w, sizes, 31, 32), CF_ENOSPC,
 	       "a short write, then ENOSPC");
-	is_int(dir_bytes(dir), before, "the half record is cut off");
+	is_int(dir_used(dir), before, "the half record is cut off");
 	is_int(read_dir(dir, sizes, 60, &nrec, &ntorn), 0, "the log reads");
 	ok(nrec == 31 && ntorn == 0, "31 records, no partial one (%zu, torn "
 	   "%d)", nrec, ntorn);
@@ -1065,9 +1128,9 @@ static void test_group_commit_20k(void)
 			uint64_t b0;
 			rc = wal_sync(w);
 			own++;
-			b0 = dir_bytes(dir);
+			b0 = dir_used(dir);
 			if (!rc && (rc = env_drop_unsynced()) == CF_OK &&
-			    dir_bytes(dir) != b0) {
+			    dir_used(dir) != b0) {
 				lost++;
 				rc = -100;
 			}
@@ -1151,6 +1214,351 @@ static void test_purge_random(void)
 	env_remove_tree(dir);
 }
 
+
+/* --- the mode in effect ----------------------------------------------- */
+
+/* The resident KiB of this process's mappings of path (/proc/self/smaps),
+ * or -1 if none. */
+static long mapped_rss_kb(const char *path)
+{
+	FILE *fp = fopen("/proc/self/smaps", "r");
+	char line[4400];
+	long total = -1, kb;
+	int in = 0;
+
+	if (!fp)
+		return -1;
+	while (fgets(line, sizeof line, fp)) {
+		size_t n = strlen(line);
+		if (n && line[n - 1] == '\n')
+			line[--n] = 0;
+		if (line[0] >= '0' && line[0] <= '9' && strchr(line, '-') &&
+		    strchr(line, ' ')) {
+			/* a mapping's first line: address range ... path */
+			in = n >= strlen(path) &&
+			     !strcmp(line + n - strlen(path), path);
+		} else if (in && sscanf(line, "Rss: %ld kB", &kb) == 1) {
+			total = (total < 0 ? 0 : total) + kb;
+		}
+	}
+	fclose(fp);
+	return total;
+}
+
+/* A mapped segment is preallocated past its records while open; a
+ * written one is not; both end at their records once closed. */
+static void test_mode(void)
+{
+	const char *dir = subdir("mode");
+	struct wal *w;
+	uint64_t sz = 0;
+
+	if (wal_open(dir, 1, 64 << 20, &w))
+		bail("open");
+	is_int(wal_append(w, "abc", 3, 1), CF_OK, "append");
+	env_file_size(seg_path(dir, 1), &sz);
+	if (mapped_mode)
+		ok(sz > SEG_HDR + REC_HDR + 3 && sz % 4096 == 0,
+		   "mapped: the open segment is preallocated (%llu bytes)",
+		   (unsigned long long)sz);
+	else
+		is_int(sz, SEG_HDR + REC_HDR + 3,
+		       "write(2): the open segment is its record");
+	wal_close(w);
+	env_file_size(seg_path(dir, 1), &sz);
+	is_int(sz, SEG_HDR + REC_HDR + 3, "closed: exactly its record");
+
+	/* 20 MiB appended to a 64 MiB segment: the written pages leave the
+	 * process as the segment grows */
+	if (mapped_mode) {
+		static unsigned char rec[4000];
+		int rc = 0;
+		long kb;
+		if (wal_open(dir, 2, 64 << 20, &w))
+			bail("open");
+		for (int i = 0; i < 5000 && !rc; i++)
+			rc = wal_append(w, rec, sizeof rec, 1);
+		kb = mapped_rss_kb(seg_path(dir, 2));
+		ok(rc == 0 && kb >= 0 && kb <= 4 * 1024 + 8,
+		   "20 MiB appended: at most 4 MiB of the mapping is resident "
+		   "(%ld KiB)", kb);
+		wal_close(w);
+	}
+	env_remove_tree(dir);
+}
+
+/* --- zero tails ---------------------------------------------------------- */
+
+static void test_zero_tail(void)
+{
+	const char *dir = subdir("zero"), *path;
+	unsigned char *img, *p;
+	size_t len, big = (5u << 20) + 123;
+	uint64_t off[NSMALL + 1];
+	struct readout o;
+
+	small_segment(dir, &img, &len, off);
+	path = seg_path(dir, 7);
+
+	/* what a crash leaves of a mapped segment: records, then zeros
+	 * up to the preallocated length */
+	p = calloc(1, len + big);
+	memcpy(p, img, len);
+	write_all(path, p, len + big);
+	o = read_seg(path, 0, small_sizes, NSMALL);
+	ok(o.rc == 0 && o.nrec == NSMALL && !o.mismatch && o.torn &&
+	   o.valid_end == len && o.zero_tail,
+	   "5 MiB of zeros after the records: every record, a clean torn "
+	   "tail at the last one");
+
+	/* a file of zeros: a segment whose header never reached the disk */
+	memset(p, 0, len + big);
+	write_all(path, p, len + big);
+	o = read_seg(path, 0, small_sizes, NSMALL);
+	ok(o.rc == 0 && o.nrec == 0 && o.torn && o.valid_end == 0,
+	   "a long file of zeros is an empty, torn segment");
+	p[len + big - 1] = 1;
+	write_all(path, p, len + big);
+	o = read_seg(path, 0, small_sizes, NSMALL);
+	is_int(o.rc, CF_ECORRUPT, "zeros, then a non-zero byte: not ours");
+	free(p);
+
+	/* the live segment, while open and after close */
+	{
+		struct wal *w;
+		size_t nrec;
+		int ntorn;
+
+		env_remove_tree(dir);
+		if (wal_open(dir, 1, 1 << 20, &w))
+			bail("open");
+		append_recs(w, small_sizes, 0, NSMALL);
+		o = read_seg(seg_path(dir, 1), 0, small_sizes, NSMALL);
+		ok(o.rc == 0 && o.nrec == NSMALL && !o.junk &&
+		   o.valid_end == off[NSMALL] && o.zero_tail == mapped_mode,
+		   "an open segment reads whole%s", mapped_mode ?
+		   ", its room a zero tail" : "");
+		wal_close(w);
+		ok(read_dir(dir, small_sizes, NSMALL, &nrec, &ntorn) == 0 &&
+		   nrec == NSMALL && ntorn == 0 &&
+		   dir_bytes(dir) == off[NSMALL],
+		   "closed, it is exactly its records, not torn");
+	}
+	free(img);
+	env_remove_tree(dir);
+}
+
+/* --- a writer killed ------------------------------------------------------ */
+
+/* In a child: appends records 0, 1, ... (sizes[i]) to a log in dir,
+ * writing i to fd once record i is appended; stops after n records, then
+ * leaves without closing (exit_after) or waits to be killed. */
+static void kill_child(const char *dir, const size_t *sizes, size_t n,
+		       int fd, int exit_after)
+{
+	struct wal *w;
+
+	if (wal_open(dir, 1, 256 << 10, &w))
+		_exit(2);
+	for (size_t i = 0; i < n; i++) {
+		uint32_t v = (uint32_t)i;
+		if (append_recs(w, sizes, i, i + 1) ||
+		    write(fd, &v, sizeof v) != sizeof v)
+			_exit(3);
+	}
+	if (exit_after)
+		_exit(0);	/* no wal_close */
+	for (;;)
+		pause();
+}
+
+static void test_kill(void)
+{
+	enum { N = 20000, KILL_AT = 4000 };
+	const char *dir = subdir("kill");
+	size_t *sizes = malloc(N * sizeof *sizes), nrec, acked = 0;
+	uint64_t s = seed ^ 9, *ids;
+	size_t nids;
+	int fds[2], st, ntorn;
+	uint32_t v;
+	pid_t pid;
+
+	for (size_t i = 0; i < N; i++)
+		sizes[i] = (size_t)(rnd(&s) % 1500);
+
+	/* killed with SIGKILL at some point after KILL_AT records */
+	for (int round = 0; round < 2; round++) {
+		int exit_after = round == 1;
+		env_remove_tree(dir);
+		if (pipe(fds))
+			bail("pipe");
+		fflush(stdout);
+		pid = fork();
+		if (pid < 0)
+			bail("fork");
+		if (pid == 0) {
+			close(fds[0]);
+			kill_child(dir, sizes, exit_after ? KILL_AT : N,
+				   fds[1], exit_after);
+		}
+		close(fds[1]);
+		acked = 0;
+		while (read(fds[0], &v, sizeof v) == sizeof v) {
+			acked = (size_t)v + 1;
+			if (!exit_after && acked == KILL_AT)
+				kill(pid, SIGKILL);
+		}
+		close(fds[0]);
+		if (waitpid(pid, &st, 0) != pid)
+			bail("waitpid");
+		if (exit_after)
+			ok(WIFEXITED(st) && WEXITSTATUS(st) == 0 &&
+			   acked == KILL_AT, "a child appended %d records and "
+			   "exited without closing", KILL_AT);
+		else
+			ok(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL &&
+			   acked >= KILL_AT, "a child killed with SIGKILL "
+			   "after %zu acknowledged appends", acked);
+		is_int(read_dir(dir, sizes, N, &nrec, &ntorn), 0,
+		       "the log reads, every record exact");
+		ok(nrec >= acked && nrec <= acked + 1 && ntorn == 0,
+		   "every acknowledged record is there (%zu of %zu), no torn "
+		   "record", nrec, acked);
+		if (wal_list(dir, &ids, &nids) || nids < 3)
+			bail("kill: %zu segments", nids);
+		{
+			struct readout o = read_seg(seg_path(dir, ids[nids - 1]),
+						    0, NULL, 0);
+			uint64_t closed = 0;
+			for (size_t i = 0; i + 1 < nids; i++)
+				closed += seg_used(seg_path(dir, ids[i])) ==
+					  read_seg(seg_path(dir, ids[i]), 0,
+						   NULL, 0).size;
+			/* a kill may land in a roll, after the old segment
+			 * was cut back and before the next one exists */
+			if (!ok(closed == nids - 1 && !o.junk &&
+				(o.zero_tail == mapped_mode ||
+				 (!exit_after && !o.zero_tail)),
+				"%zu closed segments exact; the newest %s",
+				nids - 1, !mapped_mode ? "ends at its records" :
+				exit_after ? "long, zeros after its records" :
+				"ends at its records or has a zero tail"))
+				diag("%llu exact, newest: size %llu, valid "
+				     "end %llu, zero tail %d, junk %d",
+				     (unsigned long long)closed,
+				     (unsigned long long)o.size,
+				     (unsigned long long)o.valid_end,
+				     o.zero_tail, o.junk);
+			/* what the engine does at open: cut the newest at
+			 * its valid end, start the next segment */
+			{
+				struct env_file *f;
+				struct wal *w;
+				if (env_open(seg_path(dir, ids[nids - 1]),
+					     ENV_RDWR, &f) ||
+				    env_truncate(f, o.valid_end) ||
+				    env_close(f))
+					bail("cut");
+				if (wal_open(dir, ids[nids - 1] + 1, 256 << 10,
+					     &w))
+					bail("reopen");
+				is_int(append_recs(w, sizes, nrec, nrec + 100),
+				       CF_OK, "cut at the valid end, reopen, "
+				       "append 100 more");
+				wal_close(w);
+			}
+			is_int(read_dir(dir, sizes, N, &nrec, &ntorn), 0,
+			       "the log reads");
+			ok(nrec >= acked + 100 && ntorn == 0 &&
+			   dir_bytes(dir) == dir_used(dir),
+			   "all of them, in order, every segment exact "
+			   "(%zu)", nrec);
+		}
+		free(ids);
+	}
+	free(sizes);
+	env_remove_tree(dir);
+}
+
+/* --- a killed engine and cellfs-fsck ------------------------------------ */
+
+static void say(void *arg, const char *path, const char *what)
+{
+	diag("fsck: %s: %s", path, what);
+}
+
+/* The engine killed without closing: fsck finds nothing wrong in the
+ * newest segment's zero tail, and reopening finds every put. */
+static void test_engine_killed(void)
+{
+	const char *dir = subdir("db");
+	struct cf_family fam;
+	cf_db *db;
+	cf_table *t;
+	unsigned problems = 99;
+	int st, bad = 0;
+	pid_t pid;
+
+	cf_family_default(&fam, "f");
+	if (cf_db_open(dir, NULL, &db) || cf_table_create(db, "t", &fam, 1))
+		bail("db setup");
+	cf_db_close(db);
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0)
+		bail("fork");
+	if (pid == 0) {
+		struct cf_options o;
+		cf_options_default(&o);
+		o.sync_mode = CF_SYNC_NONE;
+		if (cf_db_open(dir, &o, &db) || cf_table_open(db, "t", &t))
+			_exit(2);
+		for (int i = 0; i < 3000; i++) {
+			char k[32];
+			int n = snprintf(k, sizeof k, "row%05d", i);
+			cf_batch *b = NULL;
+			if (cf_batch_new(&b) ||
+			    cf_batch_put(b, k, (size_t)n, "f", 1, "q", 1,
+					 CF_TS_NOW, k, (size_t)n) ||
+			    cf_table_apply(t, b))
+				_exit(3);
+			cf_batch_free(b);
+		}
+		_exit(0);	/* no close */
+	}
+	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) ||
+	    WEXITSTATUS(st))
+		bail("engine child: status %d", st);
+	is_int(cf_check(dir, 0, say, NULL, &problems), CF_OK,
+	       "cellfs-fsck of a store killed mid-segment");
+	is_int(problems, 0, "finds no problem in the WAL's tail");
+	if (cf_db_open(dir, NULL, &db) || cf_table_open(db, "t", &t))
+		bail("reopen");
+	for (int i = 0; i < 3000; i++) {
+		char k[32];
+		int n = snprintf(k, sizeof k, "row%05d", i);
+		cf_row *r = NULL;
+		const struct cf_cell *c;
+		if (cf_table_get(t, k, (size_t)n, NULL, &r) ||
+		    !(c = cf_row_cell(r, 0)) || c->vlen != (size_t)n ||
+		    memcmp(c->val, k, (size_t)n))
+			bad++;
+		cf_row_free(r);
+	}
+	is_int(bad, 0, "reopened: all 3000 puts there");
+	cf_table_close(t);
+	cf_db_close(db);
+	is_int(cf_check(dir, 0, say, NULL, &problems), CF_OK, "fsck again");
+	is_int(problems, 0, "no problem");
+	{
+		char wdir[4200];
+		snprintf(wdir, sizeof wdir, "%s/wal", dir);
+		is_int(dir_bytes(wdir), dir_used(wdir), "every segment ends at "
+		       "its records after a clean close");
+	}
+	env_remove_tree(dir);
+}
+
 /* --- speed ---------------------------------------------------------- */
 
 static void test_speed(void)
@@ -1172,7 +1580,8 @@ static void test_speed(void)
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	sec = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
 	is_int(rc, CF_OK, "%d appends of 130 bytes", n);
-	diag("%d appends in %.3f s (%.0f ns each)", n, sec, sec * 1e9 / n);
+	diag("%s: %d appends in %.3f s (%.0f ns each)",
+	     mapped_mode ? "mapped" : "write(2)", n, sec, sec * 1e9 / n);
 	wal_close(w);
 	env_remove_tree(dir);
 }
@@ -1181,24 +1590,43 @@ int main(void)
 {
 	const char *s = getenv("CF_SEED");
 
+	const char *base;
+	static char rootbuf[4200];
+
 	seed = s ? strtoull(s, NULL, 0) : 20261122;
 	diag("seed %llu (set CF_SEED to change)", (unsigned long long)seed);
-	root = tap_tmpdir("wal");
-	test_round_trip();
-	test_torn();
-	test_damage();
-	test_embedded();
-	test_faults();
-	test_group_commit();
-	test_purge();
-	test_roll();
-	test_power_loss();
-	test_small_segments();
-	test_wal_dir_faults();
-	test_group_commit_20k();
-	test_purge_random();
-	test_speed();
-	tap_rmdir(root);
+	base = tap_tmpdir("wal");
+	for (int pass = 0; pass < 2; pass++) {
+		mapped_mode = pass == 0;
+		setenv("CELLFS_WAL_MMAP", mapped_mode ? "1" : "0", 1);
+		diag("appending %s", mapped_mode ? "through mappings" :
+		     "with write(2) (CELLFS_WAL_MMAP=0)");
+		snprintf(rootbuf, sizeof rootbuf, "%s/%s", base,
+			 mapped_mode ? "map" : "write");
+		root = rootbuf;
+		if (env_mkdir(root, 0700))
+			bail("mkdir %s", root);
+		test_mode();
+		test_round_trip();
+		test_torn();
+		test_damage();
+		test_embedded();
+		test_zero_tail();
+		test_faults();
+		test_group_commit();
+		test_purge();
+		test_roll();
+		test_power_loss();
+		test_small_segments();
+		test_wal_dir_faults();
+		test_group_commit_20k();
+		test_purge_random();
+		test_kill();
+		test_engine_killed();
+		test_speed();
+	}
+	unsetenv("CELLFS_WAL_MMAP");
+	tap_rmdir(base);
 	cf_log_release();
 	return done_testing();
 }

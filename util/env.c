@@ -12,10 +12,11 @@
  *   - the SIGBUS handler of mapped reads (below, "mapped files").
  *
  * The first two sit behind `mu`, a leaf lock: under it env makes plain
- * system calls only (fstat, and truncate/unlink in env_drop_unsynced),
- * never a call out of this file.  Each has an atomic flag checked before
- * taking the lock, so with no fault armed and tracking off an env_write
- * costs its write(2) and two relaxed loads.  The clock is one atomic.
+ * system calls only (fstat, and truncate, unlink, open, fallocate and
+ * close in env_drop_unsynced), never a call out of this file.  Each has
+ * an atomic flag checked before taking the lock, so with no fault armed
+ * and tracking off an env_write costs its write(2) and two relaxed loads,
+ * an env_map_write its memcpy and three.  The clock is one atomic.
  *
  * A tracked entry belongs to a path, not to an open file: a file may be
  * reopened, renamed (the entry follows it) or unlinked (the entry dies).
@@ -60,6 +61,13 @@ struct env_file {
 	unsigned trk_gen;
 	const unsigned char *map;	/* env_map(): the whole file, read only */
 	uint64_t map_len;
+	unsigned char *wmap;	/* env_map_rw(): writable, wmap_len bytes */
+	uint64_t wmap_len;
+	/* Set by env_fallocate: the file's size then says nothing about its
+	 * data, which ends at dend, the end of the last write or truncate.
+	 * Written by the one writing thread, read by env_sync in any. */
+	atomic_int prealloc;
+	atomic_uint_least64_t dend;
 };
 
 static int from_errno(int e)
@@ -114,6 +122,8 @@ struct tracked {
 	uint64_t synced;	/* size at the last sync */
 	int created;		/* created while tracked */
 	int named;		/* its directory entry is durable */
+	int prealloc;		/* env_fallocate extended it: a drop zeros
+				 * the unsynced bytes and keeps the size */
 };
 
 static atomic_int tracking;
@@ -257,7 +267,9 @@ static struct tracked *track_of(struct env_file *f)
 	t = track_find(f->path);
 	if (!t) {
 		uint64_t size = 0;
-		if (!f->created && fstat(f->fd, &st) == 0)
+		if (atomic_load(&f->prealloc))
+			size = atomic_load(&f->dend);
+		else if (!f->created && fstat(f->fd, &st) == 0)
 			size = (uint64_t)st.st_size;
 		t = track_new(f->path, size, f->created);
 	}
@@ -286,6 +298,24 @@ void env_track_unsynced(int on)
 	pthread_mutex_unlock(&mu);
 }
 
+/* Makes path size bytes long again after a drop cut it, with zeros
+ * (reserved, as env_fallocate left them).  mu held. */
+static int regrow(const char *path, uint64_t size)
+{
+	int fd, r, rc = CF_OK;
+
+	RETRY(fd, open(path, O_WRONLY | O_CLOEXEC));
+	if (fd < 0)
+		return from_errno(errno);
+	RETRY(r, fallocate(fd, 0, 0, (off_t)size));
+	if (r)
+		RETRY(r, ftruncate(fd, (off_t)size));
+	if (r)
+		rc = from_errno(errno);
+	close(fd);
+	return rc;
+}
+
 int env_drop_unsynced(void)
 {
 	int rc = CF_OK;
@@ -303,9 +333,15 @@ int env_drop_unsynced(void)
 		} else if (stat(t->path, &st) == 0 &&
 			   (uint64_t)st.st_size > t->synced) {
 			/* never extend: a file cut shorter since its last
-			 * sync keeps its shorter size */
+			 * sync keeps its shorter size.  A preallocated one
+			 * keeps its size and reads zeros past the synced
+			 * end, as a log after a power loss does; a live
+			 * writable mapping of it sees the zeros too (the
+			 * truncate drops the pages). */
 			if (truncate(t->path, (off_t)t->synced))
 				rc = from_errno(errno);
+			else if (t->prealloc)
+				rc = regrow(t->path, (uint64_t)st.st_size);
 		}
 	}
 	pthread_mutex_unlock(&mu);
@@ -392,6 +428,7 @@ int env_open(const char *path, enum env_open_mode mode, struct env_file **out)
 	case ENV_WRITE_NEW: flags = O_WRONLY | O_CREAT | O_TRUNC; break;
 	case ENV_APPEND: flags = O_WRONLY | O_CREAT | O_APPEND; break;
 	case ENV_RDWR: flags = O_RDWR; break;
+	case ENV_RDWR_NEW: flags = O_RDWR | O_CREAT | O_TRUNC; break;
 	default: return CF_EINVAL;
 	}
 	if ((rc = fault_check(ENV_OP_OPEN, path, NULL, NULL)))
@@ -415,13 +452,15 @@ int env_open(const char *path, enum env_open_mode mode, struct env_file **out)
 		}
 		f->off = (uint64_t)st.st_size;
 	}
-	if ((mode == ENV_WRITE_NEW || f->created) && is_tracking()) {
+	if ((mode == ENV_WRITE_NEW || mode == ENV_RDWR_NEW || f->created) &&
+	    is_tracking()) {
 		/* Entered now, so a directory sync before the first write
 		 * counts.  A truncation counts as durable: what the file
 		 * held before cannot be brought back anyway. */
 		struct tracked *t;
 		pthread_mutex_lock(&mu);
-		if ((t = track_of(f)) && mode == ENV_WRITE_NEW)
+		if ((t = track_of(f)) &&
+		    (mode == ENV_WRITE_NEW || mode == ENV_RDWR_NEW))
 			t->synced = 0;
 		pthread_mutex_unlock(&mu);
 	}
@@ -452,6 +491,14 @@ fail:
  * is as it was.  A SIGBUS anywhere else
  * goes to the handler there was before ours, or kills the process as it
  * would have without us.
+ *
+ * env_map_rw() maps a file shared and writable, and env_map_write()
+ * stores into it under the same guard: a store into a page the kernel
+ * cannot back (the file cut under us, a block a copy-on-write file
+ * system cannot allocate despite fallocate, a full tmpfs) is CF_EIO where
+ * write(2) would have failed.  The stored bytes are in the page cache at
+ * once, as write(2)'s are, so a killed process loses none of them, and
+ * fdatasync writes them back with the rest of the file.
  */
 
 static __thread sigjmp_buf *map_jmp
@@ -501,10 +548,9 @@ static void install_sigbus(void)
 	sigaction(SIGBUS, &sa, &old_bus);
 }
 
-/* Copies n bytes of f's mapping at off into p; CF_EIO when the kernel
- * cannot read them. */
-static int map_copy(const struct env_file *f, void *p, size_t n,
-		    uint64_t off)
+/* Copies n bytes from src to dst, one of them in a mapping; CF_EIO when
+ * the kernel cannot read or back a page of it. */
+static int guarded_copy(void *dst, const void *src, size_t n)
 {
 	sigjmp_buf jb;
 
@@ -512,10 +558,106 @@ static int map_copy(const struct env_file *f, void *p, size_t n,
 		return CF_EIO;
 	map_jmp = &jb;
 	atomic_signal_fence(memory_order_seq_cst);
-	memcpy(p, f->map + off, n);
+	memcpy(dst, src, n);
 	atomic_signal_fence(memory_order_seq_cst);
 	map_jmp = NULL;
 	return CF_OK;
+}
+
+/* Copies n bytes of f's mapping at off into p. */
+static int map_copy(const struct env_file *f, void *p, size_t n,
+		    uint64_t off)
+{
+	return guarded_copy(p, f->map + off, n);
+}
+
+/* f's data now reaches end (f preallocated).  Only the thread writing f
+ * moves it, so load and store need no loop; release, so that a sync that
+ * reads it finds the bytes below it in the page cache. */
+static void note_end(struct env_file *f, uint64_t end)
+{
+	if (end > atomic_load_explicit(&f->dend, memory_order_relaxed))
+		atomic_store_explicit(&f->dend, end, memory_order_release);
+}
+
+int env_fallocate(struct env_file *f, uint64_t size)
+{
+	struct stat st;
+	int r, first = !atomic_load(&f->prealloc);
+
+	if (first) {
+		/* the data ends where the file does now */
+		if (fstat(f->fd, &st))
+			return from_errno(errno);
+		atomic_store(&f->dend, (uint64_t)st.st_size);
+		if (is_tracking()) {
+			/* entered before the size changes, so a file from
+			 * before tracking counts as synced to its data */
+			pthread_mutex_lock(&mu);
+			track_of(f);
+			pthread_mutex_unlock(&mu);
+		}
+	}
+	RETRY(r, fallocate(f->fd, 0, 0, (off_t)size));
+	if (r) {
+		if (errno == EOPNOTSUPP || errno == ENOSYS || errno == EINVAL)
+			return CF_EINVAL;
+		return from_errno(errno);
+	}
+	if (first) {
+		atomic_store(&f->prealloc, 1);
+		if (is_tracking()) {
+			struct tracked *t;
+			pthread_mutex_lock(&mu);
+			if ((t = track_of(f)))
+				t->prealloc = 1;
+			pthread_mutex_unlock(&mu);
+		}
+	}
+	return CF_OK;
+}
+
+int env_map_rw(struct env_file *f, uint64_t len)
+{
+	void *m;
+
+	if (len == 0 || len > SIZE_MAX)
+		return CF_EINVAL;
+	pthread_once(&bus_once, install_sigbus);
+	m = mmap(NULL, (size_t)len, PROT_READ | PROT_WRITE, MAP_SHARED,
+		 f->fd, 0);
+	if (m == MAP_FAILED)
+		return from_errno(errno);
+	if (f->wmap)
+		munmap(f->wmap, (size_t)f->wmap_len);
+	f->wmap = m;
+	f->wmap_len = len;
+	return CF_OK;
+}
+
+int env_map_write(struct env_file *f, uint64_t off, const void *p, size_t n)
+{
+	size_t land = n;
+	int err, rc, sw = 0;
+
+	if (!f->wmap || off > f->wmap_len || n > f->wmap_len - off)
+		return CF_EINVAL;
+	if (is_tracking()) {
+		/* as env_write: the entry before the bytes land */
+		pthread_mutex_lock(&mu);
+		track_of(f);
+		pthread_mutex_unlock(&mu);
+	}
+	if ((err = fault_check(ENV_OP_WRITE, f->path, NULL, &sw))) {
+		if (!sw)
+			return err;
+		land = n / 2;
+	}
+	rc = guarded_copy(f->wmap + off, p, land);
+	/* after a fault some of the bytes may be there: count them all */
+	if (atomic_load_explicit(&f->prealloc, memory_order_relaxed))
+		note_end(f, off + land);
+	return err ? err : rc;
 }
 
 int env_map(struct env_file *f)
@@ -538,6 +680,18 @@ int env_map(struct env_file *f)
 	return CF_OK;
 }
 
+int env_map_release(struct env_file *f, uint64_t off, uint64_t len)
+{
+	if (!f->wmap || off > f->wmap_len || len > f->wmap_len - off)
+		return CF_EINVAL;
+	/* for a shared file mapping this only unmaps: a dirty page is
+	 * marked dirty in the page cache as it goes, and written back as
+	 * any other */
+	if (len && madvise(f->wmap + off, (size_t)len, MADV_DONTNEED))
+		return CF_EINVAL;
+	return CF_OK;
+}
+
 int env_close(struct env_file *f)
 {
 	int rc = CF_OK;
@@ -546,6 +700,8 @@ int env_close(struct env_file *f)
 		return CF_OK;
 	if (f->map)
 		munmap((void *)f->map, (size_t)f->map_len);
+	if (f->wmap)
+		munmap(f->wmap, (size_t)f->wmap_len);
 	if (close(f->fd) && errno != EINTR)
 		rc = from_errno(errno);
 	free(f->path);
@@ -585,9 +741,12 @@ int env_write(struct env_file *f, const void *p, size_t n)
 	if ((err = fault_check(ENV_OP_WRITE, f->path, NULL, &sw))) {
 		if (sw)
 			write_all(f, p, n / 2);
-		return err;
+	} else {
+		err = write_all(f, p, n);
 	}
-	return write_all(f, p, n);
+	if (atomic_load_explicit(&f->prealloc, memory_order_relaxed))
+		note_end(f, f->off);
+	return err;
 }
 
 int env_pread_some(struct env_file *f, void *p, size_t n, uint64_t off,
@@ -644,8 +803,12 @@ int env_sync(struct env_file *f)
 	if ((err = fault_check(ENV_OP_SYNC, f->path, NULL, NULL)))
 		return err;
 	/* Only bytes written before the fsync starts are durable after it;
-	 * another thread may be appending meanwhile (the WAL does). */
-	if (track && fstat(f->fd, &st))
+	 * another thread may be appending meanwhile (the WAL does).  A
+	 * preallocated file's data ends at dend, not at its size. */
+	if (track && atomic_load(&f->prealloc))
+		st.st_size = (off_t)atomic_load_explicit(&f->dend,
+							 memory_order_acquire);
+	else if (track && fstat(f->fd, &st))
 		return from_errno(errno);
 	RETRY(r, fdatasync(f->fd));
 	if (r)
@@ -672,6 +835,8 @@ int env_truncate(struct env_file *f, uint64_t size)
 		return from_errno(errno);
 	if (f->off > size)
 		f->off = size;
+	if (atomic_load(&f->prealloc) && atomic_load(&f->dend) > size)
+		atomic_store(&f->dend, size);
 	/* a plain (not O_APPEND) descriptor must not leave a hole when it
 	 * writes next */
 	pos = lseek(f->fd, 0, SEEK_CUR);

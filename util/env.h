@@ -29,7 +29,9 @@ enum env_open_mode {
 	ENV_READ = 0,		/* existing file, read only */
 	ENV_WRITE_NEW = 1,	/* create or truncate, write only */
 	ENV_APPEND = 2,		/* create if missing, append */
-	ENV_RDWR = 3		/* existing file, read and write */
+	ENV_RDWR = 3,		/* existing file, read and write */
+	ENV_RDWR_NEW = 4	/* create or truncate, read and write (for
+				 * env_map_rw) */
 };
 
 /* Opens path; *out owned by the caller until env_close().
@@ -53,9 +55,50 @@ int env_pread(struct env_file *f, void *p, size_t n, uint64_t off);
 /* Reads up to n bytes at off into p; *got says how many (0 at EOF). */
 int env_pread_some(struct env_file *f, void *p, size_t n, uint64_t off,
 		   size_t *got);
-/* fdatasync(2).  Errors: CF_EIO. */
+/* fdatasync(2).  It covers bytes stored through env_map_write too: on
+ * Linux fsync and fdatasync write back the file's dirty pages however
+ * they were dirtied, so no msync(2) is needed.  Errors: CF_EIO. */
 int env_sync(struct env_file *f);
+/* ftruncate(2).  The part of an env_map_rw mapping past the new size
+ * stays mapped, but storing there is CF_EIO until the file grows again. */
 int env_truncate(struct env_file *f, uint64_t size);
+
+/*
+ * Preallocation and writable mappings, for a log that appends with a
+ * memcpy instead of a write(2) per record (engine/wal.c).
+ *
+ * env_fallocate reserves the disk blocks of f's first size bytes
+ * (fallocate(2), mode 0) and makes f at least that long; the new bytes
+ * read as zeros.  From then on f's data ends where its last write or
+ * env_truncate ended, not at its size, as far as the power-loss
+ * simulation is concerned: env_sync makes up to that end durable, and
+ * env_drop_unsynced zeros the bytes between the synced end and the size
+ * (the size stays, as it would after a real power loss once a sync made
+ * it durable).  Not a fault-injection point.  Errors: CF_ENOSPC; CF_EINVAL
+ * when the file system cannot preallocate (write without it); CF_EIO.
+ */
+int env_fallocate(struct env_file *f, uint64_t size);
+/* Maps f's first len bytes shared and writable, for env_map_write; f was
+ * opened ENV_RDWR_NEW or ENV_RDWR.  len may run past the file's end, but
+ * only bytes below the end may be stored.  A second call replaces the
+ * mapping; env_close unmaps.  Errors: CF_ENOMEM or CF_EIO (mmap failed:
+ * write with env_write instead). */
+int env_map_rw(struct env_file *f, uint64_t len);
+/* Stores n bytes at off through f's env_map_rw mapping: a memcpy, no
+ * system call, but otherwise as env_write: the ENV_OP_WRITE faults apply
+ * (a short write stores the first half of the bytes, then fails), the
+ * power-loss simulation counts the bytes, and a page the kernel cannot
+ * back (past the file's end, say, or a block it cannot allocate) is
+ * CF_EIO, not a SIGBUS (env.c, "mapped files").  Errors: CF_EIO,
+ * CF_EINVAL (past the mapping), and injected ones; some prefix may have
+ * been stored. */
+int env_map_write(struct env_file *f, uint64_t off, const void *p, size_t n);
+/* Lets the pages of [off, off + len) of f's env_map_rw mapping go from
+ * the process (madvise MADV_DONTNEED): what was stored stays in the file
+ * and the page cache, and the next store there maps the page again; the
+ * process's resident size stops counting them.  off and len are
+ * multiples of the page size.  Errors: CF_EINVAL. */
+int env_map_release(struct env_file *f, uint64_t off, uint64_t len);
 /* The file's size in bytes, or a negative CF_E* code. */
 int64_t env_size(struct env_file *f);
 /* Current write offset (bytes written since open plus initial size for
@@ -133,8 +176,9 @@ uint64_t env_fault_hits(void);
  * deletes files created and never synced (and whose directory was never
  * synced after creation).  Rename is treated as durable.  A file opened
  * before tracking began counts as synced up to its size when first
- * written afterwards.  Files are never extended by a drop.  Turning
- * tracking off forgets everything.
+ * written afterwards.  Files are never extended by a drop.  A file that
+ * env_fallocate extended keeps its size and reads zeros from its synced
+ * end on (see env_fallocate).  Turning tracking off forgets everything.
  */
 void env_track_unsynced(int on);
 int env_drop_unsynced(void);
