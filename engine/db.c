@@ -505,8 +505,15 @@ static int replay(struct cf_db *db, uint64_t *max_seq, uint64_t **segs,
 		if (rc == CF_OK && wal_reader_torn(r)) {
 			struct env_file *f;
 			uint64_t end = wal_reader_valid_end(r);
-			cf_log(CF_LOG_WARN, "wal %s: torn tail cut at %" PRIu64,
-			       path, end);
+			if (wal_reader_zero_tail(r))
+				/* the room of a preallocated segment: no
+				 * record was cut short */
+				cf_log(CF_LOG_INFO, "wal %s: not closed "
+				       "cleanly; cut at %" PRIu64 ", after its "
+				       "last record", path, end);
+			else
+				cf_log(CF_LOG_WARN, "wal %s: torn tail cut at "
+				       "%" PRIu64, path, end);
 			if (env_open(path, ENV_RDWR, &f) == CF_OK) {
 				env_truncate(f, end);
 				env_sync(f);

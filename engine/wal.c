@@ -50,9 +50,11 @@
  * leaves the newest segment long with zeros, and replay cuts it there.
  * A roll and a close cut the segment back to seg_bytes before its last
  * fsync, so a closed segment is exactly its records, as one written with
- * write(2) is.  A record bigger than the mapping (only one alone in a
- * new segment can be: a record that does not fit rolls) goes through
- * write(2) at the same offset.  Where fallocate is not supported, or
+ * write(2) is.  A record over MAP_RECORD_MAX (8 KiB), or bigger than
+ * the mapping (only one alone in a new segment can be: a record that
+ * does not fit rolls), goes through pwrite(2) at its offset instead: a
+ * page fault a page costs more than one system call for a record of a
+ * few pages.  Where fallocate is not supported, or
  * mmap fails, or CELLFS_WAL_MMAP=0 is in the environment at wal_open,
  * segments are written with one write(2) per record.
  *
@@ -86,6 +88,12 @@
 #define READ_CHUNK ((size_t)1 << 20)	/* reader's read size */
 #define FRAME_KEEP ((size_t)1 << 20)	/* frame buffer kept between appends */
 #define MAP_GROW ((uint64_t)4 << 20)	/* preallocation step of a segment */
+/* Larger records of a mapped segment are written with pwrite(2): storing
+ * through the mapping costs a page fault (page_mkwrite, the file system's
+ * bookkeeping) for every fresh page, more than the one system call the
+ * mapping saves once a record spans a few pages (fs_bench's 1 MiB values
+ * went from 443-506 MB/s with write(2) to 231-329 stored mapped). */
+#define MAP_RECORD_MAX ((size_t)8 << 10)
 
 struct closed {
 	uint64_t id;
@@ -493,7 +501,7 @@ int wal_roll(struct wal *w)
 int wal_append(struct wal *w, const void *rec, size_t n, uint64_t max_seq)
 {
 	size_t len = REC_HDR + n;
-	int rc, stored = 1;
+	int rc, stored = 1, map;
 
 	if (n > REC_MAX)
 		return CF_ETOOBIG;
@@ -519,8 +527,9 @@ int wal_append(struct wal *w, const void *rec, size_t n, uint64_t max_seq)
 	if (n)
 		memcpy(w->frame + REC_HDR, rec, n);
 	rec_header(w->frame, w->seed, w->seg_bytes, w->frame + REC_HDR, n);
-	if (w->mapped && w->seg_bytes + len <= w->seg_win &&
-	    w->seg_bytes + len > w->seg_cap) {
+	map = w->mapped && len <= MAP_RECORD_MAX &&
+	      w->seg_bytes + len <= w->seg_win;
+	if (map && w->seg_bytes + len > w->seg_cap) {
 		struct seg s = { w->f, 1, w->seg_cap, w->seg_win };
 
 		rc = grow(&s, w->seg_bytes + len);
@@ -531,6 +540,7 @@ int wal_append(struct wal *w, const void *rec, size_t n, uint64_t max_seq)
 			       "with write(2)", w->dir);
 			w->use_map = 0;
 			w->mapped = 0;
+			map = 0;
 		} else if (rc) {
 			if (rc == CF_EINVAL)
 				rc = CF_EIO;
@@ -541,12 +551,15 @@ int wal_append(struct wal *w, const void *rec, size_t n, uint64_t max_seq)
 			release_written(w);
 		}
 	}
-	if (w->mapped && w->seg_bytes + len <= w->seg_win) {
+	if (map) {
 		rc = env_map_write(w->f, w->seg_bytes, w->frame, len);
+	} else if (w->mapped) {
+		/* a large record, or one bigger than the mapping (alone in
+		 * its segment): one pwrite(2) at its offset costs less than
+		 * a page fault for each of its pages */
+		rc = env_pwrite(w->f, w->seg_bytes, w->frame, len);
 	} else {
-		/* write(2): appends at the file offset, seg_bytes (a
-		 * mapped segment comes here only for a record bigger than
-		 * its mapping, and only while empty) */
+		/* write(2): appends at the file offset, seg_bytes */
 		rc = env_write(w->f, w->frame, len);
 	}
 out:
@@ -980,6 +993,24 @@ uint64_t wal_reader_valid_end(const struct wal_reader *r)
 int wal_reader_torn(const struct wal_reader *r)
 {
 	return r->torn;
+}
+
+int wal_reader_zero_tail(struct wal_reader *r)
+{
+	unsigned char b[4096];
+	uint64_t off = r->valid_end;
+
+	while (off < r->size) {
+		size_t n = r->size - off < sizeof b ? (size_t)(r->size - off)
+						    : sizeof b;
+		if (env_pread(r->f, b, n, off))
+			return 0;
+		for (size_t i = 0; i < n; i++)
+			if (b[i])
+				return 0;
+		off += n;
+	}
+	return 1;
 }
 
 void wal_reader_close(struct wal_reader *r)

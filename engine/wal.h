@@ -73,6 +73,11 @@ int wal_reader_open(const char *path, struct wal_reader **out);
 int wal_reader_next(struct wal_reader *r, const void **rec, size_t *n);
 uint64_t wal_reader_valid_end(const struct wal_reader *r);
 int wal_reader_torn(const struct wal_reader *r);
+/* After the end: 1 if every byte from the valid end to the end of the
+ * file is zero (a preallocated segment's unused room, what a crash of a
+ * mapped writer leaves; no record was cut short), 0 if not or if they
+ * cannot be read. */
+int wal_reader_zero_tail(struct wal_reader *r);
 void wal_reader_close(struct wal_reader *r);
 
 #endif

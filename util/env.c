@@ -749,6 +749,50 @@ int env_write(struct env_file *f, const void *p, size_t n)
 	return err;
 }
 
+/* pwrite(2) until all n bytes are out at off; *done says how many went. */
+static int pwrite_all(struct env_file *f, const char *p, size_t n,
+		      uint64_t off, size_t *done)
+{
+	*done = 0;
+	while (n > 0) {
+		ssize_t w;
+
+		RETRY(w, pwrite(f->fd, p, n < IO_CHUNK ? n : IO_CHUNK,
+				(off_t)off));
+		if (w < 0)
+			return from_errno(errno);
+		if (w == 0)
+			return CF_EIO;	/* no progress and no reason */
+		p += w;
+		n -= (size_t)w;
+		off += (uint64_t)w;
+		*done += (size_t)w;
+	}
+	return CF_OK;
+}
+
+int env_pwrite(struct env_file *f, uint64_t off, const void *p, size_t n)
+{
+	size_t done = 0;
+	int err, sw = 0;
+
+	if (is_tracking()) {
+		/* as env_write: the entry before the bytes land */
+		pthread_mutex_lock(&mu);
+		track_of(f);
+		pthread_mutex_unlock(&mu);
+	}
+	if ((err = fault_check(ENV_OP_WRITE, f->path, NULL, &sw))) {
+		if (sw)
+			pwrite_all(f, p, n / 2, off, &done);
+	} else {
+		err = pwrite_all(f, p, n, off, &done);
+	}
+	if (atomic_load_explicit(&f->prealloc, memory_order_relaxed))
+		note_end(f, off + done);
+	return err;
+}
+
 int env_pread_some(struct env_file *f, void *p, size_t n, uint64_t off,
 		   size_t *got)
 {

@@ -49,6 +49,10 @@ int env_close(struct env_file *f);
  * position.  Errors: CF_EIO, CF_ENOSPC (some prefix may have been written:
  * callers that care truncate back with env_truncate). */
 int env_write(struct env_file *f, const void *p, size_t n);
+/* As env_write, but at off (pwrite(2)), leaving the write offset where it
+ * was: for a file written through env_map_write too, where a large record
+ * costs less as one system call than as a page fault a page. */
+int env_pwrite(struct env_file *f, uint64_t off, const void *p, size_t n);
 /* Reads exactly n bytes at off.  Errors: CF_EIO, CF_ECORRUPT when the file
  * ends before off + n. */
 int env_pread(struct env_file *f, void *p, size_t n, uint64_t off);
