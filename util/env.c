@@ -709,26 +709,37 @@ int env_close(struct env_file *f)
 	return rc;
 }
 
-/* write(2) until all n bytes are out: short writes are completed here. */
-static int write_all(struct env_file *f, const char *p, size_t n)
+/* write(2) at the file offset (off < 0) or pwrite(2) at off until all n
+ * bytes are out: short writes are completed here.  *done: how many went. */
+static int put_all(struct env_file *f, const char *p, size_t n, int64_t off,
+		   size_t *done)
 {
+	*done = 0;
 	while (n > 0) {
+		size_t c = n < IO_CHUNK ? n : IO_CHUNK;
 		ssize_t w;
 
-		RETRY(w, write(f->fd, p, n < IO_CHUNK ? n : IO_CHUNK));
+		if (off < 0)
+			RETRY(w, write(f->fd, p, c));
+		else
+			RETRY(w, pwrite(f->fd, p, c, (off_t)off + (off_t)*done));
 		if (w < 0)
 			return from_errno(errno);
 		if (w == 0)
 			return CF_EIO;	/* no progress and no reason */
 		p += w;
 		n -= (size_t)w;
-		f->off += (uint64_t)w;
+		*done += (size_t)w;
+		if (off < 0)
+			f->off += (uint64_t)w;
 	}
 	return CF_OK;
 }
 
-int env_write(struct env_file *f, const void *p, size_t n)
+/* env_write (off < 0) and env_pwrite. */
+static int put(struct env_file *f, const void *p, size_t n, int64_t off)
 {
+	size_t done = 0;
 	int err, sw = 0;
 
 	if (is_tracking()) {
@@ -740,57 +751,23 @@ int env_write(struct env_file *f, const void *p, size_t n)
 	}
 	if ((err = fault_check(ENV_OP_WRITE, f->path, NULL, &sw))) {
 		if (sw)
-			write_all(f, p, n / 2);
+			put_all(f, p, n / 2, off, &done);
 	} else {
-		err = write_all(f, p, n);
+		err = put_all(f, p, n, off, &done);
 	}
 	if (atomic_load_explicit(&f->prealloc, memory_order_relaxed))
-		note_end(f, f->off);
+		note_end(f, off < 0 ? f->off : (uint64_t)off + done);
 	return err;
 }
 
-/* pwrite(2) until all n bytes are out at off; *done says how many went. */
-static int pwrite_all(struct env_file *f, const char *p, size_t n,
-		      uint64_t off, size_t *done)
+int env_write(struct env_file *f, const void *p, size_t n)
 {
-	*done = 0;
-	while (n > 0) {
-		ssize_t w;
-
-		RETRY(w, pwrite(f->fd, p, n < IO_CHUNK ? n : IO_CHUNK,
-				(off_t)off));
-		if (w < 0)
-			return from_errno(errno);
-		if (w == 0)
-			return CF_EIO;	/* no progress and no reason */
-		p += w;
-		n -= (size_t)w;
-		off += (uint64_t)w;
-		*done += (size_t)w;
-	}
-	return CF_OK;
+	return put(f, p, n, -1);
 }
 
 int env_pwrite(struct env_file *f, uint64_t off, const void *p, size_t n)
 {
-	size_t done = 0;
-	int err, sw = 0;
-
-	if (is_tracking()) {
-		/* as env_write: the entry before the bytes land */
-		pthread_mutex_lock(&mu);
-		track_of(f);
-		pthread_mutex_unlock(&mu);
-	}
-	if ((err = fault_check(ENV_OP_WRITE, f->path, NULL, &sw))) {
-		if (sw)
-			pwrite_all(f, p, n / 2, off, &done);
-	} else {
-		err = pwrite_all(f, p, n, off, &done);
-	}
-	if (atomic_load_explicit(&f->prealloc, memory_order_relaxed))
-		note_end(f, off + done);
-	return err;
+	return put(f, p, n, (int64_t)off);
 }
 
 int env_pread_some(struct env_file *f, void *p, size_t n, uint64_t off,
