@@ -325,8 +325,11 @@ static int walk_files(const char *name, void *arg)
 		if (c->repair)
 			lose(c, p);
 	} else if (verify_sst(c, p, NULL) != CF_OK) {
-		if (c->repair && !c->rebuild)
-			lose(c, p);	/* the rebuild moves it otherwise */
+		/* moved now even when a rebuild follows: the rebuild moves
+		 * a bad file only from a region that owns its own files, so
+		 * one in the directory of a split region stayed */
+		if (c->repair)
+			lose(c, p);
 		if (cat_named(c, c->table, c->region, id))
 			c->rebuild = 1;
 	} else if (c->m && !c->rebuild &&
