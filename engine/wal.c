@@ -997,20 +997,7 @@ int wal_reader_torn(const struct wal_reader *r)
 
 int wal_reader_zero_tail(struct wal_reader *r)
 {
-	unsigned char b[4096];
-	uint64_t off = r->valid_end;
-
-	while (off < r->size) {
-		size_t n = r->size - off < sizeof b ? (size_t)(r->size - off)
-						    : sizeof b;
-		if (env_pread(r->f, b, n, off))
-			return 0;
-		for (size_t i = 0; i < n; i++)
-			if (b[i])
-				return 0;
-		off += n;
-	}
-	return 1;
+	return zeros_from(r, r->valid_end) == 1;
 }
 
 void wal_reader_close(struct wal_reader *r)
