@@ -635,31 +635,6 @@ int env_map_rw(struct env_file *f, uint64_t len)
 	return CF_OK;
 }
 
-int env_map_write(struct env_file *f, uint64_t off, const void *p, size_t n)
-{
-	size_t land = n;
-	int err, rc, sw = 0;
-
-	if (!f->wmap || off > f->wmap_len || n > f->wmap_len - off)
-		return CF_EINVAL;
-	if (is_tracking()) {
-		/* as env_write: the entry before the bytes land */
-		pthread_mutex_lock(&mu);
-		track_of(f);
-		pthread_mutex_unlock(&mu);
-	}
-	if ((err = fault_check(ENV_OP_WRITE, f->path, NULL, &sw))) {
-		if (!sw)
-			return err;
-		land = n / 2;
-	}
-	rc = guarded_copy(f->wmap + off, p, land);
-	/* after a fault some of the bytes may be there: count them all */
-	if (atomic_load_explicit(&f->prealloc, memory_order_relaxed))
-		note_end(f, off + land);
-	return err ? err : rc;
-}
-
 int env_map(struct env_file *f)
 {
 	struct stat st;
@@ -709,20 +684,29 @@ int env_close(struct env_file *f)
 	return rc;
 }
 
-/* write(2) at the file offset (off < 0) or pwrite(2) at off until all n
- * bytes are out: short writes are completed here.  *done: how many went. */
-static int put_all(struct env_file *f, const char *p, size_t n, int64_t off,
-		   size_t *done)
+/* How put() stores: write(2) at the file offset, pwrite(2) at off, or a
+ * copy into the env_map_rw mapping at off. */
+enum put_how { PUT_APPEND, PUT_AT, PUT_MAPPED };
+
+/* Stores all n bytes as how says: short writes are completed here.
+ * *done: how many went (a failed mapped copy counts them all: some may
+ * be there). */
+static int put_all(struct env_file *f, const char *p, size_t n,
+		   enum put_how how, uint64_t off, size_t *done)
 {
 	*done = 0;
+	if (how == PUT_MAPPED) {
+		*done = n;
+		return guarded_copy(f->wmap + off, p, n);
+	}
 	while (n > 0) {
 		size_t c = n < IO_CHUNK ? n : IO_CHUNK;
 		ssize_t w;
 
-		if (off < 0)
+		if (how == PUT_APPEND)
 			RETRY(w, write(f->fd, p, c));
 		else
-			RETRY(w, pwrite(f->fd, p, c, (off_t)off + (off_t)*done));
+			RETRY(w, pwrite(f->fd, p, c, (off_t)(off + *done)));
 		if (w < 0)
 			return from_errno(errno);
 		if (w == 0)
@@ -730,14 +714,17 @@ static int put_all(struct env_file *f, const char *p, size_t n, int64_t off,
 		p += w;
 		n -= (size_t)w;
 		*done += (size_t)w;
-		if (off < 0)
+		if (how == PUT_APPEND)
 			f->off += (uint64_t)w;
 	}
 	return CF_OK;
 }
 
-/* env_write (off < 0) and env_pwrite. */
-static int put(struct env_file *f, const void *p, size_t n, int64_t off)
+/* env_write, env_pwrite and env_map_write: the tracking entry before the
+ * bytes land, the injected faults (a short write stores the first half,
+ * then fails), and a preallocated file's data end after. */
+static int put(struct env_file *f, const void *p, size_t n, enum put_how how,
+	       uint64_t off)
 {
 	size_t done = 0;
 	int err, sw = 0;
@@ -751,23 +738,30 @@ static int put(struct env_file *f, const void *p, size_t n, int64_t off)
 	}
 	if ((err = fault_check(ENV_OP_WRITE, f->path, NULL, &sw))) {
 		if (sw)
-			put_all(f, p, n / 2, off, &done);
+			put_all(f, p, n / 2, how, off, &done);
 	} else {
-		err = put_all(f, p, n, off, &done);
+		err = put_all(f, p, n, how, off, &done);
 	}
 	if (atomic_load_explicit(&f->prealloc, memory_order_relaxed))
-		note_end(f, off < 0 ? f->off : (uint64_t)off + done);
+		note_end(f, how == PUT_APPEND ? f->off : off + done);
 	return err;
 }
 
 int env_write(struct env_file *f, const void *p, size_t n)
 {
-	return put(f, p, n, -1);
+	return put(f, p, n, PUT_APPEND, 0);
 }
 
 int env_pwrite(struct env_file *f, uint64_t off, const void *p, size_t n)
 {
-	return put(f, p, n, (int64_t)off);
+	return put(f, p, n, PUT_AT, off);
+}
+
+int env_map_write(struct env_file *f, uint64_t off, const void *p, size_t n)
+{
+	if (!f->wmap || off > f->wmap_len || n > f->wmap_len - off)
+		return CF_EINVAL;
+	return put(f, p, n, PUT_MAPPED, off);
 }
 
 int env_pread_some(struct env_file *f, void *p, size_t n, uint64_t off,
