@@ -33,6 +33,31 @@ test_expect_success 'everything acknowledged is there' '
 	errno_of stat "$MNT/t/row3/cf:q" >out && test_cmp expect out
 '
 
+# Log records up to 8 KiB are stored through a mapping of the segment,
+# larger ones with pwrite(2) (docs/wal_format.md, "Preallocation"): both
+# kinds, interleaved, survive a kill, and replay cuts the segment's
+# preallocated zeros as an unclean close, not as a torn record.
+test_expect_success 'kill -9 after small and large cells: all there, the zero tail logged as an unclean close' '
+	head -c 100000 /dev/urandom >big1 &&
+	head -c 300000 /dev/urandom >big2 &&
+	mkdir "$MNT/t/mix" &&
+	echo small1 >"$MNT/t/mix/cf:a" &&
+	cp big1 "$MNT/t/mix/cf:b" &&
+	echo small2 >"$MNT/t/mix/cf:c" &&
+	cp big2 "$MNT/t/mix/cf:d" &&
+	echo small3 >"$MNT/t/mix/cf:e" &&
+	cellfs_kill9 &&
+	: >"$SHARNESS_TRASH_DIRECTORY/cellfs.err" &&
+	cellfs_mount &&
+	echo small1 >expect && test_cmp expect "$MNT/t/mix/cf:a" &&
+	test_cmp big1 "$MNT/t/mix/cf:b" &&
+	echo small2 >expect && test_cmp expect "$MNT/t/mix/cf:c" &&
+	test_cmp big2 "$MNT/t/mix/cf:d" &&
+	echo small3 >expect && test_cmp expect "$MNT/t/mix/cf:e" &&
+	grep "not closed cleanly" "$SHARNESS_TRASH_DIRECTORY/cellfs.err" &&
+	! grep "torn tail" "$SHARNESS_TRASH_DIRECTORY/cellfs.err"
+'
+
 test_expect_success 'SIGTERM unmounts and closes the db; max_value is an option' '
 	pid=$CELLFS_PID &&
 	kill -TERM $pid &&
