@@ -47,16 +47,19 @@ test_expect_success 'unmount' '
 	cellfs_umount
 '
 
-# A data directory on its own small tmpfs, with a filler file to free.
-test_expect_success 'a full data disk: ENOSPC, nothing acknowledged lost, writes resume' '
-	mkdir -p "$DATA" && mount -t tmpfs -o size=48m tmpfs "$DATA" &&
+# A data directory on its own small tmpfs, with a filler file to free:
+# writes of $1 random bytes (base64) into a tmpfs of $2 MiB holding a
+# filler of $3 MiB go on until ENOSPC; every acknowledged one survives a
+# remount, and writes resume once the filler is gone.
+full_disk() {
+	mkdir -p "$DATA" && mount -t tmpfs -o size=${2}m tmpfs "$DATA" &&
 	test_when_finished "cellfs_umount; umount \"$DATA\"" &&
 	cellfs_mount flush_size=4M &&
 	mkdir "$MNT/t" && mkdir "$MNT/t/r" &&
-	val=$(head -c 75000 /dev/urandom | base64 -w0) &&
-	dd if=/dev/zero of="$DATA/filler" bs=1M count=20 2>/dev/null &&
+	val=$(head -c $1 /dev/urandom | base64 -w0) &&
+	dd if=/dev/zero of="$DATA/filler" bs=1M count=$3 2>/dev/null &&
 	i=0 && : >acked &&
-	while test $i -lt 1000
+	while test $i -lt 20000
 	do
 		r=$(errno_of write "$MNT/t/r/cf:c$i" "$val") &&
 		if test "$r" = OK
@@ -81,6 +84,18 @@ test_expect_success 'a full data disk: ENOSPC, nothing acknowledged lost, writes
 		return 1
 	done &&
 	cat "$MNT/t/r/cf:after" >out && printf after >expect && test_cmp expect out
+}
+
+# 100 KB values: log records written with pwrite(2)
+test_expect_success 'a full data disk: ENOSPC, nothing acknowledged lost, writes resume' '
+	full_disk 75000 48 20
+'
+
+# 4 KB values: log records stored through the mapped segment, which a
+# full disk stops when the segment cannot be preallocated further
+test_expect_success 'a full data disk under small cells (the mapped log): the same' '
+	rm -rf "$DATA" &&
+	full_disk 3000 24 18
 '
 
 test_expect_success 'a damaged store file: EIO for its reads only, named by cellfs-fsck' '
