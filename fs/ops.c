@@ -105,14 +105,23 @@ struct stage {
 	int64_t mtime;		/* ms; CF_TS_NOW when never set */
 };
 
+/* A row the daemon knows about without asking the engine (see "empty
+ * rows"). */
 struct erow {
 	struct erow *next;
 	char table[CF_TABLE_MAX + 1];
 	struct buf row;
-	uint64_t gen;		/* egen before the engine said "no cell", or
-				 * EROW_UNSURE: not asked (see op_unlink) */
+	uint64_t gen;		/* erow_gen(row) before the engine said "no
+				 * cell", or EROW_UNSURE: not asked (see
+				 * op_unlink) */
+	int kept;		/* its directory stays with no cell in it
+				 * (mkdir, rm); 0: only cols is known */
+	unsigned ncols;		/* the columns written through this daemon */
+	struct buf cols;	/* since gen: u8 famlen, u16le quallen, fam,
+				 * qual, each */
 };
 #define EROW_UNSURE UINT64_MAX
+#define ECOLS_MAX 32		/* columns an erow remembers */
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static cf_db *db;
@@ -135,12 +144,21 @@ static size_t ecap, ecount;
  * the engine at once (each costs a row's name in memory). */
 static size_t eunsure;
 #define EUNSURE_MAX 65536
+/* Rows whose erow remembers columns (not kept empty), at most ECOLS_ROWS:
+ * past it a cell written drops its row's erow, as an untracked row. */
+static size_t ecolrows;
+#define ECOLS_ROWS 65536
 /* Bumped (atomically, after the engine write) by every write of this
- * daemon that may add a cell to a row other than through erow_drop:
- * .batch, rename, retime, schema changes.  An empty row whose gen is
- * still egen has had no cell added since the engine found it empty, so
- * rmdir need not ask the engine again (see op_rmdir). */
+ * daemon that may add a cell to a row other than through erow_written:
+ * .batch, rename, retime, schema changes.  With the row's stripe of
+ * ebuckets (bumped by a cell written in a row it did not track), it makes
+ * erow_gen: an erow whose gen is still its row's erow_gen has had no cell
+ * added since the engine found it empty but those in its cols, so a
+ * lookup of another cell and rmdir need not ask the engine (see "empty
+ * rows"). */
 static uint64_t egen;
+#define EBUCKETS 1024
+static uint64_t ebuckets[EBUCKETS];
 /* Bumped (atomically, after the engine write, before the reply) by every
  * change of a table's rows this daemon makes, one counter per hash of the
  * table's name: a streaming listing asks the engine again about rows it
@@ -567,6 +585,8 @@ static void cell_changed(const struct node *n, const struct node *skip,
 	cells_changed(n->table, n->key.p, n->key.len, n, skip, deleted);
 }
 
+static void erow_free(struct erow *e);
+
 void fs_table_changed(const char *table, int dropped)
 {
 	struct inos a = { NULL, 0, 0 };
@@ -596,12 +616,7 @@ void fs_table_changed(const char *table, int dropped)
 				continue;
 			}
 			*pp = e->next;
-			ecount--;
-			if (e->gen == EROW_UNSURE)
-				__atomic_store_n(&eunsure, eunsure - 1,
-						 __ATOMIC_RELAXED);
-			buf_release(&e->row);
-			free(e);
+			erow_free(e);
 		}
 	}
 	pthread_mutex_unlock(&mu);
@@ -902,6 +917,26 @@ static struct erow **erow_find(const char *table, const struct buf *row)
 	return pp;
 }
 
+/* With mu held: e forgets its columns. */
+static void erow_cols_clear(struct erow *e)
+{
+	if (e->ncols)
+		ecolrows--;
+	e->ncols = 0;
+	buf_release(&e->cols);
+}
+
+/* With mu held (and unlinked from etab): frees e. */
+static void erow_free(struct erow *e)
+{
+	ecount--;
+	if (e->gen == EROW_UNSURE)
+		__atomic_store_n(&eunsure, eunsure - 1, __ATOMIC_RELAXED);
+	erow_cols_clear(e);
+	buf_release(&e->row);
+	free(e);
+}
+
 /* With mu held: row is no empty row any more. */
 static void erow_drop_locked(const char *table, const struct buf *row)
 {
@@ -910,28 +945,100 @@ static void erow_drop_locked(const char *table, const struct buf *row)
 	pp = erow_find(table, row);
 	if ((e = *pp)) {
 		*pp = e->next;
-		ecount--;
-		if (e->gen == EROW_UNSURE)
-			__atomic_store_n(&eunsure, eunsure - 1,
-					 __ATOMIC_RELAXED);
-		buf_release(&e->row);
-		free(e);
+		erow_free(e);
 	}
 }
 
-/* A cell was written in row (after the engine write): no empty row. */
-static void erow_drop(const char *table, const struct buf *row)
+static uint64_t *ebucket_of(const char *table, const struct buf *row)
 {
-	pthread_mutex_lock(&mu);
-	erow_drop_locked(table, row);
-	cells_added();
-	pthread_mutex_unlock(&mu);
+	return &ebuckets[rslot(table, row->p, row->len, EBUCKETS)];
 }
 
-/* For erow_new: read before asking the engine whether a row is empty. */
-static uint64_t erow_gen(void)
+/* For erow_new: read before asking the engine whether row is empty.  The
+ * sum of two counters that only grow is unchanged only while neither
+ * has changed. */
+static uint64_t erow_gen(const char *table, const struct buf *row)
 {
-	return __atomic_load_n(&egen, __ATOMIC_SEQ_CST);
+	return __atomic_load_n(&egen, __ATOMIC_SEQ_CST) +
+	       __atomic_load_n(ebucket_of(table, row), __ATOMIC_SEQ_CST);
+}
+
+/* With mu held: 1 if e still knows every cell of its row (none written
+ * but through erow_written since the engine found it empty). */
+static int erow_valid(const struct erow *e)
+{
+	return e && e->gen != EROW_UNSURE &&
+	       e->gen == erow_gen(e->table, &e->row);
+}
+
+/* With mu held: 1 if e has a cell of n's column written since. */
+static int erow_has_col(const struct erow *e, const struct node *n)
+{
+	const unsigned char *p = e->cols.p, *end = p + e->cols.len;
+	size_t fl, ql;
+
+	while (p < end) {
+		fl = p[0];
+		ql = (size_t)p[1] | (size_t)p[2] << 8;
+		if (fl == n->famlen && ql == n->qual.len &&
+		    !memcmp(p + 3, n->fam, fl) &&
+		    (!ql || !memcmp(p + 3 + fl, n->qual.p, ql)))
+			return 1;
+		p += 3 + fl + ql;
+	}
+	return 0;
+}
+
+/* With mu held: 1 if row is kept as a directory with no cell in it. */
+static int erow_kept(const char *table, const struct buf *row)
+{
+	struct erow *e = *erow_find(table, row);
+
+	return e && e->kept;
+}
+
+/* A cell of n's column was written in n's row (after the engine write).
+ * A row whose cells the daemon knows (found empty, and written since only
+ * through here) remembers the column, so that a lookup of another cell
+ * of it still asks the engine nothing (cp -r, rsync and tar make a row,
+ * then its cells); any other row's erow goes, and its stripe's gen moves
+ * on, so that an erow a mkdir is making now (its engine read done before
+ * this write) is not believed. */
+static void erow_written(const struct node *n)
+{
+	struct erow **pp, *e;
+	unsigned char h[3];
+	int track;
+
+	pthread_mutex_lock(&mu);
+	pp = erow_find(n->table, &n->key);
+	e = *pp;
+	track = erow_valid(e) && e->ncols < ECOLS_MAX &&
+		n->famlen <= 255 && n->qual.len <= 65535 &&
+		(e->ncols || ecolrows < ECOLS_ROWS);
+	if (track && !erow_has_col(e, n)) {
+		h[0] = (unsigned char)n->famlen;
+		h[1] = (unsigned char)n->qual.len;
+		h[2] = (unsigned char)(n->qual.len >> 8);
+		if (buf_append(&e->cols, h, 3) ||
+		    buf_append(&e->cols, n->fam, n->famlen) ||
+		    (n->qual.len && buf_append(&e->cols, n->qual.p,
+					       n->qual.len)))
+			track = 0;
+		else if (e->ncols++ == 0)
+			ecolrows++;
+	}
+	if (track) {
+		e->kept = 0;	/* the row has a cell now */
+	} else {
+		if (e) {
+			*pp = e->next;
+			erow_free(e);
+		}
+		__atomic_add_fetch(ebucket_of(n->table, &n->key), 1,
+				   __ATOMIC_SEQ_CST);
+	}
+	pthread_mutex_unlock(&mu);
 }
 
 /* Keeps row as an empty row directory until a cell is written in it or
@@ -947,15 +1054,22 @@ static struct erow *erow_new(const char *table, const struct buf *row,
 	}
 	strcpy(e->table, table);
 	e->gen = gen;
+	e->kept = 1;
 	return e;
 }
 
-/* With mu held: adds e (made by erow_new) unless its row is there
- * already; e is taken or freed either way. */
+/* With mu held: adds e (made by erow_new) unless its row is kept
+ * already; e is taken or freed either way.  An erow that only tracked
+ * columns takes e's meaning: the row was found empty since. */
 static int erow_insert_locked(struct erow *e)
 {
-	struct erow **pp = erow_find(e->table, &e->row);
+	struct erow **pp = erow_find(e->table, &e->row), *o = *pp;
 
+	if (o && !o->kept) {
+		*pp = o->next;
+		erow_free(o);
+		pp = erow_find(e->table, &e->row);
+	}
 	if (*pp || !ecap) {
 		buf_release(&e->row);
 		free(e);
@@ -1090,6 +1204,27 @@ static int table_has_ttl(const char *table)
 	return ttl;
 }
 
+/* With mu held: 1 if the daemon knows row n exists without asking the
+ * engine: an empty row is kept for it, or one of its cells was last found
+ * present (a latest-version name, whose cached answer every change made
+ * through this daemon invalidates: see "the daemon's attribute cache").
+ * A stat of a row under a path walk (the kernel's row name expired) then
+ * costs no engine read while its cells are known. */
+static int row_known_locked(struct node *n)
+{
+	struct node *c;
+
+	if (erow_kept(n->table, &n->key))
+		return 1;
+	for (c = hcap ? rtab[rslot_of(n, hcap)] : NULL; c; c = c->rnext)
+		if (c->astate == A_PRESENT && c->ts == CF_TS_NOW &&
+		    c->key.len == n->key.len && !strcmp(c->table, n->table)
+		    && (!n->key.len || !memcmp(c->key.p, n->key.p,
+					       n->key.len)))
+			return 1;
+	return 0;
+}
+
 /* Fills st for n after asking the engine whether it exists (or, for a
  * cell, its cached answer): 0 or errno. */
 static int node_stat(struct node *n, struct stat *st)
@@ -1146,11 +1281,11 @@ static int node_stat(struct node *n, struct stat *st)
 			len = n->asize;
 		} else if (attr_cacheable(n->table)) {
 			/* a row made empty by mkdir (found empty, and no
-			 * cell added since: see op_rmdir) has none: the
-			 * first cell cp or rsync creates in it needs no
-			 * engine read */
-			struct erow **pp = erow_find(n->table, &n->key);
-			empty = known = *pp && (*pp)->gen == erow_gen();
+			 * cell added since but through erow_written) has
+			 * only the cells its erow remembers: the cells cp
+			 * or rsync creates in it need no engine read */
+			struct erow *e = *erow_find(n->table, &n->key);
+			empty = known = erow_valid(e) && !erow_has_col(e, n);
 		}
 		pthread_mutex_unlock(&mu);
 		if (empty && !table_has_ttl(n->table)) {
@@ -1163,6 +1298,15 @@ static int node_stat(struct node *n, struct stat *st)
 			return fs_errno(cell_attrs(n, st, found, ts, len));
 		break;
 	}
+	case K_ROW:
+		pthread_mutex_lock(&mu);
+		known = row_known_locked(n);
+		if (known)
+			n->rabsent = 0;
+		pthread_mutex_unlock(&mu);
+		if (known)
+			return 0;
+		break;
 	default:
 		break;
 	}
@@ -1188,11 +1332,12 @@ static int node_stat(struct node *n, struct stat *st)
 		/* under the table and under any region directory alike, a
 		 * row exists when it has cells or was made empty (tools
 		 * such as cp -a take a resolving name for an existing one) */
-		uint64_t rg = rows_gen(n->table), eg = erow_gen();
+		uint64_t rg = rows_gen(n->table);
+		uint64_t eg = erow_gen(n->table, &n->key);
 		rc = row_cells(t, &n->key, &cnt);
 		if (!rc) {
 			pthread_mutex_lock(&mu);
-			n->rabsent = cnt == 0 && !*erow_find(n->table, &n->key);
+			n->rabsent = cnt == 0 && !erow_kept(n->table, &n->key);
 			n->rgen = rg;
 			n->regen = eg;
 			if (n->rabsent)
@@ -2110,7 +2255,7 @@ static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name,
 		 * region directory any name resolves, so ask the table */
 		size_t cells = 0;
 		int empty_row, absent;
-		uint64_t gen = erow_gen();
+		uint64_t gen = erow_gen(n->table, &n->key);
 		/* the LOOKUP the kernel sent first found the row absent and
 		 * no write of this daemon has changed the table's rows
 		 * since: no engine read (the tsd tables are written by
@@ -2129,7 +2274,7 @@ static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name,
 			cf_table_close(t);
 		}
 		pthread_mutex_lock(&mu);
-		empty_row = *erow_find(n->table, &n->key) != NULL;
+		empty_row = erow_kept(n->table, &n->key);
 		pthread_mutex_unlock(&mu);
 		if (!rc && (cells || empty_row))
 			rc = CF_EEXIST;
@@ -2195,7 +2340,7 @@ static void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 		if (attr_cacheable(n->table)) {
 			pthread_mutex_lock(&mu);
 			pp = erow_find(n->table, &n->key);
-			if (*pp && (*pp)->gen == erow_gen()) {
+			if (erow_valid(*pp) && !(*pp)->ncols) {
 				erow_drop_locked(n->table, &n->key);
 				n->nopen--;
 				node_unref(n);
@@ -2378,7 +2523,7 @@ static int cell_put(struct node *n, const struct buf *data, int64_t ts)
 	cf_table_close(t);
 	if (rc)
 		return rc;
-	erow_drop(n->table, &n->key);
+	erow_written(n);
 	pthread_mutex_lock(&mu);
 	fill = fill && n->agen == gen;
 	cells_changed_locked(n->table, n->key.p, n->key.len, n, NULL, 0, &a);
@@ -2422,7 +2567,7 @@ static int file_flush(struct fileh *h)
 				cf_table_close(t);
 			}
 			if (!rc) {
-				erow_drop(n->table, &n->key);
+				erow_written(n);
 				cell_changed(n, NULL, 0);
 			}
 		} else
@@ -3157,7 +3302,7 @@ static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 	if (n->kind == K_CELL) {
 		struct inos a = { NULL, 0, 0 };
 		struct erow *e = NULL;
-		uint64_t gen = erow_gen();
+		uint64_t gen = erow_gen(n->table, &n->key);
 		int deleted = 0, ask = 0, keep = 0;
 
 		rc = topen(n->table, &t);
@@ -3194,7 +3339,9 @@ static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 		if (deleted)
 			cells_changed_locked(n->table, n->key.p, n->key.len,
 					     n, n, 1, &a);
-		if (keep && !*erow_find(n->table, &n->key))
+		if (keep && (e = *erow_find(n->table, &n->key)))
+			e->kept = 1;	/* its columns are still known */
+		else if (keep)
 			rc = (e = erow_new(n->table, &n->key,
 					   ask ? gen : EROW_UNSURE)) ?
 			     erow_insert_locked(e) : CF_ENOMEM;
@@ -3532,12 +3679,11 @@ void fs_teardown(void)
 	for (i = 0; i < ecap; i++)
 		while ((e = etab[i])) {
 			etab[i] = e->next;
-			buf_release(&e->row);
-			free(e);
+			erow_free(e);
 		}
 	free(etab);
 	etab = NULL;
-	ecap = ecount = eunsure = 0;
+	ecap = ecount = eunsure = ecolrows = 0;
 	for (i = 0; i < hcap; i++)
 		while ((n = htab[i])) {
 			htab[i] = n->hnext;

@@ -69,16 +69,27 @@ test_expect_success 'mkdir of a new row reads the engine once' '
 	mkdir "$MNT/t/new1" && rmdir "$MNT/t/new1"
 '
 
-# The first cell written in a row made by mkdir: its LOOKUP knows the
-# row empty; the second asks the engine.
-test_expect_success 'the first cell of a row made by mkdir: no engine read' '
+# The cells written in a row made by mkdir: their LOOKUPs know the row
+# had none but those written since; a cell put another way (.batch) ends
+# that, and the next LOOKUP asks the engine (and so may the stat of the
+# row, whose cells' attributes the .batch forgot).
+test_expect_success 'the cells of a row made by mkdir: no engine read' '
 	mkdir "$MNT/t/new2" &&
 	g0=$(gets) &&
 	echo x >"$MNT/t/new2/cf:a" &&
 	g1=$(gets) &&
 	echo y >"$MNT/t/new2/cf:b" &&
+	echo y2 >"$MNT/t/new2/cf:b" &&
 	g2=$(gets) &&
-	test $((g1 - g0)) = 0 && test $((g2 - g1)) = 1 &&
+	test $((g1 - g0)) = 0 && test $((g2 - g1)) = 0 &&
+	echo "put new2 cf:d w" >"$MNT/t/.batch" &&
+	g3=$(gets) &&
+	echo e >"$MNT/t/new2/cf:e" &&
+	g4=$(gets) &&
+	test $((g4 - g3)) -ge 1 &&
+	echo y2 >expect && cat "$MNT/t/new2/cf:b" >out && test_cmp expect out &&
+	printf w >expect && cat "$MNT/t/new2/cf:d" >out && test_cmp expect out &&
+	rm "$MNT/t/new2/cf:d" "$MNT/t/new2/cf:e" &&
 	echo x >expect && cat "$MNT/t/new2/cf:a" >out && test_cmp expect out &&
 	echo "put new2 cf:c z" >"$MNT/t/.batch" &&
 	rm "$MNT/t/new2/cf:a" "$MNT/t/new2/cf:b" &&
@@ -89,6 +100,70 @@ test_expect_success 'the first cell of a row made by mkdir: no engine read' '
 	echo c >"$MNT/t/new3/cf:b" &&
 	echo ENOTEMPTY >expect &&
 	errno_of rmdir "$MNT/t/new3" >out && test_cmp expect out
+'
+
+# cp -r, rsync and tar make every row, then fill them: a cell written
+# in one row leaves what the daemon knows of the others.
+test_expect_success 'rows made first, then filled: no engine read' '
+	for i in 0 1 2 3 4 5 6 7; do mkdir "$MNT/t/f$i" || return 1; done &&
+	g0=$(gets) &&
+	for i in 0 1 2 3 4 5 6 7; do
+		for q in a b c; do
+			echo "$i$q" >"$MNT/t/f$i/cf:$q" || return 1
+		done
+	done &&
+	g1=$(gets) &&
+	test $((g1 - g0)) = 0 &&
+	for i in 0 1 2 3 4 5 6 7; do
+		ls "$MNT/t/f$i" >out && printf "cf:a\ncf:b\ncf:c\n" >expect &&
+		test_cmp expect out &&
+		echo "${i}b" >expect && cat "$MNT/t/f$i/cf:b" >out &&
+		test_cmp expect out || return 1
+	done
+'
+
+# What the daemon knows of a filled row is undone by every other way a
+# cell can come into it: its region's name, .batch, mv, a schema change.
+test_expect_success 'a filled row: cells that come another way are found' '
+	mkdir "$MNT/t/g1" && echo a >"$MNT/t/g1/cf:a" &&
+	echo b >"$MNT/t/@/g1/cf:b" &&
+	echo b >expect && cat "$MNT/t/g1/cf:b" >out && test_cmp expect out &&
+	echo "put g1 cf:c c" >"$MNT/t/.batch" &&
+	printf c >expect && cat "$MNT/t/g1/cf:c" >out && test_cmp expect out &&
+	mkdir "$MNT/t/g2" && echo a >"$MNT/t/g2/cf:a" &&
+	mv "$MNT/t/g1/cf:a" "$MNT/t/g2/cf:m" &&
+	echo a >expect && cat "$MNT/t/g2/cf:m" >out && test_cmp expect out &&
+	mkdir "$MNT/t/g3" && echo a >"$MNT/t/g3/cf:a" &&
+	echo "put g3 cf:z z" >"$MNT/t/.batch" &&
+	printf z >expect && cat "$MNT/t/g3/cf:z" >out && test_cmp expect out
+'
+
+# A row with cells is no empty row: when its cells go another way, the
+# row goes too (rm keeps an emptied row; .batch does not).
+test_expect_success 'a filled row whose cells go through .batch is gone' '
+	mkdir "$MNT/t/h1" && echo a >"$MNT/t/h1/cf:a" &&
+	echo b >"$MNT/t/h1/cf:b" &&
+	echo "delete h1" >"$MNT/t/.batch" &&
+	echo ENOENT >expect &&
+	errno_of stat "$MNT/t/h1" >out && test_cmp expect out &&
+	errno_of stat "$MNT/t/h1/cf:a" >out && test_cmp expect out &&
+	mkdir "$MNT/t/h1" && rmdir "$MNT/t/h1"
+'
+
+# Past 32 columns a row is no longer followed; its lookups ask the engine.
+test_expect_success 'a row of more than 32 cells made through the mount' '
+	mkdir "$MNT/t/w1" &&
+	for i in $(seq 1 40); do
+		echo "$i" >"$MNT/t/w1/cf:q$i" || return 1
+	done &&
+	ls "$MNT/t/w1" | wc -l >out && echo 40 >expect && test_cmp expect out &&
+	echo 37 >expect && cat "$MNT/t/w1/cf:q37" >out && test_cmp expect out &&
+	echo ENOENT >expect &&
+	errno_of stat "$MNT/t/w1/cf:q41" >out && test_cmp expect out &&
+	rm "$MNT/t/w1/cf:q1" &&
+	echo ENOTEMPTY >expect &&
+	errno_of rmdir "$MNT/t/w1" >out && test_cmp expect out &&
+	rm "$MNT/t/w1"/cf:* && rmdir "$MNT/t/w1"
 '
 
 test_expect_success 'a row rm left stays when its other cells go another way' '

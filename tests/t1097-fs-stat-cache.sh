@@ -156,6 +156,34 @@ test_expect_success 'a time-series UID cell appears after a put' '
 	test "$(stat -c %s "$MNT/tsdb-uid/m.b/id:metrics")" = 3
 '
 
+gets() {
+	sed -n "s/^cellfs_gets_total{table=\"$1\"} //p" "$MNT/$1/.stats"
+}
+
+# The kernel keeps a name 10 s, then looks it up again on the next path
+# walk.  A row with a cell the daemon knows present exists without an
+# engine read; one whose cells it does not know (.batch forgets the
+# table's) is asked.
+test_expect_success 'a row looked up again: known by its cells' '
+	mkdir "$MNT/k" "$MNT/k/r2" &&
+	echo b >"$MNT/k/r2/cf:b" &&
+	echo "put r3 cf:c c" >"$MNT/k/.batch" &&
+	stat "$MNT/k/r3/cf:c" >/dev/null &&
+	echo "delete r2" >"$MNT/k/.batch" &&
+	mkdir "$MNT/k/r1" && echo a >"$MNT/k/r1/cf:a" &&
+	sleep 11 &&
+	g0=$(gets k) &&
+	test -d "$MNT/k/r1" &&
+	stat "$MNT/k/r1/cf:a" >/dev/null &&
+	g1=$(gets k) &&
+	test $((g1 - g0)) = 0 &&
+	echo ENOENT >expect &&
+	errno_of stat "$MNT/k/r2" >out && test_cmp expect out &&
+	test -d "$MNT/k/r3" && test -f "$MNT/k/r3/cf:c" &&
+	g2=$(gets k) &&
+	test $((g2 - g1)) -ge 1
+'
+
 test_expect_success 'unmount' '
 	cellfs_umount
 '
