@@ -159,6 +159,10 @@ static size_t ecolrows;
 static uint64_t egen;
 #define EBUCKETS 1024
 static uint64_t ebuckets[EBUCKETS];
+/* Bumped by every column an erow takes (erow_written): an rm that read
+ * it before its Delete and finds it unchanged after knows no Put of its
+ * column was remembered in between, so the column may go (op_unlink). */
+static uint64_t ewseq;
 /* Bumped (atomically, after the engine write, before the reply) by every
  * change of a table's rows this daemon makes, one counter per hash of the
  * table's name: a streaming listing asks the engine again about rows it
@@ -989,6 +993,31 @@ static int erow_has_col(const struct erow *e, const struct node *n)
 	return 0;
 }
 
+/* With mu held: e forgets n's column (its cell is deleted). */
+static void erow_col_del(struct erow *e, const struct node *n)
+{
+	unsigned char *p = e->cols.p, *end = p + e->cols.len;
+	size_t fl, ql, l;
+
+	while (p < end) {
+		fl = p[0];
+		ql = (size_t)p[1] | (size_t)p[2] << 8;
+		l = 3 + fl + ql;
+		if (fl == n->famlen && ql == n->qual.len &&
+		    !memcmp(p + 3, n->fam, fl) &&
+		    (!ql || !memcmp(p + 3 + fl, n->qual.p, ql))) {
+			memmove(p, p + l, (size_t)(end - p) - l);
+			e->cols.len -= l;
+			if (--e->ncols == 0) {
+				ecolrows--;
+				buf_release(&e->cols);
+			}
+			return;
+		}
+		p += l;
+	}
+}
+
 /* With mu held: 1 if row is kept as a directory with no cell in it. */
 static int erow_kept(const char *table, const struct buf *row)
 {
@@ -1025,8 +1054,11 @@ static void erow_written(const struct node *n)
 		    (n->qual.len && buf_append(&e->cols, n->qual.p,
 					       n->qual.len)))
 			track = 0;
-		else if (e->ncols++ == 0)
-			ecolrows++;
+		else {
+			if (e->ncols++ == 0)
+				ecolrows++;
+			__atomic_add_fetch(&ewseq, 1, __ATOMIC_SEQ_CST);
+		}
 	}
 	if (track) {
 		e->kept = 0;	/* the row has a cell now */
@@ -3303,6 +3335,7 @@ static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 		struct inos a = { NULL, 0, 0 };
 		struct erow *e = NULL;
 		uint64_t gen = erow_gen(n->table, &n->key);
+		uint64_t wseq = __atomic_load_n(&ewseq, __ATOMIC_SEQ_CST);
 		int deleted = 0, ask = 0, keep = 0;
 
 		rc = topen(n->table, &t);
@@ -3339,9 +3372,15 @@ static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 		if (deleted)
 			cells_changed_locked(n->table, n->key.p, n->key.len,
 					     n, n, 1, &a);
-		if (keep && (e = *erow_find(n->table, &n->key)))
-			e->kept = 1;	/* its columns are still known */
-		else if (keep)
+		if (keep && (e = *erow_find(n->table, &n->key))) {
+			/* its columns are still known, and the one deleted
+			 * is gone unless a Put of it was remembered since
+			 * the Delete began (then it may be there) */
+			e->kept = 1;
+			if (deleted && n->ts == CF_TS_NOW && erow_valid(e) &&
+			    wseq == __atomic_load_n(&ewseq, __ATOMIC_SEQ_CST))
+				erow_col_del(e, n);
+		} else if (keep)
 			rc = (e = erow_new(n->table, &n->key,
 					   ask ? gen : EROW_UNSURE)) ?
 			     erow_insert_locked(e) : CF_ENOMEM;

@@ -150,6 +150,29 @@ test_expect_success 'a filled row whose cells go through .batch is gone' '
 	mkdir "$MNT/t/h1" && rmdir "$MNT/t/h1"
 '
 
+# rm of the cells a row made by mkdir was given: the row is known empty
+# again, and rmdir asks the engine nothing.
+test_expect_success 'a filled row emptied by rm: rmdir reads nothing' '
+	mkdir "$MNT/t/e1" &&
+	echo a >"$MNT/t/e1/cf:a" && echo b >"$MNT/t/e1/cf:b" &&
+	rm "$MNT/t/e1/cf:a" &&
+	echo ENOTEMPTY >expect &&
+	errno_of rmdir "$MNT/t/e1" >out && test_cmp expect out &&
+	rm "$MNT/t/e1/cf:b" &&
+	g0=$(gets) &&
+	rmdir "$MNT/t/e1" &&
+	g1=$(gets) &&
+	test $((g1 - g0)) = 0 &&
+	echo ENOENT >expect &&
+	errno_of stat "$MNT/t/e1" >out && test_cmp expect out &&
+	mkdir "$MNT/t/e2" && echo a >"$MNT/t/e2/cf:a" &&
+	rm "$MNT/t/e2/cf:a" && echo a2 >"$MNT/t/e2/cf:a" &&
+	echo ENOTEMPTY >expect &&
+	errno_of rmdir "$MNT/t/e2" >out && test_cmp expect out &&
+	echo a2 >expect && cat "$MNT/t/e2/cf:a" >out && test_cmp expect out &&
+	rm "$MNT/t/e2/cf:a" && rmdir "$MNT/t/e2"
+'
+
 # Past 32 columns a row is no longer followed; its lookups ask the engine.
 test_expect_success 'a row of more than 32 cells made through the mount' '
 	mkdir "$MNT/t/w1" &&
