@@ -134,16 +134,30 @@ struct wcell {
 	int type;
 };
 
+/* The cells of one batch: most batches are a cell or two (a file's close,
+ * an rm), kept in the list itself without an allocation. */
+#define WL_INLINE 2
 struct wlist {
-	struct wcell *c;
+	struct wcell *c;	/* in or one[] */
 	size_t n, cap;
+	struct wcell one[WL_INLINE];
 };
 
 static int wl_add(struct wlist *l, const struct wcell *c)
 {
+	if (!l->c) {
+		l->c = l->one;
+		l->cap = WL_INLINE;
+	}
 	if (l->n == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 16;
-		struct wcell *n = realloc(l->c, cap * sizeof *n);
+		size_t cap = l->cap < 16 ? 16 : l->cap * 2;
+		struct wcell *n;
+
+		if (l->c == l->one) {
+			if ((n = malloc(cap * sizeof *n)))
+				memcpy(n, l->one, sizeof l->one);
+		} else
+			n = realloc(l->c, cap * sizeof *n);
 		if (!n)
 			return CF_ENOMEM;
 		l->c = n;
@@ -151,6 +165,12 @@ static int wl_add(struct wlist *l, const struct wcell *c)
 	}
 	l->c[l->n++] = *c;
 	return CF_OK;
+}
+
+static void wl_free(struct wlist *l)
+{
+	if (l->c != l->one)
+		free(l->c);
 }
 
 static int validate(struct cf_table *t, const cf_batch *b)
@@ -507,7 +527,7 @@ static int apply_locked(struct cf_table *t, const cf_batch *b)
 					 w.cells.c[i].vlen);
 		}
 	}
-	free(w.cells.c);
+	wl_free(&w.cells);
 	buf_release(&scratch);
 	return rc;
 }
