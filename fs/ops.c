@@ -886,6 +886,24 @@ static int row_cells(cf_table *t, const struct buf *row, size_t *n)
 	return 0;
 }
 
+/* --- empty rows ----------------------------------------------------------
+ *
+ * An erow is what the daemon knows of a row without asking the engine:
+ *  - kept: the row's directory stays while it has no cell (mkdir made
+ *    it, or rm removed a cell of it); rmdir removes it.  The row exists.
+ *  - gen: the row's erow_gen when the engine last found the row with no
+ *    cell (mkdir, an rm past EUNSURE_MAX), or EROW_UNSURE.  While it is
+ *    unchanged no cell came into the row but through erow_written, which
+ *    records the column in cols (at most ECOLS_MAX of them): the row's
+ *    cells are among cols.  A lookup of a cell of any other column is a
+ *    miss, and rmdir of a row whose cols rm emptied removes an empty
+ *    row, neither reading the engine.
+ * A cell written in a row with no valid erow drops its erow and moves its
+ * stripe's gen on; .batch, mv, touch and schema changes move every row's.
+ * Kept in memory only: a remount starts with none (SPEC: rows are their
+ * cells).
+ */
+
 /* With mu held: the empty row, or the slot to add it (NULL: no table
  * yet, and ENOMEM to make one). */
 static struct erow **erow_find(const char *table, const struct buf *row)
