@@ -144,10 +144,10 @@ static size_t ecap, ecount;
  * the engine at once (each costs a row's name in memory). */
 static size_t eunsure;
 #define EUNSURE_MAX 65536
-/* Rows whose erow remembers columns (not kept empty), at most ECOLS_ROWS:
- * past it a cell written drops its row's erow, as an untracked row. */
+/* Rows whose erow remembers columns, at most ECOLS_ROWS (a few MiB): past
+ * it a cell written drops its row's erow, as an untracked row. */
 static size_t ecolrows;
-#define ECOLS_ROWS 65536
+#define ECOLS_ROWS 16384
 /* Bumped (atomically, after the engine write) by every write of this
  * daemon that may add a cell to a row other than through erow_written:
  * .batch, rename, retime, schema changes.  With the row's stripe of
@@ -1334,8 +1334,14 @@ static int node_stat(struct node *n, struct stat *st)
 			 * cell added since but through erow_written) has
 			 * only the cells its erow remembers: the cells cp
 			 * or rsync creates in it need no engine read */
-			struct erow *e = *erow_find(n->table, &n->key);
+			struct erow **pp = erow_find(n->table, &n->key);
+			struct erow *e = *pp;
 			empty = known = erow_valid(e) && !erow_has_col(e, n);
+			if (e && !e->kept && !erow_valid(e)) {
+				/* it knows nothing any more: it goes */
+				*pp = e->next;
+				erow_free(e);
+			}
 		}
 		pthread_mutex_unlock(&mu);
 		if (empty && !table_has_ttl(n->table)) {

@@ -189,6 +189,26 @@ test_expect_success 'a row of more than 32 cells made through the mount' '
 	rm "$MNT/t/w1"/cf:* && rmdir "$MNT/t/w1"
 '
 
+# At most 16384 rows remember their columns; past that a cell written
+# drops its row's erow (its other cells' lookups ask the engine again).
+test_expect_success 'past 16384 filled rows: the next ones are asked' '
+	awk -v m="$MNT" "BEGIN { for (i = 0; i < 16400; i++)
+		printf \"%s/t/c%05d\\n\", m, i }" >rows &&
+	xargs -d "\n" mkdir <rows &&
+	while read -r r; do echo a >"$r/cf:a" || return 1; done <rows &&
+	g0=$(gets) &&
+	echo b >"$MNT/t/c00000/cf:b" &&
+	g1=$(gets) &&
+	echo b >"$MNT/t/c16399/cf:b" &&
+	g2=$(gets) &&
+	test $((g1 - g0)) = 0 && test $((g2 - g1)) = 1 &&
+	echo b >expect && cat "$MNT/t/c16399/cf:b" >out && test_cmp expect out &&
+	ls "$MNT/t/c16398" >out && echo cf:a >expect && test_cmp expect out &&
+	sed "s|\$|/cf:a|" rows | xargs -d "\n" rm &&
+	rm "$MNT/t/c00000/cf:b" "$MNT/t/c16399/cf:b" &&
+	xargs -d "\n" rmdir <rows
+'
+
 test_expect_success 'a row rm left stays when its other cells go another way' '
 	mkdir "$MNT/t/r4" &&
 	echo a >"$MNT/t/r4/cf:a" && echo b >"$MNT/t/r4/cf:b" &&
