@@ -79,6 +79,12 @@ struct node {
 	 * rows_gen was rgen (and egen was regen); under mu */
 	int rabsent;
 	uint64_t rgen, regen;
+	/* 1: a WRITE to n was answered and no reply carrying n's attributes
+	 * was made since, so the kernel holds none valid (a direct_io
+	 * write invalidates them; an answer sent before it is dropped by
+	 * the kernel's attr_version), and a Put needs no notification for
+	 * n itself.  Atomic: set by op_write, cleared by attrs_sent. */
+	int attrs_stale;
 };
 
 /* An open cell: what was written, committed as one Put at close. */
@@ -1463,6 +1469,12 @@ static double cache_s(const struct node *n)
 	}
 }
 
+/* Before any reply that gives the kernel n's attributes. */
+static void attrs_sent(struct node *n)
+{
+	__atomic_store_n(&n->attrs_stale, 0, __ATOMIC_SEQ_CST);
+}
+
 static void reply_entry(fuse_req_t req, struct node *n, const struct stat *st)
 {
 	struct fuse_entry_param e;
@@ -1474,6 +1486,7 @@ static void reply_entry(fuse_req_t req, struct node *n, const struct stat *st)
 	pthread_mutex_lock(&mu);
 	n->nlookup++;
 	pthread_mutex_unlock(&mu);
+	attrs_sent(n);
 	if (fuse_reply_entry(req, &e) != 0) {
 		pthread_mutex_lock(&mu);
 		n->nlookup--;
@@ -1610,10 +1623,12 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino,
 
 	count(&counters.getattrs);
 	err = node_stat(n, &st);
-	if (err)
+	if (err) {
 		fuse_reply_err(req, err);
-	else
+	} else {
+		attrs_sent(n);
 		fuse_reply_attr(req, &st, cache_s(n));
+	}
 }
 
 static void op_statfs(fuse_req_t req, fuse_ino_t ino)
@@ -2148,6 +2163,7 @@ static int page_fill(struct dirh *d, struct page *p, size_t size,
 					ep.attr_timeout = cs;
 				ep.entry_timeout = ep.attr_timeout;
 				p->pin[p->npin++] = n;
+				attrs_sent(n);
 			}
 		}
 		fuse_add_direntry_plus(NULL, p->buf + p->used, size - p->used,
@@ -2582,7 +2598,11 @@ static int cell_put(struct node *n, const struct buf *data, int64_t ts)
 	erow_written(n);
 	pthread_mutex_lock(&mu);
 	fill = fill && n->agen == gen;
-	cells_changed_locked(n->table, n->key.p, n->key.len, n, NULL, 0, &a);
+	/* n's own attributes need no notification when the kernel holds
+	 * none (attrs_stale): one write(2) to /dev/fuse less a close */
+	cells_changed_locked(n->table, n->key.p, n->key.len, n,
+			     __atomic_load_n(&n->attrs_stale, __ATOMIC_SEQ_CST)
+			     ? n : NULL, 0, &a);
 	if (fill) {
 		n->astate = A_PRESENT;
 		n->asize = data->len;
@@ -2821,6 +2841,7 @@ static void reply_open(fuse_req_t req, struct fileh *h,
 		pthread_mutex_lock(&mu);
 		n->nlookup++;
 		pthread_mutex_unlock(&mu);
+		attrs_sent(n);
 		if (fuse_reply_create(req, &e, fi) != 0) {
 			pthread_mutex_lock(&mu);
 			n->nlookup--;
@@ -3127,11 +3148,13 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *p,
 	else
 		h->failed = fs_errno(rc);
 	pthread_mutex_unlock(&h->lock);
-	if (rc)
+	if (rc) {
 		fail(req, fs_errno(rc), "write %s: %s", n->name,
 		     *why ? why : cf_strerror(rc));
-	else
+	} else {
+		__atomic_store_n(&n->attrs_stale, 1, __ATOMIC_SEQ_CST);
 		fuse_reply_write(req, size);
+	}
 }
 
 static void op_flush(fuse_req_t req, fuse_ino_t ino,
@@ -3337,6 +3360,7 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 		if (h->ts != CF_TS_NOW)
 			set_time(&st, h->ts);
 	}
+	attrs_sent(n);
 	fuse_reply_attr(req, &st, cache_s(n));
 }
 

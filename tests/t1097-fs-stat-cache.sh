@@ -156,6 +156,31 @@ test_expect_success 'a time-series UID cell appears after a put' '
 	test "$(stat -c %s "$MNT/tsdb-uid/m.b/id:metrics")" = 3
 '
 
+# latest ROW COLUMN: the version of the newest COLUMN@TS in ROW/.versions
+latest() {
+	ls "$1/.versions" | sed -n "s/^$2@//p" | sort -n | tail -n 1
+}
+
+# A close that puts tells the kernel the cell's attributes changed
+# unless it holds none since the last write: either way a stat after the
+# close shows the Put's size and version, also when the file was
+# stat'ed (fstat) between its last write and its close.
+test_expect_success 'a stat after a close shows the Put, fstat while open or not' '
+	V="$MNT/v/r" && mkdir "$MNT/v" "$V" &&
+	printf abc >"$V/cf:v" && v1=$(mtime "$V/cf:v") &&
+	sleep 0.02 &&
+	printf xyz >"$V/cf:v" && v2=$(mtime "$V/cf:v") &&
+	test "$v2" -gt "$v1" && test "$v2" = "$(latest "$V" cf:v)" &&
+	perl -e "open(my \$f, \">\", \$ARGV[0]) or die; syswrite(\$f, \"abcd\");
+		my @s = stat(\$f) or die;
+		select(undef, undef, undef, 0.05); close(\$f) or die" "$V/cf:v" &&
+	test "$(stat -c %s "$V/cf:v")" = 4 &&
+	v3=$(mtime "$V/cf:v") && test "$v3" -gt "$v2" &&
+	test "$v3" = "$(latest "$V" cf:v)" &&
+	: >"$V/cf:v" && test "$(stat -c %s "$V/cf:v")" = 0 &&
+	test "$(mtime "$V/cf:v")" = "$(latest "$V" cf:v)"
+'
+
 gets() {
 	sed -n "s/^cellfs_gets_total{table=\"$1\"} //p" "$MNT/$1/.stats"
 }
