@@ -703,8 +703,9 @@ static void test_no_fallocate(void)
 	struct wal *w;
 	int ntorn;
 
+	/* record 7 is over 8 KiB, too big for a store into the mapping */
 	for (size_t i = 0; i < 240; i++)
-		sizes[i] = i == 7 ? 20000 : (i * 37) % 3000;	/* one > 8 KiB */
+		sizes[i] = i == 7 ? 20000 : (i * 37) % 3000;
 	snprintf(needle, sizeof needle, "wal: %s: no fallocate, appending "
 		 "with write(2)", dir);
 	env_fault_add(ENV_OP_ALLOC, "/nofalloc/", 0, -1, CF_EINVAL, 0);
@@ -782,7 +783,7 @@ static void test_grow_full(void)
 		return;
 	}
 	for (size_t i = 0; i < MAXREC; i++)
-		sizes[i] = 3000 + (i * 7919) % 2000;	/* all under 8 KiB */
+		sizes[i] = 3000 + (i * 7919) % 2000;	/* < 8 KiB */
 	if (wal_open(dir, 1, 64 << 20, &w))
 		bail("open");
 	is_int(append_recs(w, sizes, 0, 1), CF_OK, "a first record");
