@@ -900,6 +900,28 @@ static void test_mapped_writes(void)
 	is_int(env_map_write(f, 8192, "x", 1), CF_EIO,
 	       "a store past the file's end: CF_EIO, no crash");
 	is_int(env_map_write(f, 100000, "y", 1), CF_EIO, "and again");
+	/* env_fallocate is a fault point of its own (ENV_OP_ALLOC) */
+	{
+		uint64_t h0 = env_fault_hits();
+		env_fault_add(ENV_OP_WRITE, "mw/log", 0, -1, CF_EIO, 0);
+		env_fault_add(ENV_OP_ALLOC, "other-file", 0, -1, CF_EIO, 0);
+		env_fault_add(ENV_OP_ALLOC, "mw/log", 1, 2, CF_EINVAL, 0);
+		is_int(env_fallocate(f, 8192), CF_OK, "a write fault or one "
+		       "on another path leaves env_fallocate alone");
+		is_int(env_fallocate(f, 12288), CF_EINVAL, "an ALLOC fault "
+		       "fails it: CF_EINVAL, \"not supported\"");
+		is_int(fsize(path), 8192, "and leaves the size");
+		is_int(env_fallocate(f, 12288), CF_EINVAL, "count 2: again");
+		is_int(env_fallocate(f, 12288), CF_OK, "then it works");
+		is_int(fsize(path), 12288, "and grows the file");
+		env_fault_clear();
+		env_fault_add(ENV_OP_ANY, "mw/log", 0, 1, CF_ENOSPC, 0);
+		is_int(env_fallocate(f, 16384), CF_ENOSPC,
+		       "ENV_OP_ANY covers it (CF_ENOSPC)");
+		is_int(fsize(path), 12288, "the size stays");
+		is_int(env_fault_hits() - h0, 3, "3 hits counted");
+		env_fault_clear();
+	}
 	is_int(env_fallocate(f, 16384), CF_OK, "grow it again");
 	is_int(env_map_write(f, 8192, "x", 1), CF_OK, "then the store works");
 	is_int(env_sync(f), CF_OK, "sync");

@@ -2,7 +2,8 @@
  * test-wal.c: the write-ahead log (engine/wal.h, docs/wal_format.md):
  * records of every size across segment rolls, reopen, torn tails at every
  * byte, damage in the middle, injected ENOSPC/EIO, group commit under
- * concurrent syncers, purge, power loss, and a writer killed with SIGKILL.
+ * concurrent syncers, purge, power loss, a file system without fallocate,
+ * a disk that fills at a segment's grow, and a writer killed with SIGKILL.
  *
  * Everything runs twice: once appending through mapped, preallocated
  * segments (the default), once with one write(2) per record
@@ -28,6 +29,7 @@
 #include "engine/cellfs.h"
 #include "engine/wal.h"
 #include "tests/tap.h"
+#include "util/buf.h"
 #include "util/env.h"
 #include "util/err.h"
 #include "util/log.h"
@@ -648,6 +650,192 @@ static void test_faults(void)
 		       "the retry rolls");
 	}
 	wal_close(w);
+}
+
+/* --- no fallocate, and a full disk at a grow ------------------------------ */
+
+/* How many lines of the log ring hold needle. */
+static int log_count(const char *needle)
+{
+	struct buf b = BUF_INIT;
+	const char *p;
+	int n = 0;
+
+	if (cf_log_dump(&b) || buf_putc(&b, 0))
+		bail("cf_log_dump");
+	for (p = (const char *)b.p; (p = strstr(p, needle)); p++)
+		n++;
+	buf_release(&b);
+	return n;
+}
+
+/* What the segments of dir should weigh holding records from..to-1 of
+ * sizes: a header each, then the records, no room after them. */
+static uint64_t exact_bytes(const char *dir, const size_t *sizes,
+			    size_t from, size_t to)
+{
+	uint64_t *ids, total = 0;
+	size_t n;
+
+	if (wal_list(dir, &ids, &n))
+		return 0;
+	free(ids);
+	total = n * (uint64_t)SEG_HDR;
+	for (size_t i = from; i < to; i++)
+		total += REC_HDR + sizes[i];
+	return total;
+}
+
+/*
+ * A file system without fallocate (every env_fallocate CF_EINVAL, as
+ * EOPNOTSUPP is): a mapped log's first append falls back to write(2),
+ * says so once in the log ring, and goes on; its segments are exactly
+ * their records even while open, and everything reads back, across a
+ * reopen on the same file system.  In the write(2) pass fallocate is
+ * never called at all.
+ */
+static void test_no_fallocate(void)
+{
+	const char *dir = subdir("nofalloc");
+	size_t sizes[240], nrec, nids;
+	char needle[4300];
+	uint64_t h0 = env_fault_hits(), *ids, sz = 0;
+	struct wal *w;
+	int ntorn;
+
+	/* record 7 is over 8 KiB, too big for a store into the mapping */
+	for (size_t i = 0; i < 240; i++)
+		sizes[i] = i == 7 ? 20000 : (i * 37) % 3000;
+	snprintf(needle, sizeof needle, "wal: %s: no fallocate, appending "
+		 "with write(2)", dir);
+	env_fault_add(ENV_OP_ALLOC, "/nofalloc/", 0, -1, CF_EINVAL, 0);
+	if (wal_open(dir, 1, 64 << 10, &w))
+		bail("open");
+	is_int(append_recs(w, sizes, 0, 1), CF_OK,
+	       "no fallocate: the first append works");
+	if (mapped_mode)
+		is_int(env_fault_hits() - h0, 1, "fallocate was tried, and "
+		       "failed CF_EINVAL");
+	else
+		is_int(env_fault_hits() - h0, 0, "write(2): fallocate is "
+		       "never tried");
+	is_int(log_count(needle), mapped_mode, "%s", mapped_mode ?
+	       "the fallback is logged" : "nothing logged");
+	env_file_size(seg_path(dir, 1), &sz);
+	is_int(sz, SEG_HDR + REC_HDR + sizes[0],
+	       "the open segment is its record: no preallocated tail");
+	is_int(append_recs(w, sizes, 1, 160), CF_OK,
+	       "159 more, across segment rolls");
+	is_int(dir_bytes(dir), exact_bytes(dir, sizes, 0, 160),
+	       "open, the segments are exactly headers and records");
+	is_int(env_fault_hits() - h0, mapped_mode,
+	       "fallocate is not tried again, nor in the next segments");
+	is_int(log_count(needle), mapped_mode, "the fallback is logged once");
+	is_int(read_dir(dir, sizes, 240, &nrec, &ntorn), 0,
+	       "the open log reads");
+	ok(nrec == 160 && ntorn == 0, "all 160 records, in order, nothing "
+	   "torn (%zu, %d)", nrec, ntorn);
+	wal_close(w);
+	is_int(read_dir(dir, sizes, 240, &nrec, &ntorn), 0,
+	       "closed, the log replays");
+	ok(nrec == 160 && ntorn == 0, "all 160 records, in order (%zu, %d)",
+	   nrec, ntorn);
+
+	/* the same file system after a restart */
+	if (wal_list(dir, &ids, &nids) || nids < 2)
+		bail("wal_list");
+	is_int(wal_open(dir, ids[nids - 1] + 1, 64 << 10, &w), CF_OK,
+	       "reopen after the last segment, still no fallocate");
+	free(ids);
+	is_int(append_recs(w, sizes, 160, 240), CF_OK, "80 more appends");
+	is_int(log_count(needle), 2 * mapped_mode, "%s", mapped_mode ?
+	       "the new log logs its fallback too" : "nothing logged");
+	is_int(dir_bytes(dir), exact_bytes(dir, sizes, 0, 240),
+	       "the segments are still exactly their records");
+	wal_close(w);
+	env_fault_clear();
+	is_int(read_dir(dir, sizes, 240, &nrec, &ntorn), 0, "the log replays");
+	ok(nrec == 240 && ntorn == 0, "all 240 records, in order, nothing "
+	   "torn (%zu, %d)", nrec, ntorn);
+	env_remove_tree(dir);
+}
+
+/*
+ * A disk that fills in the middle of a mapped segment: the append whose
+ * grow (fallocate) finds no room fails CF_ENOSPC and stores nothing, the
+ * records before it stay whole, and once there is room the retry lands
+ * right after them.  A disk with room for the record but not for a
+ * whole MAP_GROW step takes just the pages it needs.  Only mapped
+ * segments preallocate, so only the mapped pass runs it.
+ */
+static void test_grow_full(void)
+{
+	const char *dir = subdir("growfull");
+	enum { MAXREC = 3000 };
+	size_t *sizes = malloc(MAXREC * sizeof *sizes), nok, nrec, end;
+	uint64_t pg = (uint64_t)sysconf(_SC_PAGESIZE), sz0 = 0, sz = 0, h0;
+	struct readout o;
+	struct wal *w;
+	int rc = 0, ntorn;
+
+	if (!mapped_mode) {
+		free(sizes);
+		return;
+	}
+	for (size_t i = 0; i < MAXREC; i++)
+		sizes[i] = 3000 + (i * 7919) % 2000;	/* < 8 KiB */
+	if (wal_open(dir, 1, 64 << 20, &w))
+		bail("open");
+	is_int(append_recs(w, sizes, 0, 1), CF_OK, "a first record");
+	env_file_size(seg_path(dir, 1), &sz0);
+	ok(sz0 >= (4u << 20), "its append preallocated the segment (%llu)",
+	   (unsigned long long)sz0);
+	h0 = env_fault_hits();
+	env_fault_add(ENV_OP_ALLOC, "/growfull/", 0, -1, CF_ENOSPC, 0);
+	for (nok = 1; nok < MAXREC; nok++)
+		if ((rc = append_recs(w, sizes, nok, nok + 1)))
+			break;
+	is_int(rc, CF_ENOSPC, "the append whose grow finds the disk full: "
+	       "CF_ENOSPC");
+	ok(nok > 100 && nok < MAXREC, "after %zu records filled the "
+	   "preallocation", nok);
+	if (nok == MAXREC)
+		bail("%d records appended, and the disk never filled", MAXREC);
+	ok(env_fault_hits() - h0 >= 1, "fallocate failed (%llu times)",
+	   (unsigned long long)(env_fault_hits() - h0));
+	is_int(append_recs(w, sizes, nok, nok + 1), CF_ENOSPC, "still full");
+	end = SEG_HDR;
+	for (size_t i = 0; i < nok; i++)
+		end += REC_HDR + sizes[i];
+	o = read_seg(seg_path(dir, 1), 0, sizes, MAXREC);
+	ok(o.rc == 0 && o.nrec == nok && !o.mismatch && !o.junk &&
+	   o.valid_end == end, "the open segment holds the %zu records whole "
+	   "and nothing after them (%zu, end %llu of %llu)", nok, o.nrec,
+	   (unsigned long long)o.valid_end, (unsigned long long)end);
+	env_file_size(seg_path(dir, 1), &sz);
+	is_int(sz, sz0, "the failed grow left the file as it was");
+
+	/* room for the record, not for a whole step */
+	env_fault_clear();
+	env_fault_add(ENV_OP_ALLOC, "/growfull/", 0, 1, CF_ENOSPC, 0);
+	is_int(append_recs(w, sizes, nok, nok + 1), CF_OK,
+	       "with room for one record the retry works");
+	end += REC_HDR + sizes[nok];
+	env_file_size(seg_path(dir, 1), &sz);
+	is_int(sz, (end + pg - 1) / pg * pg,
+	       "and preallocates only the pages it needs");
+	env_fault_clear();
+	is_int(append_recs(w, sizes, nok + 1, nok + 201), CF_OK,
+	       "with room again, 200 more");
+	wal_close(w);
+	is_int(read_dir(dir, sizes, MAXREC, &nrec, &ntorn), 0,
+	       "closed, the log replays");
+	ok(nrec == nok + 201 && ntorn == 0, "every record, in order, none "
+	   "twice, nothing torn (%zu of %zu, %d)", nrec, nok + 201, ntorn);
+	is_int(dir_bytes(dir), exact_bytes(dir, sizes, 0, nok + 201),
+	       "the closed segment is exactly its records");
+	free(sizes);
+	env_remove_tree(dir);
 }
 
 /* --- group commit --------------------------------------------------- */
@@ -1679,6 +1867,8 @@ int main(void)
 		test_embedded();
 		test_zero_tail();
 		test_faults();
+		test_no_fallocate();
+		test_grow_full();
 		test_group_commit();
 		test_purge();
 		test_roll();

@@ -598,6 +598,10 @@ int env_fallocate(struct env_file *f, uint64_t size)
 			pthread_mutex_unlock(&mu);
 		}
 	}
+	/* an injected error stands for fallocate(2)'s: checked here, after
+	 * what a real failure would have done too, and instead of it */
+	if ((r = fault_check(ENV_OP_ALLOC, f->path, NULL, NULL)))
+		return r;
 	RETRY(r, fallocate(f->fd, 0, 0, (off_t)size));
 	if (r) {
 		if (errno == EOPNOTSUPP || errno == ENOSYS || errno == EINVAL)

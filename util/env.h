@@ -5,8 +5,9 @@
  * are completed here.
  *
  * Tests swap behaviour through the fault hooks below: make the Nth matching
- * operation fail with ENOSPC or EIO, make writes short, and simulate a
- * power loss by dropping every byte written since a file's last sync.
+ * operation fail with ENOSPC or EIO (or a preallocation with "not
+ * supported"), make writes short, and simulate a power loss by dropping
+ * every byte written since a file's last sync.
  *
  * The clock lives here too, so TTL tests can move time.
  *
@@ -78,8 +79,11 @@ int env_truncate(struct env_file *f, uint64_t size);
  * simulation is concerned: env_sync makes up to that end durable, and
  * env_drop_unsynced zeros the bytes between the synced end and the size
  * (the size stays, as it would after a real power loss once a sync made
- * it durable).  Not a fault-injection point.  Errors: CF_ENOSPC; CF_EINVAL
- * when the file system cannot preallocate (write without it); CF_EIO.
+ * it durable).  A fault-injection point (ENV_OP_ALLOC): an injected
+ * error is returned as fallocate(2)'s own would be, the file unchanged,
+ * so CF_EINVAL there makes a file system without preallocation.
+ * Errors: CF_ENOSPC; CF_EINVAL when the file system cannot preallocate
+ * (write without it); CF_EIO.
  */
 int env_fallocate(struct env_file *f, uint64_t size);
 /* Maps f's first len bytes shared and writable, for env_map_write; f was
@@ -153,19 +157,21 @@ enum env_fault_op {
 	ENV_OP_SYNC = 1 << 2,
 	ENV_OP_READ = 1 << 3,
 	ENV_OP_RENAME = 1 << 4,
+	ENV_OP_ALLOC = 1 << 5,
 	ENV_OP_ANY = 0xff
 };
 
 /*
  * Arms a fault: from the (skip+1)-th operation in ops on a path containing
  * path_substr (NULL: any path), fail `count` times (count < 0: until
- * cleared) with err (CF_ENOSPC or CF_EIO).  With short_write set, a failing
+ * cleared) with err (CF_ENOSPC or CF_EIO; any negative CF_E* code is
+ * taken, e.g. CF_EINVAL for ENV_OP_ALLOC).  With short_write set, a failing
  * write first writes half of its bytes.  Every armed fault counts each
  * operation it matches.  Returns a fault id (>= 0), or CF_EINVAL (err not
  * negative, skip negative) or CF_ENOMEM (table full).  Faults are checked
- * by env_open, env_lock_file (ENV_OP_OPEN), env_write (WRITE), env_sync,
- * env_sync_dir (SYNC), env_pread* (READ) and env_rename (RENAME, on either
- * path).
+ * by env_open, env_lock_file (ENV_OP_OPEN), env_write, env_pwrite,
+ * env_map_write (WRITE), env_sync, env_sync_dir (SYNC), env_pread* (READ),
+ * env_rename (RENAME, on either path) and env_fallocate (ALLOC).
  */
 int env_fault_add(unsigned ops, const char *path_substr, int skip, int count,
 		  int err, int short_write);
