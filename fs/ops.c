@@ -999,46 +999,47 @@ static int erow_valid(const struct erow *e)
 	       e->gen == erow_gen(e->table, &e->row);
 }
 
+/* The length of the cols entry at p (u8 famlen, u16le quallen, fam,
+ * qual). */
+static size_t ecol_len(const unsigned char *p)
+{
+	return 3 + (size_t)p[0] + ((size_t)p[1] | (size_t)p[2] << 8);
+}
+
+/* With mu held: e's entry for n's column, or NULL. */
+static unsigned char *erow_col(const struct erow *e, const struct node *n)
+{
+	unsigned char *p = e->cols.p, *end = p + e->cols.len;
+
+	for (; p < end; p += ecol_len(p))
+		if (ecol_len(p) == 3 + n->famlen + n->qual.len &&
+		    p[0] == n->famlen && !memcmp(p + 3, n->fam, n->famlen) &&
+		    (!n->qual.len || !memcmp(p + 3 + n->famlen, n->qual.p,
+					     n->qual.len)))
+			return p;
+	return NULL;
+}
+
 /* With mu held: 1 if e has a cell of n's column written since. */
 static int erow_has_col(const struct erow *e, const struct node *n)
 {
-	const unsigned char *p = e->cols.p, *end = p + e->cols.len;
-	size_t fl, ql;
-
-	while (p < end) {
-		fl = p[0];
-		ql = (size_t)p[1] | (size_t)p[2] << 8;
-		if (fl == n->famlen && ql == n->qual.len &&
-		    !memcmp(p + 3, n->fam, fl) &&
-		    (!ql || !memcmp(p + 3 + fl, n->qual.p, ql)))
-			return 1;
-		p += 3 + fl + ql;
-	}
-	return 0;
+	return erow_col(e, n) != NULL;
 }
 
 /* With mu held: e forgets n's column (its cell is deleted). */
 static void erow_col_del(struct erow *e, const struct node *n)
 {
-	unsigned char *p = e->cols.p, *end = p + e->cols.len;
-	size_t fl, ql, l;
+	unsigned char *p = erow_col(e, n);
+	size_t l;
 
-	while (p < end) {
-		fl = p[0];
-		ql = (size_t)p[1] | (size_t)p[2] << 8;
-		l = 3 + fl + ql;
-		if (fl == n->famlen && ql == n->qual.len &&
-		    !memcmp(p + 3, n->fam, fl) &&
-		    (!ql || !memcmp(p + 3 + fl, n->qual.p, ql))) {
-			memmove(p, p + l, (size_t)(end - p) - l);
-			e->cols.len -= l;
-			if (--e->ncols == 0) {
-				ecolrows--;
-				buf_release(&e->cols);
-			}
-			return;
-		}
-		p += l;
+	if (!p)
+		return;
+	l = ecol_len(p);
+	memmove(p, p + l, (size_t)(e->cols.p + e->cols.len - p) - l);
+	e->cols.len -= l;
+	if (--e->ncols == 0) {
+		ecolrows--;
+		buf_release(&e->cols);
 	}
 }
 
