@@ -5,11 +5,17 @@
 # FUSE filesystem of tests/bench/memfs.c: the floor of any FUSE
 # filesystem on this kernel) and a tmpfs (root only), runs fs_bench on
 # each with the same arguments, prints a table per target and the ratio
-# table cellfs/memfs, cellfs/tmpfs.  The targets take turns, PASSES times
-# (a fresh mount each time), and the ratio table takes each target's best
-# pass per line: the machine is shared, and interference only ever makes
-# a pass slower.  -q: the quick run (bench-quick, 2 passes, under a
-# minute); without it the full run (bench, 3 passes, about 6 minutes).
+# tables cellfs/memfs, cellfs/tmpfs.  The targets take turns, PASSES
+# times (a fresh mount each time; the order of cellfs and the target
+# after it swaps every pass, so neither always runs first), and two ratio
+# tables follow.  The first pairs the runs of one pass, minutes apart:
+# per line the median of the PASSES ratios cellfs/target, with the least
+# and greatest.  The machine is shared and its speed drifts over minutes,
+# so a ratio of runs close in time is steadier than one of runs far
+# apart.  The second takes each target's best pass per line
+# (interference only ever makes a pass slower), whichever pass it was.
+# -q: the quick run (bench-quick, 3 passes, about a minute); without it
+# the full run (bench, 5 passes, about 5 minutes).
 # FS_BENCH_ARGS replaces the fs_bench arguments; FS_BENCH_TARGETS the
 # list of targets (default "cellfs memfs tmpfs").  FS_BENCH_BASE=BINARY
 # adds a target "base": another cellfs binary (say main's, to measure a
@@ -31,10 +37,10 @@ for p in "$CELLFS" "$MEMFS" "$FS_BENCH"; do
 done
 if [ -n "$quick" ]; then
 	ARGS=${FS_BENCH_ARGS:--n 10000 -c 4 -l 100000 -m 10 -M 2 -w 4 -W 1000}
-	PASSES=${FS_BENCH_PASSES:-2}
+	PASSES=${FS_BENCH_PASSES:-3}
 else
 	ARGS=${FS_BENCH_ARGS:--n 50000 -c 4 -l 100000 -m 40 -M 8 -w 4 -W 5000}
-	PASSES=${FS_BENCH_PASSES:-3}
+	PASSES=${FS_BENCH_PASSES:-5}
 fi
 TARGETS=${FS_BENCH_TARGETS:-cellfs memfs tmpfs}
 BASE=${FS_BENCH_BASE:-}
@@ -134,7 +140,18 @@ if [ "$(id -u)" != 0 ]; then
 fi
 pass=1
 while [ $pass -le "$PASSES" ]; do
-	for t in $TARGETS; do
+	order=$TARGETS
+	if [ $((pass % 2)) = 0 ]; then
+		# the first two targets swap: cellfs and the one it is
+		# paired with most (memfs) each run first half the time
+		set -- $TARGETS
+		if [ $# -ge 2 ]; then
+			a=$1 b=$2
+			shift 2
+			order="$b $a $*"
+		fi
+	fi
+	for t in $order; do
 		echo
 		echo "pass $pass/$PASSES"
 		mount_target "$t"
@@ -159,7 +176,6 @@ echo
 case " $ran " in *" cellfs "*) ;; *) exit 0 ;; esac
 others=$(echo "$ran" | tr ' ' '\n' | grep -v '^cellfs$' | grep . || true)
 [ -n "$others" ] || exit 0
-echo "best of $PASSES passes:"
 awk -v others="$others" -v dir="$T" -v passes="$PASSES" '
 BEGIN {
 	n = split("mkdir create stat read unlink rmdir writers write_1mib " \
@@ -172,6 +188,23 @@ BEGIN {
 	load("cellfs")
 	for (j = 1; j <= no; j++)
 		load(o[j])
+
+	# cellfs against each target in the same pass: median (least-greatest)
+	printf "cellfs / target, runs of the same pass paired: median of %d (least-greatest)\n", passes
+	printf "%-28s", "ratio (higher is better)"
+	for (j = 1; j <= no; j++)
+		printf " %-22s", "cellfs/" o[j]
+	printf "\n"
+	for (i = 1; i <= n; i++)
+		paired(keys[i], names[i])
+	printf "%-28s", "daemon CPU us/op (lower)"
+	for (j = 1; j <= no; j++)
+		if (((o[j], "create_cpu_us") in v))
+			printf " %-22s", "cellfs/" o[j]
+	printf "\n"
+	for (i = 1; i <= 6; i++)
+		paired(keys[i] "_cpu_us", names[i])
+	printf "\nbest of %d passes:\n", passes
 	printf "%-28s %12s", "ratio (higher is better)", "cellfs"
 	for (j = 1; j <= no; j++)
 		printf " %12s %9s", o[j], "cellfs/" substr(o[j], 1, 2)
@@ -208,11 +241,38 @@ BEGIN {
 		printf "\n"
 	}
 }
+# one line of the paired table: per target, the ratios cellfs/target of
+# the passes both ran, sorted; the median, the least and the greatest
+function paired(k, name,   j, p, m, r, x, y, t, med) {
+	if (!(("cellfs", k) in v))
+		return
+	printf "%-28s", name
+	for (j = 1; j <= no; j++) {
+		m = 0
+		for (p = 1; p <= passes; p++)
+			if ((("cellfs", k, p) in w) && ((o[j], k, p) in w) &&
+			    w[o[j], k, p] > 0)
+				r[++m] = w["cellfs", k, p] / w[o[j], k, p]
+		if (!m) {	# tmpfs has no daemon: no CPU column
+			if (k !~ /_cpu_us$/)
+				printf " %-22s", "-"
+			continue
+		}
+		for (x = 2; x <= m; x++)	# insertion sort: m is small
+			for (y = x; y > 1 && r[y - 1] > r[y]; y--) {
+				t = r[y]; r[y] = r[y - 1]; r[y - 1] = t
+			}
+		med = m % 2 ? r[(m + 1) / 2] : (r[m / 2] + r[m / 2 + 1]) / 2
+		printf " %-22s", sprintf("%.2fx (%.2f-%.2f)", med, r[1], r[m])
+	}
+	printf "\n"
+}
 function load(t,   f, line, a, p, low) {
 	for (p = 1; p <= passes; p++) {
 		f = dir "/" t "." p ".res"
 		while ((getline line < f) > 0) {
 			split(line, a, " ")
+			w[t, a[1], p] = a[2]
 			low = a[1] ~ /_(us)$/	# times: the least is best
 			if (!((t, a[1]) in v) ||
 			    (!low && a[2] + 0 > v[t, a[1]] + 0) ||
