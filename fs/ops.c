@@ -1615,6 +1615,63 @@ static void op_forget_multi(fuse_req_t req, size_t count,
 }
 
 
+/* The attributes of cell n while a write(2) to it is pending, as a
+ * local file shows what was written through any fd, not the value
+ * committed before: for a writer that replaces the value, what it holds;
+ * for an O_APPEND writer, the value with its bytes after it.  The writer
+ * is fi's handle when the kernel names it, else n's last open for
+ * writing (fstat(2) reaches FUSE without its file).  0 when no writer's
+ * value is pending (nothing written, a refused write, committed at
+ * close), st untouched; else 0 or an errno in *err.  The handle's fields
+ * are read under mu, which its free takes (fileh_free), as cell_attrs
+ * does. */
+static int pending_attrs(struct node *n, struct fuse_file_info *fi,
+			 struct stat *st, int *err)
+{
+	struct fileh *h = fi ? (struct fileh *)(uintptr_t)fi->fh : NULL;
+	cf_table *t;
+	int64_t ts, cts;
+	size_t len, clen = 0;
+	int append, found = 0, rc = 0;
+
+	if (n->kind != K_CELL)
+		return 0;
+	pthread_mutex_lock(&mu);
+	if (!h || h->n != n || !h->writable)
+		h = n->writer;
+	if (!h || !__atomic_load_n(&h->dirty, __ATOMIC_RELAXED) ||
+	    __atomic_load_n(&h->failed, __ATOMIC_RELAXED)) {
+		pthread_mutex_unlock(&mu);
+		return 0;
+	}
+	len = __atomic_load_n(&h->data.len, __ATOMIC_RELAXED);
+	ts = __atomic_load_n(&h->ts, __ATOMIC_RELAXED);
+	append = __atomic_load_n(&h->append, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&mu);
+	if (append) {
+		/* the bytes go after whatever the cell holds at close */
+		rc = topen(n->table, &t);
+		if (!rc) {
+			if (cf_table_has_family(t, n->fam, n->famlen))
+				rc = cell_get(t, n, &found, NULL, &cts,
+					      &clen);
+			cf_table_close(t);
+		}
+		if (!found)
+			clen = 0;
+	}
+	*err = fs_errno(rc);
+	memset(st, 0, sizeof *st);
+	st->st_ino = ino_of(n);
+	st->st_uid = uid;
+	st->st_gid = gid;
+	st->st_nlink = 1;
+	st->st_mode = S_IFREG | 0644;
+	st->st_size = (off_t)(clen + len);
+	set_time(st, ts != CF_TS_NOW ? ts : now_ms());
+	return 1;
+}
+
 static void op_getattr(fuse_req_t req, fuse_ino_t ino,
 		       struct fuse_file_info *fi)
 {
@@ -1623,6 +1680,18 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino,
 	int err;
 
 	count(&counters.getattrs);
+	if (pending_attrs(n, fi, &st, &err)) {
+		/* Not cached (timeout 0), and attrs_stale left as it is:
+		 * the kernel holds nothing of the pending value, so a stat
+		 * after the close, whose Put invalidates n only when the
+		 * kernel may hold attributes (cell_put), asks again and
+		 * sees the committed value. */
+		if (err)
+			fuse_reply_err(req, err);
+		else
+			fuse_reply_attr(req, &st, 0);
+		return;
+	}
 	err = node_stat(n, &st);
 	if (err) {
 		fuse_reply_err(req, err);
