@@ -2371,6 +2371,15 @@ static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name,
 	int err, rc = 0;
 
 	err = lookup_node(parent, name, &n, &why);
+	if (err == ENOENT && node_of(parent)->kind == K_TSD) {
+		/* a name tsd/ does not know: nothing can be made there,
+		 * not "no such file" (a name a lookup probes for) */
+		err = EPERM;
+		why = "no directory can be made here";
+	} else if (err == ENOENT && node_of(parent)->kind == K_ROOT) {
+		err = EINVAL;	/* a name starting with '.' */
+		why = "not a valid table name";
+	}
 	if (err) {
 		fail(req, err, "mkdir %s: %s", name, why);
 		return;
