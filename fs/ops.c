@@ -94,6 +94,8 @@ struct fileh {
 	int dirty, append, writable;
 	int written;		/* write(2) or truncate seen */
 	int failed;		/* errno of a refused write: commit nothing */
+	int orphan;		/* mv replaced its cell: commit nothing
+				 * (op_rename); atomic, set under mu */
 	int64_t ts;		/* timestamp of the Put at flush */
 	struct fs_tsd_file *tf;	/* K_TSD: everything is done by tsdfs.c */
 	struct buf tail;	/* .batch, .ctl: a line not finished yet */
@@ -1233,7 +1235,8 @@ static int cell_attrs(struct node *n, struct stat *st, int found, int64_t ts,
 		/* a cell created and not yet closed (cp, tar fstat it):
 		 * what has been written so far */
 		pthread_mutex_lock(&mu);
-		if (n->writer) {
+		if (n->writer && !__atomic_load_n(&n->writer->orphan,
+						  __ATOMIC_RELAXED)) {
 			found = 1;
 			ts = env_now_ms();
 			len = __atomic_load_n(&n->writer->data.len,
@@ -1615,6 +1618,65 @@ static void op_forget_multi(fuse_req_t req, size_t count,
 }
 
 
+/* The attributes of cell n while a write(2) to it is pending, as a
+ * local file shows what was written through any fd, not the value
+ * committed before: for a writer that replaces the value, what it holds;
+ * for an O_APPEND writer, the value with its bytes after it.  The writer
+ * is fi's handle when the kernel names it, else n's last open for
+ * writing (fstat(2) reaches FUSE without its file).  0 when no writer's
+ * value is pending (nothing written, a refused write, committed at
+ * close), st untouched; else 0 or an errno in *err.  The handle's fields
+ * are read under mu, which its free takes (fileh_free), as cell_attrs
+ * does. */
+static int pending_attrs(struct node *n, struct fuse_file_info *fi,
+			 struct stat *st, int *err)
+{
+	struct fileh *h = fi ? (struct fileh *)(uintptr_t)fi->fh : NULL;
+	cf_table *t;
+	int64_t ts, cts;
+	size_t len, clen = 0;
+	int orphan, append, found = 0, rc = 0;
+
+	if (n->kind != K_CELL)
+		return 0;
+	pthread_mutex_lock(&mu);
+	if (!h || h->n != n || !h->writable)
+		h = n->writer;
+	if (!h || !__atomic_load_n(&h->dirty, __ATOMIC_RELAXED) ||
+	    __atomic_load_n(&h->failed, __ATOMIC_RELAXED)) {
+		pthread_mutex_unlock(&mu);
+		return 0;
+	}
+	len = __atomic_load_n(&h->data.len, __ATOMIC_RELAXED);
+	ts = __atomic_load_n(&h->ts, __ATOMIC_RELAXED);
+	orphan = __atomic_load_n(&h->orphan, __ATOMIC_RELAXED);
+	append = __atomic_load_n(&h->append, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&mu);
+	if (append && !orphan) {
+		/* the bytes go after whatever the cell holds at close */
+		rc = topen(n->table, &t);
+		if (!rc) {
+			if (cf_table_has_family(t, n->fam, n->famlen))
+				rc = cell_get(t, n, &found, NULL, &cts,
+					      &clen);
+			cf_table_close(t);
+		}
+		if (!found)
+			clen = 0;
+	}
+	*err = fs_errno(rc);
+	memset(st, 0, sizeof *st);
+	st->st_ino = ino_of(n);
+	st->st_uid = uid;
+	st->st_gid = gid;
+	/* a writer whose cell mv replaced writes to no name (op_rename) */
+	st->st_nlink = orphan ? 0 : 1;
+	st->st_mode = S_IFREG | 0644;
+	st->st_size = (off_t)(clen + len);
+	set_time(st, ts != CF_TS_NOW ? ts : now_ms());
+	return 1;
+}
+
 static void op_getattr(fuse_req_t req, fuse_ino_t ino,
 		       struct fuse_file_info *fi)
 {
@@ -1623,6 +1685,18 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino,
 	int err;
 
 	count(&counters.getattrs);
+	if (pending_attrs(n, fi, &st, &err)) {
+		/* Not cached (timeout 0), and attrs_stale left as it is:
+		 * the kernel holds nothing of the pending value, so a stat
+		 * after the close, whose Put invalidates n only when the
+		 * kernel may hold attributes (cell_put), asks again and
+		 * sees the committed value. */
+		if (err)
+			fuse_reply_err(req, err);
+		else
+			fuse_reply_attr(req, &st, 0);
+		return;
+	}
 	err = node_stat(n, &st);
 	if (err) {
 		fuse_reply_err(req, err);
@@ -2302,6 +2376,15 @@ static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name,
 	int err, rc = 0;
 
 	err = lookup_node(parent, name, &n, &why);
+	if (err == ENOENT && node_of(parent)->kind == K_TSD) {
+		/* a name tsd/ does not know: nothing can be made there,
+		 * not "no such file" (a name a lookup probes for) */
+		err = EPERM;
+		why = "no directory can be made here";
+	} else if (err == ENOENT && node_of(parent)->kind == K_ROOT) {
+		err = EINVAL;	/* a name starting with '.' */
+		why = "not a valid table name";
+	}
 	if (err) {
 		fail(req, err, "mkdir %s: %s", name, why);
 		return;
@@ -2627,6 +2710,11 @@ static int file_flush(struct fileh *h)
 		err = h->failed;	/* never half a value */
 		goto out;
 	}
+	if (__atomic_load_n(&h->orphan, __ATOMIC_RELAXED))
+		return 0;	/* mv replaced its cell: like writes to an
+				 * unlinked file, they show under no name
+				 * (op_rename); still dirty, so a time set
+				 * on the fd stays the handle's */
 	if (!h->dirty)
 		return 0;
 	switch (n->kind) {
@@ -3580,6 +3668,49 @@ static int cell_move(struct node *s, struct node *d)
 	return rc;
 }
 
+/* With mu held: 1 if a writer of cell n holds a value its close will
+ * put (what makes a cell created and not yet closed exist). */
+static int writer_pending_locked(const struct node *n)
+{
+	const struct fileh *h = n->writer;
+
+	return h && __atomic_load_n(&h->dirty, __ATOMIC_RELAXED) &&
+	       !__atomic_load_n(&h->failed, __ATOMIC_RELAXED) &&
+	       !__atomic_load_n(&h->orphan, __ATOMIC_RELAXED);
+}
+
+/* mv of a cell created and not yet closed, s onto d: no value to move
+ * yet, only the name, whose writer puts at close (op_rename makes it
+ * follow).  d is replaced as cell_move replaces it: a DeleteColumn of
+ * every version, which the writer's later Put is not masked by. */
+static int cell_move_pending(struct node *s, struct node *d)
+{
+	cf_batch *b = NULL;
+	cf_table *t;
+	int rc;
+
+	rc = topen(d->table, &t);
+	if (rc)
+		return rc;
+	if (!cf_table_has_family(t, d->fam, d->famlen))
+		rc = CF_ENOTFOUND;
+	if (!rc)
+		rc = cf_batch_new(&b);
+	if (!rc)
+		rc = cf_batch_delete(b, CF_DEL_COLUMN,
+				     d->key.p ? (const void *)d->key.p : "",
+				     d->key.len, d->fam, d->famlen,
+				     d->qual.p ? (const void *)d->qual.p : "",
+				     d->qual.len, INT64_MAX - 1);
+	if (!rc)
+		rc = cf_table_apply(t, b);
+	cf_batch_free(b);
+	cf_table_close(t);
+	if (!rc)
+		row_changed(s->table, s->key.p, s->key.len, 1);
+	return rc;
+}
+
 static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 		      fuse_ino_t newparent, const char *newname,
 		      unsigned int flags)
@@ -3621,6 +3752,20 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 					      d->ts != CF_TS_NOW ? d->ts :
 					      st->mtime);
 			why = cf_strerror(rc);
+			/* a file open for writing on d (rsync's target
+			 * being written by another) writes to no name any
+			 * more: its close puts nothing over the value
+			 * moved here.  d keeps its name, so the writer is
+			 * no longer its: a stat of d shows the new value */
+			if (!rc) {
+				pthread_mutex_lock(&mu);
+				if (d->writer) {
+					__atomic_store_n(&d->writer->orphan, 1,
+							 __ATOMIC_RELAXED);
+					d->writer = NULL;
+				}
+				pthread_mutex_unlock(&mu);
+			}
 		}
 	} else if (s->kind == K_STAGE && d->kind == K_SCHEMA && !s->in_row &&
 		   !strcmp(s->table, d->table)) {
@@ -3662,13 +3807,31 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 		pthread_mutex_unlock(&mu);
 		why = "no such staged file";
 	} else if (s->kind == K_CELL && d->kind == K_CELL && same_row(s, d)) {
+		int pending = 0;
 		rc = cell_move(s, d);
+		if (rc == CF_ENOTFOUND && s != d && s->ts == CF_TS_NOW &&
+		    d->ts == CF_TS_NOW) {
+			pthread_mutex_lock(&mu);
+			pending = writer_pending_locked(s);
+			pthread_mutex_unlock(&mu);
+			if (pending)
+				rc = cell_move_pending(s, d);
+		}
 		why = cf_strerror(rc);
-		/* a file open for writing on d keeps writing to d */
+		/* As rename(2) does to inodes: a file open on s (being
+		 * written: its close puts there) follows it to the new name,
+		 * and one open for writing on d, which the move replaced,
+		 * writes to no name any more: its close puts nothing, and
+		 * does not bring back s's old name, now d's meaning.  (A
+		 * stat of that name then finds no cell: cell_attrs passes
+		 * over such a writer; fstat of its fd shows what it holds,
+		 * with no link.) */
 		if (!rc) {
 			pthread_mutex_lock(&mu);
-			if (!d->writer)
-				node_swap(s, d);
+			if (d->writer && d != s)
+				__atomic_store_n(&d->writer->orphan, 1,
+						 __ATOMIC_RELAXED);
+			node_swap(s, d);
 			pthread_mutex_unlock(&mu);
 		}
 	} else if ((s->kind == K_CELL || s->kind == K_STAGE ||
