@@ -153,6 +153,12 @@ size_t cf_batch_count(const cf_batch *b);
 int cf_batch_put(cf_batch *b, const void *row, size_t rowlen,
 		 const char *fam, size_t famlen, const void *qual, size_t qlen,
 		 int64_t ts, const void *val, size_t vlen);
+/* As cf_batch_put, but the value is not copied into the batch: val must
+ * stay valid and unchanged until the batch is applied, cleared or freed.
+ * For a large value written once (a file's close): one copy less. */
+int cf_batch_put_ref(cf_batch *b, const void *row, size_t rowlen,
+		     const char *fam, size_t famlen, const void *qual,
+		     size_t qlen, int64_t ts, const void *val, size_t vlen);
 
 enum cf_delete_kind {
 	CF_DEL_VERSION = 1,	/* Delete: the version at exactly ts */

@@ -287,6 +287,7 @@ struct bop {
 	size_t fam, famlen;
 	size_t qual, qlen;
 	size_t val, vlen;
+	const void *ext;	/* the value, not copied (cf_batch_put_ref) */
 	int64_t ts;
 };
 

@@ -15,6 +15,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/uio.h>
 
 struct wal;
 
@@ -34,6 +35,14 @@ void wal_close(struct wal *w);
  * CF_EIO, CF_ENOSPC: the partial record is cut off again so the log
  * stays valid, and the call may be retried.  CF_ETOOBIG over 1 GiB. */
 int wal_append(struct wal *w, const void *rec, size_t n, uint64_t max_seq);
+/* As wal_append, of the record made of the cnt (at most WAL_IOV_MAX)
+ * pieces of iov one after the other.  A record that goes out with
+ * pwrite(2) (one over 8 KiB in a mapped segment) is written from the
+ * pieces themselves, not copied into one buffer first: a large value
+ * reaches the page cache in one copy. */
+#define WAL_IOV_MAX 8
+int wal_appendv(struct wal *w, const struct iovec *iov, int cnt,
+		uint64_t max_seq);
 /* Makes every record appended before the call durable.  CF_EIO. */
 int wal_sync(struct wal *w);
 /* 1 if some appended bytes are not yet synced. */

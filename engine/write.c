@@ -60,7 +60,7 @@ size_t cf_batch_count(const cf_batch *b)
 
 static int add_op(cf_batch *b, int kind, const void *row, size_t rowlen,
 		  const char *fam, size_t famlen, const void *qual, size_t qlen,
-		  int64_t ts, const void *val, size_t vlen)
+		  int64_t ts, const void *val, size_t vlen, int ref)
 {
 	struct bop *op;
 	size_t mark = b->data.len;
@@ -90,7 +90,10 @@ static int add_op(cf_batch *b, int kind, const void *row, size_t rowlen,
 		rc = buf_append(&b->data, qual, qlen);
 	op->val = b->data.len;
 	op->vlen = val ? vlen : 0;
-	if (rc == CF_OK && val)
+	op->ext = NULL;
+	if (rc == CF_OK && val && ref)
+		op->ext = val;
+	else if (rc == CF_OK && val)
 		rc = buf_append(&b->data, val, vlen);
 	if (rc) {
 		b->data.len = mark;
@@ -105,7 +108,15 @@ int cf_batch_put(cf_batch *b, const void *row, size_t rowlen,
 		 int64_t ts, const void *val, size_t vlen)
 {
 	return add_op(b, BOP_PUT, row, rowlen, fam, famlen, qual, qlen, ts,
-		      val, vlen);
+		      val, vlen, 0);
+}
+
+int cf_batch_put_ref(cf_batch *b, const void *row, size_t rowlen,
+		     const char *fam, size_t famlen, const void *qual,
+		     size_t qlen, int64_t ts, const void *val, size_t vlen)
+{
+	return add_op(b, BOP_PUT, row, rowlen, fam, famlen, qual, qlen, ts,
+		      val, vlen, 1);
 }
 
 int cf_batch_delete(cf_batch *b, enum cf_delete_kind kind, const void *row,
@@ -121,7 +132,8 @@ int cf_batch_delete(cf_batch *b, enum cf_delete_kind kind, const void *row,
 	case CF_DEL_ROW: k = BOP_DEL_ROW; fam = NULL; qual = NULL; break;
 	default: return CF_EINVAL;
 	}
-	return add_op(b, k, row, rowlen, fam, famlen, qual, qlen, ts, NULL, 0);
+	return add_op(b, k, row, rowlen, fam, famlen, qual, qlen, ts, NULL, 0,
+		      0);
 }
 
 /* --- validation and expansion ----------------------------------------- */
@@ -226,7 +238,9 @@ static int expand(struct cf_table *t, const cf_batch *b, int64_t now,
 			.row = b->data.p + op->row, .rowlen = op->rowlen,
 			.fam = b->data.p + op->fam, .famlen = op->famlen,
 			.qual = b->data.p + op->qual, .qlen = op->qlen,
-			.val = b->data.p + op->val, .vlen = op->vlen,
+			.val = op->ext ? (const unsigned char *)op->ext
+				       : b->data.p + op->val,
+			.vlen = op->vlen,
 			.ts = op->ts == CF_TS_NOW ? now : op->ts,
 		};
 		switch (op->kind) {
@@ -342,8 +356,23 @@ struct gwriter {
 	struct gwriter *next;
 };
 
-static int encode_cell(struct buf *rec, const struct cf_table *t,
-		       const struct wcell *c, uint64_t seq)
+/* A value this big is not copied into the record buffer: the WAL writes
+ * it from the batch (wal_appendv), one copy into the page cache. */
+#define REC_REF_MIN ((size_t)64 << 10)
+#define REC_REFS ((WAL_IOV_MAX - 1) / 2)
+
+/* The values of a record left in their batches: refs[i] goes after the
+ * first at[i] bytes of the record buffer. */
+struct rec_refs {
+	size_t n;
+	size_t at[REC_REFS];
+	const void *p[REC_REFS];
+	size_t len[REC_REFS];
+};
+
+static int encode_cell(struct buf *rec, struct rec_refs *x,
+		       const struct cf_table *t, const struct wcell *c,
+		       uint64_t seq)
 {
 	struct ikey k = {
 		.row = c->row, .rowlen = c->rowlen, .fam = c->fam,
@@ -363,7 +392,11 @@ static int encode_cell(struct buf *rec, const struct cf_table *t,
 	ikey_encode(rec->p + rec->len, &k);
 	rec->len += ks;
 	rc = buf_put_varint(rec, c->vlen);
-	if (!rc)
+	if (!rc && c->vlen >= REC_REF_MIN && x->n < REC_REFS) {
+		x->at[x->n] = rec->len;
+		x->p[x->n] = c->val;
+		x->len[x->n++] = c->vlen;
+	} else if (!rc)
 		rc = buf_append(rec, c->val, c->vlen);
 	return rc;
 }
@@ -394,9 +427,11 @@ static void insert_cell(struct cf_db *db, struct cf_table *t, const struct ikey 
 static int lead(struct cf_db *db, struct gwriter *g, struct gwriter *last)
 {
 	struct buf *rec = &db->wbuf;
+	struct rec_refs x = { 0 };
+	struct iovec v[WAL_IOV_MAX];
 	uint64_t seq = db->next_seq, first = seq;
-	size_t count = 0;
-	int rc = CF_OK;
+	size_t count = 0, at = 0, bytes;
+	int rc = CF_OK, nv = 0;
 
 	buf_reset(rec);
 	rc = buf_putc(rec, REC_VERSION);
@@ -410,10 +445,22 @@ static int lead(struct cf_db *db, struct gwriter *g, struct gwriter *last)
 	for (struct gwriter *w = g; w && rc == CF_OK;
 	     w = w == last ? NULL : w->next)
 		for (size_t i = 0; i < w->cells.n && rc == CF_OK; i++)
-			rc = encode_cell(rec, w->t, &w->cells.c[i], seq++);
+			rc = encode_cell(rec, &x, w->t, &w->cells.c[i],
+					 seq++);
 	if (rc)
 		return rc;
-	rc = wal_append(db->wal, rec->p, rec->len, seq - 1);
+	bytes = rec->len;
+	for (size_t i = 0; i < x.n; i++) {
+		v[nv].iov_base = rec->p + at;
+		v[nv++].iov_len = x.at[i] - at;
+		v[nv].iov_base = (void *)x.p[i];
+		v[nv++].iov_len = x.len[i];
+		at = x.at[i];
+		bytes += x.len[i];
+	}
+	v[nv].iov_base = rec->p + at;
+	v[nv++].iov_len = rec->len - at;
+	rc = wal_appendv(db->wal, v, nv, seq - 1);
 	if (rc == CF_OK && db->o.sync_mode == CF_SYNC_ALWAYS)
 		rc = wal_sync(db->wal);
 	if (rc) {
@@ -442,7 +489,7 @@ static int lead(struct cf_db *db, struct gwriter *g, struct gwriter *last)
 	}
 	pthread_mutex_unlock(&db->mem_mu);
 	atomic_store(&db->last_seq, seq - 1);
-	atomic_fetch_add(&db->st.wal_bytes, rec->len);
+	atomic_fetch_add(&db->st.wal_bytes, bytes);
 	return CF_OK;
 }
 

@@ -26,6 +26,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/uio.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -759,6 +760,68 @@ int env_write(struct env_file *f, const void *p, size_t n)
 int env_pwrite(struct env_file *f, uint64_t off, const void *p, size_t n)
 {
 	return put(f, p, n, PUT_AT, off);
+}
+
+/* pwritev(2) of the first n bytes of iov[0..cnt) at off; short writes
+ * are completed here.  *done: how many went. */
+static int pwritev_all(struct env_file *f, const struct iovec *iov, int cnt,
+		       uint64_t off, size_t n, size_t *done)
+{
+	struct iovec v[ENV_IOV_MAX];
+	int k = 0;
+
+	*done = 0;
+	for (int i = 0; i < cnt && n > 0; i++) {
+		size_t c = iov[i].iov_len < n ? iov[i].iov_len : n;
+		if (!c)
+			continue;
+		v[k].iov_base = iov[i].iov_base;
+		v[k++].iov_len = c;
+		n -= c;
+	}
+	for (int i = 0; i < k;) {
+		ssize_t w;
+
+		RETRY(w, pwritev(f->fd, v + i, k - i, (off_t)(off + *done)));
+		if (w < 0)
+			return from_errno(errno);
+		if (w == 0)
+			return CF_EIO;	/* no progress and no reason */
+		*done += (size_t)w;
+		while (i < k && (size_t)w >= v[i].iov_len)
+			w -= (ssize_t)v[i++].iov_len;
+		if (i < k) {
+			v[i].iov_base = (char *)v[i].iov_base + w;
+			v[i].iov_len -= (size_t)w;
+		}
+	}
+	return CF_OK;
+}
+
+int env_pwritev(struct env_file *f, uint64_t off, const struct iovec *iov,
+		int cnt)
+{
+	size_t n = 0, done = 0;
+	int err, sw = 0;
+
+	if (cnt < 0 || cnt > ENV_IOV_MAX)
+		return CF_EINVAL;
+	for (int i = 0; i < cnt; i++)
+		n += iov[i].iov_len;
+	if (is_tracking()) {
+		pthread_mutex_lock(&mu);
+		track_of(f);
+		pthread_mutex_unlock(&mu);
+	}
+	if ((err = fault_check(ENV_OP_WRITE, f->path, NULL, &sw))) {
+		if (sw)
+			pwritev_all(f, iov, cnt, off, n / 2, &done);
+	} else {
+		err = pwritev_all(f, iov, cnt, off, n, &done);
+	}
+	if (atomic_load_explicit(&f->prealloc, memory_order_relaxed))
+		note_end(f, off + done);
+	return err;
 }
 
 int env_map_write(struct env_file *f, uint64_t off, const void *p, size_t n)

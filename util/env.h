@@ -21,6 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 
 /* An open file.  Not shared between threads for writes; pread is safe
  * from any number of threads. */
@@ -54,6 +55,12 @@ int env_write(struct env_file *f, const void *p, size_t n);
  * was: for a file written through env_map_write too, where a large record
  * costs less as one system call than as a page fault a page. */
 int env_pwrite(struct env_file *f, uint64_t off, const void *p, size_t n);
+/* As env_pwrite, of the cnt (at most ENV_IOV_MAX) pieces of iov one
+ * after the other: one pwritev(2), no copy to gather them.  A fault
+ * point as one write (a short one stores the first half of the whole). */
+#define ENV_IOV_MAX 16
+int env_pwritev(struct env_file *f, uint64_t off, const struct iovec *iov,
+		int cnt);
 /* Reads exactly n bytes at off.  Errors: CF_EIO, CF_ECORRUPT when the file
  * ends before off + n. */
 int env_pread(struct env_file *f, void *p, size_t n, uint64_t off);
