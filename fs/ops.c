@@ -87,9 +87,20 @@ struct node {
 	int attrs_stale;
 };
 
+/* The value a read-only open of a cell reads: the row the Get returned,
+ * not copied again, and shared by reference with reads in flight (a
+ * read's reply may still be under way when RELEASE frees the handle). */
+struct fval {
+	int refs;		/* atomic */
+	cf_row *row;
+	const unsigned char *p;
+	size_t len;
+};
+
 /* An open cell: what was written, committed as one Put at close. */
 struct fileh {
 	struct node *n;
+	struct fval *fv;	/* a read-only K_CELL open; data is empty */
 	struct buf data;
 	int dirty, append, writable;
 	int written;		/* write(2) or truncate seen */
@@ -836,45 +847,96 @@ static int64_t now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* The cell n names: *found, its value into val (if non-NULL), ts, len. */
-static int cell_get(cf_table *t, const struct node *n, int *found,
-		    struct buf *val, int64_t *ts, size_t *len)
+/* The cell n names: the row of the Get into *rp (to cf_row_free), the
+ * cell in it into *cp (NULL: none). */
+static int cell_find(cf_table *t, const struct node *n, int keys_only,
+		     cf_row **rp, const struct cf_cell **cp)
 {
 	struct cf_column col = { n->fam, n->famlen,
 				 n->qual.p ? (const void *)n->qual.p : "",
 				 n->qual.len };
 	struct cf_read_opts o = CF_READ_OPTS_INIT;
 	const struct cf_cell *c;
-	cf_row *r = NULL;
 	size_t i;
 	int rc;
 
-	*found = 0;
+	*rp = NULL;
+	*cp = NULL;
 	o.columns = &col;
 	o.ncolumns = 1;
-	o.keys_only = val == NULL;
+	o.keys_only = keys_only;
 	if (n->ts != CF_TS_NOW) {
 		o.min_ts = n->ts;
 		o.max_ts = n->ts + 1;
 	}
 	rc = cf_table_get(t, n->key.p ? (const void *)n->key.p : "",
-			  n->key.len, &o, &r);
+			  n->key.len, &o, rp);
 	if (rc)
 		return rc;
-	for (i = 0; i < cf_row_count(r); i++) {
-		c = cf_row_cell(r, i);
+	for (i = 0; i < cf_row_count(*rp); i++) {
+		c = cf_row_cell(*rp, i);
 		if (c->qlen != n->qual.len ||
 		    (c->qlen && memcmp(c->qual, n->qual.p, c->qlen)))
 			continue;
+		*cp = c;
+		break;
+	}
+	return CF_OK;
+}
+
+/* The cell n names: *found, its value into val (if non-NULL), ts, len. */
+static int cell_get(cf_table *t, const struct node *n, int *found,
+		    struct buf *val, int64_t *ts, size_t *len)
+{
+	const struct cf_cell *c;
+	cf_row *r;
+	int rc;
+
+	*found = 0;
+	rc = cell_find(t, n, val == NULL, &r, &c);
+	if (!rc && c) {
 		*found = 1;
 		*ts = c->ts;
 		*len = c->vlen;
 		if (val)
 			rc = buf_append(val, c->val, c->vlen);
-		break;
 	}
 	cf_row_free(r);
 	return rc;
+}
+
+static void fval_put(struct fval *v)
+{
+	if (v && __atomic_sub_fetch(&v->refs, 1, __ATOMIC_ACQ_REL) == 0) {
+		cf_row_free(v->row);
+		free(v);
+	}
+}
+
+/* A read-only open of the cell n: its value, as the Get returned it. */
+static int fval_get(cf_table *t, const struct node *n, struct fval **out)
+{
+	const struct cf_cell *c;
+	struct fval *v;
+	cf_row *r;
+	int rc;
+
+	*out = NULL;
+	rc = cell_find(t, n, 0, &r, &c);
+	if (rc || !c) {
+		cf_row_free(r);
+		return rc ? rc : CF_ENOTFOUND;
+	}
+	if (!(v = malloc(sizeof *v))) {
+		cf_row_free(r);
+		return CF_ENOMEM;
+	}
+	v->refs = 1;
+	v->row = r;
+	v->p = c->val;
+	v->len = c->val ? c->vlen : 0;
+	*out = v;
+	return CF_OK;
 }
 
 /* Number of visible cells of row (capped at 1 is enough for callers). */
@@ -2666,13 +2728,14 @@ static int cell_put(struct node *n, const struct buf *data, int64_t ts)
 	if (rc)
 		return rc;
 	rc = cf_batch_new(&b);
+	/* the value is not copied into the batch: data outlives it */
 	if (!rc)
-		rc = cf_batch_put(b, n->key.p ? (const void *)n->key.p : "",
-				  n->key.len, n->fam, n->famlen,
-				  n->qual.p ? (const void *)n->qual.p : "",
-				  n->qual.len, ts,
-				  data->p ? (const void *)data->p : "",
-				  data->len);
+		rc = cf_batch_put_ref(b, n->key.p ? (const void *)n->key.p : "",
+				      n->key.len, n->fam, n->famlen,
+				      n->qual.p ? (const void *)n->qual.p
+						: "", n->qual.len, ts,
+				      data->p ? (const void *)data->p : "",
+				      data->len);
 	if (!rc)
 		rc = cf_table_apply(t, b);
 	cf_batch_free(b);
@@ -2786,6 +2849,7 @@ static void fileh_free(struct fileh *h)
 {
 	struct node *n = h->n;
 
+	fval_put(h->fv);
 	buf_release(&h->data);
 	buf_release(&h->tail);
 	fs_tsd_file_close(h->tf);
@@ -2852,12 +2916,16 @@ static int file_open(struct node *n, int flags, int created,
 			break;
 		}
 		rc = topen(n->table, &t);
-		if (!rc) {
+		if (!rc && !h->writable) {
+			/* reads send the Get's row: no copy of the value */
+			rc = fval_get(t, n, &h->fv);
+			cf_table_close(t);
+		} else if (!rc) {
 			rc = cell_get(t, n, &found, &h->data, &ts, &len);
 			cf_table_close(t);
+			if (!rc && !found)
+				rc = CF_ENOTFOUND;
 		}
-		if (!rc && !found)
-			rc = CF_ENOTFOUND;
 		break;
 	case K_STAGE:
 		if (created || (flags & O_TRUNC)) {
@@ -3077,6 +3145,20 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		read_tsd(req, h, size, off);
 		return;
 	}
+	if (h->fv) {
+		/* read-only: the value never changes; the reference keeps
+		 * it past a RELEASE that frees h before the reply returns */
+		struct fval *v = h->fv;
+
+		__atomic_add_fetch(&v->refs, 1, __ATOMIC_ACQ_REL);
+		if ((uint64_t)off < v->len)
+			got = v->len - (size_t)off < size ?
+			      v->len - (size_t)off : size;
+		fuse_reply_buf(req, got ? (const char *)v->p + off : NULL,
+			       got);
+		fval_put(v);
+		return;
+	}
 	/* Nothing of h may be touched, nor sent, once the reply is under
 	 * way: the kernel can end the read, and the close's RELEASE free h
 	 * on another thread, before fuse_reply_buf returns here (at once
@@ -3213,11 +3295,13 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *p,
 		     n->name, max_value);
 		return;
 	}
-	rc = h->append ? 0 : (end > h->data.len ? resize(&h->data, end) : 0);
-	if (!rc) {
-		if (h->append)
-			rc = buf_append(&h->data, p, size);
-		else
+	/* a write at the end (cp, a shell redirection: every one) appends,
+	 * without first zeroing what it then overwrites */
+	if (h->append || (uint64_t)off == h->data.len)
+		rc = buf_append(&h->data, p, size);
+	else {
+		rc = end > h->data.len ? resize(&h->data, end) : 0;
+		if (!rc)
 			memcpy(h->data.p + off, p, size);
 	}
 	if (!rc && n->kind == K_SCHEMA) {
