@@ -725,6 +725,17 @@ static int put_all(struct env_file *f, const char *p, size_t n,
 	return CF_OK;
 }
 
+/* The tracking entry of f, made before the bytes of a write land, so a
+ * file opened before tracking began counts as synced up to here. */
+static void track_before_write(struct env_file *f)
+{
+	if (is_tracking()) {
+		pthread_mutex_lock(&mu);
+		track_of(f);
+		pthread_mutex_unlock(&mu);
+	}
+}
+
 /* env_write, env_pwrite and env_map_write: the tracking entry before the
  * bytes land, the injected faults (a short write stores the first half,
  * then fails), and a preallocated file's data end after. */
@@ -734,13 +745,7 @@ static int put(struct env_file *f, const void *p, size_t n, enum put_how how,
 	size_t done = 0;
 	int err, sw = 0;
 
-	if (is_tracking()) {
-		/* make the entry before the bytes land, so a file opened
-		 * before tracking began counts as synced up to here */
-		pthread_mutex_lock(&mu);
-		track_of(f);
-		pthread_mutex_unlock(&mu);
-	}
+	track_before_write(f);
 	if ((err = fault_check(ENV_OP_WRITE, f->path, NULL, &sw))) {
 		if (sw)
 			put_all(f, p, n / 2, how, off, &done);
@@ -808,11 +813,7 @@ int env_pwritev(struct env_file *f, uint64_t off, const struct iovec *iov,
 		return CF_EINVAL;
 	for (int i = 0; i < cnt; i++)
 		n += iov[i].iov_len;
-	if (is_tracking()) {
-		pthread_mutex_lock(&mu);
-		track_of(f);
-		pthread_mutex_unlock(&mu);
-	}
+	track_before_write(f);
 	if ((err = fault_check(ENV_OP_WRITE, f->path, NULL, &sw))) {
 		if (sw)
 			pwritev_all(f, iov, cnt, off, n / 2, &done);
