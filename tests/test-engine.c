@@ -759,7 +759,7 @@ int main(void)
 		cf_table_open(db, "bigv", &bt);
 		cf_batch_new(&bb);
 		for (int i = 0; i < 5; i++) {
-			char q[8];
+			char q[16];
 			v[i] = malloc(len[i]);
 			for (size_t j = 0; j < len[i]; j++)
 				v[i][j] = (unsigned char)(j * 31 + i * 7 +
