@@ -63,6 +63,10 @@ struct cf_options {
 				   least 100 times) is compacted whole
 				   (LevelDB's seek compaction; default
 				   16384; 0: never) */
+	int wal_write;		/* 1: WAL records go out with write(2),
+				   never through a mapping of the segment
+				   (default 0: mapped where the file system
+				   preallocates; docs/wal_format.md) */
 };
 
 /* Fills o with the defaults of SPEC.md section 1. */

@@ -907,7 +907,7 @@ int cf_db_open(const char *dir, const struct cf_options *opts, cf_db **out)
 	buf_printf(&path, "%s/wal", dir);
 	buf_putc(&path, 0);
 	rc = wal_open((const char *)path.p, db->wal_segment, WAL_SEGMENT_SIZE,
-		      &db->wal);
+		      db->o.wal_write ? WAL_WRITE : 0, &db->wal);
 	for (size_t i = 0; i < nsegs && !rc; i++)
 		rc = wal_adopt(db->wal, segs[i], seg_max[i]);
 	if (rc)

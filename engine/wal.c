@@ -55,7 +55,7 @@
  * does not fit rolls), goes through pwrite(2) at its offset instead: a
  * page fault a page costs more than one system call for a record of a
  * few pages.  Where fallocate is not supported, or
- * mmap fails, or CELLFS_WAL_MMAP=0 is in the environment at wal_open,
+ * mmap fails, or wal_open was given WAL_WRITE (cf_options.wal_write),
  * segments are written with one write(2) per record.
  *
  * Failure.  A failed record write is cut off (ftruncate to the end of the
@@ -337,9 +337,8 @@ static void release_written(struct wal *w)
 }
 
 int wal_open(const char *dir, uint64_t first_segment, uint64_t segment_size,
-	     struct wal **out)
+	     unsigned flags, struct wal **out)
 {
-	const char *e = getenv("CELLFS_WAL_MMAP");
 	struct seg s;
 	struct wal *w;
 	int rc;
@@ -357,7 +356,7 @@ int wal_open(const char *dir, uint64_t first_segment, uint64_t segment_size,
 		goto fail;
 	}
 	w->segment_size = segment_size;
-	w->use_map = !(e && !strcmp(e, "0"));
+	w->use_map = !(flags & WAL_WRITE);
 	rc = env_mkdir_p(dir, 0700);
 	if (rc == CF_OK)
 		rc = create_segment(w, first_segment, &s);

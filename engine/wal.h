@@ -23,11 +23,13 @@ struct wal;
  * missing) for appending.  Segments roll at segment_size bytes.  Records
  * are stored through a shared mapping of the preallocated segment
  * (docs/wal_format.md, "Preallocation"), or with write(2) where the file
- * system cannot preallocate or when the environment holds
- * CELLFS_WAL_MMAP=0.  CF_EEXIST if that segment exists already (a log is
- * never truncated); CF_EIO, CF_ENOSPC, CF_ENOMEM. */
+ * system cannot preallocate or with WAL_WRITE in flags.  CF_EEXIST if
+ * that segment exists already (a log is never truncated); CF_EIO,
+ * CF_ENOSPC, CF_ENOMEM. */
 int wal_open(const char *dir, uint64_t first_segment, uint64_t segment_size,
-	     struct wal **out);
+	     unsigned flags, struct wal **out);
+/* wal_open flags */
+#define WAL_WRITE 1u	/* every record with write(2), never a mapping */
 /* Cuts the segment back to its records, syncs and closes. */
 void wal_close(struct wal *w);
 /* Appends one record whose entries have sequence numbers <= max_seq.

@@ -19,7 +19,7 @@ struct config {
 	char *datadir;
 	int nonopts;
 	char *flush_size, *split_size, *block_cache, *sync, *sync_ms;
-	char *max_value;
+	char *max_value, *wal;
 	int rdplus_always;	/* readdirplus=always (else auto) */
 };
 
@@ -31,6 +31,7 @@ static const struct fuse_opt cellfs_opts[] = {
 	OPT("sync=%s", sync),
 	OPT("sync_ms=%s", sync_ms),
 	OPT("max_value=%s", max_value),
+	OPT("wal=%s", wal),
 	{ "readdirplus=always", offsetof(struct config, rdplus_always), 1 },
 	{ "readdirplus=auto", offsetof(struct config, rdplus_always), 0 },
 	FUSE_OPT_END
@@ -105,6 +106,17 @@ static int make_options(const struct config *c, struct cf_options *o)
 			return -1;
 		}
 	}
+	if (c->wal) {
+		if (!strcmp(c->wal, "mmap"))
+			o->wal_write = 0;
+		else if (!strcmp(c->wal, "write"))
+			o->wal_write = 1;
+		else {
+			fprintf(stderr, "cellfs: wal must be mmap or write, "
+				"not '%s'\n", c->wal);
+			return -1;
+		}
+	}
 	return 0;
 }
 
@@ -118,6 +130,8 @@ static void usage(const char *prog)
 	       "    -o sync=batch|always|none  WAL sync policy\n"
 	       "    -o sync_ms=MS         longest wait for fsync under batch\n"
 	       "    -o max_value=BYTES    largest cell value\n"
+	       "    -o wal=mmap|write     WAL records through a mapping of\n"
+	       "                          the segment, or with write(2)\n"
 	       "    -o readdirplus=auto|always  attributes with every listing\n"
 	       "                          page, or as the kernel sees fit\n\n",
 	       prog);
@@ -241,6 +255,7 @@ out:
 	free(c.sync);
 	free(c.sync_ms);
 	free(c.max_value);
+	free(c.wal);
 	fuse_opt_free_args(&args);
 	return ret;
 }

@@ -76,7 +76,32 @@ test_expect_success 'SIGTERM unmounts and closes the db; max_value is an option'
 
 test_expect_success 'a bad option value refuses to mount' '
 	test_must_fail "$CELLFS" -o sync=sometimes "$DATA" "$MNT" 2>err &&
-	grep "sync must be batch, always or none" err
+	grep "sync must be batch, always or none" err &&
+	test_must_fail "$CELLFS" -o wal=tape "$DATA" "$MNT" 2>err &&
+	grep "wal must be mmap or write" err
+'
+
+# -o wal=write: records go out with write(2), the segment is not
+# preallocated (it is as long as its records), and a kill loses nothing
+# acknowledged either; replay finds no zero tail to report.
+test_expect_success 'wal=write: unpreallocated segments, kill -9 loses nothing acknowledged' '
+	cellfs_umount &&
+	cellfs_mount sync=none,wal=write &&
+	mkdir "$MNT/t/w" &&
+	echo small1 >"$MNT/t/w/cf:a" &&
+	cp big2 "$MNT/t/w/cf:b" &&
+	rm "$MNT/t/row7/cf:q" &&
+	seg=$(ls "$DATA/wal" | tail -n 1) &&
+	test $(stat -c %s "$DATA/wal/$seg") -lt 400000 &&
+	cellfs_kill9 &&
+	: >"$SHARNESS_TRASH_DIRECTORY/cellfs.err" &&
+	cellfs_mount &&
+	echo small1 >expect && test_cmp expect "$MNT/t/w/cf:a" &&
+	test_cmp big2 "$MNT/t/w/cf:b" &&
+	echo ENOENT >expect &&
+	errno_of stat "$MNT/t/row7/cf:q" >out && test_cmp expect out &&
+	! grep "not closed cleanly" "$SHARNESS_TRASH_DIRECTORY/cellfs.err" &&
+	! grep "torn tail" "$SHARNESS_TRASH_DIRECTORY/cellfs.err"
 '
 
 test_expect_success 'unmount' '

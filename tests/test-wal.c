@@ -40,6 +40,7 @@
 static const char *root;
 static uint64_t seed;
 static int mapped_mode;		/* this pass appends through mappings */
+static unsigned wal_flags;	/* WAL_WRITE when it does not */
 
 static uint64_t rnd(uint64_t *s)
 {
@@ -259,7 +260,7 @@ static void test_round_trip(void)
 	for (size_t i = 0; i < 300; i++)
 		bytes += REC_HDR + sizes[i];
 
-	is_int(wal_open(dir, 1, 256 << 10, &w), CF_OK, "open a new log");
+	is_int(wal_open(dir, 1, 256 << 10, wal_flags, &w), CF_OK, "open a new log");
 	is_int(wal_dirty(w), 0, "not dirty when new");
 	is_int(append_recs(w, sizes, 0, 300), CF_OK,
 	       "append 300 records of 0 bytes to 5 MiB");
@@ -299,10 +300,10 @@ static void test_round_trip(void)
 	is_int(dir_bytes(dir), dir_used(dir), "closed segments end at their "
 	       "last record (no zero tail)");
 
-	is_int(wal_open(dir, ids[nids - 1], 256 << 10, &w), CF_EEXIST,
+	is_int(wal_open(dir, ids[nids - 1], 256 << 10, wal_flags, &w), CF_EEXIST,
 	       "wal_open never reuses an existing segment");
 	ok(w == NULL, "and gives no handle");
-	is_int(wal_open(dir, ids[nids - 1] + 1, 256 << 10, &w), CF_OK,
+	is_int(wal_open(dir, ids[nids - 1] + 1, 256 << 10, wal_flags, &w), CF_OK,
 	       "reopen after the last segment");
 	is_int(append_recs(w, sizes, 300, total), CF_OK, "append 100 more");
 	wal_close(w);
@@ -312,7 +313,7 @@ static void test_round_trip(void)
 	free(ids);
 
 	/* a small log through a fresh process-like reopen, read twice */
-	is_int(wal_open(dir, 1000, 1 << 20, &w), CF_OK, "open segment 1000");
+	is_int(wal_open(dir, 1000, 1 << 20, wal_flags, &w), CF_OK, "open segment 1000");
 	is_int(wal_append(w, NULL, 0, 1), CF_OK, "an empty record from NULL");
 	is_int(wal_append(w, "x", (size_t)1 << 31, 1), CF_ETOOBIG,
 	       "a record over 1 GiB: CF_ETOOBIG");
@@ -347,7 +348,7 @@ static void small_segment(const char *dir, unsigned char **img, size_t *len,
 	struct wal *w;
 
 	env_remove_tree(dir);
-	if (wal_open(dir, 7, 1 << 20, &w) ||
+	if (wal_open(dir, 7, 1 << 20, wal_flags, &w) ||
 	    append_recs(w, small_sizes, 0, NSMALL))
 		bail("small segment");
 	wal_close(w);
@@ -543,7 +544,7 @@ static void test_embedded(void)
 
 	small_segment(inner, &img, &len, off);
 	env_remove_tree(dir);
-	if (wal_open(dir, 7, 1 << 20, &w))
+	if (wal_open(dir, 7, 1 << 20, wal_flags, &w))
 		bail("open");
 	/* the same segment number, so only the offset differs */
 	wal_append(w, "a", 1, 1);
@@ -573,7 +574,7 @@ static void test_faults(void)
 
 	for (size_t i = 0; i < 40; i++)
 		sizes[i] = 50 + i * 13;
-	if (wal_open(dir, 1, 4096, &w))
+	if (wal_open(dir, 1, 4096, wal_flags, &w))
 		bail("open");
 	is_int(append_recs(w, sizes, 0, 10), CF_OK, "10 records");
 
@@ -709,7 +710,7 @@ static void test_no_fallocate(void)
 	snprintf(needle, sizeof needle, "wal: %s: no fallocate, appending "
 		 "with write(2)", dir);
 	env_fault_add(ENV_OP_ALLOC, "/nofalloc/", 0, -1, CF_EINVAL, 0);
-	if (wal_open(dir, 1, 64 << 10, &w))
+	if (wal_open(dir, 1, 64 << 10, wal_flags, &w))
 		bail("open");
 	is_int(append_recs(w, sizes, 0, 1), CF_OK,
 	       "no fallocate: the first append works");
@@ -744,7 +745,7 @@ static void test_no_fallocate(void)
 	/* the same file system after a restart */
 	if (wal_list(dir, &ids, &nids) || nids < 2)
 		bail("wal_list");
-	is_int(wal_open(dir, ids[nids - 1] + 1, 64 << 10, &w), CF_OK,
+	is_int(wal_open(dir, ids[nids - 1] + 1, 64 << 10, wal_flags, &w), CF_OK,
 	       "reopen after the last segment, still no fallocate");
 	free(ids);
 	is_int(append_recs(w, sizes, 160, 240), CF_OK, "80 more appends");
@@ -784,7 +785,7 @@ static void test_grow_full(void)
 	}
 	for (size_t i = 0; i < MAXREC; i++)
 		sizes[i] = 3000 + (i * 7919) % 2000;	/* < 8 KiB */
-	if (wal_open(dir, 1, 64 << 20, &w))
+	if (wal_open(dir, 1, 64 << 20, wal_flags, &w))
 		bail("open");
 	is_int(append_recs(w, sizes, 0, 1), CF_OK, "a first record");
 	env_file_size(seg_path(dir, 1), &sz0);
@@ -880,7 +881,7 @@ static void test_group_commit(void)
 
 	for (size_t i = 0; i < N; i++)
 		sizes[i] = (size_t)(rnd(&s) % 400);
-	if (wal_open(dir, 1, 64 << 10, &w))
+	if (wal_open(dir, 1, 64 << 10, wal_flags, &w))
 		bail("open");
 	for (int i = 0; i < T; i++) {
 		sy[i] = (struct syncer){ w, &stop, 0, 0 };
@@ -935,7 +936,7 @@ static void test_purge(void)
 
 	memset(body, 'p', sizeof body);
 	/* segments 1-3 from "before": adopted with their max seqs */
-	if (wal_open(dir, 1, 1500, &w))
+	if (wal_open(dir, 1, 1500, wal_flags, &w))
 		bail("open");
 	/* 1000 + 16 bytes each: one record per segment */
 	wal_append(w, body, sizeof body, 10);	/* segment 1 */
@@ -954,7 +955,7 @@ static void test_purge(void)
 		write_all(subdir("purge/000000000000002.log"), "x", 1);
 	}
 
-	is_int(wal_open(dir, 4, 1500, &w), CF_OK, "reopen at 4");
+	is_int(wal_open(dir, 4, 1500, wal_flags, &w), CF_OK, "reopen at 4");
 	is_int(wal_adopt(w, 4, 1), CF_EINVAL, "the open segment cannot be adopted");
 	is_int(wal_adopt(w, 1, 10), CF_OK, "adopt 1 (max seq 10)");
 	is_int(wal_adopt(w, 2, 20), CF_OK, "adopt 2 (max seq 20)");
@@ -1003,7 +1004,7 @@ static void test_roll(void)
 	struct wal *w;
 
 	memset(body, 'r', sizeof body);
-	if (wal_open(dir, 1, 1 << 20, &w))
+	if (wal_open(dir, 1, 1 << 20, wal_flags, &w))
 		bail("open");
 	wal_append(w, body, sizeof body, 5);
 	wal_append(w, body, sizeof body, 6);
@@ -1043,7 +1044,7 @@ static void test_power_loss(void)
 	for (size_t i = 0; i < 200; i++)
 		sizes[i] = 20 + (i * 7) % 200;
 	env_track_unsynced(1);
-	if (wal_open(dir, 1, 1 << 20, &w))
+	if (wal_open(dir, 1, 1 << 20, wal_flags, &w))
 		bail("open");
 	append_recs(w, sizes, 0, 50);
 	is_int(wal_sync(w), CF_OK, "50 records synced");
@@ -1067,7 +1068,7 @@ static void test_power_loss(void)
 	env_remove_tree(dir);
 
 	/* a roll makes the old segment durable by itself */
-	if (wal_open(dir, 1, 3000, &w))
+	if (wal_open(dir, 1, 3000, wal_flags, &w))
 		bail("open");
 	append_recs(w, sizes, 0, 10);
 	is_int(wal_sync(w), CF_OK, "10 synced");
@@ -1111,7 +1112,7 @@ static void test_large_records(void)
 		sizes[i] = i % 3 == 1 ? (8u << 10) - REC_HDR + 1 + i * 977
 					: 30 + i * 5;
 	env_track_unsynced(1);
-	if (wal_open(dir, 1, 4 << 20, &w))
+	if (wal_open(dir, 1, 4 << 20, wal_flags, &w))
 		bail("open");
 	/* the last synced record (28) is a large one */
 	is_int(append_recs(w, sizes, 0, 29), CF_OK, "29 records, a third "
@@ -1129,7 +1130,7 @@ static void test_large_records(void)
 	env_track_unsynced(0);
 	env_remove_tree(dir);
 
-	if (wal_open(dir, 1, 4 << 20, &w))
+	if (wal_open(dir, 1, 4 << 20, wal_flags, &w))
 		bail("open");
 	is_int(append_recs(w, sizes, 0, 4), CF_OK, "4 records");
 	env_fault_add(ENV_OP_WRITE, "/large/", 0, 1, CF_ENOSPC, 1);
@@ -1169,7 +1170,7 @@ static void test_small_segments(void)
 			   i % 50 == 0 ? (size_t)(rnd(&s) % (3u << 20)) :
 			   (size_t)(rnd(&s) % 9000);
 	sizes[N - 1] = 100;	/* a small last record for the torn loop */
-	is_int(wal_open(dir, 1, 64 << 10, &w), CF_OK, "a log of 64 KiB segments");
+	is_int(wal_open(dir, 1, 64 << 10, wal_flags, &w), CF_OK, "a log of 64 KiB segments");
 	is_int(append_recs(w, sizes, 0, N - 60), CF_OK,
 	       "%d records of 0 bytes to 3 MiB", N - 60);
 	wal_close(w);
@@ -1188,7 +1189,7 @@ static void test_small_segments(void)
 	is_int(read_dir(dir, sizes, N, &nrec, &ntorn), 0, "read back");
 	ok(nrec == N - 60 && ntorn == 0, "every record, exact (%zu)", nrec);
 
-	is_int(wal_open(dir, ids[nids - 1] + 1, 64 << 10, &w), CF_OK,
+	is_int(wal_open(dir, ids[nids - 1] + 1, 64 << 10, wal_flags, &w), CF_OK,
 	       "reopen after the last segment");
 	free(ids);
 	is_int(append_recs(w, sizes, N - 60, N), CF_OK, "60 more records");
@@ -1253,7 +1254,7 @@ static void test_wal_dir_faults(void)
 	for (size_t i = 0; i < 60; i++)
 		sizes[i] = 100 + i * 31;
 	/* 8 KiB segments: a roll every few records */
-	if (wal_open(dir, 1, 8 << 10, &w))
+	if (wal_open(dir, 1, 8 << 10, wal_flags, &w))
 		bail("open");
 	is_int(append_recs(w, sizes, 0, 30), CF_OK, "30 records");
 	before = dir_used(dir);
@@ -1358,7 +1359,7 @@ static void test_group_commit_20k(void)
 	for (i = 0; i < N; i++)
 		sizes[i] = (size_t)(rnd(&s) % 300);
 	env_track_unsynced(1);
-	if (wal_open(dir, 1, 64 << 10, &w))
+	if (wal_open(dir, 1, 64 << 10, wal_flags, &w))
 		bail("open");
 	for (int t = 0; t < T; t++) {
 		g[t] = (struct gsyncer){ w, &stop, 0, 0 };
@@ -1425,12 +1426,12 @@ static void test_purge_random(void)
 
 	memset(body, 'x', sizeof body);
 	/* segments 1..NSEG, one record each */
-	if (wal_open(dir, 1, 100, &w))
+	if (wal_open(dir, 1, 100, wal_flags, &w))
 		bail("open");
 	for (int i = 0; i < NSEG; i++)
 		wal_append(w, body, sizeof body, 1);
 	wal_close(w);
-	if (wal_open(dir, NSEG + 1, 1 << 20, &w))
+	if (wal_open(dir, NSEG + 1, 1 << 20, wal_flags, &w))
 		bail("reopen");
 	for (int i = 1; i <= NSEG; i++) {
 		maxseq[i] = rnd(&s) % 1000;
@@ -1501,7 +1502,7 @@ static void test_mode(void)
 	struct wal *w;
 	uint64_t sz = 0;
 
-	if (wal_open(dir, 1, 64 << 20, &w))
+	if (wal_open(dir, 1, 64 << 20, wal_flags, &w))
 		bail("open");
 	is_int(wal_append(w, "abc", 3, 1), CF_OK, "append");
 	env_file_size(seg_path(dir, 1), &sz);
@@ -1522,7 +1523,7 @@ static void test_mode(void)
 		static unsigned char rec[4000];
 		int rc = 0;
 		long kb;
-		if (wal_open(dir, 2, 64 << 20, &w))
+		if (wal_open(dir, 2, 64 << 20, wal_flags, &w))
 			bail("open");
 		for (int i = 0; i < 5000 && !rc; i++)
 			rc = wal_append(w, rec, sizeof rec, 1);
@@ -1578,7 +1579,7 @@ static void test_zero_tail(void)
 		int ntorn;
 
 		env_remove_tree(dir);
-		if (wal_open(dir, 1, 1 << 20, &w))
+		if (wal_open(dir, 1, 1 << 20, wal_flags, &w))
 			bail("open");
 		append_recs(w, small_sizes, 0, NSMALL);
 		o = read_seg(seg_path(dir, 1), 0, small_sizes, NSMALL);
@@ -1606,7 +1607,7 @@ static void kill_child(const char *dir, const size_t *sizes, size_t n,
 {
 	struct wal *w;
 
-	if (wal_open(dir, 1, 256 << 10, &w))
+	if (wal_open(dir, 1, 256 << 10, wal_flags, &w))
 		_exit(2);
 	for (size_t i = 0; i < n; i++) {
 		uint32_t v = (uint32_t)i;
@@ -1720,7 +1721,7 @@ static void test_kill(void)
 				    env_close(f))
 					bail("cut");
 				if (wal_open(dir, ids[nids - 1] + 1, 256 << 10,
-					     &w))
+					     wal_flags, &w))
 					bail("reopen");
 				is_int(append_recs(w, sizes, nrec, nrec + 100),
 				       CF_OK, "cut at the valid end, reopen, "
@@ -1771,6 +1772,7 @@ static void test_engine_killed(void)
 		struct cf_options o;
 		cf_options_default(&o);
 		o.sync_mode = CF_SYNC_NONE;
+		o.wal_write = !mapped_mode;
 		if (cf_db_open(dir, &o, &db) || cf_table_open(db, "t", &t))
 			_exit(2);
 		for (int i = 0; i < 3000; i++) {
@@ -1832,7 +1834,7 @@ static void test_speed(void)
 	double sec;
 
 	memset(rec, 'v', sizeof rec);
-	if (wal_open(dir, 1, 64 << 20, &w))
+	if (wal_open(dir, 1, 64 << 20, wal_flags, &w))
 		bail("open");
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (int i = 0; i < n && !rc; i++)
@@ -1858,9 +1860,9 @@ int main(void)
 	base = tap_tmpdir("wal");
 	for (int pass = 0; pass < 2; pass++) {
 		mapped_mode = pass == 0;
-		setenv("CELLFS_WAL_MMAP", mapped_mode ? "1" : "0", 1);
+		wal_flags = mapped_mode ? 0 : WAL_WRITE;
 		diag("appending %s", mapped_mode ? "through mappings" :
-		     "with write(2) (CELLFS_WAL_MMAP=0)");
+		     "with write(2) (WAL_WRITE)");
 		snprintf(rootbuf, sizeof rootbuf, "%s/%s", base,
 			 mapped_mode ? "map" : "write");
 		root = rootbuf;
@@ -1888,7 +1890,6 @@ int main(void)
 		test_engine_killed();
 		test_speed();
 	}
-	unsetenv("CELLFS_WAL_MMAP");
 	tap_rmdir(base);
 	cf_log_release();
 	return done_testing();
