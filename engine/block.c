@@ -206,6 +206,7 @@ int block_from_raw(unsigned char *data, size_t n, struct block **out)
 	b->cap = n;
 	b->restarts = roff;
 	b->nrestarts = nr;
+	atomic_init(&b->refs, 1);
 	*out = b;
 	return CF_OK;
 corrupt:
@@ -461,9 +462,16 @@ int block_read(struct env_file *f, uint64_t off, uint64_t size,
 	return from_raw_cap(p, n, cap, out);
 }
 
+void block_ref(struct block *b)
+{
+	atomic_fetch_add_explicit(&b->refs, 1, memory_order_relaxed);
+}
+
 void block_free(struct block *b)
 {
-	if (b) {
+	/* acq_rel: every reader's use happens before the free */
+	if (b && atomic_fetch_sub_explicit(&b->refs, 1,
+					   memory_order_acq_rel) == 1) {
 		data_free(b->data, b->cap);
 		free(b);
 	}

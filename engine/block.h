@@ -14,6 +14,7 @@
 #ifndef CF_BLOCK_H
 #define CF_BLOCK_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -70,13 +71,17 @@ int block_seal(const unsigned char *raw, size_t n, int compression,
 /* --- reading ---------------------------------------------------------- */
 
 /* A parsed, uncompressed block.  Immutable once made, so a cached block
- * is read by any number of threads. */
+ * is read by any number of threads.  Reference counted: made with one
+ * reference (the cache's or the reader's), block_ref adds one (a reader
+ * keeping a value in it, iter_pin), block_free drops one and frees the
+ * block with the last. */
 struct block {
 	unsigned char *data;	/* owned */
 	size_t size;		/* entries + restart array + count */
 	size_t cap;		/* bytes usable at data, >= size */
 	size_t restarts;	/* offset of the restart array */
 	uint32_t nrestarts;
+	atomic_int refs;
 };
 
 /*
@@ -99,6 +104,8 @@ int block_read_raw(struct env_file *f, uint64_t off, uint64_t size,
 /* Takes ownership of data[0..n) (malloc'd) and checks its layout.
  * CF_ECORRUPT (data is freed then), CF_ENOMEM. */
 int block_from_raw(unsigned char *data, size_t n, struct block **out);
+void block_ref(struct block *b);
+/* Drops a reference (NULL is a no-op); the last frees the block. */
 void block_free(struct block *b);
 /* The same, with the signature a cache deleter needs. */
 void block_free_void(void *b);

@@ -185,9 +185,17 @@ static void mg_destroy(struct iter *it)
 	free(m);
 }
 
+/* The value is the current child's: its pin. */
+static int mg_pin(struct iter *it, struct iter_pin *p)
+{
+	struct merge *m = (struct merge *)it;
+
+	return iter_pin(m->kids[m->heap[0]].it, p);
+}
+
 static const struct iter_ops merge_ops = {
 	mg_seek_first, mg_seek, mg_next, mg_valid, mg_key, mg_value,
-	mg_status, mg_destroy,
+	mg_status, mg_destroy, mg_pin,
 };
 
 struct iter *iter_merge(struct iter **children, size_t n)

@@ -13,6 +13,13 @@
 
 struct iter;
 
+/* What keeps an entry's value in memory after the iterator moves on:
+ * release(arg) lets it go (iter_pin). */
+struct iter_pin {
+	void (*release)(void *arg);
+	void *arg;
+};
+
 struct iter_ops {
 	void (*seek_first)(struct iter *it);
 	/* Positions at the first entry >= key (an encoded ikey). */
@@ -23,6 +30,8 @@ struct iter_ops {
 	const unsigned char *(*value)(const struct iter *it, size_t *n);
 	int (*status)(const struct iter *it);	/* CF_OK or CF_E* */
 	void (*destroy)(struct iter *it);
+	/* NULL, or as iter_pin */
+	int (*pin)(struct iter *it, struct iter_pin *p);
 };
 
 struct iter {
@@ -49,6 +58,15 @@ static inline void iter_destroy(struct iter *it)
 {
 	if (it)
 		it->ops->destroy(it);
+}
+/* 1: the current entry's value stays where iter_value() said, through
+ * every later move and the iterator's destruction, until
+ * p->release(p->arg) (a reader keeps a large value instead of copying
+ * it); 0: the iterator cannot (copy the value).  The iterator must be
+ * valid. */
+static inline int iter_pin(struct iter *it, struct iter_pin *p)
+{
+	return it->ops->pin ? it->ops->pin(it, p) : 0;
 }
 
 /* A merging iterator over children[0..n) (ownership of the children

@@ -585,9 +585,12 @@ static void mi_destroy(struct iter *it)
 	free(mi);
 }
 
+/* No pin (iter_pin): a reference would keep the whole memstore, up to
+ * the flush size, for one value of a row a reader holds (an open file,
+ * for as long as it is open). */
 static const struct iter_ops miter_ops = {
 	mi_seek_first, mi_seek, mi_next, mi_valid, mi_key, mi_value,
-	mi_status, mi_destroy,
+	mi_status, mi_destroy, NULL,
 };
 
 struct iter *memstore_iter(struct memstore *m)

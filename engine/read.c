@@ -20,6 +20,7 @@
 
 struct cellref {
 	size_t fam, famlen, qual, qlen, val, vlen;
+	const unsigned char *vp;	/* a pinned value (not in scratch) */
 	int64_t ts;
 	int has_val;
 };
@@ -28,7 +29,16 @@ struct cellref {
 struct gcell {
 	size_t koff, kl;
 	size_t voff;		/* NO_VAL: the value was not kept */
+	const unsigned char *vp;	/* else NULL, or the value itself
+					 * where a pin keeps it */
 };
+
+/* Values this large are kept where the iterator found them (iter_pin:
+ * a reference on the store file's block, which holds little more than
+ * the value) instead of being copied into the row: a 10 MiB cell read
+ * through the mount was copied once more here, into a buffer whose every
+ * page faulted.  Values read from a memstore are copied (memstore.c). */
+#define PIN_MIN ((size_t)64 << 10)
 
 #define NO_VAL SIZE_MAX
 
@@ -49,6 +59,8 @@ struct cf_row {
 	struct rcell *raw;	/* the gathered cells, decoded */
 	struct gcell *gc;	/* and where they lie in scratch */
 	size_t gcap;
+	struct iter_pin *pins;	/* what keeps the pinned values */
+	size_t npins, pincap;
 };
 
 /*
@@ -62,8 +74,18 @@ static pthread_key_t spare_key;
 static pthread_once_t spare_once = PTHREAD_ONCE_INIT;
 static int spare_ok;
 
+/* Lets go of the values the row kept where they were read. */
+static void release_pins(cf_row *r)
+{
+	for (size_t i = 0; i < r->npins; i++)
+		r->pins[i].release(r->pins[i].arg);
+	r->npins = 0;
+}
+
 static void row_destroy(cf_row *r)
 {
+	release_pins(r);
+	free(r->pins);
 	buf_release(&r->key);
 	buf_release(&r->scratch);
 	free(r->refs);
@@ -98,6 +120,7 @@ cf_row *row_new(void)
 
 void row_reset(cf_row *r)
 {
+	release_pins(r);
 	buf_reset(&r->key);
 	buf_reset(&r->scratch);
 	r->n = 0;
@@ -113,6 +136,7 @@ void cf_row_free(cf_row *r)
 {
 	if (!r)
 		return;
+	release_pins(r);	/* a spare keeps no store file's block */
 	pthread_once(&spare_once, spare_init);
 	if (spare_ok && r->key.cap + r->scratch.cap +
 	    r->cap * (sizeof *r->refs + sizeof *r->cells) +
@@ -158,8 +182,10 @@ static int grow_pair(void **a, size_t asz, void **b, size_t bsz,
 	return CF_OK;
 }
 
-/* Adds gathered cell c (pointing into r->scratch) to the row. */
-static int row_add(cf_row *r, const struct rcell *c, int with_val)
+/* Adds gathered cell c (pointing into r->scratch, but for a pinned
+ * value: x->vp) to the row. */
+static int row_add(cf_row *r, const struct rcell *c, const struct gcell *x,
+		   int with_val)
 {
 	const unsigned char *base = r->scratch.p;
 	struct cellref *ref;
@@ -179,7 +205,8 @@ static int row_add(cf_row *r, const struct rcell *c, int with_val)
 	ref->qual = (size_t)(c->k.qual - base);
 	ref->qlen = c->k.qlen;
 	ref->has_val = with_val && c->val;
-	ref->val = ref->has_val ? (size_t)(c->val - base) : 0;
+	ref->vp = ref->has_val ? x->vp : NULL;
+	ref->val = ref->has_val && !ref->vp ? (size_t)(c->val - base) : 0;
 	ref->vlen = c->vlen;
 	ref->ts = c->k.ts;
 	r->n++;
@@ -199,7 +226,7 @@ static void row_finish(cf_row *r)
 		c->qual = base + f->qual;
 		c->qlen = f->qlen;
 		c->ts = f->ts;
-		c->val = f->has_val ? base + f->val : NULL;
+		c->val = !f->has_val ? NULL : f->vp ? f->vp : base + f->val;
 		c->vlen = f->vlen;
 	}
 }
@@ -304,9 +331,14 @@ static void b_destroy(struct iter *it)
 	free(b);
 }
 
+static int b_pin(struct iter *it, struct iter_pin *p)
+{
+	return iter_pin(((struct bounded *)it)->in, p);
+}
+
 static const struct iter_ops bounded_ops = {
 	b_seek_first, b_seek, b_next, b_valid, b_key, b_value, b_status,
-	b_destroy,
+	b_destroy, b_pin,
 };
 
 /* An iterator that is only an error: a read that needs an unreadable
@@ -339,7 +371,7 @@ static void e_destroy(struct iter *it) { free(it); }
 
 static const struct iter_ops err_ops = {
 	e_seek_first, e_seek, e_next, e_valid, e_kv, e_kv, e_status,
-	e_destroy,
+	e_destroy, NULL,
 };
 
 static struct iter *file_iter(struct sfile *f, int fill_cache)
@@ -574,7 +606,7 @@ static int emit_family(const struct cf_family *f, cf_row *out,
 		k->fam = k->row + k->rowlen + 1;
 		k->qual = k->fam + k->famlen;
 		raw[i].val = x->voff == NO_VAL ? NULL
-					       : out->scratch.p + x->voff;
+			   : x->vp ? x->vp : out->scratch.p + x->voff;
 	}
 	vc.f = f;
 	vc.snapshot = snapshot;
@@ -594,20 +626,38 @@ static int emit_family(const struct cf_family *f, cf_row *out,
 		if ((int)shown >= maxv)
 			continue;
 		shown++;
-		rc = row_add(out, c, !keys_only);
+		rc = row_add(out, c, &out->gc[g + i], !keys_only);
 	}
 	return rc;
 }
 
-/* Appends cell (k, x decoded) with value v to the row's gathered cells
- * (struct cf_row). */
-static int gather(cf_row *out, size_t *n, const unsigned char *k, size_t kl,
-		  const struct ikey *x, const unsigned char *v, size_t vl,
-		  int with_val)
+/* Keeps the value of it's current entry where it is, for the row (a
+ * pin that will not fit is no error: the value is copied then). */
+static int keep_value(cf_row *out, struct iter *it)
+{
+	if (out->npins == out->pincap) {
+		size_t cap = out->pincap ? out->pincap * 2 : 4;
+		struct iter_pin *p = realloc(out->pins, cap * sizeof *p);
+		if (!p)
+			return 0;
+		out->pins = p;
+		out->pincap = cap;
+	}
+	if (!iter_pin(it, &out->pins[out->npins]))
+		return 0;
+	out->npins++;
+	return 1;
+}
+
+/* Appends cell (k, x decoded) with value v, it's current entry, to the
+ * row's gathered cells (struct cf_row). */
+static int gather(cf_row *out, size_t *n, struct iter *it,
+		  const unsigned char *k, size_t kl, const struct ikey *x,
+		  const unsigned char *v, size_t vl, int with_val)
 {
 	struct gcell *gc;
 	struct rcell *c;
-	int rc;
+	int rc, kept = with_val && vl >= PIN_MIN && keep_value(out, it);
 
 	if (*n == out->gcap) {
 		void *a = out->gc, *b = out->raw;
@@ -618,9 +668,9 @@ static int gather(cf_row *out, size_t *n, const unsigned char *k, size_t kl,
 		if (rc)
 			return rc;
 	}
-	rc = buf_reserve(&out->scratch, kl + (with_val ? vl : 0));
+	rc = buf_reserve(&out->scratch, kl + (with_val && !kept ? vl : 0));
 	if (rc)
-		return rc;
+		return rc;	/* a pin taken is let go with the row */
 	gc = &out->gc[*n];
 	c = &out->raw[*n];
 	(*n)++;
@@ -629,7 +679,11 @@ static int gather(cf_row *out, size_t *n, const unsigned char *k, size_t kl,
 	memcpy(out->scratch.p + out->scratch.len, k, kl);
 	out->scratch.len += kl;
 	gc->voff = NO_VAL;
-	if (with_val) {
+	gc->vp = NULL;
+	if (kept) {
+		gc->voff = out->scratch.len;
+		gc->vp = v;
+	} else if (with_val) {
 		gc->voff = out->scratch.len;
 		if (vl)
 			memcpy(out->scratch.p + out->scratch.len, v, vl);
@@ -784,7 +838,8 @@ int read_row(struct cf_db *db, struct cf_table *t, struct iter *it,
 		    wants_family(o, (const char *)x.fam, x.famlen) &&
 		    !same_as_last(out, n, k, kl, &x)) {
 			v = iter_value(it, &vl);
-			rc = gather(out, &n, k, kl, &x, v, vl, !keys_only);
+			rc = gather(out, &n, it, k, kl, &x, v, vl,
+				    !keys_only);
 			/* count the column's versions (struct colskip) */
 			if (!rc && (!cs.has_col ||
 				    col_cmp(out, cs.col, k, kl))) {

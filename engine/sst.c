@@ -1091,6 +1091,20 @@ static void it_destroy(struct iter *base)
 	iter_free(it);
 }
 
+/* The value lies in the current block: a reference keeps it (the cache
+ * may evict or drop the block meanwhile; the reference outlives both). */
+static int it_pin(struct iter *base, struct iter_pin *p)
+{
+	struct sst_iter *it = (struct sst_iter *)base;
+
+	if (!it->blk)
+		return 0;
+	block_ref(it->blk);
+	p->release = block_free_void;
+	p->arg = it->blk;
+	return 1;
+}
+
 static const struct iter_ops sst_iter_ops = {
 	.seek_first = it_seek_first,
 	.seek = it_seek,
@@ -1100,6 +1114,7 @@ static const struct iter_ops sst_iter_ops = {
 	.value = it_value,
 	.status = it_status,
 	.destroy = it_destroy,
+	.pin = it_pin,
 };
 
 struct iter *sst_iter(struct sst *s, int fill_cache)

@@ -90,6 +90,37 @@ static void reopen(void)
 		bail("reopen");
 }
 
+/* One Put of row/fam:qual = v (n bytes) at the current time. */
+static int put_bytes(cf_table *t, const char *row, const char *fam,
+		     const char *qual, int64_t ts, const void *v, size_t n)
+{
+	cf_batch *b = NULL;
+	int rc = cf_batch_new(&b);
+
+	if (!rc)
+		rc = cf_batch_put(b, row, strlen(row), fam, strlen(fam), qual,
+				  strlen(qual), ts ? ts : CF_TS_NOW, v, n);
+	if (!rc)
+		rc = cf_table_apply(t, b);
+	cf_batch_free(b);
+	return rc;
+}
+
+/* Is c's value version g of n bytes, as the pinned-values test fills
+ * it? */
+static int pin_same(const struct cf_cell *c, int g, size_t n)
+{
+	const unsigned char *v = c->val;
+
+	if (!v || c->vlen != n)
+		return 0;
+	for (size_t j = 0; j < n; j++)
+		if (v[j] != (unsigned char)(j * 13 + (size_t)g * 101 +
+					    (j >> 9)))
+			return 0;
+	return 1;
+}
+
 int main(void)
 {
 	struct cf_options o;
@@ -814,6 +845,113 @@ int main(void)
 		for (int i = 0; i < 5; i++)
 			free(v[i]);
 		cf_table_close(bt);
+	}
+
+	/* --- large values kept where they were read (iter_pin) ----------
+	 * A Get keeps a value of 64 KiB or more in the store file's block
+	 * instead of copying it: two Gets of the same cell see the same
+	 * bytes at the same address, and a row keeps its values through an
+	 * overwrite, a flush, a major compaction that deletes the file they
+	 * came from, a scan, and the db's close.  From a memstore a value is
+	 * copied (a row must not keep a whole memstore). */
+	{
+		enum { BIG = 1 << 20, MID = 100 << 10 };
+		cf_table *pt;
+		cf_row *m1 = NULL, *m2 = NULL, *f1 = NULL, *f2 = NULL;
+		const struct cf_cell *a, *b;
+		struct cf_family pf;
+		unsigned char *val = malloc(BIG);
+		int ok_all = 1;
+
+		cf_family_default(&pf, "cf");
+		is_int(cf_table_create(db, "pinv", &pf, 1), CF_OK,
+		       "create pinv");
+		cf_table_open(db, "pinv", &pt);
+		/* version g of a value: bytes that differ by version */
+#define PIN_FILL(g, n) for (size_t j = 0; j < (n); j++) \
+		val[j] = (unsigned char)(j * 13 + (g) * 101 + (j >> 9))
+		PIN_FILL(1, BIG);
+		is_int(put_bytes(pt, "prow", "cf", "big", 0, val, BIG), CF_OK,
+		       "put 1 MiB");
+		PIN_FILL(7, MID);
+		is_int(put_bytes(pt, "prow", "cf", "mid", 0, val, MID), CF_OK,
+		       "put 100 KiB");
+		is_int(put_bytes(pt, "prow", "cf", "small", 0, "tiny", 4), CF_OK,
+		       "put 4 bytes");
+		ok(!cf_table_get(pt, "prow", 4, NULL, &m1) &&
+		   !cf_table_get(pt, "prow", 4, NULL, &m2) &&
+		   cf_row_count(m1) == 3 && cf_row_count(m2) == 3,
+		   "two Gets from the memstore");
+		a = cf_row_cell(m1, 0);	/* big, mid, small */
+		b = cf_row_cell(m2, 0);
+		ok(a->vlen == BIG && a->val != b->val &&
+		   pin_same(a, 1, BIG) && pin_same(b, 1, BIG) &&
+		   cf_row_cell(m1, 1)->val != cf_row_cell(m2, 1)->val,
+		   "each has its own copy of the memstore's values");
+		cf_row_free(m2);
+		/* overwrite, flush, compact: the memstore m1 read from is
+		 * gone from the region */
+		PIN_FILL(2, BIG);
+		is_int(put_bytes(pt, "prow", "cf", "big", 0, val, BIG), CF_OK,
+		       "overwrite");
+		is_int(cf_table_flush(pt), CF_OK, "flush");
+		is_int(cf_table_compact(pt, 1), CF_OK, "major compaction");
+		ok_all &= pin_same(cf_row_cell(m1, 0), 1, BIG) &&
+			  pin_same(cf_row_cell(m1, 1), 7, MID) &&
+			  cf_row_cell(m1, 2)->vlen == 4 &&
+			  !memcmp(cf_row_cell(m1, 2)->val, "tiny", 4);
+		ok(ok_all, "the first row still holds the values it read");
+		ok(!cf_table_get(pt, "prow", 4, NULL, &f1) &&
+		   !cf_table_get(pt, "prow", 4, NULL, &f2) &&
+		   cf_row_count(f1) == 3 &&
+		   pin_same(cf_row_cell(f1, 0), 2, BIG) &&
+		   pin_same(cf_row_cell(f1, 1), 7, MID) &&
+		   cf_row_cell(f1, 0)->val == cf_row_cell(f2, 0)->val &&
+		   cf_row_cell(f1, 1)->val == cf_row_cell(f2, 1)->val &&
+		   cf_row_cell(f1, 2)->val != cf_row_cell(f2, 2)->val,
+		   "two Gets from the store file: the new value, both "
+		   "pointing into the same cached blocks for the large "
+		   "values, each with its own copy of the small one");
+		cf_row_free(f2);
+		PIN_FILL(3, BIG);
+		is_int(put_bytes(pt, "prow", "cf", "big", 0, val, BIG), CF_OK,
+		       "overwrite again");
+		is_int(cf_table_flush(pt), CF_OK, "flush");
+		is_int(cf_table_compact(pt, 1), CF_OK,
+		       "major compaction (the file f1 read from is deleted)");
+		ok(pin_same(cf_row_cell(f1, 0), 2, BIG) &&
+		   pin_same(cf_row_cell(f1, 1), 7, MID),
+		   "the second row still holds the values it read");
+		{
+			struct cf_scan_opts so = { CF_READ_OPTS_INIT, NULL, 0,
+						   NULL, 0, NULL, 0, 0 };
+			cf_scanner *sc;
+			const cf_row *sr;
+			int rows = 0, good = 0;
+			PIN_FILL(4, MID);
+			put_bytes(pt, "qrow", "cf", "mid", 0, val, MID);
+			if (!cf_scan_open(pt, &so, &sc)) {
+				while (cf_scan_next(sc, &sr) == CF_OK && sr) {
+					rows++;
+					good += pin_same(cf_row_cell(sr, 0),
+							 rows == 1 ? 3 : 4,
+							 rows == 1 ? BIG : MID);
+				}
+				cf_scan_close(sc);
+			}
+			ok(rows == 2 && good == 2,
+			   "a scan reads the large values of each row "
+			   "(%d rows, %d right)", rows, good);
+		}
+		cf_table_close(pt);
+		reopen();
+		ok(pin_same(cf_row_cell(f1, 0), 2, BIG) &&
+		   pin_same(cf_row_cell(m1, 0), 1, BIG),
+		   "rows keep their values after the db is closed");
+		cf_row_free(f1);
+		cf_row_free(m1);
+		free(val);
+#undef PIN_FILL
 	}
 	cf_db_close(db);
 	buf_release(&b);
