@@ -106,6 +106,19 @@ static int put_bytes(cf_table *t, const char *row, const char *fam,
 	return rc;
 }
 
+/* Overwrites prow's cf:big with v (n bytes), flushes and major-compacts
+ * t: the memstore and store files the last reads came from are gone. */
+static int rewrite(cf_table *t, const void *v, size_t n)
+{
+	int rc = put_bytes(t, "prow", "cf", "big", 0, v, n);
+
+	if (!rc)
+		rc = cf_table_flush(t);
+	if (!rc)
+		rc = cf_table_compact(t, 1);
+	return rc;
+}
+
 /* Is c's value version g of n bytes, as the pinned-values test fills
  * it? */
 static int pin_same(const struct cf_cell *c, int g, size_t n)
@@ -892,10 +905,8 @@ int main(void)
 		/* overwrite, flush, compact: the memstore m1 read from is
 		 * gone from the region */
 		PIN_FILL(2, BIG);
-		is_int(put_bytes(pt, "prow", "cf", "big", 0, val, BIG), CF_OK,
-		       "overwrite");
-		is_int(cf_table_flush(pt), CF_OK, "flush");
-		is_int(cf_table_compact(pt, 1), CF_OK, "major compaction");
+		is_int(rewrite(pt, val, BIG), CF_OK,
+		       "overwrite, flush, major compaction");
 		ok_all &= pin_same(cf_row_cell(m1, 0), 1, BIG) &&
 			  pin_same(cf_row_cell(m1, 1), 7, MID) &&
 			  cf_row_cell(m1, 2)->vlen == 4 &&
@@ -914,11 +925,8 @@ int main(void)
 		   "values, each with its own copy of the small one");
 		cf_row_free(f2);
 		PIN_FILL(3, BIG);
-		is_int(put_bytes(pt, "prow", "cf", "big", 0, val, BIG), CF_OK,
-		       "overwrite again");
-		is_int(cf_table_flush(pt), CF_OK, "flush");
-		is_int(cf_table_compact(pt, 1), CF_OK,
-		       "major compaction (the file f1 read from is deleted)");
+		is_int(rewrite(pt, val, BIG), CF_OK,
+		       "again (the file f1 read from is deleted)");
 		ok(pin_same(cf_row_cell(f1, 0), 2, BIG) &&
 		   pin_same(cf_row_cell(f1, 1), 7, MID),
 		   "the second row still holds the values it read");
