@@ -156,9 +156,13 @@ static int fs_stats_text(struct buf *out)
 		"their escaped name is over 255 bytes (reach them through "
 		".batch).\n"
 		"# TYPE cellfs_names_unlisted_total counter\n"
-		"cellfs_names_unlisted_total %" PRIu64 "\n",
+		"cellfs_names_unlisted_total %" PRIu64 "\n"
+		"# HELP cellfs_fuse_inodes Nodes the daemon keeps for the "
+		"kernel's inodes (freed as the kernel forgets them).\n"
+		"# TYPE cellfs_fuse_inodes gauge\n"
+		"cellfs_fuse_inodes %" PRIu64 "\n",
 		c.lookups, c.getattrs, c.readdirplus_entries,
-		c.names_too_long, c.names_unlisted);
+		c.names_too_long, c.names_unlisted, c.inodes);
 }
 
 int fs_control_text(cf_db *db, enum fs_ctl which, const char *table,

@@ -45,6 +45,8 @@ struct fs_counters {
 	uint64_t names_too_long;	/* names refused: over 255 bytes */
 	uint64_t names_unlisted;	/* keys left out of listings: their
 					 * escaped name is over 255 bytes */
+	uint64_t inodes;		/* nodes the daemon keeps for the
+					 * kernel's inodes and open files */
 };
 void fs_counters(struct fs_counters *c);
 

@@ -291,8 +291,10 @@ static void node_free(struct node *n)
 	free(n);
 }
 
-/* With mu held: frees n once nothing refers to it, then its parent. */
-static void node_unref(struct node *n)
+/* With mu held: takes n out of the tables once nothing refers to it,
+ * then its parent, and chains them on *dead (through hnext; nothing
+ * finds them any more) for node_free_list, which needs no lock. */
+static void node_unref_defer(struct node *n, struct node **dead)
 {
 	struct node **pp, *p;
 
@@ -311,9 +313,28 @@ static void node_unref(struct node *n)
 		hcount--;
 		p = n->parent;
 		p->nchild--;
-		node_free(n);
+		n->hnext = *dead;
+		*dead = n;
 		n = p;
 	}
+}
+
+static void node_free_list(struct node *n)
+{
+	while (n) {
+		struct node *next = n->hnext;
+		node_free(n);
+		n = next;
+	}
+}
+
+/* With mu held: frees n once nothing refers to it, then its parent. */
+static void node_unref(struct node *n)
+{
+	struct node *dead = NULL;
+
+	node_unref_defer(n, &dead);
+	node_free_list(dead);
 }
 
 /* With mu held: the node for tmp's meaning under parent, interned (tmp's
@@ -676,6 +697,9 @@ void fs_counters(struct fs_counters *c)
 					    __ATOMIC_RELAXED);
 	c->names_unlisted = __atomic_load_n(&counters.names_unlisted,
 					    __ATOMIC_RELAXED);
+	pthread_mutex_lock(&mu);
+	c->inodes = hcount;
+	pthread_mutex_unlock(&mu);
 }
 
 static void count(uint64_t *c)
@@ -1647,16 +1671,20 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	node_release(n);
 }
 
+/* Forgets free the nodes after mu is released: a batch of them (the
+ * kernel dropping its dentries, after an ls -l of 100k rows) would
+ * otherwise hold every other request behind free(3). */
 static void op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
 {
-	struct node *n = node_of(ino);
+	struct node *n = node_of(ino), *dead = NULL;
 
 	pthread_mutex_lock(&mu);
 	if (n != &root) {
 		n->nlookup -= nlookup < n->nlookup ? nlookup : n->nlookup;
-		node_unref(n);
+		node_unref_defer(n, &dead);
 	}
 	pthread_mutex_unlock(&mu);
+	node_free_list(dead);
 	fuse_reply_none(req);
 }
 
@@ -1664,7 +1692,7 @@ static void op_forget_multi(fuse_req_t req, size_t count,
 			    struct fuse_forget_data *f)
 {
 	size_t i;
-	struct node *n;
+	struct node *n, *dead = NULL;
 
 	pthread_mutex_lock(&mu);
 	for (i = 0; i < count; i++) {
@@ -1673,9 +1701,10 @@ static void op_forget_multi(fuse_req_t req, size_t count,
 			continue;
 		n->nlookup -= f[i].nlookup < n->nlookup ? f[i].nlookup
 							 : n->nlookup;
-		node_unref(n);
+		node_unref_defer(n, &dead);
 	}
 	pthread_mutex_unlock(&mu);
+	node_free_list(dead);
 	fuse_reply_none(req);
 }
 

@@ -194,6 +194,31 @@ test_expect_success 'with readdirplus=always, find stats 10000 cells and rows wi
 	test $more -lt 100
 '
 
+# The kernel's inodes for those rows and cells are the daemon's nodes
+# (cellfs_fuse_inodes); when the kernel drops them (drop_caches, root
+# only) it sends FORGETs, and the daemon frees the nodes.
+if test -w /proc/sys/vm/drop_caches; then
+	test_set_prereq DROP_CACHES
+fi
+test_expect_success DROP_CACHES 'the kernel forgetting its inodes frees the daemon'"'"'s nodes' '
+	held=$(stat_of fuse_inodes) &&
+	echo "nodes held: $held" &&
+	test $held -ge 20000 &&
+	sync && echo 2 >/proc/sys/vm/drop_caches &&
+	i=0 &&
+	while test $(stat_of fuse_inodes) -gt $((held / 10)) &&
+	      test $i -lt 50; do
+		i=$((i + 1)); sleep 0.1
+	done &&
+	left=$(stat_of fuse_inodes) &&
+	echo "nodes left: $left" &&
+	test $left -le $((held / 10)) &&
+	find "$MNT/f/@" -type f -size -10c >again &&
+	test_cmp out again &&
+	printf 9999 >expect && test_cmp expect "$MNT/f/r09999/cf:q" &&
+	test $(stat_of fuse_inodes) -ge 20000
+'
+
 test_expect_success 'unmount' '
 	cellfs_umount && ! cellfs_is_mounted
 '
