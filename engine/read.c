@@ -631,7 +631,7 @@ static int emit_family(const struct cf_family *f, cf_row *out,
 	return rc;
 }
 
-/* Keeps the value of it's current entry where it is, for the row (a
+/* Keeps the value of its current entry where it is, for the row (a
  * pin that will not fit is no error: the value is copied then). */
 static int keep_value(cf_row *out, struct iter *it)
 {
@@ -649,7 +649,7 @@ static int keep_value(cf_row *out, struct iter *it)
 	return 1;
 }
 
-/* Appends cell (k, x decoded) with value v, it's current entry, to the
+/* Appends cell (k, x decoded) with value v, its current entry, to the
  * row's gathered cells (struct cf_row). */
 static int gather(cf_row *out, size_t *n, struct iter *it,
 		  const unsigned char *k, size_t kl, const struct ikey *x,

@@ -3,6 +3,7 @@
  * batch (header only, like tap.h).
  *
  *   put(t, row, fam, qual, ts, val)   a Put of a string value
+ *   put_n(t, row, fam, qual, ts, v, n)  the same of n bytes
  *   del(t, kind, row, fam, qual, ts)  a Delete of any kind (fam, qual
  *                                     may be NULL where the kind has none)
  */
@@ -13,18 +14,24 @@
 
 #include "engine/cellfs.h"
 
-static inline int put(cf_table *t, const char *row, const char *fam,
-		      const char *qual, int64_t ts, const char *val)
+static inline int put_n(cf_table *t, const char *row, const char *fam,
+			const char *qual, int64_t ts, const void *v, size_t n)
 {
 	cf_batch *b;
 	int rc;
 
 	cf_batch_new(&b);
 	cf_batch_put(b, row, strlen(row), fam, strlen(fam), qual, strlen(qual),
-		     ts, val, strlen(val));
+		     ts, v, n);
 	rc = cf_table_apply(t, b);
 	cf_batch_free(b);
 	return rc;
+}
+
+static inline int put(cf_table *t, const char *row, const char *fam,
+		      const char *qual, int64_t ts, const char *val)
+{
+	return put_n(t, row, fam, qual, ts, val, strlen(val));
 }
 
 static inline int del(cf_table *t, enum cf_delete_kind k, const char *row,

@@ -90,27 +90,11 @@ static void reopen(void)
 		bail("reopen");
 }
 
-/* One Put of row/fam:qual = v (n bytes) at the current time. */
-static int put_bytes(cf_table *t, const char *row, const char *fam,
-		     const char *qual, int64_t ts, const void *v, size_t n)
-{
-	cf_batch *b = NULL;
-	int rc = cf_batch_new(&b);
-
-	if (!rc)
-		rc = cf_batch_put(b, row, strlen(row), fam, strlen(fam), qual,
-				  strlen(qual), ts ? ts : CF_TS_NOW, v, n);
-	if (!rc)
-		rc = cf_table_apply(t, b);
-	cf_batch_free(b);
-	return rc;
-}
-
 /* Overwrites prow's cf:big with v (n bytes), flushes and major-compacts
  * t: the memstore and store files the last reads came from are gone. */
 static int rewrite(cf_table *t, const void *v, size_t n)
 {
-	int rc = put_bytes(t, "prow", "cf", "big", 0, v, n);
+	int rc = put_n(t, "prow", "cf", "big", CF_TS_NOW, v, n);
 
 	if (!rc)
 		rc = cf_table_flush(t);
@@ -119,8 +103,20 @@ static int rewrite(cf_table *t, const void *v, size_t n)
 	return rc;
 }
 
-/* Is c's value version g of n bytes, as the pinned-values test fills
- * it? */
+/* Byte j of version g of a value in the pinned-values test: versions
+ * differ at every byte. */
+static unsigned char pin_byte(size_t j, int g)
+{
+	return (unsigned char)(j * 13 + (size_t)g * 101 + (j >> 9));
+}
+
+static void pin_fill(unsigned char *v, int g, size_t n)
+{
+	for (size_t j = 0; j < n; j++)
+		v[j] = pin_byte(j, g);
+}
+
+/* Is c's value version g of n bytes? */
 static int pin_same(const struct cf_cell *c, int g, size_t n)
 {
 	const unsigned char *v = c->val;
@@ -128,8 +124,7 @@ static int pin_same(const struct cf_cell *c, int g, size_t n)
 	if (!v || c->vlen != n)
 		return 0;
 	for (size_t j = 0; j < n; j++)
-		if (v[j] != (unsigned char)(j * 13 + (size_t)g * 101 +
-					    (j >> 9)))
+		if (v[j] != pin_byte(j, g))
 			return 0;
 	return 1;
 }
@@ -880,17 +875,14 @@ int main(void)
 		is_int(cf_table_create(db, "pinv", &pf, 1), CF_OK,
 		       "create pinv");
 		cf_table_open(db, "pinv", &pt);
-		/* version g of a value: bytes that differ by version */
-#define PIN_FILL(g, n) for (size_t j = 0; j < (n); j++) \
-		val[j] = (unsigned char)(j * 13 + (g) * 101 + (j >> 9))
-		PIN_FILL(1, BIG);
-		is_int(put_bytes(pt, "prow", "cf", "big", 0, val, BIG), CF_OK,
-		       "put 1 MiB");
-		PIN_FILL(7, MID);
-		is_int(put_bytes(pt, "prow", "cf", "mid", 0, val, MID), CF_OK,
-		       "put 100 KiB");
-		is_int(put_bytes(pt, "prow", "cf", "small", 0, "tiny", 4), CF_OK,
-		       "put 4 bytes");
+		pin_fill(val, 1, BIG);
+		is_int(put_n(pt, "prow", "cf", "big", CF_TS_NOW, val, BIG),
+		       CF_OK, "put 1 MiB");
+		pin_fill(val, 7, MID);
+		is_int(put_n(pt, "prow", "cf", "mid", CF_TS_NOW, val, MID),
+		       CF_OK, "put 100 KiB");
+		is_int(put(pt, "prow", "cf", "small", CF_TS_NOW, "tiny"),
+		       CF_OK, "put 4 bytes");
 		ok(!cf_table_get(pt, "prow", 4, NULL, &m1) &&
 		   !cf_table_get(pt, "prow", 4, NULL, &m2) &&
 		   cf_row_count(m1) == 3 && cf_row_count(m2) == 3,
@@ -904,7 +896,7 @@ int main(void)
 		cf_row_free(m2);
 		/* overwrite, flush, compact: the memstore m1 read from is
 		 * gone from the region */
-		PIN_FILL(2, BIG);
+		pin_fill(val, 2, BIG);
 		is_int(rewrite(pt, val, BIG), CF_OK,
 		       "overwrite, flush, major compaction");
 		ok_all &= pin_same(cf_row_cell(m1, 0), 1, BIG) &&
@@ -924,7 +916,7 @@ int main(void)
 		   "pointing into the same cached blocks for the large "
 		   "values, each with its own copy of the small one");
 		cf_row_free(f2);
-		PIN_FILL(3, BIG);
+		pin_fill(val, 3, BIG);
 		is_int(rewrite(pt, val, BIG), CF_OK,
 		       "again (the file f1 read from is deleted)");
 		ok(pin_same(cf_row_cell(f1, 0), 2, BIG) &&
@@ -936,8 +928,8 @@ int main(void)
 			cf_scanner *sc;
 			const cf_row *sr;
 			int rows = 0, good = 0;
-			PIN_FILL(4, MID);
-			put_bytes(pt, "qrow", "cf", "mid", 0, val, MID);
+			pin_fill(val, 4, MID);
+			put_n(pt, "qrow", "cf", "mid", CF_TS_NOW, val, MID);
 			if (!cf_scan_open(pt, &so, &sc)) {
 				while (cf_scan_next(sc, &sr) == CF_OK && sr) {
 					rows++;
@@ -959,7 +951,6 @@ int main(void)
 		cf_row_free(f1);
 		cf_row_free(m1);
 		free(val);
-#undef PIN_FILL
 	}
 	cf_db_close(db);
 	buf_release(&b);

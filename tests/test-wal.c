@@ -7,7 +7,7 @@
  *
  * Everything runs twice: once appending through mapped, preallocated
  * segments (the default), once with one write(2) per record
- * (CELLFS_WAL_MMAP=0).  An open mapped segment is longer than its
+ * (wal_open's WAL_WRITE).  An open mapped segment is longer than its
  * records, with zeros after them; the helpers below tell that zero tail
  * from a torn record.
  *
@@ -260,7 +260,8 @@ static void test_round_trip(void)
 	for (size_t i = 0; i < 300; i++)
 		bytes += REC_HDR + sizes[i];
 
-	is_int(wal_open(dir, 1, 256 << 10, wal_flags, &w), CF_OK, "open a new log");
+	is_int(wal_open(dir, 1, 256 << 10, wal_flags, &w), CF_OK,
+	       "open a new log");
 	is_int(wal_dirty(w), 0, "not dirty when new");
 	is_int(append_recs(w, sizes, 0, 300), CF_OK,
 	       "append 300 records of 0 bytes to 5 MiB");
@@ -300,11 +301,11 @@ static void test_round_trip(void)
 	is_int(dir_bytes(dir), dir_used(dir), "closed segments end at their "
 	       "last record (no zero tail)");
 
-	is_int(wal_open(dir, ids[nids - 1], 256 << 10, wal_flags, &w), CF_EEXIST,
-	       "wal_open never reuses an existing segment");
+	is_int(wal_open(dir, ids[nids - 1], 256 << 10, wal_flags, &w),
+	       CF_EEXIST, "wal_open never reuses an existing segment");
 	ok(w == NULL, "and gives no handle");
-	is_int(wal_open(dir, ids[nids - 1] + 1, 256 << 10, wal_flags, &w), CF_OK,
-	       "reopen after the last segment");
+	is_int(wal_open(dir, ids[nids - 1] + 1, 256 << 10, wal_flags, &w),
+	       CF_OK, "reopen after the last segment");
 	is_int(append_recs(w, sizes, 300, total), CF_OK, "append 100 more");
 	wal_close(w);
 	is_int(read_dir(dir, sizes, total, &nrec, &ntorn), 0,
@@ -313,7 +314,8 @@ static void test_round_trip(void)
 	free(ids);
 
 	/* a small log through a fresh process-like reopen, read twice */
-	is_int(wal_open(dir, 1000, 1 << 20, wal_flags, &w), CF_OK, "open segment 1000");
+	is_int(wal_open(dir, 1000, 1 << 20, wal_flags, &w), CF_OK,
+	       "open segment 1000");
 	is_int(wal_append(w, NULL, 0, 1), CF_OK, "an empty record from NULL");
 	is_int(wal_append(w, "x", (size_t)1 << 31, 1), CF_ETOOBIG,
 	       "a record over 1 GiB: CF_ETOOBIG");
@@ -1170,7 +1172,8 @@ static void test_small_segments(void)
 			   i % 50 == 0 ? (size_t)(rnd(&s) % (3u << 20)) :
 			   (size_t)(rnd(&s) % 9000);
 	sizes[N - 1] = 100;	/* a small last record for the torn loop */
-	is_int(wal_open(dir, 1, 64 << 10, wal_flags, &w), CF_OK, "a log of 64 KiB segments");
+	is_int(wal_open(dir, 1, 64 << 10, wal_flags, &w), CF_OK,
+	       "a log of 64 KiB segments");
 	is_int(append_recs(w, sizes, 0, N - 60), CF_OK,
 	       "%d records of 0 bytes to 3 MiB", N - 60);
 	wal_close(w);

@@ -160,8 +160,8 @@ static int cellfs_open(const char *dir, uint64_t cache)
 						 NULL, 10);
 	/* CELLFS_WAL_MMAP=0: WAL records with write(2), not through a
 	 * mapping (the daemon's -o wal=write) */
-	if (getenv("CELLFS_WAL_MMAP") && !strcmp(getenv("CELLFS_WAL_MMAP"), "0"))
-		o.wal_write = 1;
+	o.wal_write = getenv("CELLFS_WAL_MMAP") &&
+		      !strcmp(getenv("CELLFS_WAL_MMAP"), "0");
 	cf_family_default(&f, "f");
 	if (cf_blocksize)
 		f.blocksize = cf_blocksize;
