@@ -49,10 +49,11 @@ FSCK := $(if $(wildcard $(FSCK_MAIN)),$(B)/cellfs-fsck)
 # Debian packages the build, the tests and the benchmarks need.
 DEBS := build-essential pkg-config libfuse3-dev fuse3 libsnappy-dev \
 	libsqlite3-dev sqlite3 sharness rsync tar attr gnuplot-nox \
-	libleveldb-dev librocksdb-dev liblmdb-dev
+	libleveldb-dev librocksdb-dev liblmdb-dev cmake curl
 
 .SECONDARY:
-.PHONY: all deps check check-build check-thread run bench bench-quick clean
+.PHONY: all deps check check-build check-thread run bench bench-quick clean \
+	peers
 all: $(B)/libcellfs.a $(DAEMON) $(FSCK) $(TEST_BIN) $(HELPER_BIN) $(BENCH_BIN)
 ifeq ($(VARIANT),default)
 all: $(if $(DAEMON),cellfs) $(if $(FSCK),cellfs-fsck)
@@ -105,9 +106,24 @@ $(B)/tests/bench/%: $(B)/tests/bench/%.o $(B)/libcellfs.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
 
 # db_bench compares the engine with its peers, linked in one binary.
+# The plain build links Debian's LevelDB and RocksDB, which are built
+# with assertions live; make bench links db_bench-release instead, the
+# same program against release builds of both (tests/bench/peers.sh
+# builds them once into build/peers/).
 PEER_LIBS = -lleveldb -lrocksdb -llmdb
 $(B)/tests/bench/db_bench: $(B)/tests/bench/db_bench.o $(B)/libcellfs.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(PEER_LIBS) $(LIBS) -lstdc++
+PEERS := build/peers
+$(B)/tests/bench/db_bench-release.o: tests/bench/db_bench.c
+	@mkdir -p $(@D)
+	$(CC) -I$(PEERS)/include $(CPPFLAGS) -DPEERS_RELEASE $(CFLAGS) \
+		-c -o $@ $<
+$(B)/tests/bench/db_bench-release: $(B)/tests/bench/db_bench-release.o \
+		$(B)/libcellfs.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(PEERS)/lib/libleveldb.a \
+		$(PEERS)/lib/librocksdb.a -llmdb -lsnappy $(LIBS) -lstdc++ -ldl
+peers:
+	sh tests/bench/peers.sh $(PEERS)
 
 # memfs is the floor of the filesystem benchmark: a minimal FUSE
 # filesystem, no engine behind it.  fs_bench needs only libc.
@@ -123,7 +139,9 @@ $(B)/tests/bench/fs_bench: $(B)/tests/bench/fs_bench.o
 bench-quick: deps
 	@$(MAKE) --no-print-directory all
 	$(B)/tests/bench/engine_bench -n 100000
-	$(B)/tests/bench/db_bench -n 100000
+	@$(MAKE) --no-print-directory peers
+	@$(MAKE) --no-print-directory $(B)/tests/bench/db_bench-release
+	$(B)/tests/bench/db_bench-release -n 100000
 	$(B)/tests/bench/tsd_bench -n 100000
 	CELLFS_BUILD=$(CURDIR)/$(B) sh tests/bench/tsd_put_bench.sh -n 200000
 	sh tests/bench/fs_bench.sh -q $(CURDIR)/$(B)
@@ -131,7 +149,9 @@ bench-quick: deps
 bench: deps
 	@$(MAKE) --no-print-directory all
 	$(B)/tests/bench/engine_bench -n 1000000
-	$(B)/tests/bench/db_bench -n 1000000 -r 2
+	@$(MAKE) --no-print-directory peers
+	@$(MAKE) --no-print-directory $(B)/tests/bench/db_bench-release
+	$(B)/tests/bench/db_bench-release -n 1000000 -r 2
 	$(B)/tests/bench/tsd_bench
 	CELLFS_BUILD=$(CURDIR)/$(B) sh tests/bench/tsd_put_bench.sh
 	sh tests/bench/fs_bench.sh $(CURDIR)/$(B)

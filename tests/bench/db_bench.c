@@ -55,6 +55,18 @@
 
 #include "engine/cellfs.h"
 #include "util/log.h"
+#include "tests/bench/values.h"
+
+/* Which LevelDB and RocksDB this binary links: make bench builds it
+ * against release libraries (tests/bench/peers.sh, -DNDEBUG); the plain
+ * build, which make check compiles so the program does not rot, links
+ * Debian's packages, whose assertions are live. */
+#ifdef PEERS_RELEASE
+#define PEER_BUILD "release builds (tests/bench/peers.sh, -O3 -DNDEBUG)"
+#else
+#define PEER_BUILD "Debian's libraries (assertions live: not for " \
+	"publishing; make bench links release builds)"
+#endif
 
 #define KEY_LEN 16
 #define VAL_LEN 100
@@ -95,14 +107,10 @@ static void make_key(uint64_t i, char *k)
 	}
 }
 
-/* Half compressible, as db_bench's compression ratio 0.5 (the same
- * values as engine_bench). */
+/* db_bench's values: compression ratio 0.5 (tests/bench/values.h). */
 static void make_value(uint64_t i, char *v)
 {
-	for (int j = 0; j < VAL_LEN / 2; j++)
-		v[j] = (char)('a' + (int)((i * 131 + (uint64_t)j * 7) % 26));
-	for (int j = VAL_LEN / 2; j < VAL_LEN; j++)
-		v[j] = v[j - VAL_LEN / 2];
+	bench_value(i, v, VAL_LEN);
 }
 
 static void die(const char *store, const char *what)
@@ -1356,6 +1364,8 @@ int main(int argc, char **argv)
 	double start = now();
 	int c;
 
+	bench_values_init();
+
 	for (size_t s = 0; s < NSTORES; s++) {
 		store_names[s] = stores[s].name;
 		want_store[s] = 1;
@@ -1444,10 +1454,13 @@ int main(int argc, char **argv)
 	rmrf(dir);
 
 	printf("## db_bench: %" PRIu64 " entries, %d-byte keys, %d-byte "
-	       "values (half compressible), WAL without fsync, cellfs "
+	       "values, WAL without fsync, cellfs "
 	       "BLOCKSIZE %" PRIu32 "%s\n\n", n_entries, KEY_LEN, VAL_LEN,
 	       cf_blocksize ? cf_blocksize : 65536,
 	       cf_blocksize ? "" : " (family default)");
+	printf("Values: 50 random printable bytes repeated (db_bench's "
+	       "compression ratio 0.5).  LevelDB and RocksDB: %s.\n\n",
+	       PEER_BUILD);
 	if (reps > 1)
 		printf("Each store ran %d times, taking turns; every workload's "
 		       "row is its best run by ops/s (the load and counter "

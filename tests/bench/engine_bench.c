@@ -19,6 +19,7 @@
 
 #include "engine/cellfs.h"
 #include "util/log.h"
+#include "tests/bench/values.h"
 
 static double now(void)
 {
@@ -47,13 +48,9 @@ static void make_key(uint64_t i, char *k)
 	k[16] = 0;
 }
 
-/* half compressible, as db_bench's compression ratio 0.5 */
 static void make_value(uint64_t i, char *v)
 {
-	for (int j = 0; j < 50; j++)
-		v[j] = (char)('a' + (int)((i * 131 + (uint64_t)j * 7) % 26));
-	for (int j = 50; j < 100; j++)
-		v[j] = v[j - 50];
+	bench_value(i, v, 100);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -226,6 +223,8 @@ int main(int argc, char **argv)
 	double *lat;
 	char cmd[4200];
 	int c;
+
+	bench_values_init();
 
 	while ((c = getopt(argc, argv, "n:d:S:")) != -1) {
 		if (c == 'n')
