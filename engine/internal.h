@@ -212,14 +212,47 @@ struct vis_ctx {
  * place. */
 void vis_classify(const struct vis_ctx *c, struct rcell *cells, size_t n);
 
-/* --- read machinery (read.c) ----------------------------------------- */
+/* --- view iterators (viewiter.c) -------------------------------------- */
 
 /* An iterator over region r's view v for the given families (NULL: all)
  * covering seq <= snapshot, clamped to the region's rows.  For Gets,
- * row limits files by key range and bloom (NULL: scan). */
+ * row limits files by key range and bloom (NULL: scan).  NULL: no
+ * memory. */
 struct iter *view_iter(struct cf_db *db, struct region *r, struct view *v,
 		       const struct cf_read_opts *o, const void *row,
 		       size_t rowlen, int fill_cache);
+/* A scan's iterator over view v from row `from` (to `stop`, when
+ * has_stop): the children a scan of that range cannot need are left
+ * out, and a single child is returned unmerged. */
+struct iter *view_scan_iter(struct cf_db *db, struct view *v,
+			    const struct cf_read_opts *o, const void *from,
+			    size_t fromlen, const struct buf *stop,
+			    int has_stop, int fill_cache);
+/* An iterator over one store file, clamped to its reference's rows; a
+ * file that could not be opened gives an iterator in error
+ * (CF_ECORRUPT).  NULL: no memory. */
+struct iter *sfile_iter(struct sfile *f, int fill_cache);
+/* What sfile_may_match found: the file cannot hold what the read wants
+ * without a look (its range, times or emptiness), its bloom filter was
+ * consulted and said no, or it may. */
+enum { FM_SKIP = 0, FM_MAYBE = 1, FM_BLOOM_NO = 2 };
+/* May file f hold cells of row (NULL: any) in the read's time range? */
+int sfile_may_match(struct cf_db *db, struct sfile *f,
+		    const struct cf_read_opts *o, const void *row,
+		    size_t rowlen);
+/* Does the read o (NULL: all) want family fam? */
+int read_wants_family(const struct cf_read_opts *o, const char *fam,
+		      size_t famlen);
+/* The smallest internal key of row (empty family, newest everything)
+ * into dst; returns its length. */
+size_t row_start_key(unsigned char *dst, const void *row, size_t rowlen);
+/* A read consulted two or more files of st (a store of a view of r):
+ * counts it, and asks the compactor for a compaction of the whole store
+ * once such reads reach its budget (docs/engine.md, "read-driven
+ * compaction"). */
+void store_note_multi_read(struct cf_db *db, struct fstore *st);
+
+/* --- reading rows (read.c) --------------------------------------------- */
 
 /* Reads the visible cells of the row under the iterator positioned at
  * its first cell, appending to out; leaves the iterator on the next
@@ -254,11 +287,6 @@ int sfile_open(struct cf_db *db, struct cf_table *t, int64_t home,
 /* Puts f into the family store of v, keeping newest-first order. */
 int view_add_file(struct view *v, const char *fam, struct sfile *f);
 int region_compact(struct cf_db *db, struct region *r, int major);
-/* A read consulted two or more files of st (a store of a view of r):
- * counts it, and asks the compactor for a compaction of the whole store
- * once such reads reach its budget (docs/engine.md, "read-driven
- * compaction"). */
-void store_note_multi_read(struct cf_db *db, struct fstore *st);
 /* Would a minor compaction of r (region_compact(db, r, 0)) do anything? */
 int region_needs_compaction(struct cf_db *db, struct region *r);
 int table_split_at(struct cf_db *db, struct cf_table *t, const void *key,
