@@ -376,8 +376,10 @@ static int compact_files(struct cf_db *db, struct region *r, const char *fam,
 		b = NULL;
 		finished = rc == CF_OK;
 		if (!rc)
-			rc = sfile_open(db, t, (int64_t)r->id, fam, id,
-					meta.file_size, &out);
+			rc = sfile_open(db, t, (int64_t)r->id, fam,
+					table_in_memory(t, fam), id,
+					meta.file_size,
+					&out);
 		if (rc)
 			goto out;
 	} else {
@@ -721,7 +723,7 @@ int table_split_at(struct cf_db *db, struct cf_table *t, const void *key,
 		}
 	}
 	pthread_rwlock_unlock(&t->lock);
-	rc = region_flush_locked(db, r);
+	rc = region_flush(db, r);
 	if (rc)
 		goto out;
 	if (!keylen) {

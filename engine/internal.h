@@ -171,19 +171,46 @@ struct cf_db {
 	struct tstats st;
 };
 
-/* --- shared helpers (db.c) -------------------------------------------- */
+/* --- tables (table.c) ------------------------------------------------ */
 
+/* A table with no regions or families yet, one reference; NULL: no
+ * memory. */
+struct cf_table *table_new(struct cf_db *db, int64_t id, const char *name);
 void table_ref(struct cf_table *t);
+/* Drops a reference; the last frees t, its regions and retired ones. */
 void table_unref(struct cf_table *t);
+/* The family named fam[0..famlen) of t, or NULL; caller holds t->lock
+ * (read). */
 const struct cf_family *table_family(const struct cf_table *t, const char *fam,
 				     size_t famlen);
+/* The IN_MEMORY setting of family fam (NUL-terminated) of t; 0 when t
+ * has no such family. */
+int table_in_memory(const struct cf_table *t, const char *fam);
 /* Region of t holding row; caller holds t->lock (read). */
 struct region *table_region_for(struct cf_table *t, const void *row,
 				size_t rowlen);
-int region_contains(const struct region *r, const void *row, size_t rowlen);
+/* 1 if r is still one of its table's live regions (caller holds ddl_mu
+ * or compact_mu, which a split takes). */
+int region_live(struct region *r);
 
+int region_contains(const struct region *r, const void *row, size_t rowlen);
 struct view *region_view(struct region *r);	/* referenced */
 void view_unref(struct view *v);
+
+/* --- background work: the signal ---------------------------------------- */
+
+/*
+ * Wakes db.c's background threads (flusher, compactor), which then look
+ * for regions whose flush_wanted or compact_wanted is set, or stores
+ * whose read_compact is.  Lower layers set those flags and call this;
+ * they never call the scheduler itself, so the arrows stay one way.
+ */
+static inline void db_wake_background(struct cf_db *db)
+{
+	pthread_mutex_lock(&db->bg_mu);
+	pthread_cond_broadcast(&db->bg_cv);
+	pthread_mutex_unlock(&db->bg_mu);
+}
 
 /* --- visibility (visible.c) ------------------------------------------ */
 
@@ -275,17 +302,9 @@ int table_get_latest(struct cf_table *t, const void *row, size_t rowlen,
 
 /* --- flush and compaction (flush.c, compact.c) ----------------------- */
 
+/* Writes r's memstores into store files (flush.c); the caller holds
+ * db->ddl_mu.  db.c then purges the WAL. */
 int region_flush(struct cf_db *db, struct region *r);
-/* The same with db->ddl_mu already held. */
-int region_flush_locked(struct cf_db *db, struct region *r);
-/* 1 if r is still one of its table's live regions (caller holds ddl_mu
- * or compact_mu, which a split takes). */
-int region_live(struct region *r);
-/* Opens a store file just written and wraps it for a view. */
-int sfile_open(struct cf_db *db, struct cf_table *t, int64_t home,
-	       const char *fam, uint64_t id, uint64_t size, struct sfile **out);
-/* Puts f into the family store of v, keeping newest-first order. */
-int view_add_file(struct view *v, const char *fam, struct sfile *f);
 int region_compact(struct cf_db *db, struct region *r, int major);
 /* Would a minor compaction of r (region_compact(db, r, 0)) do anything? */
 int region_needs_compaction(struct cf_db *db, struct region *r);
@@ -294,13 +313,6 @@ int table_split_at(struct cf_db *db, struct cf_table *t, const void *key,
 /* Splits r at its middle when its store files pass split_size: 1 if it
  * split, CF_OK if it did not need to or could not (a single row). */
 int region_split_if_big(struct cf_db *db, struct region *r);
-/* Builds the path of a store file into a buf. */
-int store_path(struct cf_db *db, struct cf_table *t, int64_t region_id,
-	       const char *fam, uint64_t file_id, struct buf *out);
-int region_dir(struct cf_db *db, struct cf_table *t, int64_t region_id,
-	       struct buf *out);
-uint64_t db_min_unflushed(struct cf_db *db);
-void db_wake_background(struct cf_db *db);
 
 #endif
 
@@ -348,5 +360,19 @@ void region_free(struct region *r);
 uint64_t region_disk_bytes(struct view *v);
 size_t region_file_count(struct view *v);
 
+/* Opens store file id of family fam just written (in_memory: the
+ * family's IN_MEMORY setting, for the block cache) and wraps it for a
+ * view. */
+int sfile_open(struct cf_db *db, struct cf_table *t, int64_t home,
+	       const char *fam, int in_memory, uint64_t id, uint64_t size,
+	       struct sfile **out);
+/* Puts f into the family store of v, keeping newest-first order. */
+int view_add_file(struct view *v, const char *fam, struct sfile *f);
+/* The path of a region's directory, or of one of its store files, into
+ * out (NUL-terminated, len without it).  CF_ENOMEM. */
+int region_dir(struct cf_db *db, struct cf_table *t, int64_t region_id,
+	       struct buf *out);
+int store_path(struct cf_db *db, struct cf_table *t, int64_t region_id,
+	       const char *fam, uint64_t file_id, struct buf *out);
 /* Writes DATADIR/data/T/REGION/.regioninfo (docs/engine.md). */
 int region_write_info(struct cf_db *db, struct region *r);
