@@ -111,40 +111,6 @@ static int region_has_refs(struct region *r)
 	return refs;
 }
 
-/*
- * A store needs compacting when the ratio rule picks files, or, as in
- * HBase, when it holds references to a split parent's files: compacting
- * them all rewrites the daughter's part into its own directory, so the
- * parent's files can go and the daughter can split again.
- */
-/* The multi-file reads a store may see before it is compacted whole:
- * LevelDB's allowed_seeks (a seek costs about as much as compacting 16
- * KiB; at least 100), over the bytes the compaction would rewrite. */
-static uint64_t read_budget(const struct cf_db *db, const struct fstore *st)
-{
-	uint64_t bytes = 0;
-
-	for (size_t i = 0; i < st->n; i++)
-		bytes += st->files[i]->size;
-	bytes /= db->o.seek_bytes;
-	return bytes > 100 ? bytes : 100;
-}
-
-void store_note_multi_read(struct cf_db *db, struct fstore *st)
-{
-	uint64_t c;
-
-	if (!db->o.seek_bytes)
-		return;
-	c = atomic_fetch_add_explicit(&st->multi_reads, 1,
-				      memory_order_relaxed) + 1;
-	if (c < 100 || c != read_budget(db, st))
-		return;
-	atomic_store(&st->read_compact, 1);
-	if (db->o.background)
-		db_wake_background(db);
-}
-
 /* Did reads ask for st to be compacted whole (all files readable)? */
 static int store_read_wanted(const struct fstore *st)
 {
@@ -156,6 +122,12 @@ static int store_read_wanted(const struct fstore *st)
 	return 1;
 }
 
+/*
+ * A store needs compacting when the ratio rule picks files, or, as in
+ * HBase, when it holds references to a split parent's files: compacting
+ * them all rewrites the daughter's part into its own directory, so the
+ * parent's files can go and the daughter can split again.
+ */
 int region_needs_compaction(struct cf_db *db, struct region *r)
 {
 	struct view *v = region_view(r);
@@ -404,8 +376,10 @@ static int compact_files(struct cf_db *db, struct region *r, const char *fam,
 		b = NULL;
 		finished = rc == CF_OK;
 		if (!rc)
-			rc = sfile_open(db, t, (int64_t)r->id, fam, id,
-					meta.file_size, &out);
+			rc = sfile_open(db, t, (int64_t)r->id, fam,
+					table_in_memory(t, fam), id,
+					meta.file_size,
+					&out);
 		if (rc)
 			goto out;
 	} else {
@@ -749,7 +723,7 @@ int table_split_at(struct cf_db *db, struct cf_table *t, const void *key,
 		}
 	}
 	pthread_rwlock_unlock(&t->lock);
-	rc = region_flush_locked(db, r);
+	rc = region_flush(db, r);
 	if (rc)
 		goto out;
 	if (!keylen) {

@@ -45,80 +45,6 @@ void cf_options_default(struct cf_options *o)
 	o->stall_files = 12;
 }
 
-/* --- tables ----------------------------------------------------------- */
-
-void table_ref(struct cf_table *t)
-{
-	atomic_fetch_add(&t->refs, 1);
-}
-
-static void table_free(struct cf_table *t)
-{
-	for (size_t i = 0; i < t->nregions; i++)
-		region_free(t->regions[i]);
-	free(t->regions);
-	for (size_t i = 0; i < t->nretired; i++)
-		region_free(t->retired[i]);
-	free(t->retired);
-	free(t->fams);
-	for (int i = 0; i < ROW_STRIPES; i++)
-		pthread_mutex_destroy(&t->stripes[i]);
-	pthread_rwlock_destroy(&t->lock);
-	pthread_rwlock_destroy(&t->batch_lock);
-	free(t);
-}
-
-void table_unref(struct cf_table *t)
-{
-	if (t && atomic_fetch_sub(&t->refs, 1) == 1)
-		table_free(t);
-}
-
-static struct cf_table *table_new(struct cf_db *db, int64_t id,
-				  const char *name)
-{
-	struct cf_table *t = calloc(1, sizeof *t);
-
-	if (!t)
-		return NULL;
-	atomic_init(&t->refs, 1);
-	t->db = db;
-	t->id = id;
-	snprintf(t->name, sizeof t->name, "%s", name);
-	pthread_rwlock_init(&t->lock, NULL);
-	pthread_rwlock_init(&t->batch_lock, NULL);
-	for (int i = 0; i < ROW_STRIPES; i++)
-		pthread_mutex_init(&t->stripes[i], NULL);
-	return t;
-}
-
-const struct cf_family *table_family(const struct cf_table *t,
-				     const char *fam, size_t famlen)
-{
-	for (size_t i = 0; i < t->nfams; i++)
-		if (strlen(t->fams[i].name) == famlen &&
-		    memcmp(t->fams[i].name, fam, famlen) == 0)
-			return &t->fams[i];
-	return NULL;
-}
-
-struct region *table_region_for(struct cf_table *t, const void *row,
-				size_t rowlen)
-{
-	size_t lo = 0, hi = t->nregions;
-
-	/* the last region whose start <= row */
-	while (hi - lo > 1) {
-		size_t mid = (lo + hi) / 2;
-		if (bytes_cmp(t->regions[mid]->start.p,
-			      t->regions[mid]->start.len, row, rowlen) <= 0)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	return t->regions[lo];
-}
-
 static int cmp_fam(const void *a, const void *b)
 {
 	return strcmp(((const struct cf_family *)a)->name,
@@ -130,66 +56,6 @@ static int cmp_region(const void *a, const void *b)
 	const struct region *x = *(struct region *const *)a;
 	const struct region *y = *(struct region *const *)b;
 	return bytes_cmp(x->start.p, x->start.len, y->start.p, y->start.len);
-}
-
-/* --- paths ------------------------------------------------------------ */
-
-int region_dir(struct cf_db *db, struct cf_table *t, int64_t region_id,
-	       struct buf *out)
-{
-	buf_reset(out);
-	return buf_printf(out, "%s/data/%s/%016" PRIx64, db->dir, t->name,
-			  (uint64_t)region_id) ||
-	       buf_putc(out, 0) ? CF_ENOMEM : (out->len--, CF_OK);
-}
-
-int store_path(struct cf_db *db, struct cf_table *t, int64_t region_id,
-	       const char *fam, uint64_t file_id, struct buf *out)
-{
-	buf_reset(out);
-	if (buf_printf(out, "%s/data/%s/%016" PRIx64 "/%s/%016" PRIx64 ".sst",
-		       db->dir, t->name, (uint64_t)region_id, fam, file_id) ||
-	    buf_putc(out, 0))
-		return CF_ENOMEM;
-	out->len--;
-	return CF_OK;
-}
-
-static void hex(struct buf *b, const void *p, size_t n)
-{
-	const unsigned char *s = p;
-	for (size_t i = 0; i < n; i++)
-		buf_printf(b, "%02x", s[i]);
-}
-
-int region_write_info(struct cf_db *db, struct region *r)
-{
-	struct buf path = BUF_INIT, b = BUF_INIT;
-	struct cf_table *t = r->t;
-	int rc;
-
-	rc = region_dir(db, t, (int64_t)r->id, &path);
-	if (!rc)
-		rc = env_mkdir_p((const char *)path.p, 0755);
-	buf_printf(&b, "cellfs-regioninfo 1\ntable %s\ntableid %" PRId64
-		   "\nregion %016" PRIx64 "\nstart ", t->name, t->id, r->id);
-	hex(&b, r->start.p, r->start.len);
-	buf_printf(&b, "\nend ");
-	hex(&b, r->end.p, r->end.len);
-	buf_putc(&b, '\n');
-	for (size_t i = 0; i < t->nfams; i++) {
-		buf_printf(&b, "family ");
-		cf_family_format(&t->fams[i], &b);
-		buf_putc(&b, '\n');
-	}
-	if (!rc)
-		rc = buf_printf(&path, "/.regioninfo") || buf_putc(&path, 0) ?
-			     CF_ENOMEM : CF_OK;
-	if (!rc)
-		rc = env_write_file_atomic((const char *)path.p, b.p, b.len);
-	buf_release(&path);
-	buf_release(&b);
-	return rc;
 }
 
 /* --- loading the catalog ---------------------------------------------- */
@@ -529,14 +395,55 @@ static int replay(struct cf_db *db, uint64_t *max_seq, uint64_t **segs,
 	return rc;
 }
 
-/* --- background ------------------------------------------------------- */
+/* --- flushing and the WAL ------------------------------------------ */
 
-void db_wake_background(struct cf_db *db)
+/* The lowest sequence number still only in a memstore (the WAL before
+ * it can go), or one past the last published when none is. */
+static uint64_t db_min_unflushed(struct cf_db *db)
 {
-	pthread_mutex_lock(&db->bg_mu);
-	pthread_cond_broadcast(&db->bg_cv);
-	pthread_mutex_unlock(&db->bg_mu);
+	uint64_t m = UINT64_MAX;
+
+	pthread_mutex_lock(&db->mu);
+	for (size_t i = 0; i < db->ntables; i++) {
+		struct cf_table *t = db->tables[i];
+		pthread_rwlock_rdlock(&t->lock);
+		for (size_t j = 0; j < t->nregions; j++) {
+			struct view *v = region_view(t->regions[j]);
+			uint64_t s;
+			if (memstore_count(v->mem)) {
+				s = memstore_min_seq(v->mem);
+				if (s < m)
+					m = s;
+			}
+			for (size_t k = 0; k < v->nimm; k++) {
+				s = memstore_min_seq(v->imm[k]);
+				if (memstore_count(v->imm[k]) && s < m)
+					m = s;
+			}
+			view_unref(v);
+		}
+		pthread_rwlock_unlock(&t->lock);
+	}
+	pthread_mutex_unlock(&db->mu);
+	if (m == UINT64_MAX)
+		m = atomic_load(&db->last_seq) + 1;
+	return m;
 }
+
+/* Flushes r, then drops the WAL segments no memstore needs any more. */
+static int flush_region(struct cf_db *db, struct region *r)
+{
+	int rc;
+
+	pthread_mutex_lock(&db->ddl_mu);
+	rc = region_flush(db, r);
+	pthread_mutex_unlock(&db->ddl_mu);
+	if (rc == CF_OK)
+		wal_purge(db->wal, db_min_unflushed(db));
+	return rc;
+}
+
+/* --- background ------------------------------------------------------- */
 
 static int bg_wait(struct cf_db *db, unsigned ms)
 {
@@ -630,7 +537,7 @@ static void *flusher_main(void *arg)
 			int rc = CF_OK;
 
 			if (r) {
-				rc = region_flush(db, r);
+				rc = flush_region(db, r);
 				atomic_store(&r->flush_wanted, rc != CF_OK);
 				if (rc == CF_OK)
 					region_split_if_big(db, r);
@@ -952,37 +859,6 @@ int cf_db_sync(cf_db *db)
 	return rc;
 }
 
-uint64_t db_min_unflushed(struct cf_db *db)
-{
-	uint64_t m = UINT64_MAX;
-
-	pthread_mutex_lock(&db->mu);
-	for (size_t i = 0; i < db->ntables; i++) {
-		struct cf_table *t = db->tables[i];
-		pthread_rwlock_rdlock(&t->lock);
-		for (size_t j = 0; j < t->nregions; j++) {
-			struct view *v = region_view(t->regions[j]);
-			uint64_t s;
-			if (memstore_count(v->mem)) {
-				s = memstore_min_seq(v->mem);
-				if (s < m)
-					m = s;
-			}
-			for (size_t k = 0; k < v->nimm; k++) {
-				s = memstore_min_seq(v->imm[k]);
-				if (memstore_count(v->imm[k]) && s < m)
-					m = s;
-			}
-			view_unref(v);
-		}
-		pthread_rwlock_unlock(&t->lock);
-	}
-	pthread_mutex_unlock(&db->mu);
-	if (m == UINT64_MAX)
-		m = atomic_load(&db->last_seq) + 1;
-	return m;
-}
-
 static int for_each_region(struct cf_db *db, struct cf_table *only,
 			   int (*fn)(struct cf_db *, struct region *, int),
 			   int arg)
@@ -1025,7 +901,7 @@ static int for_each_region(struct cf_db *db, struct cf_table *only,
 static int flush_one(struct cf_db *db, struct region *r, int arg)
 {
 	(void)arg;
-	return region_flush(db, r);
+	return flush_region(db, r);
 }
 
 static int compact_one(struct cf_db *db, struct region *r, int major)

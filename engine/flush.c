@@ -20,71 +20,6 @@
 #include "util/env.h"
 #include "util/log.h"
 
-int region_live(struct region *r)
-{
-	struct cf_table *t = r->t;
-	int live = 0;
-
-	if (atomic_load(&t->dropped))
-		return 0;
-	pthread_rwlock_rdlock(&t->lock);
-	for (size_t i = 0; i < t->nregions; i++)
-		if (t->regions[i] == r)
-			live = 1;
-	pthread_rwlock_unlock(&t->lock);
-	return live;
-}
-
-static int cmp_newest(const void *a, const void *b)
-{
-	const struct sfile *x = *(struct sfile *const *)a;
-	const struct sfile *y = *(struct sfile *const *)b;
-	return x->max_seq > y->max_seq ? -1 : x->max_seq < y->max_seq;
-}
-
-int view_add_file(struct view *v, const char *fam, struct sfile *f)
-{
-	struct fstore *st = view_store(v, fam, 1);
-	struct sfile **n;
-
-	if (!st)
-		return CF_ENOMEM;
-	n = realloc(st->files, (st->n + 1) * sizeof *n);
-	if (!n)
-		return CF_ENOMEM;
-	st->files = n;
-	st->files[st->n++] = f;
-	qsort(st->files, st->n, sizeof *st->files, cmp_newest);
-	return CF_OK;
-}
-
-int sfile_open(struct cf_db *db, struct cf_table *t, int64_t home,
-	       const char *fam, uint64_t id, uint64_t size, struct sfile **out)
-{
-	struct buf path = BUF_INIT;
-	const struct cf_family *f = table_family(t, fam, strlen(fam));
-	struct sfile *sf = calloc(1, sizeof *sf);
-	int rc;
-
-	if (!sf)
-		return CF_ENOMEM;
-	sf->id = id;
-	sf->home_region = home;
-	sf->size = size;
-	rc = store_path(db, t, home, fam, id, &path);
-	if (!rc)
-		rc = sst_open((const char *)path.p, id, db->cache,
-			      f && f->in_memory, &sf->sst);
-	buf_release(&path);
-	if (rc) {
-		free(sf);
-		return rc;
-	}
-	sf->max_seq = sst_get_meta(sf->sst)->max_seq;
-	*out = sf;
-	return CF_OK;
-}
-
 struct outfile {
 	char fam[CF_FAMILY_MAX + 1];
 	struct sst_builder *b;
@@ -180,7 +115,8 @@ static int flush_memstore(struct cf_db *db, struct region *r,
 		outs[i].b = NULL;
 	}
 	for (size_t i = 0; i < nouts && rc == CF_OK; i++)
-		rc = sfile_open(db, t, (int64_t)r->id, outs[i].fam, outs[i].id,
+		rc = sfile_open(db, t, (int64_t)r->id, outs[i].fam,
+				table_in_memory(t, outs[i].fam), outs[i].id,
 				outs[i].meta.file_size, &opened[i]);
 	if (rc)
 		goto out;
@@ -269,7 +205,7 @@ out:
 	return rc;
 }
 
-int region_flush_locked(struct cf_db *db, struct region *r)
+int region_flush(struct cf_db *db, struct region *r)
 {
 	struct memstore *fresh = NULL;
 	int rc = CF_OK;
@@ -326,14 +262,3 @@ int region_flush_locked(struct cf_db *db, struct region *r)
 	return rc;
 }
 
-int region_flush(struct cf_db *db, struct region *r)
-{
-	int rc;
-
-	pthread_mutex_lock(&db->ddl_mu);
-	rc = region_flush_locked(db, r);
-	pthread_mutex_unlock(&db->ddl_mu);
-	if (rc == CF_OK)
-		wal_purge(db->wal, db_min_unflushed(db));
-	return rc;
-}

@@ -171,19 +171,46 @@ struct cf_db {
 	struct tstats st;
 };
 
-/* --- shared helpers (db.c) -------------------------------------------- */
+/* --- tables (table.c) ------------------------------------------------ */
 
+/* A table with no regions or families yet, one reference; NULL: no
+ * memory. */
+struct cf_table *table_new(struct cf_db *db, int64_t id, const char *name);
 void table_ref(struct cf_table *t);
+/* Drops a reference; the last frees t, its regions and retired ones. */
 void table_unref(struct cf_table *t);
+/* The family named fam[0..famlen) of t, or NULL; caller holds t->lock
+ * (read). */
 const struct cf_family *table_family(const struct cf_table *t, const char *fam,
 				     size_t famlen);
+/* The IN_MEMORY setting of family fam (NUL-terminated) of t; 0 when t
+ * has no such family. */
+int table_in_memory(const struct cf_table *t, const char *fam);
 /* Region of t holding row; caller holds t->lock (read). */
 struct region *table_region_for(struct cf_table *t, const void *row,
 				size_t rowlen);
-int region_contains(const struct region *r, const void *row, size_t rowlen);
+/* 1 if r is still one of its table's live regions (caller holds ddl_mu
+ * or compact_mu, which a split takes). */
+int region_live(struct region *r);
 
+int region_contains(const struct region *r, const void *row, size_t rowlen);
 struct view *region_view(struct region *r);	/* referenced */
 void view_unref(struct view *v);
+
+/* --- background work: the signal ---------------------------------------- */
+
+/*
+ * Wakes db.c's background threads (flusher, compactor), which then look
+ * for regions whose flush_wanted or compact_wanted is set, or stores
+ * whose read_compact is.  Lower layers set those flags and call this;
+ * they never call the scheduler itself, so the arrows stay one way.
+ */
+static inline void db_wake_background(struct cf_db *db)
+{
+	pthread_mutex_lock(&db->bg_mu);
+	pthread_cond_broadcast(&db->bg_cv);
+	pthread_mutex_unlock(&db->bg_mu);
+}
 
 /* --- visibility (visible.c) ------------------------------------------ */
 
@@ -212,14 +239,47 @@ struct vis_ctx {
  * place. */
 void vis_classify(const struct vis_ctx *c, struct rcell *cells, size_t n);
 
-/* --- read machinery (read.c) ----------------------------------------- */
+/* --- view iterators (viewiter.c) -------------------------------------- */
 
 /* An iterator over region r's view v for the given families (NULL: all)
  * covering seq <= snapshot, clamped to the region's rows.  For Gets,
- * row limits files by key range and bloom (NULL: scan). */
+ * row limits files by key range and bloom (NULL: scan).  NULL: no
+ * memory. */
 struct iter *view_iter(struct cf_db *db, struct region *r, struct view *v,
 		       const struct cf_read_opts *o, const void *row,
 		       size_t rowlen, int fill_cache);
+/* A scan's iterator over view v from row `from` (to `stop`, when
+ * has_stop): the children a scan of that range cannot need are left
+ * out, and a single child is returned unmerged. */
+struct iter *view_scan_iter(struct cf_db *db, struct view *v,
+			    const struct cf_read_opts *o, const void *from,
+			    size_t fromlen, const struct buf *stop,
+			    int has_stop, int fill_cache);
+/* An iterator over one store file, clamped to its reference's rows; a
+ * file that could not be opened gives an iterator in error
+ * (CF_ECORRUPT).  NULL: no memory. */
+struct iter *sfile_iter(struct sfile *f, int fill_cache);
+/* What sfile_may_match found: the file cannot hold what the read wants
+ * without a look (its range, times or emptiness), its bloom filter was
+ * consulted and said no, or it may. */
+enum { FM_SKIP = 0, FM_MAYBE = 1, FM_BLOOM_NO = 2 };
+/* May file f hold cells of row (NULL: any) in the read's time range? */
+int sfile_may_match(struct cf_db *db, struct sfile *f,
+		    const struct cf_read_opts *o, const void *row,
+		    size_t rowlen);
+/* Does the read o (NULL: all) want family fam? */
+int read_wants_family(const struct cf_read_opts *o, const char *fam,
+		      size_t famlen);
+/* The smallest internal key of row (empty family, newest everything)
+ * into dst; returns its length. */
+size_t row_start_key(unsigned char *dst, const void *row, size_t rowlen);
+/* A read consulted two or more files of st (a store of a view of r):
+ * counts it, and asks the compactor for a compaction of the whole store
+ * once such reads reach its budget (docs/engine.md, "read-driven
+ * compaction"). */
+void store_note_multi_read(struct cf_db *db, struct fstore *st);
+
+/* --- reading rows (read.c) --------------------------------------------- */
 
 /* Reads the visible cells of the row under the iterator positioned at
  * its first cell, appending to out; leaves the iterator on the next
@@ -242,23 +302,10 @@ int table_get_latest(struct cf_table *t, const void *row, size_t rowlen,
 
 /* --- flush and compaction (flush.c, compact.c) ----------------------- */
 
+/* Writes r's memstores into store files (flush.c); the caller holds
+ * db->ddl_mu.  db.c then purges the WAL. */
 int region_flush(struct cf_db *db, struct region *r);
-/* The same with db->ddl_mu already held. */
-int region_flush_locked(struct cf_db *db, struct region *r);
-/* 1 if r is still one of its table's live regions (caller holds ddl_mu
- * or compact_mu, which a split takes). */
-int region_live(struct region *r);
-/* Opens a store file just written and wraps it for a view. */
-int sfile_open(struct cf_db *db, struct cf_table *t, int64_t home,
-	       const char *fam, uint64_t id, uint64_t size, struct sfile **out);
-/* Puts f into the family store of v, keeping newest-first order. */
-int view_add_file(struct view *v, const char *fam, struct sfile *f);
 int region_compact(struct cf_db *db, struct region *r, int major);
-/* A read consulted two or more files of st (a store of a view of r):
- * counts it, and asks the compactor for a compaction of the whole store
- * once such reads reach its budget (docs/engine.md, "read-driven
- * compaction"). */
-void store_note_multi_read(struct cf_db *db, struct fstore *st);
 /* Would a minor compaction of r (region_compact(db, r, 0)) do anything? */
 int region_needs_compaction(struct cf_db *db, struct region *r);
 int table_split_at(struct cf_db *db, struct cf_table *t, const void *key,
@@ -266,13 +313,6 @@ int table_split_at(struct cf_db *db, struct cf_table *t, const void *key,
 /* Splits r at its middle when its store files pass split_size: 1 if it
  * split, CF_OK if it did not need to or could not (a single row). */
 int region_split_if_big(struct cf_db *db, struct region *r);
-/* Builds the path of a store file into a buf. */
-int store_path(struct cf_db *db, struct cf_table *t, int64_t region_id,
-	       const char *fam, uint64_t file_id, struct buf *out);
-int region_dir(struct cf_db *db, struct cf_table *t, int64_t region_id,
-	       struct buf *out);
-uint64_t db_min_unflushed(struct cf_db *db);
-void db_wake_background(struct cf_db *db);
 
 #endif
 
@@ -320,5 +360,19 @@ void region_free(struct region *r);
 uint64_t region_disk_bytes(struct view *v);
 size_t region_file_count(struct view *v);
 
+/* Opens store file id of family fam just written (in_memory: the
+ * family's IN_MEMORY setting, for the block cache) and wraps it for a
+ * view. */
+int sfile_open(struct cf_db *db, struct cf_table *t, int64_t home,
+	       const char *fam, int in_memory, uint64_t id, uint64_t size,
+	       struct sfile **out);
+/* Puts f into the family store of v, keeping newest-first order. */
+int view_add_file(struct view *v, const char *fam, struct sfile *f);
+/* The path of a region's directory, or of one of its store files, into
+ * out (NUL-terminated, len without it).  CF_ENOMEM. */
+int region_dir(struct cf_db *db, struct cf_table *t, int64_t region_id,
+	       struct buf *out);
+int store_path(struct cf_db *db, struct cf_table *t, int64_t region_id,
+	       const char *fam, uint64_t file_id, struct buf *out);
 /* Writes DATADIR/data/T/REGION/.regioninfo (docs/engine.md). */
 int region_write_info(struct cf_db *db, struct region *r);

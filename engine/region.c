@@ -2,11 +2,15 @@
  * region.c: regions and their views.  A view is published under
  * region->mu and never changed afterwards; see internal.h for the rules.
  */
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/cache.h"
 #include "engine/internal.h"
+#include "util/env.h"
+#include "util/log.h"
 
 struct view *view_new(void)
 {
@@ -213,4 +217,116 @@ size_t region_file_count(struct view *v)
 	for (size_t s = 0; s < v->nstores; s++)
 		n += v->stores[s].n;
 	return n;
+}
+
+/* --- store files in a view ------------------------------------------- */
+
+static int cmp_newest(const void *a, const void *b)
+{
+	const struct sfile *x = *(struct sfile *const *)a;
+	const struct sfile *y = *(struct sfile *const *)b;
+	return x->max_seq > y->max_seq ? -1 : x->max_seq < y->max_seq;
+}
+
+int view_add_file(struct view *v, const char *fam, struct sfile *f)
+{
+	struct fstore *st = view_store(v, fam, 1);
+	struct sfile **n;
+
+	if (!st)
+		return CF_ENOMEM;
+	n = realloc(st->files, (st->n + 1) * sizeof *n);
+	if (!n)
+		return CF_ENOMEM;
+	st->files = n;
+	st->files[st->n++] = f;
+	qsort(st->files, st->n, sizeof *st->files, cmp_newest);
+	return CF_OK;
+}
+
+int sfile_open(struct cf_db *db, struct cf_table *t, int64_t home,
+	       const char *fam, int in_memory, uint64_t id, uint64_t size,
+	       struct sfile **out)
+{
+	struct buf path = BUF_INIT;
+	struct sfile *sf = calloc(1, sizeof *sf);
+	int rc;
+
+	if (!sf)
+		return CF_ENOMEM;
+	sf->id = id;
+	sf->home_region = home;
+	sf->size = size;
+	rc = store_path(db, t, home, fam, id, &path);
+	if (!rc)
+		rc = sst_open((const char *)path.p, id, db->cache,
+			      in_memory, &sf->sst);
+	buf_release(&path);
+	if (rc) {
+		free(sf);
+		return rc;
+	}
+	sf->max_seq = sst_get_meta(sf->sst)->max_seq;
+	*out = sf;
+	return CF_OK;
+}
+
+/* --- paths and .regioninfo ------------------------------------------- */
+
+int region_dir(struct cf_db *db, struct cf_table *t, int64_t region_id,
+	       struct buf *out)
+{
+	buf_reset(out);
+	return buf_printf(out, "%s/data/%s/%016" PRIx64, db->dir, t->name,
+			  (uint64_t)region_id) ||
+	       buf_putc(out, 0) ? CF_ENOMEM : (out->len--, CF_OK);
+}
+
+int store_path(struct cf_db *db, struct cf_table *t, int64_t region_id,
+	       const char *fam, uint64_t file_id, struct buf *out)
+{
+	buf_reset(out);
+	if (buf_printf(out, "%s/data/%s/%016" PRIx64 "/%s/%016" PRIx64 ".sst",
+		       db->dir, t->name, (uint64_t)region_id, fam, file_id) ||
+	    buf_putc(out, 0))
+		return CF_ENOMEM;
+	out->len--;
+	return CF_OK;
+}
+
+static void hex(struct buf *b, const void *p, size_t n)
+{
+	const unsigned char *s = p;
+	for (size_t i = 0; i < n; i++)
+		buf_printf(b, "%02x", s[i]);
+}
+
+int region_write_info(struct cf_db *db, struct region *r)
+{
+	struct buf path = BUF_INIT, b = BUF_INIT;
+	struct cf_table *t = r->t;
+	int rc;
+
+	rc = region_dir(db, t, (int64_t)r->id, &path);
+	if (!rc)
+		rc = env_mkdir_p((const char *)path.p, 0755);
+	buf_printf(&b, "cellfs-regioninfo 1\ntable %s\ntableid %" PRId64
+		   "\nregion %016" PRIx64 "\nstart ", t->name, t->id, r->id);
+	hex(&b, r->start.p, r->start.len);
+	buf_printf(&b, "\nend ");
+	hex(&b, r->end.p, r->end.len);
+	buf_putc(&b, '\n');
+	for (size_t i = 0; i < t->nfams; i++) {
+		buf_printf(&b, "family ");
+		cf_family_format(&t->fams[i], &b);
+		buf_putc(&b, '\n');
+	}
+	if (!rc)
+		rc = buf_printf(&path, "/.regioninfo") || buf_putc(&path, 0) ?
+			     CF_ENOMEM : CF_OK;
+	if (!rc)
+		rc = env_write_file_atomic((const char *)path.p, b.p, b.len);
+	buf_release(&path);
+	buf_release(&b);
+	return rc;
 }

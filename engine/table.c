@@ -1,0 +1,111 @@
+/*
+ * table.c: a table as the engine holds it: its regions (sorted by start
+ * key), its families, its reference count.  Below db.c (which creates,
+ * loads, alters and drops tables, and schedules their work) and above
+ * region.c; the write, read, flush and compaction paths find a row's
+ * region and a family's settings here.
+ *
+ * Locks: t->lock (rwlock) guards regions and fams; table_region_for()
+ * and table_family() expect the caller to hold it (read) or to own the
+ * table alone.  References: table_ref/table_unref; the last unref frees
+ * the table and its regions.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/internal.h"
+
+void table_ref(struct cf_table *t)
+{
+	atomic_fetch_add(&t->refs, 1);
+}
+
+static void table_free(struct cf_table *t)
+{
+	for (size_t i = 0; i < t->nregions; i++)
+		region_free(t->regions[i]);
+	free(t->regions);
+	for (size_t i = 0; i < t->nretired; i++)
+		region_free(t->retired[i]);
+	free(t->retired);
+	free(t->fams);
+	for (int i = 0; i < ROW_STRIPES; i++)
+		pthread_mutex_destroy(&t->stripes[i]);
+	pthread_rwlock_destroy(&t->lock);
+	pthread_rwlock_destroy(&t->batch_lock);
+	free(t);
+}
+
+void table_unref(struct cf_table *t)
+{
+	if (t && atomic_fetch_sub(&t->refs, 1) == 1)
+		table_free(t);
+}
+
+struct cf_table *table_new(struct cf_db *db, int64_t id,
+				  const char *name)
+{
+	struct cf_table *t = calloc(1, sizeof *t);
+
+	if (!t)
+		return NULL;
+	atomic_init(&t->refs, 1);
+	t->db = db;
+	t->id = id;
+	snprintf(t->name, sizeof t->name, "%s", name);
+	pthread_rwlock_init(&t->lock, NULL);
+	pthread_rwlock_init(&t->batch_lock, NULL);
+	for (int i = 0; i < ROW_STRIPES; i++)
+		pthread_mutex_init(&t->stripes[i], NULL);
+	return t;
+}
+
+const struct cf_family *table_family(const struct cf_table *t,
+				     const char *fam, size_t famlen)
+{
+	for (size_t i = 0; i < t->nfams; i++)
+		if (strlen(t->fams[i].name) == famlen &&
+		    memcmp(t->fams[i].name, fam, famlen) == 0)
+			return &t->fams[i];
+	return NULL;
+}
+
+int table_in_memory(const struct cf_table *t, const char *fam)
+{
+	const struct cf_family *f = table_family(t, fam, strlen(fam));
+
+	return f && f->in_memory;
+}
+
+struct region *table_region_for(struct cf_table *t, const void *row,
+				size_t rowlen)
+{
+	size_t lo = 0, hi = t->nregions;
+
+	/* the last region whose start <= row */
+	while (hi - lo > 1) {
+		size_t mid = (lo + hi) / 2;
+		if (bytes_cmp(t->regions[mid]->start.p,
+			      t->regions[mid]->start.len, row, rowlen) <= 0)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return t->regions[lo];
+}
+
+int region_live(struct region *r)
+{
+	struct cf_table *t = r->t;
+	int live = 0;
+
+	if (atomic_load(&t->dropped))
+		return 0;
+	pthread_rwlock_rdlock(&t->lock);
+	for (size_t i = 0; i < t->nregions; i++)
+		if (t->regions[i] == r)
+			live = 1;
+	pthread_rwlock_unlock(&t->lock);
+	return live;
+}
