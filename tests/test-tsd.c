@@ -298,40 +298,92 @@ static int wwrite(tsd_writer *w, const char *s, struct tsd_error *e)
 	return tsd_writer_write(w, s, strlen(s), e);
 }
 
+/* A tsd_reject_fn collecting "N:reason:text;" */
+static void collect(void *ctx, const struct tsd_error *e, const char *line,
+		    size_t len)
+{
+	char *acc = ctx;
+	size_t n = strlen(acc);
+	snprintf(acc + n, 1024 - n, "%llu:%s:%.*s;", (unsigned long long)e->line,
+		 e->reason, (int)len, line);
+}
+
 static void test_bad_lines(void)
 {
 	tsd *t = open_tsd(0);
+	struct tsd_put_result r;
+	struct tsd_stats st0, st;
 	struct tsd_error e;
+	char seen[1024] = "";
 	tsd_writer *w;
-	uint32_t uid;
 	char *s;
 
+	tsd_stats(t, &st0);
 	is_int(put(t, "bad.ok 1356998400 1 h=a\nbad.ok 1356998401 2\n"
 		   "bad.ok 1356998402 3 h=a\n", &e), CF_EINVAL,
-	       "a write with a bad line is refused");
+	       "a write with a bad line fails");
 	ok(e.line == 2 && !strcmp(e.reason, "need at least one tag"),
 	   "line 2: need at least one tag (%llu: %s)",
 	   (unsigned long long)e.line, e.reason);
-	is_int(tsd_name_lookup(t, TSD_METRICS, "bad.ok", &uid), CF_ENOTFOUND,
-	       "nothing stored, not even the metric name");
+	s = dump(t, "bad.ok");
+	is_str(s, "bad.ok 1356998400 1 h=a\nbad.ok 1356998402 3 h=a\n",
+	       "the valid lines are stored (OpenTSDB's put rule)");
+	free(s);
+	tsd_stats(t, &st);
+	ok(st.lines_rejected == st0.lines_rejected + 1 &&
+	   st.writes_rejected == st0.writes_rejected + 1 &&
+	   st.points == st0.points + 2, "stats: 1 line, 1 write refused, "
+	   "2 points");
 
 	is_int(tsd_writer_open(t, NULL, &w), 0, "writer");
+	tsd_writer_on_reject(w, collect, seen);
 	is_int(wwrite(w, "split.m 13569", &e), 0, "half a line");
 	is_int(wwrite(w, "98400 5 h=", &e), 0, "more of it");
 	is_int(wwrite(w, "a\nsplit.m 1356998401 6 h=a\nsplit.m 13", &e), 0,
 	       "its end, a line, a start");
-	is_int(wwrite(w, "56998402 7 h=a h=b\nsplit.m 13", &e), CF_EINVAL,
-	       "a bad line");
+	const char *two = "56998402 7 h=a h=b\nx 1 1\nsplit.m 13";
+	is_int(tsd_writer_put(w, two, strlen(two), 0, &r, &e), CF_EINVAL, "two bad lines");
 	ok(e.line == 3 && !strcmp(e.reason, "duplicate tag: h=b"),
 	   "counted from the open: line 3 (%llu: %s)",
 	   (unsigned long long)e.line, e.reason);
+	ok(r.lines == 2 && r.stored == 0 && r.refused == 2,
+	   "counts: %llu lines, %llu stored, %llu refused",
+	   (unsigned long long)r.lines, (unsigned long long)r.stored,
+	   (unsigned long long)r.refused);
+	is_str(seen, "3:duplicate tag: h=b:split.m 1356998402 7 h=a h=b;"
+	       "4:need at least one tag:x 1 1;",
+	       "each refused line reported, with its text");
 	is_int(wwrite(w, "56998403 8 h=a\nsplit.m 1356998404 9 h=a", &e), 0,
-	       "the rest of the rejected write's last line is skipped");
+	       "the unfinished line of a write with bad lines continues");
 	is_int(tsd_writer_finish(w, &e), 0, "a last line without newline");
+	/* an engine-level failure drops the unfinished line; only line
+	 * length can be forced here: a line over 64 KiB */
+	char *big = malloc(70000);
+	memset(big, 'a', 70000);
+	memcpy(big, "split.m 1356998405 1 h=a\nsplit.m ", 33);
+	seen[0] = '\0';
+	is_int(tsd_writer_put(w, big, 70000, 0, &r, &e), CF_EINVAL,
+	       "a line over 64 KiB");
+	ok(r.stored == 1 && r.refused == 1 && e.line == 8,
+	   "the line before it stored; line %llu refused: %s",
+	   (unsigned long long)e.line, e.reason);
+	is_int(wwrite(w, "aaa 1 h=a\nsplit.m 1356998406 2 h=a\n", &e), 0,
+	       "its rest skipped");
+	/* a name longer than a tsdb-uid row key may be */
+	memset(big, 'a', 70000);
+	memcpy(big, "split.m 1356998407 1 h=", 23);
+	big[40000] = '\n';
+	is_int(tsd_writer_write(w, big, 40001, &e), CF_EINVAL,
+	       "a tag value over 32767 bytes");
+	ok(e.line == 10 && !strncmp(e.reason, "name too long (over 32767 "
+				    "bytes): h=aaa", 38), "%s", e.reason);
+	free(big);
 	tsd_writer_close(w);
 	s = dump(t, "split.m");
 	is_str(s, "split.m 1356998400 5 h=a\nsplit.m 1356998401 6 h=a\n"
-	       "split.m 1356998404 9 h=a\n", "what was stored");
+	       "split.m 1356998403 8 h=a\nsplit.m 1356998404 9 h=a\n"
+	       "split.m 1356998405 1 h=a\nsplit.m 1356998406 2 h=a\n",
+	       "what was stored");
 	free(s);
 
 	/* metric files */
@@ -521,7 +573,7 @@ static void test_queries(void)
 	   !strcmp(names[2], "host"), "every tag key, sorted");
 	free(names);
 	ok(tsd_names(t, TSD_METRICS, "", 2, &names, &n) == 0 && n == 2 &&
-	   !strcmp(names[0], "cmp") && !strcmp(names[1], "cmp2"),
+	   !strcmp(names[0], "bad.ok") && !strcmp(names[1], "cmp"),
 	   "a limit");
 	free(names);
 	ok(tsd_names(t, TSD_TAGV, "zz", 0, &names, &n) == 0 && n == 0,

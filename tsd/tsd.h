@@ -12,7 +12,7 @@
  *
  *   path                    operation      calls
  *   MNT/tsd/put             open (write)   tsd_writer_open(t, NULL, &w)
- *                           write          tsd_writer_write(w, buf, n, &e)
+ *                           write          tsd_writer_put(w, buf, n, 0, ..)
  *                           flush/release  tsd_writer_finish(w, &e),
  *                                          tsd_writer_close(w)
  *   MNT/tsd/metrics/        readdir        tsd_names(t, TSD_METRICS, "", 0..)
@@ -110,25 +110,48 @@ struct tsd_error {
 int tsd_writer_open(tsd *t, const char *metric, tsd_writer **out);
 
 /*
- * Takes data[0..len): every line it completes is validated, then all of
- * them are stored in one batch (one WAL record; durable as the engine's
- * sync mode says when this returns CF_OK).  Unknown names get UIDs.
+ * Takes data[0..len): every line it completes is parsed; each invalid
+ * line is refused (counted in tsd_stats' lines_rejected, reported to the
+ * tsd_writer_on_reject() callback) and the valid ones are stored in one
+ * batch (one WAL record; durable as the engine's sync mode says when this
+ * returns).  Unknown names get UIDs.  This is OpenTSDB's put rule: a bad
+ * line costs only itself.
  *
- * All or nothing: if any completed line is invalid, none of this write's
- * lines is stored, CF_EINVAL is returned and *err names the first bad
- * line (its number counted from the opening of the file) and why.  The
- * rejected write is dropped whole, its unfinished last line too; when it
- * did not end with '\n', the writer then skips up to the next '\n' so the
- * rest of a rejected line is not read as a new one.
- * Errors: CF_EINVAL (bad line, or a line over 64 KiB), CF_ERANGE (UID
- * space of a kind exhausted), engine errors (CF_ENOSPC, CF_EIO, ...)
- * with nothing of the write stored.  err may be NULL.
+ * Returns CF_OK when no line was refused.  CF_EINVAL when some were, after
+ * the valid ones are stored; *err then names the first refused line (its
+ * number counted from the opening of the writer, as tsd_error says) and
+ * why.  A line over 64 KiB is refused too, and the writer skips its rest
+ * up to the next '\n'.
+ * Errors that store nothing of the write: CF_ERANGE (UID space of a kind
+ * exhausted), engine errors (CF_ENOSPC, CF_EIO, ...), CF_ENOMEM; the
+ * write's unfinished last line is then dropped (refused, its rest
+ * skipped), so that a retry does not join two halves.  err may be NULL.
  */
 int tsd_writer_write(tsd_writer *w, const void *data, size_t len,
 		     struct tsd_error *err);
 /* Stores a last line that has no '\n' yet (at flush or close of the
  * file).  Same errors as tsd_writer_write(). */
 int tsd_writer_finish(tsd_writer *w, struct tsd_error *err);
+
+/* What one write did: lines completed (blank ones included), points
+ * stored, lines refused. */
+struct tsd_put_result {
+	uint64_t lines, stored, refused;
+};
+/* tsd_writer_write(), then with finish set tsd_writer_finish(), in one
+ * call under the writer's lock, with the counts in *res (may be NULL). */
+int tsd_writer_put(tsd_writer *w, const void *data, size_t len, int finish,
+		   struct tsd_put_result *res, struct tsd_error *err);
+
+/* Called for every refused line, with e (line number and reason) and the
+ * line's text line[0..len) (without its '\n'; possibly not UTF-8),
+ * valid during the call.  It runs under the writer's lock: it must not
+ * call back into w. */
+typedef void tsd_reject_fn(void *ctx, const struct tsd_error *e,
+			   const char *line, size_t len);
+/* Sets w's callback for refused lines (fn NULL: none, the default). */
+void tsd_writer_on_reject(tsd_writer *w, tsd_reject_fn *fn, void *ctx);
+
 /* Frees w; an unfinished line not passed to tsd_writer_finish() is
  * dropped. */
 void tsd_writer_close(tsd_writer *w);
@@ -215,8 +238,9 @@ int tsd_compact(tsd *t, int all);
 
 struct tsd_stats {
 	uint64_t points;	/* points stored */
-	uint64_t lines_rejected;	/* bad lines seen */
-	uint64_t writes_rejected;	/* writes refused for a bad line */
+	uint64_t lines_rejected;	/* lines refused (bad or too long) */
+	uint64_t writes_rejected;	/* writes that failed (some line
+					 * refused, or an engine error) */
 	uint64_t uids_assigned;	/* new UIDs */
 	uint64_t rows_compacted;
 	uint64_t queries;
