@@ -217,8 +217,11 @@ test_expect_success 'tag filters and group-by' '
 	q "$G{dc=*}{host=not_literal_or(web03)}" >out && test_cmp expect out &&
 	echo "g.m 1356998400 12 dc=sjc;" >expect &&
 	q "$G{}{host=regexp(^(db|web0[3-9]))}" >out && test_cmp expect out &&
-	echo >expect &&
-	q "$G{host=nope}" >out && test_cmp expect out
+	echo "g.m 1356998400 1 dc=lga host=web01;" >expect &&
+	q "$G{host=literal_or(web01|)}" >out && test_cmp expect out &&
+	q "$G{host=literal_or(|web01)}" >out && test_cmp expect out &&
+	q "$G{host=web01|}" >out && test_cmp expect out &&
+	q "$G{}{host=|web01}" >out && test_cmp expect out
 '
 
 # h.m across two hours: a 10 @+3500, 30 @+3700; b 5 @+3600.
@@ -243,10 +246,15 @@ test_expect_success 'interpolation across rows (hours) and between milliseconds'
 	test_cmp expect out &&
 	# +0.5: 15 + 7; +1: 20 + (7 + 500 * (3 - 7) / 750 = 5, in integers)
 	echo "s.m 1356998400000 10;s.m 1356998400500 22;s.m 1356998401000 25;s.m 1356998401250 3;" >expect &&
+	q "start=$T&end=$((T + 2))&m=sum:s.m&ms" >out && test_cmp expect out &&
+	# without ms, seconds (HttpJsonSerializer: timestamp / 1000)
+	echo "s.m 1356998400 10;s.m 1356998400 22;s.m 1356998401 25;s.m 1356998401 3;" >expect &&
 	q "start=$T&end=$((T + 2))&m=sum:s.m" >out && test_cmp expect out &&
 	echo "s.m 1356998400 17.0;s.m 1356998401 23.0;" >expect &&
 	q "start=$T&end=$((T + 2))&m=sum:1s-avg:s.m" >out && test_cmp expect out &&
 	echo "s.m 1356998401000 10.0 host=a;s.m 1356998401250 -5.333333333333333 host=b;" >expect &&
+	q "start=$T&end=$((T + 2))&m=sum:rate:s.m{host=*}&ms" >out && test_cmp expect out &&
+	echo "s.m 1356998401 10.0 host=a;s.m 1356998401 -5.333333333333333 host=b;" >expect &&
 	q "start=$T&end=$((T + 2))&m=sum:rate:s.m{host=*}" >out && test_cmp expect out &&
 	echo "k.m 1356998400 4 dc=x host=b;k.m 1356998400 1 host=a;" >expect &&
 	q "start=$T&end=$((T + 60))&m=sum:k.m{host=*}" >out && test_cmp expect out &&
@@ -289,6 +297,18 @@ test_expect_success 'bad queries: EINVAL or ENOENT, and why in .log' '
 		"no such metric: nosuch.m: No such file or directory" &&
 	bad "start=$T&m=sum:q.m{nokey=a}" ENOENT \
 		"no such tag key: nokey: No such file or directory" &&
+	bad "start=$T&m=sum:q.m{host=web99}" ENOENT \
+		"no such tag value: web99: No such file or directory" &&
+	bad "start=$T&m=sum:q.m{host=a|web99}" ENOENT \
+		"no such tag value: web99: No such file or directory" &&
+	bad "start=$T&m=sum:q.m{}{host=literal_or(web99)}" ENOENT \
+		"no such tag value: web99: No such file or directory" &&
+	bad "start=$T&m=sum:q.m{host=|}" EINVAL \
+		"filter must contain more than just a pipe: host=|: Invalid argument" &&
+	bad "start=$T&m=sum:q.m{host=bogus(a)}" EINVAL \
+		"unknown filter type: bogus: Invalid argument" &&
+	bad "start=$T&m=sum:q.m{host=wildcard(a)}" EINVAL \
+		"wildcard without '"'"'*'"'"': host=wildcard(a): Invalid argument" &&
 	echo EINVAL >expect &&
 	errno_of write "$MNT/tsd/q/start=$T&m=sum:q.m" x >out && test_cmp expect out
 '

@@ -494,10 +494,26 @@ static void test_queries(void)
 		    "net.bytes 1356998410 10.0 host=a\n"
 		    "net.bytes 1356998430 10.0 host=a\n");
 	/* a float next point already makes a step a double */
+	/* milliseconds points print in seconds without "ms", as
+	 * OpenTSDB's HttpJsonSerializer does */
 	check_query(t, "start=1356998400&end=1356998401&m=sum:lat",
+		    "lat 1356998400 1 host=a\n"
+		    "lat 1356998400 2.0 host=a\n"
+		    "lat 1356998400 4.5 host=a\n");
+	check_query(t, "start=1356998400&end=1356998401&m=sum:lat&ms",
 		    "lat 1356998400000 1 host=a\n"
 		    "lat 1356998400250 2.0 host=a\n"
 		    "lat 1356998400500 4.5 host=a\n");
+	/* TestTagVLiteralOrFilter: matchPipeNoValueAfter/Before */
+	check_query(t, "start=1356998400&end=1356998430&m=sum:sys.cpu"
+		    "{host=literal_or(c|)}",
+		    "sys.cpu 1356998400 1000 dc=y host=c\n");
+	check_query(t, "start=1356998400&end=1356998430&m=sum:sys.cpu"
+		    "{host=literal_or(|c)}",
+		    "sys.cpu 1356998400 1000 dc=y host=c\n");
+	check_query(t, "start=1356998400&end=1356998430&m=sum:sys.cpu"
+		    "{}{host=c|}",
+		    "sys.cpu 1356998400 1000 dc=y host=c\n");
 	check_query(t, "start=1356998400&end=1356998420&m=sum:sys.cpu{host=a}"
 		    "&ms",
 		    "sys.cpu 1356998400000 10 dc=x host=a\n"
@@ -531,6 +547,19 @@ static void test_queries(void)
 	r = query(t, "start=1356998400&m=sum:sys.cpu{zz=a}", &rc, &e);
 	ok(rc == CF_ENOTFOUND && !strcmp(e.reason, "no such tag key: zz"),
 	   "unknown tag key: %s", e.reason);
+	/* TestTsdbQuery.setTimeSeriesNosuchTagv: NoSuchUniqueName */
+	snprintf(q, sizeof q, "start=1356998400&m=sum:sys.cpu{host=a|web03}");
+	free(r);
+	r = query(t, q, &rc, &e);
+	ok(rc == CF_ENOTFOUND && !strcmp(e.reason, "no such tag value: web03"),
+	   "unknown tag value: %s", e.reason);
+	ok(tsd_query_check(t, q, strlen(q), &e) == CF_ENOTFOUND &&
+	   !strcmp(e.reason, "no such tag value: web03"), "checked: %s",
+	   e.reason);
+	snprintf(q, sizeof q, "start=1356998400&m=sum:sys.cpu{host=|}");
+	ok(tsd_query_check(t, q, strlen(q), &e) == CF_EINVAL &&
+	   !strcmp(e.reason, "filter must contain more than just a pipe: "
+		   "host=|"), "%s", e.reason);
 	free(r);
 	r = query(t, "start=1356998400&m=bogus:sys.cpu", &rc, &e);
 	ok(rc == CF_EINVAL && !strcmp(e.reason, "no such aggregator: bogus"),

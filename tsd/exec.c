@@ -151,6 +151,44 @@ static void release_sub(struct run *r)
 	r->rf = NULL;
 }
 
+/* OpenTSDB's tsd.query.filter.expansion_limit: a literal_or of more
+ * values is matched by name, without resolving them. */
+#define EXPANSION_LIMIT 4096
+
+/* Resolves the value of a literal_or filter f, as OpenTSDB's
+ * TagVFilter.resolveTags does with tsd.query.skip_unresolved_tagvs off
+ * (its default): a value never written fails the query (CF_ENOTFOUND,
+ * "no such tag value").  An empty alternative ("|a") names no value and
+ * is skipped.  uids may be NULL (only check). */
+static int resolve_literals(tsd *t, cf_table *uidt, const struct tsd_filter *f,
+			    uint32_t *uids, size_t *nuids,
+			    struct tsd_error *err)
+{
+	int rc;
+
+	*nuids = 0;
+	for (size_t j = 0; j < f->nvalues; j++) {
+		uint32_t uid;
+		if (!f->values[j][0])
+			continue;
+		rc = tsd_uid_lookup(t->uids, uidt, TSD_TAGV, f->values[j],
+				    strlen(f->values[j]), &uid);
+		if (rc == CF_ENOTFOUND)
+			set_err(err, "no such tag value: %s", f->values[j]);
+		if (rc)
+			return rc;
+		if (uids)
+			uids[(*nuids)++] = uid;
+	}
+	return CF_OK;
+}
+
+static int by_uid(const struct tsd_filter *f)
+{
+	return f->type == TSD_FILTER_LITERAL_OR &&
+	       f->nvalues <= EXPANSION_LIMIT;
+}
+
 static int resolve_filters(struct run *r, const struct tsd_subquery *sq)
 {
 	int rc;
@@ -168,22 +206,15 @@ static int resolve_filters(struct run *r, const struct tsd_subquery *sq)
 			set_err(r->err, "no such tag key: %s", f->tagk);
 		if (rc)
 			return rc;
-		if (f->type != TSD_FILTER_LITERAL_OR)
+		if (!by_uid(f))
 			continue;
 		rf->by_uid = 1;
 		rf->uids = calloc(f->nvalues, sizeof *rf->uids);
 		if (!rf->uids)
 			return CF_ENOMEM;
-		for (size_t j = 0; j < f->nvalues; j++) {
-			uint32_t uid;
-			rc = tsd_uid_lookup(r->t->uids, r->uidt, TSD_TAGV,
-					    f->values[j], strlen(f->values[j]),
-					    &uid);
-			if (rc == CF_OK)
-				rf->uids[rf->nuids++] = uid;
-			else if (rc != CF_ENOTFOUND)
-				return rc;
-		}
+		if ((rc = resolve_literals(r->t, r->uidt, f, rf->uids,
+					   &rf->nuids, r->err)))
+			return rc;
 	}
 	return CF_OK;
 }
@@ -513,9 +544,8 @@ static int format_text(struct run *r, struct buf *out)
 {
 	int ms = r->q->ms, rc;
 
-	for (size_t i = 0; i < r->nres && !ms; i++)
-		for (size_t j = 0; j < r->res[i].n && !ms; j++)
-			ms = r->res[i].dp[j].ts % 1000 != 0;
+	/* seconds unless "ms", even for points between whole seconds, as
+	 * OpenTSDB's HttpJsonSerializer prints them */
 	for (size_t i = 0; i < r->nres; i++) {
 		const struct result *res = &r->res[i];
 		for (size_t j = 0; j < res->n; j++) {
@@ -618,6 +648,7 @@ int tsd_query_check(tsd *t, const char *qs, size_t len,
 	struct tsd_query q;
 	cf_table *uidt, *dbt;
 	uint32_t uid;
+	size_t n;
 	int rc;
 
 	if (err)
@@ -638,6 +669,9 @@ int tsd_query_check(tsd *t, const char *qs, size_t len,
 					    strlen(k), &uid);
 			if (rc == CF_ENOTFOUND)
 				set_err(err, "no such tag key: %s", k);
+			if (rc == CF_OK && by_uid(&sq->filters[j]))
+				rc = resolve_literals(t, uidt, &sq->filters[j],
+						      NULL, &n, err);
 		}
 	}
 	cf_table_close(uidt);

@@ -299,9 +299,16 @@ static void filter_release(struct tsd_filter *f)
 	}
 }
 
+/* The alternatives of a literal_or: s[0..n) split at '|' as Java's
+ * String.split("\\|") does (TagVLiteralOrFilter): empty strings at the end
+ * are dropped, others kept (an empty one matches no tag value, so "a|"
+ * and "|a" match a). */
 static int split_values(struct tsd_filter *f, const char *s, size_t n)
 {
 	size_t cnt = 1;
+
+	while (n && s[n - 1] == '|')
+		n--;
 	for (size_t i = 0; i < n; i++)
 		cnt += s[i] == '|';
 	f->values = calloc(cnt, sizeof *f->values);
@@ -387,6 +394,11 @@ static int add_filter(struct tsd_subquery *sq, const char *s, size_t n,
 			goto bad;
 		}
 		if (f.type <= TSD_FILTER_NOT_ILITERAL_OR) {
+			if (inlen == 1 && in[0] == '|') {
+				rc = fail(why, whylen, "filter must contain more "
+					  "than just a pipe: %.*s", W(n), s);
+				goto bad;
+			}
 			if ((rc = split_values(&f, in, inlen)))
 				goto bad;
 		} else {
@@ -427,6 +439,11 @@ static int add_filter(struct tsd_subquery *sq, const char *s, size_t n,
 		}
 	} else {
 		f.type = TSD_FILTER_LITERAL_OR;
+		if (vlen == 1 && v[0] == '|') {
+			rc = fail(why, whylen, "filter must contain more than "
+				  "just a pipe: %.*s", W(n), s);
+			goto bad;
+		}
 		if ((rc = split_values(&f, v, vlen)))
 			goto bad;
 	}

@@ -194,7 +194,7 @@ int tsd_metric_open(tsd *t, const char *metric, tsd_cursor **out);
 /*
  * Parses query string qs[0..len) (tsd/query.h; docs/timeseries.md) without
  * running it.  CF_EINVAL with *err filled; CF_ENOTFOUND when it names an
- * unknown metric or tag key.  err may be NULL.
+ * unknown metric, tag key or literal tag value.  err may be NULL.
  */
 int tsd_query_check(tsd *t, const char *qs, size_t len,
 		    struct tsd_error *err);
@@ -204,13 +204,13 @@ int tsd_query_check(tsd *t, const char *qs, size_t len,
  * TSD_FMT_TEXT: one line per point, "M TS VALUE TAGK=TAGV ...\n", sub
  * queries in order, each group of series in tag order; the tags are
  * those common to every series of the group, sorted by name.  TS is in
- * seconds unless the query says "ms" or some point falls between whole
- * seconds (then every TS of the result is in milliseconds).  A NaN value
+ * seconds (millisecond points cut to their second, as OpenTSDB prints
+ * them) unless the query says "ms".  A NaN value
  * (fill policy nan) prints "NaN"; fill policy null leaves the point out.
  * TSD_FMT_PNG: the same query drawn by gnuplot (one line per group, its
  * tags in the legend).
- * Errors: CF_EINVAL (bad query; *err), CF_ENOTFOUND (unknown metric or
- * tag key; *err), CF_ETOOBIG (more than max_query_points), CF_ERANGE
+ * Errors: CF_EINVAL (bad query; *err), CF_ENOTFOUND (unknown metric,
+ * tag key, or tag value of a literal_or filter; *err), CF_ETOOBIG (more than max_query_points), CF_ERANGE
  * (a value overflowed), CF_EIO (gnuplot failed; *err), engine errors.
  */
 int tsd_query_open(tsd *t, const char *qs, size_t len, enum tsd_format fmt,
