@@ -217,6 +217,12 @@ test_expect_success 'tag filters and group-by' '
 	q "$G{dc=*}{host=not_literal_or(web03)}" >out && test_cmp expect out &&
 	echo "g.m 1356998400 12 dc=sjc;" >expect &&
 	q "$G{}{host=regexp(^(db|web0[3-9]))}" >out && test_cmp expect out &&
+	# PCRE2, as Java: \d, classes, (?i), found anywhere in the value
+	echo "g.m 1356998400 1 dc=lga host=web01;g.m 1356998400 2 dc=lga host=web02;g.m 1356998400 8 dc=sjc host=web03;" >expect &&
+	q "$G{host=regexp(^web\d+\$)}" >out && test_cmp expect out &&
+	q "$G{host=regexp((?i)WEB)}" >out && test_cmp expect out &&
+	echo "g.m 1356998400 4 dc=sjc host=db01;" >expect &&
+	q "$G{host=regexp(^\w\w\d\d\$)}" >out && test_cmp expect out &&
 	echo "g.m 1356998400 1 dc=lga host=web01;" >expect &&
 	q "$G{host=literal_or(web01|)}" >out && test_cmp expect out &&
 	q "$G{host=literal_or(|web01)}" >out && test_cmp expect out &&
@@ -292,7 +298,8 @@ test_expect_success 'bad queries: EINVAL or ENOENT, and why in .log' '
 		"end time 1356998300000 must be greater than the start time 1356998400000: Invalid argument" &&
 	bad "start=$T&end=$T&m=sum:q.m" EINVAL \
 		"end time 1356998400000 must be greater than the start time 1356998400000: Invalid argument" &&
-	bad "start=$T&m=sum:q.m{host=regexp(()}" EINVAL "bad regexp: (: Invalid argument" &&
+	bad "start=$T&m=sum:q.m{host=regexp(()}" EINVAL \
+		"bad regexp: (: missing closing parenthesis at offset 1: Invalid argument" &&
 	bad "start=$T&m=sum:nosuch.m" ENOENT \
 		"no such metric: nosuch.m: No such file or directory" &&
 	bad "start=$T&m=sum:q.m{nokey=a}" ENOENT \

@@ -144,9 +144,53 @@ static void test_parse(void)
 	   q.subs[0].ds_all && q.subs[0].nfilters == 0, "0all, empty tags");
 	tsd_query_release(&q);
 
+	/* TestTagVRegexFilter (Java Pattern.find()) and
+	 * TestTagVLiteralOrFilter (String.split("\\|")) */
+	static const struct {
+		const char *filter;
+		int hit;
+	} tv[] = {
+		{ "regexp(ogg-01.ops.ankh.morpork.com)", 1 },
+		{ "regexp(.*.ops.ankh.morpork.com)", 1 },
+		{ "regexp(ogg-01.ops.ankh.*)", 1 },
+		{ "regexp(.*)", 1 },
+		{ "regexp(ogg-01.ops.qurim.*)", 0 },
+		{ "regexp(ogg-01.ops.(ankh|quirm|tsort).morpork.com)", 1 },
+		{ "regexp(ogg-\\d+.ops.ankh.morpork.com)", 1 },
+		{ "regexp(ogg-\\d(3).ops.ankh.morpork.com)", 0 },
+		{ "regexp(ankh)", 1 },	/* find(), not matches() */
+		{ "regexp((?i)OGG-\\d+\\.)", 1 },
+		{ "literal_or(ogg-01.ops.ankh.morpork.com)", 1 },
+		{ "literal_or(ogg-01.ops.ankh.morpork.com|)", 1 },
+		{ "literal_or(|ogg-01.ops.ankh.morpork.com)", 1 },
+		{ "literal_or(LutZe|Keli|Slant)", 0 },
+		{ "iliteral_or(OGG-01.OPS.ANKH.MORPORK.COM|)", 1 },
+		{ "not_literal_or(|ogg-01.ops.ankh.morpork.com)", 0 },
+	};
+	const char *tagv = "ogg-01.ops.ankh.morpork.com";
+	for (size_t i = 0; i < sizeof tv / sizeof tv[0]; i++) {
+		char qs[200];
+		snprintf(qs, sizeof qs, "start=1356998400&m=sum:m{host=%s}",
+			 tv[i].filter);
+		int rc = parse(qs, now, &q, why);
+		ok(rc == 0 && tsd_filter_match(&q.subs[0].filters[0], tagv,
+					       strlen(tagv)) == tv[i].hit,
+		   "%s %s %s", tv[i].filter, tv[i].hit ? "matches" :
+		   "does not match", rc ? why : "");
+		if (rc == 0)
+			tsd_query_release(&q);
+	}
+
 	static const struct {
 		const char *qs, *why;
 	} bad[] = {
+		{ "start=1356998400&m=sum:m{h=regexp(ogg-\\d(3.ops)}",
+		  "bad regexp: ogg-\\d(3.ops: missing closing parenthesis at "
+		  "offset 12" },
+		{ "start=1356998400&m=sum:m{h=literal_or(|)}",
+		  "filter must contain more than just a pipe: h=literal_or(|)" },
+		{ "start=1356998400&m=sum:m{h=literal_or()}",
+		  "empty filter: h=literal_or()" },
 		{ "m=sum:m", "missing start time" },
 		{ "start=1356998400", "missing sub queries (m=)" },
 		{ "start=1356998400&m=foo:m", "no such aggregator: foo" },

@@ -6,7 +6,8 @@
  * leave partly built structures in q.
  */
 #include <ctype.h>
-#include <regex.h>
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -275,11 +276,14 @@ int tsd_filter_match(const struct tsd_filter *f, const char *value,
 		return wild_match(f->pattern, strlen(f->pattern), value, vlen,
 				  f->type == TSD_FILTER_IWILDCARD);
 	case TSD_FILTER_REGEXP: {
-		char *tmp = dupn(value, vlen);
-		if (!tmp)
+		/* Java's Matcher.find(): a match anywhere in the value */
+		pcre2_match_data *md =
+			pcre2_match_data_create_from_pattern(f->regex, NULL);
+		if (!md)
 			return 0;
-		hit = regexec((regex_t *)f->regex, tmp, 0, NULL, 0) == 0;
-		free(tmp);
+		hit = pcre2_match(f->regex, (PCRE2_SPTR)value, vlen, 0, 0, md,
+				  NULL) >= 0;
+		pcre2_match_data_free(md);
 		return hit;
 	}
 	}
@@ -293,10 +297,7 @@ static void filter_release(struct tsd_filter *f)
 		free(f->values[i]);
 	free(f->values);
 	free(f->pattern);
-	if (f->regex) {
-		regfree((regex_t *)f->regex);
-		free(f->regex);
-	}
+	pcre2_code_free(f->regex);
 }
 
 /* The alternatives of a literal_or: s[0..n) split at '|' as Java's
@@ -417,17 +418,23 @@ static int add_filter(struct tsd_subquery *sq, const char *s, size_t n,
 			}
 		}
 		if (f.type == TSD_FILTER_REGEXP) {
-			f.regex = malloc(sizeof(regex_t));
+			/* PCRE2 reads what users write for Java's Pattern
+			 * (\\d, \\w, (?i), lazy quantifiers, ...) */
+			PCRE2_UCHAR msg[120];
+			PCRE2_SIZE at;
+			int ec;
+			f.regex = pcre2_compile((PCRE2_SPTR)in, inlen,
+						PCRE2_UTF |
+						PCRE2_MATCH_INVALID_UTF, &ec,
+						&at, NULL);
 			if (!f.regex) {
-				rc = CF_ENOMEM;
-				goto bad;
-			}
-			if (regcomp((regex_t *)f.regex, f.pattern,
-				    REG_EXTENDED | REG_NOSUB)) {
-				free(f.regex);
-				f.regex = NULL;
-				rc = fail(why, whylen, "bad regexp: %.*s",
-					  W(inlen), in);
+				if (pcre2_get_error_message(ec, msg,
+							    sizeof msg) < 0)
+					snprintf((char *)msg, sizeof msg,
+						 "error %d", ec);
+				rc = fail(why, whylen, "bad regexp: %.*s: %s at "
+					  "offset %zu", W(inlen), in,
+					  (const char *)msg, (size_t)at);
 				goto bad;
 			}
 		}

@@ -11,7 +11,8 @@
  *   FILTERS = TAGK=VALUES,... (filters only)
  *   VALUES = v | v1|v2 | * | web* (wildcard) | literal_or(v1|v2)
  *          | iliteral_or(..) | not_literal_or(..) | wildcard(..)
- *          | iwildcard(..) | regexp(..)
+ *          | iwildcard(..) | regexp(..)   (PCRE2, found anywhere in the
+ *                                           value, as Java's find())
  *
  * Rules follow OpenTSDB's QueryRpc.parseMTypeSubQuery, Tags.parseWith-
  * MetricAndFilters, TagVFilter, DownsamplingSpecification and
@@ -68,7 +69,7 @@ struct tsd_filter {
 	char **values;		/* literal_or kinds: the alternatives */
 	size_t nvalues;
 	char *pattern;		/* wildcard kinds and regexp */
-	void *regex;		/* compiled regexp (regex_t) */
+	void *regex;		/* compiled regexp (pcre2_code, 8-bit) */
 	int group_by;
 };
 
