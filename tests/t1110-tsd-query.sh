@@ -268,11 +268,6 @@ test_expect_success 'interpolation across rows (hours) and between milliseconds'
 	q "start=$T&end=$((T + 60))&m=sum:k.m{dc=*}" >out && test_cmp expect out
 '
 
-test_expect_success 'several sub queries follow each other' '
-	echo "q.m 1356998400 10;q.m 1356998410 16;g.m 1356998400 15;" >expect &&
-	q "start=$T&end=$((T + 10))&m=sum:q.m&m=sum:g.m" >out && test_cmp expect out
-'
-
 # bad QUERY ERRNO REASON: the open fails with ERRNO; .log says REASON
 bad() {
 	echo "$2" >expect &&
@@ -280,6 +275,43 @@ bad() {
 	last_log >out &&
 	echo "warn query tsd/q/$1: $3" >expect && test_cmp expect out
 }
+
+# cal.m: 1 @T (2013-01-01 00:00 UTC, 2012-12-31 17:00 in Denver),
+# 2 @T+6h, 4 @T+1d+1h, 8 @T+2d+12h (2013-01-03 05:00 in Denver)
+test_expect_success 'calendar downsampling: 1dc, 1nc, 1wc, timezone=, dates in the zone' '
+	cat >in3 <<-EOF &&
+	cal.m $T 1 host=a
+	cal.m $((T + 21600)) 2 host=a
+	cal.m $((T + 90000)) 4 host=a
+	cal.m $((T + 216000)) 8 host=a
+	EOF
+	cat in3 >>"$MNT/tsd/put" &&
+	C="start=$((T - 86400))&end=$((T + 259200))" &&
+	echo "cal.m 1356998400 3.0 host=a;cal.m 1357084800 4.0 host=a;cal.m 1357171200 8.0 host=a;" >expect &&
+	q "$C&m=sum:1dc-sum:cal.m" >out && test_cmp expect out &&
+	echo "cal.m 1356937200 3.0 host=a;cal.m 1357023600 4.0 host=a;cal.m 1357196400 8.0 host=a;" >expect &&
+	q "$C&m=sum:1dc-sum:cal.m&timezone=America%2FDenver" >out && test_cmp expect out &&
+	echo "cal.m 1356912000 0.0 host=a;cal.m 1356998400 3.0 host=a;cal.m 1357084800 4.0 host=a;cal.m 1357171200 8.0 host=a;cal.m 1357257600 0.0 host=a;" >expect &&
+	q "$C&m=sum:1dc-sum-zero:cal.m" >out && test_cmp expect out &&
+	echo "cal.m 1356998400 15.0 host=a;" >expect &&
+	q "$C&m=sum:1nc-sum:cal.m" >out && test_cmp expect out &&
+	# weeks begin on Sunday: 2012-12-30 and 2013-01-06 (after the data)
+	echo "cal.m 1356825600 15.0 host=a;" >expect &&
+	q "start=$((T - 259200))&end=$((T + 259200))&m=sum:1wc-sum:cal.m" >out &&
+	test_cmp expect out &&
+	echo "cal.m 1357088400 4 host=a;" >expect &&
+	q "start=2013%2F01%2F01-00:00&end=2013%2F01%2F01-23:00&timezone=America%2FDenver&m=sum:cal.m" >out &&
+	test_cmp expect out &&
+	bad "$C&m=sum:1dc-sum:cal.m&timezone=Mars%2FOlympus" EINVAL \
+		"unknown timezone: Mars/Olympus: Invalid argument" &&
+	bad "$C&m=sum:1qc-sum:cal.m" EINVAL \
+		"invalid downsampling interval: 1qc: Invalid argument"
+'
+
+test_expect_success 'several sub queries follow each other' '
+	echo "q.m 1356998400 10;q.m 1356998410 16;g.m 1356998400 15;" >expect &&
+	q "start=$T&end=$((T + 10))&m=sum:q.m&m=sum:g.m" >out && test_cmp expect out
+'
 
 test_expect_success 'bad queries: EINVAL or ENOENT, and why in .log' '
 	bad "m=sum:q.m" EINVAL "missing start time: Invalid argument" &&

@@ -330,6 +330,24 @@ static int64_t align(int64_t ts, int64_t interval)
 	return ts - ts % interval;
 }
 
+/* The start of the interval holding ts: aligned on the epoch, or on the
+ * calendar of the query's zone (DateTime.previousInterval). */
+static int64_t interval_start(const struct tsd_agg_spec *s, int64_t ts)
+{
+	if (s->ds_calendar)
+		return tsd_cal_previous(s->tz, ts < 0 ? 0 : ts, s->ds_cal_n,
+					s->ds_cal_unit);
+	return align(ts, s->ds_interval_ms);
+}
+
+/* The start of the interval after the one starting at start. */
+static int64_t interval_next(const struct tsd_agg_spec *s, int64_t start)
+{
+	if (s->ds_calendar)
+		return tsd_cal_add(s->tz, start, s->ds_cal_unit, s->ds_cal_n);
+	return start + s->ds_interval_ms;
+}
+
 /* Downsampler / FillingDownsampler: the source is already sought. */
 static int downsample(const struct tsd_agg_spec *s, const struct tsd_dp *p,
 		      size_t n, struct series *out)
@@ -354,9 +372,22 @@ static int downsample(const struct tsd_agg_spec *s, const struct tsd_dp *p,
 				  tsd_agg_double(s->ds_agg, vals, k));
 		goto done;
 	}
-	int64_t iw = s->ds_interval_ms;
+	/* ValuesInInterval: the first point's interval, then the one of
+	 * each next point (calendar intervals step from the first) */
+	int64_t start = 0, end = INT64_MIN;
 	for (size_t i = 0; i < n;) {
-		int64_t start = align(p[i].ts, iw), end = start + iw;
+		if (end == INT64_MIN) {
+			start = interval_start(s, p[i].ts);
+			end = interval_next(s, start);
+		} else if (s->ds_calendar) {
+			while (p[i].ts >= end) {
+				start = end;
+				end = interval_next(s, start);
+			}
+		} else {
+			start = align(p[i].ts, s->ds_interval_ms);
+			end = start + s->ds_interval_ms;
+		}
 		size_t k = 0;
 		while (i < n && p[i].ts < end)
 			vals[k++] = to_double(&p[i++]);
@@ -371,10 +402,15 @@ static int downsample(const struct tsd_agg_spec *s, const struct tsd_dp *p,
 		iv = tmp;
 		goto done;
 	}
-	int64_t ts = align(s->start_ms, iw), end_ts = align(s->end_ms, iw);
+	/* FillingDownsampler: every interval from the start's to the
+	 * end's (at least one) */
+	int64_t ts = interval_start(s, s->start_ms);
+	int64_t end_ts = interval_start(s, s->end_ms);
 	size_t k = 0;
 	double fill = s->ds_fill == TSD_FILL_ZERO ? 0.0 : NAN;
-	for (; ts < end_ts; ts += iw) {
+	if (s->ds_calendar && end_ts == ts)
+		end_ts = interval_next(s, end_ts);
+	for (; ts < end_ts; ts = interval_next(s, ts)) {
 		while (k < iv.n && iv.dp[k].ts < ts)
 			k++;
 		if (k < iv.n && iv.dp[k].ts == ts)
@@ -680,6 +716,10 @@ void tsd_agg_spec_init(struct tsd_agg_spec *s, const struct tsd_query *q,
 	s->query_end_ms = q->end_ms;
 	s->ds_interval_ms = sq->ds_interval_ms;
 	s->ds_all = sq->ds_all;
+	s->ds_calendar = sq->ds_calendar;
+	s->ds_cal_n = sq->ds_cal_n;
+	s->ds_cal_unit = sq->ds_cal_unit;
+	s->tz = q->tz;
 	s->ds_agg = sq->ds_agg;
 	s->ds_fill = sq->ds_fill;
 	s->rate = sq->rate;
@@ -727,9 +767,15 @@ int tsd_aggregate(const struct tsd_agg_spec *s, const struct tsd_span *spans,
 	for (size_t i = 0; i < n; i++) {
 		const struct tsd_span *sp = &spans[i];
 		int64_t from = s->start_ms;
-		if (ds && !s->ds_all)
+		if (ds && s->ds_calendar) {
+			/* seekInterval: the first whole calendar interval */
+			from = interval_start(s, s->start_ms);
+			if (from < s->start_ms)
+				from = interval_next(s, from);
+		} else if (ds && !s->ds_all) {
 			from = align(s->start_ms + s->ds_interval_ms - 1,
 				     s->ds_interval_ms);
+		}
 		size_t b = seek_index(sp, from);
 		const struct tsd_dp *p = sp->dp + b;
 		size_t np = sp->n - b;

@@ -46,6 +46,10 @@ struct tsd_agg_spec {
 	int64_t query_start_ms, query_end_ms;
 	int64_t ds_interval_ms;	/* 0: no downsampling (unless ds_all) */
 	int ds_all;
+	/* calendar intervals: ds_cal_n units in zone tz (NULL: UTC) */
+	int ds_calendar, ds_cal_n;
+	enum tsd_cal_unit ds_cal_unit;
+	const struct tsd_tz *tz;
 	enum tsd_agg ds_agg;
 	enum tsd_fill ds_fill;
 	int rate, counter, drop_resets;

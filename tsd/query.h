@@ -5,7 +5,8 @@
  *   SUB  = AGG:[DOWNSAMPLE:][rate[{counter[,max[,reset]]}]:]METRIC[{TAGS}][{FILTERS}]
  *   TIME = now | N(ms|s|m|h|d|w|n|y)-ago | epoch seconds (<= 10 digits)
  *          | epoch milliseconds | SECONDS.mmm | yyyy/MM/dd[-HH:mm[:ss]] (UTC)
- *   DOWNSAMPLE = N(ms|s|m|h|d|w|n|y)-AGG[-FILL] | 0all-AGG
+ *   DOWNSAMPLE = N(ms|s|m|h|d|w|n|y)[c]-AGG[-FILL] | 0all-AGG
+ *                (c: calendar intervals in the zone of "timezone=")
  *   FILL = none | nan | null | zero
  *   TAGS = TAGK=VALUES,...   (every one also groups by its key)
  *   FILTERS = TAGK=VALUES,... (filters only)
@@ -25,6 +26,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "tsd/tz.h"
 
 /* Aggregators (OpenTSDB names in tsd_agg_name()). */
 enum tsd_agg {
@@ -79,6 +82,12 @@ struct tsd_subquery {
 	/* downsampling: ds_interval_ms 0 means none (unless ds_all) */
 	int64_t ds_interval_ms;
 	int ds_all;		/* "0all": one value over the whole range */
+	/* calendar intervals ("1dc"): ds_cal_n units of ds_cal_unit in the
+	 * query's zone; ds_interval_ms still holds the plain duration, which
+	 * OpenTSDB uses for the scan bounds */
+	int ds_calendar;
+	int ds_cal_n;
+	enum tsd_cal_unit ds_cal_unit;
 	enum tsd_agg ds_agg;
 	enum tsd_fill ds_fill;
 	/* rate */
@@ -96,6 +105,8 @@ struct tsd_query {
 	int64_t start_ms;
 	int64_t end_ms;
 	int ms;			/* "ms": print timestamps in milliseconds */
+	struct tsd_tz *tz;	/* "timezone=": calendar downsampling and
+				 * dates; NULL: UTC */
 	struct tsd_subquery *subs;
 	size_t nsubs;
 	/* graph options (OpenTSDB's /q parameters) */
