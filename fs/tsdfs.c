@@ -472,6 +472,8 @@ int fs_tsd_stats_text(struct buf *out)
 	rc = rc ? rc : STAT("queries_total", "Queries run.", s.queries);
 	rc = rc ? rc : STAT("query_points_total", "Points loaded by queries.",
 			    s.query_points);
+	rc = rc ? rc : STAT("query_bytes_total", "Bytes of query results "
+			    "produced (as they are read).", s.query_bytes);
 #undef STAT
 	if (!rc)
 		rc = buf_printf(out, "# HELP cellfs_tsd_compact_pending Rows "

@@ -971,6 +971,72 @@ static void test_disk_full(void)
 	tsd_close(t);
 }
 
+/* Results produced while read: a fill over 10^6 intervals is read in
+ * part, to the end, and again from 0; caps on memory and graphs. */
+static void test_query_stream(void)
+{
+	struct tsd_options o;
+	struct tsd_stats st0, st;
+	struct tsd_error e;
+	tsd_cursor *c;
+	char q[256], buf[4096];
+	size_t got;
+	tsd *t;
+
+	tsd_options_default(&o);
+	o.compact_interval_ms = 0;
+	o.max_query_bytes = 40 * 32;	/* 40 points (struct tsd_dp) */
+	o.max_graph_points = 1000;
+	if (tsd_open(db, &o, &t))
+		bail("tsd_open failed");
+	is_int(put(t, "st.m 1356998400 1 h=a\nst.m 1356998401 2 h=a\n", &e), 0,
+	       "stream data");
+	snprintf(q, sizeof q, "start=1356998400&end=1357998400&"
+		 "m=sum:1s-sum-zero:st.m");
+	tsd_stats(t, &st0);
+	is_int(tsd_query_open(t, q, strlen(q), TSD_FMT_TEXT, &c, &e), 0,
+	       "a fill over 10^6 seconds opens");
+	ok(tsd_cursor_pread(c, buf, 80, 0, &got) == 0 && got == 80 &&
+	   !memcmp(buf, "st.m 1356998400 1.0 h=a\nst.m 1356998401 2.0 h=a\n"
+		   "st.m 1356998402 0.0 h=a\n", 72), "its first lines");
+	tsd_stats(t, &st);
+	ok(st.query_bytes - st0.query_bytes <= 64 * 1024 + 64,
+	   "only the first chunk made: %llu bytes",
+	   (unsigned long long)(st.query_bytes - st0.query_bytes));
+	uint64_t off = 0, lines = 0;
+	for (;;) {
+		if (tsd_cursor_pread(c, buf, sizeof buf, off, &got) || !got)
+			break;
+		for (size_t i = 0; i < got; i++)
+			lines += buf[i] == '\n';
+		off += got;
+	}
+	ok(lines == 1000001 && off == 1000001 * 24, "read to the end: %llu "
+	   "lines, %llu bytes", (unsigned long long)lines,
+	   (unsigned long long)off);
+	ok(tsd_cursor_pread(c, buf, 48, 24, &got) == 0 && got == 48 &&
+	   !memcmp(buf, "st.m 1356998401 2.0 h=a\nst.m 1356998402 0.0 h=a\n",
+		   48), "read again from near the start (production restarts)");
+	tsd_cursor_close(c);
+
+	is_int(tsd_query_open(t, q + 0, strlen(q), TSD_FMT_PNG, &c, &e),
+	       CF_ETOOBIG, "a graph of 10^6 points is over the graph cap");
+	is_str(e.reason, "graph of more than 1000 points", "why");
+
+	char many[64 * 32];
+	size_t k = 0;
+	for (int i = 0; i < 50; i++)
+		k += (size_t)snprintf(many + k, sizeof many - k,
+				      "st.m %d 1 h=b\n", 1356998400 + 10 + i);
+	is_int(put(t, many, &e), 0, "50 more points");
+	snprintf(q, sizeof q, "start=1356998400&end=1357000000&m=sum:st.m");
+	is_int(tsd_query_open(t, q, strlen(q), TSD_FMT_TEXT, &c, &e),
+	       CF_ETOOBIG, "52 points are over a cap of 40 points' memory");
+	is_str(e.reason, "query needs more than 1280 bytes for its points "
+	       "(52 loaded)", "why");
+	tsd_close(t);
+}
+
 int main(void)
 {
 	struct cf_options o;
@@ -992,6 +1058,7 @@ int main(void)
 	test_big_dump();
 	test_mixed();
 	test_compactor_thread();
+	test_query_stream();
 	test_disk_full();
 	test_exhaustion();
 	cf_db_close(db);

@@ -78,6 +78,20 @@ void tsd_scan_bounds(const struct tsd_subquery *sq, int64_t start_ms,
 int tsd_aggregate(const struct tsd_agg_spec *s, const struct tsd_span *spans,
 		  size_t n, struct tsd_dp **out, size_t *nout);
 
+/*
+ * The same pipeline as an iterator, for results streamed while read: each
+ * tsd_agg_iter_next() makes one output point (1, *out set), or says the
+ * end (0), or fails (CF_ENOMEM, CF_ERANGE).  Memory: O(n) plus, per
+ * series, the values of one downsampling interval; fill policies and
+ * long ranges cost time while read, not memory.  spans (and s) must stay
+ * valid and unchanged until tsd_agg_iter_free().
+ */
+struct tsd_agg_iter;
+int tsd_agg_iter_new(const struct tsd_agg_spec *s, const struct tsd_span *spans,
+		     size_t n, struct tsd_agg_iter **out);
+int tsd_agg_iter_next(struct tsd_agg_iter *it, struct tsd_dp *out);
+void tsd_agg_iter_free(struct tsd_agg_iter *it);
+
 /* The aggregators themselves (OpenTSDB's runLong / runDouble) over the
  * values v[0..n), n >= 1, in series order. */
 int64_t tsd_agg_long(enum tsd_agg a, const int64_t *v, size_t n);

@@ -29,6 +29,8 @@ void tsd_options_default(struct tsd_options *o)
 	o->compact_grace_s = 60;
 	o->compact_on_read = 1;
 	o->max_query_points = 20000000;
+	o->max_query_bytes = 256u << 20;
+	o->max_graph_points = 1000000;
 	o->gnuplot = "gnuplot";
 	o->gnuplot_timeout_ms = 20000;
 }
@@ -319,6 +321,11 @@ int tsd_open(cf_db *db, const struct tsd_options *o, tsd **out)
 		t->o = *o;
 	else
 		tsd_options_default(&t->o);
+	/* options from before these fields existed: the defaults */
+	if (!t->o.max_query_bytes)
+		t->o.max_query_bytes = 256u << 20;
+	if (!t->o.max_graph_points)
+		t->o.max_graph_points = 1000000;
 	snprintf(t->gnuplot, sizeof t->gnuplot, "%s",
 		 t->o.gnuplot ? t->o.gnuplot : "gnuplot");
 	t->o.gnuplot = t->gnuplot;

@@ -31,8 +31,8 @@
  * File sizes of metrics/M and q/... are not known before they are
  * produced: fs should open them with FUSE direct_io (as /proc files do) so
  * the kernel reads to EOF whatever st_size says; tsd_cursor_size() gives
- * the exact size when needed (free for queries, which are computed at
- * open; a full read for metric dumps).
+ * the exact size when needed (a full production, for queries as for
+ * metric dumps).
  *
  * Names as path components: metric and tag names may contain '/' (OpenTSDB
  * allows it), so fs escapes them with SPEC section 2's escaping in
@@ -73,8 +73,15 @@ struct tsd_options {
 	/* Compact finished rows met by reads that are not compacted yet
 	 * (OpenTSDB compacts at query time too).  Default 1. */
 	int compact_on_read;
-	/* Largest number of points one query may load (CF_ETOOBIG past it). */
+	/* Largest number of points one query may load (CF_ETOOBIG past
+	 * it). */
 	uint64_t max_query_points;	/* default 20000000 */
+	/* Largest number of points one graph may draw: they are all in
+	 * memory at once (CF_ETOOBIG past it). */
+	uint64_t max_graph_points;	/* default 1000000 */
+	/* Largest memory one query may hold for its loaded points
+	 * (CF_ETOOBIG past it); see tsd_query_open() for the whole bound. */
+	uint64_t max_query_bytes;	/* default 256 MiB */
 	/* The gnuplot program ("gnuplot": found through PATH). */
 	const char *gnuplot;
 	unsigned gnuplot_timeout_ms;	/* default 20000 */
@@ -200,7 +207,17 @@ int tsd_query_check(tsd *t, const char *qs, size_t len,
 		    struct tsd_error *err);
 
 /*
- * Runs the query now and keeps its result in the cursor.
+ * Loads the query's points now (scanning every sub query) and produces
+ * the result while it is read: each group of series is aggregated as the
+ * reader reaches it, so a long range with a fill policy costs time while
+ * read, not memory, and a reader that stops early (head) stops the work.
+ * Memory of one open query: its loaded points (at most max_query_bytes)
+ * plus, for the group being read, the values of one downsampling
+ * interval per series, plus the cursor's window (KEEP_BEHIND behind the
+ * reader and one 64 KiB chunk ahead).  The first chunk is produced here,
+ * so errors of small results come at open; a later CF_ERANGE fails the
+ * read and is logged.  A graph (TSD_FMT_PNG) is drawn here whole, of at
+ * most max_graph_points points.
  * TSD_FMT_TEXT: one line per point, "M TS VALUE TAGK=TAGV ...\n", sub
  * queries in order, each group of series in tag order; the tags are
  * those common to every series of the group, sorted by name.  TS is in
@@ -210,7 +227,8 @@ int tsd_query_check(tsd *t, const char *qs, size_t len,
  * TSD_FMT_PNG: the same query drawn by gnuplot (one line per group, its
  * tags in the legend).
  * Errors: CF_EINVAL (bad query; *err), CF_ENOTFOUND (unknown metric,
- * tag key, or tag value of a literal_or filter; *err), CF_ETOOBIG (more than max_query_points), CF_ERANGE
+ * tag key, or tag value of a literal_or filter; *err), CF_ETOOBIG (more
+ * than max_query_points, max_query_bytes or max_graph_points; *err), CF_ERANGE
  * (a value overflowed), CF_EIO (gnuplot failed; *err), engine errors.
  */
 int tsd_query_open(tsd *t, const char *qs, size_t len, enum tsd_format fmt,
@@ -245,6 +263,7 @@ struct tsd_stats {
 	uint64_t rows_compacted;
 	uint64_t queries;
 	uint64_t query_points;	/* points loaded by queries */
+	uint64_t query_bytes;	/* bytes of text results produced */
 	uint64_t compact_pending;	/* rows waiting for compaction */
 };
 
