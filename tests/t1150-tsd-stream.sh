@@ -68,6 +68,41 @@ test_expect_success 'a graph of a century of intervals: EFBIG, and why' '
 	test "$hwm" -lt 200000
 '
 
+test_expect_success '.png of a series that is all NaN: an empty graph, no error' '
+	lines=$(wc -l <"$MNT/.log") &&
+	N="start=$((T + 600))&end=$((T + 1200))&m=sum:1m-avg-nan:cnt.m" &&
+	echo "cnt.m 1356999000 NaN host=a" >expect &&
+	head -1 "$MNT/tsd/q/$N" >out && test_cmp expect out &&
+	cat "$MNT/tsd/q/$N.png" >g.png &&
+	od -An -tx1 -N8 g.png >out &&
+	echo " 89 50 4e 47 0d 0a 1a 0a" >expect && test_cmp expect out &&
+	cat "$MNT/tsd/q/start=$((T - 60))&end=$((T + 600))&m=sum:30s-avg-nan:rate:cnt.m.png" >g2.png &&
+	od -An -tx1 -N8 g2.png >out && test_cmp expect out &&
+	test $(wc -l <"$MNT/.log") -eq $lines
+'
+
+test_expect_success 'a gnuplot that fails: EIO and its last words, one whole line in .log' '
+	cellfs_umount &&
+	mkdir -p bin &&
+	cat >bin/gnuplot <<-\EOF &&
+	#!/bin/sh
+	i=0
+	while test $i -lt 40; do
+		echo "line $i of a long complaint about nothing in particular" >&2
+		i=$((i + 1))
+	done
+	echo "gnuplot: the real reason" >&2
+	exit 1
+	EOF
+	chmod +x bin/gnuplot &&
+	PATH="$PWD/bin:$PATH" cellfs_mount &&
+	echo EIO >expect &&
+	errno_of read "$MNT/tsd/q/start=$T&end=$((T + 60))&m=sum:cnt.m.png" >out &&
+	test_cmp expect out &&
+	tail -1 "$MNT/.log" >last &&
+	grep "gnuplot failed: \.\.\..* particular gnuplot: the real reason: Input/output error$" last
+'
+
 test_expect_success 'unmount' '
 	cellfs_umount && ! cellfs_is_mounted
 '
