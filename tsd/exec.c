@@ -840,6 +840,11 @@ int tsd_query_open(tsd *t, const char *qs, size_t len, enum tsd_format fmt,
 	st->r.q = &st->q;
 	st->r.err = err;
 	rc = load_query(&st->r);
+	/* the points are loaded and the tags named: no table is needed
+	 * while the result is read */
+	cf_table_close(st->r.uidt);
+	cf_table_close(st->r.dbt);
+	st->r.uidt = st->r.dbt = NULL;
 	if (rc == CF_OK && fmt == TSD_FMT_PNG) {
 		rc = format_png(&st->r, &c->win);
 		c->eof = 1;
