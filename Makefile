@@ -26,7 +26,7 @@ CPPFLAGS = -I. -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 \
 	$(shell pkg-config --cflags fuse3 2>/dev/null)
 CFLAGS = -std=c11 $(OPT) $(WARN) $(SANFLAGS) -pthread -MMD -MP
 LDFLAGS = $(SANFLAGS) -pthread
-LIBS = -lsqlite3 -lsnappy -lm
+LIBS = -lsqlite3 -lsnappy -lpcre2-8 -lm
 FUSE_LIBS = $(shell pkg-config --libs fuse3 2>/dev/null)
 
 LIB_SRC := $(wildcard util/*.c meta/*.c engine/*.c tsd/*.c)
@@ -49,7 +49,7 @@ FSCK := $(if $(wildcard $(FSCK_MAIN)),$(B)/cellfs-fsck)
 # Debian packages the build, the tests and the benchmarks need.
 DEBS := build-essential pkg-config libfuse3-dev fuse3 libsnappy-dev \
 	libsqlite3-dev sqlite3 sharness rsync tar attr gnuplot-nox \
-	libleveldb-dev librocksdb-dev liblmdb-dev cmake curl
+	libleveldb-dev librocksdb-dev liblmdb-dev libpcre2-dev cmake curl
 
 .SECONDARY:
 .PHONY: all deps check check-build check-thread run bench bench-quick clean \

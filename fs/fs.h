@@ -95,7 +95,8 @@ int fs_tsd_open(enum fs_tsd_node k, const struct buf *arg, int flags,
 		struct fs_tsd_file **out, char *why, size_t whylen);
 int fs_tsd_read(struct fs_tsd_file *f, void *dst, size_t n, uint64_t off,
 		size_t *got);
-/* One write(2): whole lines stored, all or nothing (tsd_writer_write). */
+/* One write(2): valid lines stored, each invalid one refused with a
+ * .log line, EINVAL if any was (tsd_writer_put). */
 int fs_tsd_write(struct fs_tsd_file *f, const void *p, size_t n,
 		 char *why, size_t whylen);
 /* Stores a last line without '\n' (close of the file). */

@@ -150,6 +150,27 @@ static size_t query_of(const struct buf *arg, enum tsd_format *fmt)
 	return n;
 }
 
+/* tsd_reject_fn of the writers: one .log line per refused line, naming
+ * its number (counted from the open of the file) and its text, so that
+ * lines appended one open at a time (echo >>) are told apart too. */
+static void log_refused(void *ctx, const struct tsd_error *e,
+			const char *line, size_t len)
+{
+	struct fs_tsd_file *f = ctx;
+	char text[84];
+	size_t k = 0;
+
+	for (size_t i = 0; i < len && k < 80; i++) {
+		unsigned char ch = (unsigned char)line[i];
+		text[k++] = ch < 0x20 || ch == 0x7f ? '?' : (char)ch;
+	}
+	if (len > 80)
+		memcpy(text + k - 3, "...", 3);
+	text[k] = '\0';
+	cf_log(CF_LOG_WARN, "write tsd/%s: line %" PRIu64 " \"%s\": %s: %s",
+	       f->what, e->line, text, e->reason, strerror(EINVAL));
+}
+
 static void why_set(char *why, size_t whylen, const struct tsd_error *e,
 		    int rc)
 {
@@ -286,6 +307,8 @@ int fs_tsd_open(enum fs_tsd_node k, const struct buf *arg, int flags,
 		rc = get(1, &t);
 		if (!rc)
 			rc = tsd_writer_open(t, NULL, &f->w);
+		if (!rc)
+			tsd_writer_on_reject(f->w, log_refused, f);
 		break;
 	case FT_METRIC:
 		if (acc == O_RDWR) {
@@ -302,6 +325,8 @@ int fs_tsd_open(enum fs_tsd_node k, const struct buf *arg, int flags,
 			if (rc == CF_EINVAL)
 				snprintf(why, whylen, "not a valid metric "
 					 "name");
+			if (!rc)
+				tsd_writer_on_reject(f->w, log_refused, f);
 			break;
 		}
 		rc = get(0, &t);
@@ -365,32 +390,48 @@ int fs_tsd_read(struct fs_tsd_file *f, void *dst, size_t n, uint64_t off,
 	return fs_errno(tsd_cursor_pread(f->c, dst, n, off, got));
 }
 
+/* The reason of a failed put: the refused lines have their own .log
+ * lines (log_refused); this one sums the write up. */
+static void put_why(char *why, size_t whylen, const struct tsd_put_result *r,
+		    const struct tsd_error *e, int rc)
+{
+	if (rc == CF_EINVAL && r->refused)
+		snprintf(why, whylen, "%" PRIu64 " line%s refused, %" PRIu64
+			 " point%s stored", r->refused,
+			 r->refused == 1 ? "" : "s", r->stored,
+			 r->stored == 1 ? "" : "s");
+	else
+		why_set(why, whylen, e, rc);
+}
+
 int fs_tsd_write(struct fs_tsd_file *f, const void *p, size_t n,
 		 char *why, size_t whylen)
 {
 	struct tsd_error e = { 0, "" };
+	struct tsd_put_result r;
 	int rc;
 
 	if (!f->w) {
 		snprintf(why, whylen, "read-only file");
 		return EBADF;
 	}
-	rc = tsd_writer_write(f->w, p, n, &e);
+	rc = tsd_writer_put(f->w, p, n, 0, &r, &e);
 	if (rc)
-		why_set(why, whylen, &e, rc);
+		put_why(why, whylen, &r, &e, rc);
 	return fs_errno(rc);
 }
 
 int fs_tsd_flush(struct fs_tsd_file *f, char *why, size_t whylen)
 {
 	struct tsd_error e = { 0, "" };
+	struct tsd_put_result r;
 	int rc;
 
 	if (!f->w)
 		return 0;
-	rc = tsd_writer_finish(f->w, &e);
+	rc = tsd_writer_put(f->w, "", 0, 1, &r, &e);
 	if (rc)
-		why_set(why, whylen, &e, rc);
+		put_why(why, whylen, &r, &e, rc);
 	return fs_errno(rc);
 }
 
@@ -419,9 +460,9 @@ int fs_tsd_stats_text(struct buf *out)
 	rc = STAT("points_total", "Points stored through MNT/tsd/.",
 		  s.points);
 	rc = rc ? rc : STAT("lines_rejected_total",
-			    "Put lines refused as invalid.", s.lines_rejected);
+			    "Put lines refused (invalid or too long).", s.lines_rejected);
 	rc = rc ? rc : STAT("writes_rejected_total",
-			    "Writes refused whole for an invalid line.",
+			    "Writes that failed: some line refused, or nothing stored.",
 			    s.writes_rejected);
 	rc = rc ? rc : STAT("uids_assigned_total", "New UIDs assigned.",
 			    s.uids_assigned);
@@ -431,6 +472,8 @@ int fs_tsd_stats_text(struct buf *out)
 	rc = rc ? rc : STAT("queries_total", "Queries run.", s.queries);
 	rc = rc ? rc : STAT("query_points_total", "Points loaded by queries.",
 			    s.query_points);
+	rc = rc ? rc : STAT("query_bytes_total", "Bytes of query results "
+			    "produced (as they are read).", s.query_bytes);
 #undef STAT
 	if (!rc)
 		rc = buf_printf(out, "# HELP cellfs_tsd_compact_pending Rows "

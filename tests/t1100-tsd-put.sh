@@ -1,6 +1,6 @@
 #!/bin/sh
 
-test_description='cellfs: points written through MNT/tsd/ land in tsdb and tsdb-uid byte for byte as OpenTSDB stores them; bad lines are refused whole; concurrent writers; kill -9'
+test_description='cellfs: points written through MNT/tsd/ land in tsdb and tsdb-uid byte for byte as OpenTSDB stores them; each bad line is refused on its own (the put rule of OpenTSDB); concurrent writers; kill -9'
 
 . /usr/share/sharness/sharness.sh
 . "$SHARNESS_TEST_DIRECTORY/lib-cellfs.sh"
@@ -252,20 +252,31 @@ test_expect_success 'a late point after compaction: read merged, compacted again
 	cat "$MNT/tsd/metrics/c.m" >dump2 && test_cmp dump1 dump2
 '
 
-# bad LINE REASON: a write of a good line then LINE is refused with
-# EINVAL, stores nothing (the good line's new metric does not appear),
-# and .log names line 2 and REASON.
-bad() {
-	python3 "$SHARNESS_TRASH_DIRECTORY/split.py" "$MNT/tsd/put" \
-		"ok.m 1292148000 1 host=a\\n$1\\n" >out &&
-	echo "Invalid argument" >expect && test_cmp expect out &&
-	echo "warn write tsd/put: line 2: $2: Invalid argument" >expect &&
-	last_log >out && test_cmp expect out &&
-	echo ENOENT >expect &&
-	errno_of stat "$MNT/tsd/metrics/ok.m" >out && test_cmp expect out
+# tstat NAME: the value of cellfs_tsd_NAME in MNT/.stats
+tstat() {
+	sed -n "s/^cellfs_tsd_$1 //p" "$MNT/.stats"
 }
 
-test_expect_success 'bad lines: each OpenTSDB validation, the write refused whole' '
+# bad LINE REASON: a write of a good line, then LINE, then another good
+# line fails with EINVAL; both good lines are stored; .log names line 2,
+# its text and REASON, then sums the write up; .stats counts the line.
+bad() {
+	rej=$(tstat lines_rejected_total) &&
+	python3 "$SHARNESS_TRASH_DIRECTORY/split.py" "$MNT/tsd/put" \
+		"ok.m 1292148000 1 host=a\\n$1\\nok.m 1292148001 2 host=a\\n" >out &&
+	echo "Invalid argument" >expect && test_cmp expect out &&
+	cat >expect <<-EOF &&
+	warn write tsd/put: line 2 "$1": $2: Invalid argument
+	warn write tsd/put: 1 line refused, 2 points stored: Invalid argument
+	EOF
+	tail -2 "$MNT/.log" | cut -d" " -f2- >out && test_cmp expect out &&
+	echo $((rej + 1)) >expect && tstat lines_rejected_total >out &&
+	test_cmp expect out &&
+	printf "ok.m 1292148000 1 host=a\nok.m 1292148001 2 host=a\n" >expect &&
+	test_cmp expect "$MNT/tsd/metrics/ok.m"
+}
+
+test_expect_success 'bad lines: each OpenTSDB validation; the good lines of the write are stored' '
 	bad "bad!name 1292148000 1 host=a" "invalid metric name: bad!name" &&
 	bad "m.x 1292148000 1 ho\$t=a" "invalid tag name: ho\$t" &&
 	bad "m.x 1292148000 1 host=a:b" "invalid tag value: a:b" &&
@@ -290,7 +301,54 @@ test_expect_success 'bad lines: each OpenTSDB validation, the write refused whol
 	bad "m.x 1292148000 host=a" "invalid value: host=a" &&
 	bad "m.x 1292148000" "not enough arguments (need 4, got 2)" &&
 	bad "put" "not enough arguments (need 4, got 0)" &&
-	ls "$MNT/tsd/metrics" >out && ! grep -e "^ok.m$" -e "^m.x$" out
+	ls "$MNT/tsd/metrics" >out && ! grep -e "^m.x$" out
+'
+
+test_expect_success 'collector output with lines missing their tags: every good line kept' '
+	w=$(tstat writes_rejected_total) && p=$(tstat points_total) &&
+	cat >in <<-\EOF &&
+	coll.a 1292148000 1 host=a
+	coll.a 1292148001 2
+	coll.a 1292148002 3 host=a
+	coll.b 1292148000 4
+	coll.a 1292148003 5 host=a
+	EOF
+	! cat in 2>err >>"$MNT/tsd/put" &&
+	grep "Invalid argument" err &&
+	cat >expect <<-\EOF &&
+	warn write tsd/put: line 2 "coll.a 1292148001 2": need at least one tag: Invalid argument
+	warn write tsd/put: line 4 "coll.b 1292148000 4": need at least one tag: Invalid argument
+	warn write tsd/put: 2 lines refused, 3 points stored: Invalid argument
+	EOF
+	tail -3 "$MNT/.log" | cut -d" " -f2- >out && test_cmp expect out &&
+	cat >expect <<-\EOF &&
+	coll.a 1292148000 1 host=a
+	coll.a 1292148002 3 host=a
+	coll.a 1292148003 5 host=a
+	EOF
+	test_cmp expect "$MNT/tsd/metrics/coll.a" &&
+	echo $((w + 1)) >expect && tstat writes_rejected_total >out &&
+	test_cmp expect out &&
+	echo $((p + 3)) >expect && tstat points_total >out &&
+	test_cmp expect out &&
+	echo ENOENT >expect &&
+	errno_of stat "$MNT/tsd/metrics/coll.b" >out && test_cmp expect out
+'
+
+test_expect_success 'a line over 64 KiB is refused, its rest skipped, the lines around it kept' '
+	{
+		echo "long.m 1292148000 1 host=a" &&
+		printf "long.m 1292148001 2 host=" &&
+		head -c 70000 /dev/zero | tr "\\0" a && echo &&
+		echo "long.m 1292148002 3 host=a"
+	} >in &&
+	! cat in >>"$MNT/tsd/put" &&
+	grep "tsd/put: line 2 \"long.m 1292148001 2 host=aaaa" "$MNT/.log" |
+		tail -1 | sed "s/^[^ ]* //; s/aaa*\.\.\./A.../" >out &&
+	echo "warn write tsd/put: line 2 \"long.m 1292148001 2 host=A...\": line too long (over 64 KiB): Invalid argument" >expect &&
+	test_cmp expect out &&
+	printf "long.m 1292148000 1 host=a\nlong.m 1292148002 3 host=a\n" >expect &&
+	test_cmp expect "$MNT/tsd/metrics/long.m"
 '
 
 test_expect_success 'the same tag twice with the same value is one tag; blank lines and put are fine' '
@@ -299,16 +357,20 @@ test_expect_success 'the same tag twice with the same value is one tag; blank li
 	test_cmp expect "$MNT/tsd/metrics/d.m"
 '
 
-test_expect_success 'line numbers count from the open of the file' '
+test_expect_success 'line numbers count from the open of the file; the text tells echo >> apart' '
 	python3 split.py "$MNT/tsd/put" "n.m 1292148000 1 host=a\\n" \
 		"n.m 1292148001 2 host=a\\nn.m 1292148002 x host=a\\n" \
 		"n.m 1292148003 3 host=a\\n" >out &&
 	printf "OK\nInvalid argument\nOK\n" >expect && test_cmp expect out &&
-	echo "warn write tsd/put: line 3: invalid value: x: Invalid argument" >expect &&
+	echo "warn write tsd/put: line 3 \"n.m 1292148002 x host=a\": invalid value: x: Invalid argument" >expect &&
 	grep "tsd/put: line 3" "$MNT/.log" | tail -1 | cut -d" " -f2- >out &&
 	test_cmp expect out &&
-	printf "n.m 1292148000 1 host=a\nn.m 1292148003 3 host=a\n" >expect &&
-	test_cmp expect "$MNT/tsd/metrics/n.m"
+	printf "n.m 1292148000 1 host=a\nn.m 1292148001 2 host=a\nn.m 1292148003 3 host=a\n" >expect &&
+	test_cmp expect "$MNT/tsd/metrics/n.m" &&
+	! echo "n.m 1292148004 y host=a" >>"$MNT/tsd/put" &&
+	echo "warn write tsd/put: line 1 \"n.m 1292148004 y host=a\": invalid value: y: Invalid argument" >expect &&
+	tail -2 "$MNT/.log" | head -1 | cut -d" " -f2- >out &&
+	test_cmp expect out
 '
 
 test_expect_success 'a line split across writes; the last line stored at close' '
@@ -326,12 +388,12 @@ test_expect_success 'a line split across writes; the last line stored at close' 
 	echo "s.m 1292148003 8 host=a" >expect && test_cmp expect out
 '
 
-test_expect_success 'after a refused write ending in an unfinished line, its rest is skipped' '
+test_expect_success 'a write with a refused line keeps its good lines and its unfinished last line' '
 	python3 split.py "$MNT/tsd/put" "k.m 1292148000 1 host=a\\nk.m 129214800" \
 		"1 2 host=a\\nk.m x 3 host=a\\nk.m 1292148" \
 		"003 4 host=a\\nk.m 1292148004 5 host=a\\n" >out &&
 	printf "OK\nInvalid argument\nOK\n" >expect && test_cmp expect out &&
-	printf "k.m 1292148000 1 host=a\nk.m 1292148004 5 host=a\n" >expect &&
+	printf "k.m 1292148000 1 host=a\nk.m 1292148001 2 host=a\nk.m 1292148003 4 host=a\nk.m 1292148004 5 host=a\n" >expect &&
 	test_cmp expect "$MNT/tsd/metrics/k.m"
 '
 
@@ -354,16 +416,33 @@ test_expect_success 'MNT/tsd/metrics/M: append without the metric name, dump' '
 	errno_of read "$MNT/tsd/metrics/no.such" >out && test_cmp expect out
 '
 
+test_expect_success 'MNT/tsd/metrics/M: the same rule, each bad line refused on its own' '
+	printf "1292148000 8 host=b\n1292148001 x host=b\n1292148002 9\n1292148003 9 host=b\n" >in &&
+	! cat in >>"$MNT/tsd/metrics/app2.m" &&
+	cat >expect <<-\EOF &&
+	warn write tsd/metrics/app2.m: line 2 "1292148001 x host=b": invalid value: x: Invalid argument
+	warn write tsd/metrics/app2.m: line 3 "1292148002 9": need at least one tag: Invalid argument
+	warn write tsd/metrics/app2.m: 2 lines refused, 2 points stored: Invalid argument
+	EOF
+	tail -3 "$MNT/.log" | cut -d" " -f2- >out && test_cmp expect out &&
+	printf "app2.m 1292148000 8 host=b\napp2.m 1292148003 9 host=b\n" >expect &&
+	test_cmp expect "$MNT/tsd/metrics/app2.m"
+'
+
 test_expect_success 'ls of metrics/, tagk/ and tagv/' '
 	ls "$MNT/tsd/metrics" >out &&
 	cat >expect <<-\EOF &&
 	app.m
+	app2.m
 	c.m
+	coll.a
 	d.m
 	k.m
+	long.m
 	mysql.bytes_received
 	mysql.bytes_sent
 	n.m
+	ok.m
 	s.m
 	w.m
 	EOF

@@ -217,8 +217,17 @@ test_expect_success 'tag filters and group-by' '
 	q "$G{dc=*}{host=not_literal_or(web03)}" >out && test_cmp expect out &&
 	echo "g.m 1356998400 12 dc=sjc;" >expect &&
 	q "$G{}{host=regexp(^(db|web0[3-9]))}" >out && test_cmp expect out &&
-	echo >expect &&
-	q "$G{host=nope}" >out && test_cmp expect out
+	# PCRE2, as Java: \d, classes, (?i), found anywhere in the value
+	echo "g.m 1356998400 1 dc=lga host=web01;g.m 1356998400 2 dc=lga host=web02;g.m 1356998400 8 dc=sjc host=web03;" >expect &&
+	q "$G{host=regexp(^web\d+\$)}" >out && test_cmp expect out &&
+	q "$G{host=regexp((?i)WEB)}" >out && test_cmp expect out &&
+	echo "g.m 1356998400 4 dc=sjc host=db01;" >expect &&
+	q "$G{host=regexp(^\w\w\d\d\$)}" >out && test_cmp expect out &&
+	echo "g.m 1356998400 1 dc=lga host=web01;" >expect &&
+	q "$G{host=literal_or(web01|)}" >out && test_cmp expect out &&
+	q "$G{host=literal_or(|web01)}" >out && test_cmp expect out &&
+	q "$G{host=web01|}" >out && test_cmp expect out &&
+	q "$G{}{host=|web01}" >out && test_cmp expect out
 '
 
 # h.m across two hours: a 10 @+3500, 30 @+3700; b 5 @+3600.
@@ -243,20 +252,20 @@ test_expect_success 'interpolation across rows (hours) and between milliseconds'
 	test_cmp expect out &&
 	# +0.5: 15 + 7; +1: 20 + (7 + 500 * (3 - 7) / 750 = 5, in integers)
 	echo "s.m 1356998400000 10;s.m 1356998400500 22;s.m 1356998401000 25;s.m 1356998401250 3;" >expect &&
+	q "start=$T&end=$((T + 2))&m=sum:s.m&ms" >out && test_cmp expect out &&
+	# without ms, seconds (HttpJsonSerializer: timestamp / 1000)
+	echo "s.m 1356998400 10;s.m 1356998400 22;s.m 1356998401 25;s.m 1356998401 3;" >expect &&
 	q "start=$T&end=$((T + 2))&m=sum:s.m" >out && test_cmp expect out &&
 	echo "s.m 1356998400 17.0;s.m 1356998401 23.0;" >expect &&
 	q "start=$T&end=$((T + 2))&m=sum:1s-avg:s.m" >out && test_cmp expect out &&
 	echo "s.m 1356998401000 10.0 host=a;s.m 1356998401250 -5.333333333333333 host=b;" >expect &&
+	q "start=$T&end=$((T + 2))&m=sum:rate:s.m{host=*}&ms" >out && test_cmp expect out &&
+	echo "s.m 1356998401 10.0 host=a;s.m 1356998401 -5.333333333333333 host=b;" >expect &&
 	q "start=$T&end=$((T + 2))&m=sum:rate:s.m{host=*}" >out && test_cmp expect out &&
 	echo "k.m 1356998400 4 dc=x host=b;k.m 1356998400 1 host=a;" >expect &&
 	q "start=$T&end=$((T + 60))&m=sum:k.m{host=*}" >out && test_cmp expect out &&
 	echo "k.m 1356998400 6 dc=x;" >expect &&
 	q "start=$T&end=$((T + 60))&m=sum:k.m{dc=*}" >out && test_cmp expect out
-'
-
-test_expect_success 'several sub queries follow each other' '
-	echo "q.m 1356998400 10;q.m 1356998410 16;g.m 1356998400 15;" >expect &&
-	q "start=$T&end=$((T + 10))&m=sum:q.m&m=sum:g.m" >out && test_cmp expect out
 '
 
 # bad QUERY ERRNO REASON: the open fails with ERRNO; .log says REASON
@@ -266,6 +275,43 @@ bad() {
 	last_log >out &&
 	echo "warn query tsd/q/$1: $3" >expect && test_cmp expect out
 }
+
+# cal.m: 1 @T (2013-01-01 00:00 UTC, 2012-12-31 17:00 in Denver),
+# 2 @T+6h, 4 @T+1d+1h, 8 @T+2d+12h (2013-01-03 05:00 in Denver)
+test_expect_success 'calendar downsampling: 1dc, 1nc, 1wc, timezone=, dates in the zone' '
+	cat >in3 <<-EOF &&
+	cal.m $T 1 host=a
+	cal.m $((T + 21600)) 2 host=a
+	cal.m $((T + 90000)) 4 host=a
+	cal.m $((T + 216000)) 8 host=a
+	EOF
+	cat in3 >>"$MNT/tsd/put" &&
+	C="start=$((T - 86400))&end=$((T + 259200))" &&
+	echo "cal.m 1356998400 3.0 host=a;cal.m 1357084800 4.0 host=a;cal.m 1357171200 8.0 host=a;" >expect &&
+	q "$C&m=sum:1dc-sum:cal.m" >out && test_cmp expect out &&
+	echo "cal.m 1356937200 3.0 host=a;cal.m 1357023600 4.0 host=a;cal.m 1357196400 8.0 host=a;" >expect &&
+	q "$C&m=sum:1dc-sum:cal.m&timezone=America%2FDenver" >out && test_cmp expect out &&
+	echo "cal.m 1356912000 0.0 host=a;cal.m 1356998400 3.0 host=a;cal.m 1357084800 4.0 host=a;cal.m 1357171200 8.0 host=a;cal.m 1357257600 0.0 host=a;" >expect &&
+	q "$C&m=sum:1dc-sum-zero:cal.m" >out && test_cmp expect out &&
+	echo "cal.m 1356998400 15.0 host=a;" >expect &&
+	q "$C&m=sum:1nc-sum:cal.m" >out && test_cmp expect out &&
+	# weeks begin on Sunday: 2012-12-30 and 2013-01-06 (after the data)
+	echo "cal.m 1356825600 15.0 host=a;" >expect &&
+	q "start=$((T - 259200))&end=$((T + 259200))&m=sum:1wc-sum:cal.m" >out &&
+	test_cmp expect out &&
+	echo "cal.m 1357088400 4 host=a;" >expect &&
+	q "start=2013%2F01%2F01-00:00&end=2013%2F01%2F01-23:00&timezone=America%2FDenver&m=sum:cal.m" >out &&
+	test_cmp expect out &&
+	bad "$C&m=sum:1dc-sum:cal.m&timezone=Mars%2FOlympus" EINVAL \
+		"unknown timezone: Mars/Olympus: Invalid argument" &&
+	bad "$C&m=sum:1qc-sum:cal.m" EINVAL \
+		"invalid downsampling interval: 1qc: Invalid argument"
+'
+
+test_expect_success 'several sub queries follow each other' '
+	echo "q.m 1356998400 10;q.m 1356998410 16;g.m 1356998400 15;" >expect &&
+	q "start=$T&end=$((T + 10))&m=sum:q.m&m=sum:g.m" >out && test_cmp expect out
+'
 
 test_expect_success 'bad queries: EINVAL or ENOENT, and why in .log' '
 	bad "m=sum:q.m" EINVAL "missing start time: Invalid argument" &&
@@ -284,11 +330,24 @@ test_expect_success 'bad queries: EINVAL or ENOENT, and why in .log' '
 		"end time 1356998300000 must be greater than the start time 1356998400000: Invalid argument" &&
 	bad "start=$T&end=$T&m=sum:q.m" EINVAL \
 		"end time 1356998400000 must be greater than the start time 1356998400000: Invalid argument" &&
-	bad "start=$T&m=sum:q.m{host=regexp(()}" EINVAL "bad regexp: (: Invalid argument" &&
+	bad "start=$T&m=sum:q.m{host=regexp(()}" EINVAL \
+		"bad regexp: (: missing closing parenthesis at offset 1: Invalid argument" &&
 	bad "start=$T&m=sum:nosuch.m" ENOENT \
 		"no such metric: nosuch.m: No such file or directory" &&
 	bad "start=$T&m=sum:q.m{nokey=a}" ENOENT \
 		"no such tag key: nokey: No such file or directory" &&
+	bad "start=$T&m=sum:q.m{host=web99}" ENOENT \
+		"no such tag value: web99: No such file or directory" &&
+	bad "start=$T&m=sum:q.m{host=a|web99}" ENOENT \
+		"no such tag value: web99: No such file or directory" &&
+	bad "start=$T&m=sum:q.m{}{host=literal_or(web99)}" ENOENT \
+		"no such tag value: web99: No such file or directory" &&
+	bad "start=$T&m=sum:q.m{host=|}" EINVAL \
+		"filter must contain more than just a pipe: host=|: Invalid argument" &&
+	bad "start=$T&m=sum:q.m{host=bogus(a)}" EINVAL \
+		"unknown filter type: bogus: Invalid argument" &&
+	bad "start=$T&m=sum:q.m{host=wildcard(a)}" EINVAL \
+		"wildcard without '"'"'*'"'"': host=wildcard(a): Invalid argument" &&
 	echo EINVAL >expect &&
 	errno_of write "$MNT/tsd/q/start=$T&m=sum:q.m" x >out && test_cmp expect out
 '

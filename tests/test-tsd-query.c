@@ -144,9 +144,53 @@ static void test_parse(void)
 	   q.subs[0].ds_all && q.subs[0].nfilters == 0, "0all, empty tags");
 	tsd_query_release(&q);
 
+	/* TestTagVRegexFilter (Java Pattern.find()) and
+	 * TestTagVLiteralOrFilter (String.split("\\|")) */
+	static const struct {
+		const char *filter;
+		int hit;
+	} tv[] = {
+		{ "regexp(ogg-01.ops.ankh.morpork.com)", 1 },
+		{ "regexp(.*.ops.ankh.morpork.com)", 1 },
+		{ "regexp(ogg-01.ops.ankh.*)", 1 },
+		{ "regexp(.*)", 1 },
+		{ "regexp(ogg-01.ops.qurim.*)", 0 },
+		{ "regexp(ogg-01.ops.(ankh|quirm|tsort).morpork.com)", 1 },
+		{ "regexp(ogg-\\d+.ops.ankh.morpork.com)", 1 },
+		{ "regexp(ogg-\\d(3).ops.ankh.morpork.com)", 0 },
+		{ "regexp(ankh)", 1 },	/* find(), not matches() */
+		{ "regexp((?i)OGG-\\d+\\.)", 1 },
+		{ "literal_or(ogg-01.ops.ankh.morpork.com)", 1 },
+		{ "literal_or(ogg-01.ops.ankh.morpork.com|)", 1 },
+		{ "literal_or(|ogg-01.ops.ankh.morpork.com)", 1 },
+		{ "literal_or(LutZe|Keli|Slant)", 0 },
+		{ "iliteral_or(OGG-01.OPS.ANKH.MORPORK.COM|)", 1 },
+		{ "not_literal_or(|ogg-01.ops.ankh.morpork.com)", 0 },
+	};
+	const char *tagv = "ogg-01.ops.ankh.morpork.com";
+	for (size_t i = 0; i < sizeof tv / sizeof tv[0]; i++) {
+		char qs[200];
+		snprintf(qs, sizeof qs, "start=1356998400&m=sum:m{host=%s}",
+			 tv[i].filter);
+		int rc = parse(qs, now, &q, why);
+		ok(rc == 0 && tsd_filter_match(&q.subs[0].filters[0], tagv,
+					       strlen(tagv)) == tv[i].hit,
+		   "%s %s %s", tv[i].filter, tv[i].hit ? "matches" :
+		   "does not match", rc ? why : "");
+		if (rc == 0)
+			tsd_query_release(&q);
+	}
+
 	static const struct {
 		const char *qs, *why;
 	} bad[] = {
+		{ "start=1356998400&m=sum:m{h=regexp(ogg-\\d(3.ops)}",
+		  "bad regexp: ogg-\\d(3.ops: missing closing parenthesis at "
+		  "offset 12" },
+		{ "start=1356998400&m=sum:m{h=literal_or(|)}",
+		  "filter must contain more than just a pipe: h=literal_or(|)" },
+		{ "start=1356998400&m=sum:m{h=literal_or()}",
+		  "empty filter: h=literal_or()" },
 		{ "m=sum:m", "missing start time" },
 		{ "start=1356998400", "missing sub queries (m=)" },
 		{ "start=1356998400&m=foo:m", "no such aggregator: foo" },
@@ -162,8 +206,12 @@ static void test_parse(void)
 		  "aggregator for downsampling" },
 		{ "start=1356998400&m=sum:1m-avg-bad:m",
 		  "no such fill policy: bad (none, nan, null, zero)" },
-		{ "start=1356998400&m=sum:1dc-avg:m", "calendar downsampling is "
-		  "not supported: 1dc-avg" },
+		{ "start=1356998400&m=sum:1xc-avg:m", "invalid downsampling "
+		  "interval: 1xc" },
+		{ "start=1356998400&m=sum:1dc-avg:m&timezone=Mars/Olympus",
+		  "unknown timezone: Mars/Olympus" },
+		{ "start=1356998400&m=sum:1dc-avg:m&timezone=../etc/passwd",
+		  "unknown timezone: ../etc/passwd" },
 		{ "start=1356998400&m=sum:rate{counter,x}:m",
 		  "max value of counter was not a number: x" },
 		{ "start=1356998400&m=sum:m{host=a", "missing '}' at the end "
@@ -419,6 +467,126 @@ static void test_agg_functions(void)
 	ok(isnan(tsd_agg_double(TSD_AGG_SUM, nanv, 1)), "sum of NaN is NaN");
 }
 
+/* TestDownsampler's calendar tests: one series of long values through
+ * SPEC-sum in zone TZ (NULL: UTC), query range [0, max]; the result as
+ * "ts:value ..." in absolute ms (values only when with_values). */
+static void cal_case(const char *tzname, enum tsd_cal_unit u, int n,
+		     const int64_t *ts, size_t np, const char *want,
+		     int with_values)
+{
+	struct tsd_tz *tz = NULL;
+	struct tsd_agg_spec s;
+	struct tsd_dp dp[8], *out = NULL;
+	struct tsd_span sp = { dp, np };
+	size_t nout = 0, o = 0;
+	char got[1024] = "";
+
+	if (tzname && tsd_tz_load(tzname, &tz)) {
+		ok(0, "zone %s loads", tzname);
+		return;
+	}
+	for (size_t i = 0; i < np; i++) {
+		dp[i].ts = ts[i];
+		dp[i].is_float = 0;
+		dp[i].i = (int64_t)i + 1;
+		dp[i].d = 0;
+	}
+	memset(&s, 0, sizeof s);
+	s.agg = TSD_AGG_SUM;
+	s.end_ms = s.query_end_ms = INT64_MAX - 1;	/* TSD_END is INT64_MAX */
+	s.ds_interval_ms = 1000;	/* only its being set matters here */
+	s.ds_calendar = 1;
+	s.ds_cal_n = n;
+	s.ds_cal_unit = u;
+	s.ds_agg = TSD_AGG_SUM;
+	s.tz = tz;
+	int rc = tsd_aggregate(&s, &sp, 1, &out, &nout);
+	for (size_t i = 0; rc == 0 && i < nout; i++) {
+		char v[TSD_DOUBLE_MAX];
+		tsd_format_double(v, out[i].d);
+		o += (size_t)snprintf(got + o, sizeof got - o, "%s%lld%s%s",
+				      i ? " " : "", (long long)out[i].ts,
+				      with_values ? ":" : "",
+				      with_values ? v : "");
+	}
+	static const char *const unit[] = { "ms", "s", "m", "h", "d", "w",
+					    "n", "y" };
+	if (!ok(rc == 0 && !strcmp(got, want), "%d%sc-sum in %s", n, unit[u],
+		tzname ? tzname : "UTC"))
+		diag("  got  %s\n  want %s", got, want);
+	free(out);
+	tsd_tz_free(tz);
+}
+
+static void test_calendar(void)
+{
+	const int64_t B = 1356998400000LL, DST = 1450137600000LL;
+	const int64_t day = 86400000LL;
+	const char *TV = "Pacific/Funafuti", *FJ = "Pacific/Fiji",
+		   *AF = "Asia/Kabul";
+
+	int64_t c1[] = { B + 5000, B + 15000, B + 25000, B + 35000,
+			 B + 45000, B + 55000 };
+	/* values 1..6 here, OpenTSDB's 1 2 4 .. 32 sum to 63 */
+	cal_case("America/Denver", TSD_CAL_DAY, 1, c1, 6,
+		 "1356937200000:21.0", 1);
+
+	int64_t h[] = { B, B + 1800000, B + 3599000, B + 3600000,
+			B + 5400000, B + 7199000 };
+	cal_case(TV, TSD_CAL_HOUR, 1, h, 6,
+		 "1356998400000:6.0 1357002000000:15.0", 1);
+	cal_case(AF, TSD_CAL_HOUR, 1, h, 6, "1356996600000:1.0 "
+		 "1357000200000:9.0 1357003800000:11.0", 1);
+	cal_case(AF, TSD_CAL_HOUR, 4, h, 6, "1356996600000:21.0", 1);
+
+	int64_t d[] = { DST, DST + 86399000, DST + 126001000LL,
+			DST + 172799000LL, DST + 172800000LL,
+			DST + 242999000LL };
+	cal_case(NULL, TSD_CAL_DAY, 1, d, 6, "1450137600000:3.0 "
+		 "1450224000000:7.0 1450310400000:11.0", 1);
+	cal_case(TV, TSD_CAL_DAY, 1, d, 6, "1450094400000:1.0 "
+		 "1450180800000:5.0 1450267200000:9.0 1450353600000:6.0", 1);
+	cal_case(FJ, TSD_CAL_DAY, 1, d, 6, "1450090800000:1.0 "
+		 "1450177200000:2.0 1450263600000:12.0 1450350000000:6.0", 1);
+	cal_case(AF, TSD_CAL_DAY, 1, d, 6, "1450121400000:1.0 "
+		 "1450207800000:5.0 1450294200000:15.0", 1);
+	cal_case(AF, TSD_CAL_DAY, 3, d, 6, "1450121400000:21.0", 1);
+
+	int64_t w[] = { DST, DST + 7 * day, 1451129400000LL, DST + 21 * day,
+			1452367799000LL };
+	cal_case(NULL, TSD_CAL_WEEK, 1, w, 5, "1449964800000:1.0 "
+		 "1450569600000:5.0 1451779200000:9.0", 1);
+	cal_case(TV, TSD_CAL_WEEK, 1, w, 5, "1449921600000:1.0 "
+		 "1450526400000:5.0 1451736000000:4.0 1452340800000:5.0", 1);
+	cal_case(FJ, TSD_CAL_WEEK, 1, w, 5, "1449918000000:1.0 "
+		 "1450522800000:2.0 1451127600000:3.0 1451732400000:4.0 "
+		 "1452337200000:5.0", 1);
+	cal_case(AF, TSD_CAL_WEEK, 1, w, 5, "1449948600000:1.0 "
+		 "1450553400000:5.0 1451763000000:9.0", 1);
+	cal_case(AF, TSD_CAL_WEEK, 2, w, 5, "1449948600000:6.0 "
+		 "1451158200000:9.0", 1);
+
+	int64_t m[] = { 1448928000000LL, 1451559600000LL, 1451606400000LL,
+			1454284800000LL, 1456704000000LL, 1456772400000LL };
+	cal_case(NULL, TSD_CAL_MONTH, 1, m, 6, "1448928000000:3.0 "
+		 "1451606400000:3.0 1454284800000:15.0", 1);
+	cal_case(TV, TSD_CAL_MONTH, 1, m, 6, "1448884800000:3.0 "
+		 "1451563200000:3.0 1454241600000:9.0 1456747200000:6.0", 1);
+	cal_case(FJ, TSD_CAL_MONTH, 1, m, 6, "1448881200000 1451559600000 "
+		 "1454241600000 1456747200000", 0);
+	cal_case(AF, TSD_CAL_MONTH, 1, m, 6, "1448911800000:3.0 "
+		 "1451590200000:3.0 1454268600000:15.0", 1);
+	cal_case(TV, TSD_CAL_MONTH, 3, m, 6, "1443614400000:3.0 "
+		 "1451563200000:18.0", 1);
+	/* years: the top of the year in the zone */
+	cal_case(NULL, TSD_CAL_YEAR, 1, m, 6, "1420070400000:3.0 "
+		 "1451606400000:18.0", 1);
+
+	ok(tsd_cal_previous(NULL, 0, 1, TSD_CAL_DAY) == 0 &&
+	   tsd_cal_previous(NULL, B + 1, 1, TSD_CAL_YEAR) == B,
+	   "previousInterval at the epoch and a year start");
+}
+
 int main(void)
 {
 	test_times();
@@ -426,5 +594,6 @@ int main(void)
 	test_scan_bounds();
 	test_aggregate();
 	test_agg_functions();
+	test_calendar();
 	return done_testing();
 }

@@ -298,40 +298,92 @@ static int wwrite(tsd_writer *w, const char *s, struct tsd_error *e)
 	return tsd_writer_write(w, s, strlen(s), e);
 }
 
+/* A tsd_reject_fn collecting "N:reason:text;" */
+static void collect(void *ctx, const struct tsd_error *e, const char *line,
+		    size_t len)
+{
+	char *acc = ctx;
+	size_t n = strlen(acc);
+	snprintf(acc + n, 1024 - n, "%llu:%s:%.*s;", (unsigned long long)e->line,
+		 e->reason, (int)len, line);
+}
+
 static void test_bad_lines(void)
 {
 	tsd *t = open_tsd(0);
+	struct tsd_put_result r;
+	struct tsd_stats st0, st;
 	struct tsd_error e;
+	char seen[1024] = "";
 	tsd_writer *w;
-	uint32_t uid;
 	char *s;
 
+	tsd_stats(t, &st0);
 	is_int(put(t, "bad.ok 1356998400 1 h=a\nbad.ok 1356998401 2\n"
 		   "bad.ok 1356998402 3 h=a\n", &e), CF_EINVAL,
-	       "a write with a bad line is refused");
+	       "a write with a bad line fails");
 	ok(e.line == 2 && !strcmp(e.reason, "need at least one tag"),
 	   "line 2: need at least one tag (%llu: %s)",
 	   (unsigned long long)e.line, e.reason);
-	is_int(tsd_name_lookup(t, TSD_METRICS, "bad.ok", &uid), CF_ENOTFOUND,
-	       "nothing stored, not even the metric name");
+	s = dump(t, "bad.ok");
+	is_str(s, "bad.ok 1356998400 1 h=a\nbad.ok 1356998402 3 h=a\n",
+	       "the valid lines are stored (OpenTSDB's put rule)");
+	free(s);
+	tsd_stats(t, &st);
+	ok(st.lines_rejected == st0.lines_rejected + 1 &&
+	   st.writes_rejected == st0.writes_rejected + 1 &&
+	   st.points == st0.points + 2, "stats: 1 line, 1 write refused, "
+	   "2 points");
 
 	is_int(tsd_writer_open(t, NULL, &w), 0, "writer");
+	tsd_writer_on_reject(w, collect, seen);
 	is_int(wwrite(w, "split.m 13569", &e), 0, "half a line");
 	is_int(wwrite(w, "98400 5 h=", &e), 0, "more of it");
 	is_int(wwrite(w, "a\nsplit.m 1356998401 6 h=a\nsplit.m 13", &e), 0,
 	       "its end, a line, a start");
-	is_int(wwrite(w, "56998402 7 h=a h=b\nsplit.m 13", &e), CF_EINVAL,
-	       "a bad line");
+	const char *two = "56998402 7 h=a h=b\nx 1 1\nsplit.m 13";
+	is_int(tsd_writer_put(w, two, strlen(two), 0, &r, &e), CF_EINVAL, "two bad lines");
 	ok(e.line == 3 && !strcmp(e.reason, "duplicate tag: h=b"),
 	   "counted from the open: line 3 (%llu: %s)",
 	   (unsigned long long)e.line, e.reason);
+	ok(r.lines == 2 && r.stored == 0 && r.refused == 2,
+	   "counts: %llu lines, %llu stored, %llu refused",
+	   (unsigned long long)r.lines, (unsigned long long)r.stored,
+	   (unsigned long long)r.refused);
+	is_str(seen, "3:duplicate tag: h=b:split.m 1356998402 7 h=a h=b;"
+	       "4:need at least one tag:x 1 1;",
+	       "each refused line reported, with its text");
 	is_int(wwrite(w, "56998403 8 h=a\nsplit.m 1356998404 9 h=a", &e), 0,
-	       "the rest of the rejected write's last line is skipped");
+	       "the unfinished line of a write with bad lines continues");
 	is_int(tsd_writer_finish(w, &e), 0, "a last line without newline");
+	/* an engine-level failure drops the unfinished line; only line
+	 * length can be forced here: a line over 64 KiB */
+	char *big = malloc(70000);
+	memset(big, 'a', 70000);
+	memcpy(big, "split.m 1356998405 1 h=a\nsplit.m ", 33);
+	seen[0] = '\0';
+	is_int(tsd_writer_put(w, big, 70000, 0, &r, &e), CF_EINVAL,
+	       "a line over 64 KiB");
+	ok(r.stored == 1 && r.refused == 1 && e.line == 8,
+	   "the line before it stored; line %llu refused: %s",
+	   (unsigned long long)e.line, e.reason);
+	is_int(wwrite(w, "aaa 1 h=a\nsplit.m 1356998406 2 h=a\n", &e), 0,
+	       "its rest skipped");
+	/* a name longer than a tsdb-uid row key may be */
+	memset(big, 'a', 70000);
+	memcpy(big, "split.m 1356998407 1 h=", 23);
+	big[40000] = '\n';
+	is_int(tsd_writer_write(w, big, 40001, &e), CF_EINVAL,
+	       "a tag value over 32767 bytes");
+	ok(e.line == 10 && !strncmp(e.reason, "name too long (over 32767 "
+				    "bytes): h=aaa", 38), "%s", e.reason);
+	free(big);
 	tsd_writer_close(w);
 	s = dump(t, "split.m");
 	is_str(s, "split.m 1356998400 5 h=a\nsplit.m 1356998401 6 h=a\n"
-	       "split.m 1356998404 9 h=a\n", "what was stored");
+	       "split.m 1356998403 8 h=a\nsplit.m 1356998404 9 h=a\n"
+	       "split.m 1356998405 1 h=a\nsplit.m 1356998406 2 h=a\n",
+	       "what was stored");
 	free(s);
 
 	/* metric files */
@@ -442,10 +494,26 @@ static void test_queries(void)
 		    "net.bytes 1356998410 10.0 host=a\n"
 		    "net.bytes 1356998430 10.0 host=a\n");
 	/* a float next point already makes a step a double */
+	/* milliseconds points print in seconds without "ms", as
+	 * OpenTSDB's HttpJsonSerializer does */
 	check_query(t, "start=1356998400&end=1356998401&m=sum:lat",
+		    "lat 1356998400 1 host=a\n"
+		    "lat 1356998400 2.0 host=a\n"
+		    "lat 1356998400 4.5 host=a\n");
+	check_query(t, "start=1356998400&end=1356998401&m=sum:lat&ms",
 		    "lat 1356998400000 1 host=a\n"
 		    "lat 1356998400250 2.0 host=a\n"
 		    "lat 1356998400500 4.5 host=a\n");
+	/* TestTagVLiteralOrFilter: matchPipeNoValueAfter/Before */
+	check_query(t, "start=1356998400&end=1356998430&m=sum:sys.cpu"
+		    "{host=literal_or(c|)}",
+		    "sys.cpu 1356998400 1000 dc=y host=c\n");
+	check_query(t, "start=1356998400&end=1356998430&m=sum:sys.cpu"
+		    "{host=literal_or(|c)}",
+		    "sys.cpu 1356998400 1000 dc=y host=c\n");
+	check_query(t, "start=1356998400&end=1356998430&m=sum:sys.cpu"
+		    "{}{host=c|}",
+		    "sys.cpu 1356998400 1000 dc=y host=c\n");
 	check_query(t, "start=1356998400&end=1356998420&m=sum:sys.cpu{host=a}"
 		    "&ms",
 		    "sys.cpu 1356998400000 10 dc=x host=a\n"
@@ -479,6 +547,19 @@ static void test_queries(void)
 	r = query(t, "start=1356998400&m=sum:sys.cpu{zz=a}", &rc, &e);
 	ok(rc == CF_ENOTFOUND && !strcmp(e.reason, "no such tag key: zz"),
 	   "unknown tag key: %s", e.reason);
+	/* TestTsdbQuery.setTimeSeriesNosuchTagv: NoSuchUniqueName */
+	snprintf(q, sizeof q, "start=1356998400&m=sum:sys.cpu{host=a|web03}");
+	free(r);
+	r = query(t, q, &rc, &e);
+	ok(rc == CF_ENOTFOUND && !strcmp(e.reason, "no such tag value: web03"),
+	   "unknown tag value: %s", e.reason);
+	ok(tsd_query_check(t, q, strlen(q), &e) == CF_ENOTFOUND &&
+	   !strcmp(e.reason, "no such tag value: web03"), "checked: %s",
+	   e.reason);
+	snprintf(q, sizeof q, "start=1356998400&m=sum:sys.cpu{host=|}");
+	ok(tsd_query_check(t, q, strlen(q), &e) == CF_EINVAL &&
+	   !strcmp(e.reason, "filter must contain more than just a pipe: "
+		   "host=|"), "%s", e.reason);
 	free(r);
 	r = query(t, "start=1356998400&m=bogus:sys.cpu", &rc, &e);
 	ok(rc == CF_EINVAL && !strcmp(e.reason, "no such aggregator: bogus"),
@@ -521,7 +602,7 @@ static void test_queries(void)
 	   !strcmp(names[2], "host"), "every tag key, sorted");
 	free(names);
 	ok(tsd_names(t, TSD_METRICS, "", 2, &names, &n) == 0 && n == 2 &&
-	   !strcmp(names[0], "cmp") && !strcmp(names[1], "cmp2"),
+	   !strcmp(names[0], "bad.ok") && !strcmp(names[1], "cmp"),
 	   "a limit");
 	free(names);
 	ok(tsd_names(t, TSD_TAGV, "zz", 0, &names, &n) == 0 && n == 0,
@@ -890,6 +971,72 @@ static void test_disk_full(void)
 	tsd_close(t);
 }
 
+/* Results produced while read: a fill over 10^6 intervals is read in
+ * part, to the end, and again from 0; caps on memory and graphs. */
+static void test_query_stream(void)
+{
+	struct tsd_options o;
+	struct tsd_stats st0, st;
+	struct tsd_error e;
+	tsd_cursor *c;
+	char q[256], buf[4096];
+	size_t got;
+	tsd *t;
+
+	tsd_options_default(&o);
+	o.compact_interval_ms = 0;
+	o.max_query_bytes = 40 * 32;	/* 40 points (struct tsd_dp) */
+	o.max_graph_points = 1000;
+	if (tsd_open(db, &o, &t))
+		bail("tsd_open failed");
+	is_int(put(t, "st.m 1356998400 1 h=a\nst.m 1356998401 2 h=a\n", &e), 0,
+	       "stream data");
+	snprintf(q, sizeof q, "start=1356998400&end=1357998400&"
+		 "m=sum:1s-sum-zero:st.m");
+	tsd_stats(t, &st0);
+	is_int(tsd_query_open(t, q, strlen(q), TSD_FMT_TEXT, &c, &e), 0,
+	       "a fill over 10^6 seconds opens");
+	ok(tsd_cursor_pread(c, buf, 80, 0, &got) == 0 && got == 80 &&
+	   !memcmp(buf, "st.m 1356998400 1.0 h=a\nst.m 1356998401 2.0 h=a\n"
+		   "st.m 1356998402 0.0 h=a\n", 72), "its first lines");
+	tsd_stats(t, &st);
+	ok(st.query_bytes - st0.query_bytes <= 64 * 1024 + 64,
+	   "only the first chunk made: %llu bytes",
+	   (unsigned long long)(st.query_bytes - st0.query_bytes));
+	uint64_t off = 0, lines = 0;
+	for (;;) {
+		if (tsd_cursor_pread(c, buf, sizeof buf, off, &got) || !got)
+			break;
+		for (size_t i = 0; i < got; i++)
+			lines += buf[i] == '\n';
+		off += got;
+	}
+	ok(lines == 1000001 && off == 1000001 * 24, "read to the end: %llu "
+	   "lines, %llu bytes", (unsigned long long)lines,
+	   (unsigned long long)off);
+	ok(tsd_cursor_pread(c, buf, 48, 24, &got) == 0 && got == 48 &&
+	   !memcmp(buf, "st.m 1356998401 2.0 h=a\nst.m 1356998402 0.0 h=a\n",
+		   48), "read again from near the start (production restarts)");
+	tsd_cursor_close(c);
+
+	is_int(tsd_query_open(t, q + 0, strlen(q), TSD_FMT_PNG, &c, &e),
+	       CF_ETOOBIG, "a graph of 10^6 points is over the graph cap");
+	is_str(e.reason, "graph of more than 1000 points", "why");
+
+	char many[64 * 32];
+	size_t k = 0;
+	for (int i = 0; i < 50; i++)
+		k += (size_t)snprintf(many + k, sizeof many - k,
+				      "st.m %d 1 h=b\n", 1356998400 + 10 + i);
+	is_int(put(t, many, &e), 0, "50 more points");
+	snprintf(q, sizeof q, "start=1356998400&end=1357000000&m=sum:st.m");
+	is_int(tsd_query_open(t, q, strlen(q), TSD_FMT_TEXT, &c, &e),
+	       CF_ETOOBIG, "52 points are over a cap of 40 points' memory");
+	is_str(e.reason, "query needs more than 1280 bytes for its points "
+	       "(52 loaded)", "why");
+	tsd_close(t);
+}
+
 int main(void)
 {
 	struct cf_options o;
@@ -911,6 +1058,7 @@ int main(void)
 	test_big_dump();
 	test_mixed();
 	test_compactor_thread();
+	test_query_stream();
 	test_disk_full();
 	test_exhaustion();
 	cf_db_close(db);

@@ -1,8 +1,9 @@
 /*
  * agg.c: OpenTSDB's query pipeline on points in memory (see agg.h).
  *
- * Each stage materializes its output as an array; the step that merges
- * the series (aggregate_spans) keeps OpenTSDB's AggregationIterator state
+ * Each series is a stream (struct sstream: raw points -> downsampling
+ * -> fill -> rate, one point per call) and the step that merges the
+ * series (struct merge) keeps OpenTSDB's AggregationIterator state
  * exactly: per series a "current" point (the last one at or before the
  * output timestamp, 0 = not started or finished) and a "next" point, and
  * the output timestamps are the union of all series' timestamps.  A series
@@ -330,96 +331,219 @@ static int64_t align(int64_t ts, int64_t interval)
 	return ts - ts % interval;
 }
 
-/* Downsampler / FillingDownsampler: the source is already sought. */
-static int downsample(const struct tsd_agg_spec *s, const struct tsd_dp *p,
-		      size_t n, struct series *out)
+/* The start of the interval holding ts: aligned on the epoch, or on the
+ * calendar of the query's zone (DateTime.previousInterval). */
+static int64_t interval_start(const struct tsd_agg_spec *s, int64_t ts)
 {
-	double *vals = malloc((n ? n : 1) * sizeof *vals);
-	struct series iv = { NULL, 0, 0 };
-	int rc = CF_OK;
+	if (s->ds_calendar)
+		return tsd_cal_previous(s->tz, ts < 0 ? 0 : ts, s->ds_cal_n,
+					s->ds_cal_unit);
+	return align(ts, s->ds_interval_ms);
+}
 
-	if (!vals)
-		return CF_ENOMEM;
+/* The start of the interval after the one starting at start. */
+static int64_t interval_next(const struct tsd_agg_spec *s, int64_t start)
+{
+	if (s->ds_calendar)
+		return tsd_cal_add(s->tz, start, s->ds_cal_unit, s->ds_cal_n);
+	return start + s->ds_interval_ms;
+}
+
+/*
+ * One series as a stream (OpenTSDB's iterator chain): raw points ->
+ * Downsampler (one value per interval) -> FillingDownsampler (every
+ * interval of the range) -> RateSpan.  Each next() makes one point, so a
+ * fill over decades costs no memory, only time while it is read.
+ */
+struct sstream {
+	const struct tsd_agg_spec *s;
+	const struct tsd_dp *p;	/* raw points from the seek on */
+	size_t n, i;
+	double *vals;		/* the values of one interval */
+	size_t vcap;
+	int64_t iv_start, iv_end;	/* current interval (INT64_MIN: none) */
+	int all_done;		/* 0all: its one value was made */
+	/* filling */
+	int64_t fill_ts, fill_end;
+	struct tsd_dp look;	/* the next downsampled point */
+	int have_look, look_done;
+	/* rate */
+	struct tsd_dp prev;
+};
+
+static int stream_init(struct sstream *st, const struct tsd_agg_spec *s,
+		       const struct tsd_span *sp)
+{
+	int ds = s->ds_all || s->ds_interval_ms > 0;
+	int64_t from = s->start_ms;
+
+	memset(st, 0, sizeof *st);
+	st->s = s;
+	if (ds && s->ds_calendar) {
+		/* seekInterval: the first whole calendar interval */
+		from = interval_start(s, s->start_ms);
+		if (from < s->start_ms)
+			from = interval_next(s, from);
+	} else if (ds && !s->ds_all) {
+		from = align(s->start_ms + s->ds_interval_ms - 1,
+			     s->ds_interval_ms);
+	}
+	size_t b = seek_index(sp, from);
+	st->p = sp->dp + b;
+	st->n = sp->n - b;
+	st->iv_end = INT64_MIN;
+	if (ds && !s->ds_all && s->ds_fill != TSD_FILL_NONE) {
+		/* FillingDownsampler: every interval from the start's to
+		 * the end's (at least one with calendar intervals) */
+		st->fill_ts = interval_start(s, s->start_ms);
+		st->fill_end = interval_start(s, s->end_ms);
+		if (s->ds_calendar && st->fill_end == st->fill_ts)
+			st->fill_end = interval_next(s, st->fill_end);
+	}
+	return CF_OK;
+}
+
+static void stream_release(struct sstream *st)
+{
+	free(st->vals);
+	st->vals = NULL;
+}
+
+static int val_push(struct sstream *st, size_t k, double v)
+{
+	if (k == st->vcap) {
+		size_t nc = st->vcap ? 2 * st->vcap : 16;
+		double *p = realloc(st->vals, nc * sizeof *p);
+		if (!p)
+			return CF_ENOMEM;
+		st->vals = p;
+		st->vcap = nc;
+	}
+	st->vals[k] = v;
+	return CF_OK;
+}
+
+/* Downsampler: the next interval's value.  1: *out set; 0: the end. */
+static int ds_next(struct sstream *st, struct tsd_dp *out)
+{
+	const struct tsd_agg_spec *s = st->s;
+	const struct tsd_dp *p = st->p;
+	size_t k = 0;
+	int rc;
+
 	if (s->ds_all) {
-		size_t k = 0;
-		for (size_t i = 0; i < n; i++) {
+		if (st->all_done)
+			return 0;
+		st->all_done = 1;
+		for (size_t i = 0; i < st->n; i++) {
 			if (p[i].ts < s->query_start_ms)
 				continue;
 			if (p[i].ts >= s->query_end_ms)
 				break;
-			vals[k++] = to_double(&p[i]);
+			if ((rc = val_push(st, k++, to_double(&p[i]))))
+				return rc;
 		}
-		if (k)
-			rc = push(out, s->query_start_ms, 1, 0,
-				  tsd_agg_double(s->ds_agg, vals, k));
-		goto done;
+		if (!k)
+			return 0;
+		*out = (struct tsd_dp){ s->query_start_ms, 1, 0,
+					tsd_agg_double(s->ds_agg, st->vals,
+						       k) };
+		return 1;
 	}
-	int64_t iw = s->ds_interval_ms;
-	for (size_t i = 0; i < n;) {
-		int64_t start = align(p[i].ts, iw), end = start + iw;
-		size_t k = 0;
-		while (i < n && p[i].ts < end)
-			vals[k++] = to_double(&p[i++]);
-		if ((rc = push(&iv, start, 1, 0,
-			       tsd_agg_double(s->ds_agg, vals, k))))
-			goto done;
+	if (st->i >= st->n)
+		return 0;
+	/* ValuesInInterval: the first point's interval, then the one of
+	 * each next point (calendar intervals step from the first) */
+	if (st->iv_end == INT64_MIN) {
+		st->iv_start = interval_start(s, p[st->i].ts);
+		st->iv_end = interval_next(s, st->iv_start);
+	} else if (s->ds_calendar) {
+		while (p[st->i].ts >= st->iv_end) {
+			st->iv_start = st->iv_end;
+			st->iv_end = interval_next(s, st->iv_start);
+		}
+	} else {
+		st->iv_start = align(p[st->i].ts, s->ds_interval_ms);
+		st->iv_end = st->iv_start + s->ds_interval_ms;
 	}
-	if (s->ds_fill == TSD_FILL_NONE) {
-		/* missing intervals are simply absent */
-		struct series tmp = *out;
-		*out = iv;
-		iv = tmp;
-		goto done;
+	while (st->i < st->n && p[st->i].ts < st->iv_end)
+		if ((rc = val_push(st, k++, to_double(&p[st->i++]))))
+			return rc;
+	*out = (struct tsd_dp){ st->iv_start, 1, 0,
+				tsd_agg_double(s->ds_agg, st->vals, k) };
+	return 1;
+}
+
+/* The series before rate: raw, downsampled, or downsampled and filled. */
+static int base_next(struct sstream *st, struct tsd_dp *out)
+{
+	const struct tsd_agg_spec *s = st->s;
+	int rc;
+
+	if (!(s->ds_all || s->ds_interval_ms > 0)) {
+		if (st->i >= st->n)
+			return 0;
+		*out = st->p[st->i++];
+		return 1;
 	}
-	int64_t ts = align(s->start_ms, iw), end_ts = align(s->end_ms, iw);
-	size_t k = 0;
-	double fill = s->ds_fill == TSD_FILL_ZERO ? 0.0 : NAN;
-	for (; ts < end_ts; ts += iw) {
-		while (k < iv.n && iv.dp[k].ts < ts)
-			k++;
-		if (k < iv.n && iv.dp[k].ts == ts)
-			rc = push(out, ts, 1, 0, iv.dp[k++].d);
-		else
-			rc = push(out, ts, 1, 0, fill);
-		if (rc)
-			goto done;
+	if (s->ds_all || s->ds_fill == TSD_FILL_NONE)
+		return ds_next(st, out);	/* missing intervals absent */
+	if (st->fill_ts >= st->fill_end)
+		return 0;
+	while (!st->look_done && (!st->have_look ||
+				  st->look.ts < st->fill_ts)) {
+		rc = ds_next(st, &st->look);
+		if (rc < 0)
+			return rc;
+		st->have_look = rc;
+		st->look_done = !rc;
 	}
-done:
-	free(iv.dp);
-	free(vals);
-	return rc;
+	if (st->have_look && st->look.ts == st->fill_ts) {
+		*out = st->look;
+		st->have_look = 0;
+	} else {
+		*out = (struct tsd_dp){ st->fill_ts, 1, 0,
+					s->ds_fill == TSD_FILL_ZERO ? 0.0
+								    : NAN };
+	}
+	st->fill_ts = interval_next(s, st->fill_ts);
+	return 1;
 }
 
 /* RateSpan: the first rate is taken against the point (0, 0), as OpenTSDB
  * does "for backward compatibility"; the aggregation step below never
  * emits it at its own timestamp but may use it as a previous rate. */
-static int rate(const struct tsd_agg_spec *s, const struct tsd_dp *p,
-		size_t n, struct series *out)
+static int stream_next(struct sstream *st, struct tsd_dp *out)
 {
-	struct tsd_dp prev = { 0, 0, 0, 0 };
+	const struct tsd_agg_spec *s = st->s;
+	struct tsd_dp nx;
 	int rc;
 
-	for (size_t i = 0; i < n; i++) {
-		const struct tsd_dp *next = &p[i];
-		double dt = (double)(next->ts - prev.ts) / 1000.0, diff, r;
-		int ints = !prev.is_float && !next->is_float;
+	if (!s->rate)
+		return base_next(st, out);
+	for (;;) {
+		if ((rc = base_next(st, &nx)) <= 0)
+			return rc;
+		const struct tsd_dp *prev = &st->prev, *next = &nx;
+		double dt = (double)(next->ts - prev->ts) / 1000.0, diff, r;
+		int ints = !prev->is_float && !next->is_float;
 
 		if (ints)
 			diff = (double)(int64_t)((uint64_t)next->i -
-						 (uint64_t)prev.i);
+						 (uint64_t)prev->i);
 		else
-			diff = to_double(next) - to_double(&prev);
+			diff = to_double(next) - to_double(prev);
 		if (s->counter && diff < 0) {
 			if (s->drop_resets) {
-				prev = *next;
+				st->prev = nx;
 				continue;
 			}
 			if (ints)
 				diff = (double)(int64_t)((uint64_t)s->counter_max -
-							 (uint64_t)prev.i +
+							 (uint64_t)prev->i +
 							 (uint64_t)next->i);
 			else
-				diff = (double)s->counter_max - to_double(&prev) +
+				diff = (double)s->counter_max - to_double(prev) +
 				       to_double(next);
 			r = diff / dt;
 			if (s->reset_value > 0 && r > (double)s->reset_value)
@@ -427,11 +551,10 @@ static int rate(const struct tsd_agg_spec *s, const struct tsd_dp *p,
 		} else {
 			r = diff / dt;
 		}
-		if ((rc = push(out, next->ts, 1, 0, r)))
-			return rc;
-		prev = *next;
+		*out = (struct tsd_dp){ next->ts, 1, 0, r };
+		st->prev = nx;
+		return 1;
 	}
-	return CF_OK;
 }
 
 /* --- merging the series (AggregationIterator) -------------------------- */
@@ -447,8 +570,8 @@ struct slot {
 
 struct merge {
 	size_t size;
-	const struct series *src;
-	size_t *pos;		/* next unread point of each series */
+	struct sstream *src;	/* one stream per series */
+	int err;		/* a stream's error (CF_ENOMEM) */
 	struct slot *cur, *next;
 	enum tsd_interp interp;
 	int rate;
@@ -472,11 +595,18 @@ static void end_reached(struct merge *m, size_t i)
 
 static void move_to_next(struct merge *m, size_t i)
 {
+	struct tsd_dp p;
+	int rc;
+
 	m->cur[i] = m->next[i];
-	if (m->pos[i] < m->src[i].n)
-		put_point(&m->next[i], &m->src[i].dp[m->pos[i]++]);
-	else
+	rc = stream_next(&m->src[i], &p);
+	if (rc > 0) {
+		put_point(&m->next[i], &p);
+	} else {
+		if (rc < 0 && !m->err)
+			m->err = rc;
 		end_reached(m, i);
+	}
 }
 
 static int merge_has_next(const struct merge *m)
@@ -593,75 +723,117 @@ static double value_double(const struct merge *m, size_t i)
 	return y0;
 }
 
-static int merge_series(const struct tsd_agg_spec *s, const struct series *src,
-			size_t n, struct series *out)
-{
+/* The aggregation of a group as an iterator (tsd_agg_iter_*). */
+struct tsd_agg_iter {
+	const struct tsd_agg_spec *s;
 	struct merge m;
-	int64_t *lv = NULL;
-	double *dv = NULL;
-	int rc = CF_OK;
+	int64_t *lv;
+	double *dv;
+	size_t n;
+};
 
-	memset(&m, 0, sizeof m);
-	m.size = n;
-	m.src = src;
-	m.interp = tsd_agg_interp(s->agg);
-	m.rate = s->rate;
-	m.end = s->end_ms;
-	m.pos = calloc(n ? n : 1, sizeof *m.pos);
-	m.cur = calloc(n ? n : 1, sizeof *m.cur);
-	m.next = calloc(n ? n : 1, sizeof *m.next);
-	lv = malloc((n ? n : 1) * sizeof *lv);
-	dv = malloc((n ? n : 1) * sizeof *dv);
-	if (!m.pos || !m.cur || !m.next || !lv || !dv) {
-		rc = CF_ENOMEM;
-		goto out;
+int tsd_agg_iter_new(const struct tsd_agg_spec *s, const struct tsd_span *spans,
+		     size_t n, struct tsd_agg_iter **out)
+{
+	struct tsd_agg_iter *it = calloc(1, sizeof *it);
+	size_t sz = n ? n : 1;
+
+	*out = NULL;
+	if (!it)
+		return CF_ENOMEM;
+	it->s = s;
+	it->n = n;
+	it->m.size = n;
+	it->m.interp = tsd_agg_interp(s->agg);
+	it->m.rate = s->rate;
+	it->m.end = s->end_ms;
+	it->m.src = calloc(sz, sizeof *it->m.src);
+	it->m.cur = calloc(sz, sizeof *it->m.cur);
+	it->m.next = calloc(sz, sizeof *it->m.next);
+	it->lv = malloc(sz * sizeof *it->lv);
+	it->dv = malloc(sz * sizeof *it->dv);
+	if (!it->m.src || !it->m.cur || !it->m.next || !it->lv || !it->dv) {
+		tsd_agg_iter_free(it);
+		return CF_ENOMEM;
 	}
 	for (size_t i = 0; i < n; i++) {
-		if (src[i].n == 0) {
-			end_reached(&m, i);
+		struct tsd_dp p;
+		int rc;
+		stream_init(&it->m.src[i], s, &spans[i]);
+		rc = stream_next(&it->m.src[i], &p);
+		if (rc < 0) {
+			tsd_agg_iter_free(it);
+			return rc;
+		}
+		if (rc == 0) {
+			end_reached(&it->m, i);
 			continue;
 		}
-		put_point(&m.next[i], &src[i].dp[0]);
-		m.pos[i] = 1;
-		if (m.rate) {
-			/* the first rate (against time zero) becomes the
-			 * "previous rate" of this series */
-			if (m.pos[i] < src[i].n)
-				move_to_next(&m, i);
-			else
-				end_reached(&m, i);
-		}
+		put_point(&it->m.next[i], &p);
+		/* with rate, the first rate (against time zero) becomes
+		 * the "previous rate" of this series */
+		if (it->m.rate)
+			move_to_next(&it->m, i);
 	}
-	while (merge_has_next(&m)) {
+	if (it->m.err) {
+		int rc = it->m.err;
+		tsd_agg_iter_free(it);
+		return rc;
+	}
+	*out = it;
+	return CF_OK;
+}
+
+int tsd_agg_iter_next(struct tsd_agg_iter *it, struct tsd_dp *out)
+{
+	const struct tsd_agg_spec *s = it->s;
+	struct merge *m = &it->m;
+
+	while (merge_has_next(m)) {
 		size_t k = 0;
-		merge_next(&m);
-		int64_t ts = m.cur[m.current].ts;
-		if (merge_is_integer(&m)) {
-			for (size_t i = 0; i < n; i++)
-				if (m.cur[i].ts != 0)
-					lv[k++] = value_long(&m, i);
-			rc = push(out, ts, 0, tsd_agg_long(s->agg, lv, k), 0);
-		} else {
-			for (size_t i = 0; i < n; i++)
-				if (m.cur[i].ts != 0)
-					dv[k++] = value_double(&m, i);
-			double d = tsd_agg_double(s->agg, dv, k);
-			if (isinf(d)) {
-				rc = CF_ERANGE;
-				goto out;
-			}
-			rc = push(out, ts, 1, 0, d);
+		merge_next(m);
+		if (m->err)
+			return m->err;
+		int64_t ts = m->cur[m->current].ts;
+		/* only the query's own range is returned */
+		int in = ts >= s->query_start_ms && ts <= s->query_end_ms;
+		if (merge_is_integer(m)) {
+			for (size_t i = 0; in && i < it->n; i++)
+				if (m->cur[i].ts != 0)
+					it->lv[k++] = value_long(m, i);
+			if (!in)
+				continue;
+			*out = (struct tsd_dp){ ts, 0,
+						tsd_agg_long(s->agg, it->lv, k),
+						0 };
+			return 1;
 		}
-		if (rc)
-			goto out;
+		for (size_t i = 0; in && i < it->n; i++)
+			if (m->cur[i].ts != 0)
+				it->dv[k++] = value_double(m, i);
+		if (!in)
+			continue;
+		double d = tsd_agg_double(s->agg, it->dv, k);
+		if (isinf(d))
+			return CF_ERANGE;
+		*out = (struct tsd_dp){ ts, 1, 0, d };
+		return 1;
 	}
-out:
-	free(m.pos);
-	free(m.cur);
-	free(m.next);
-	free(lv);
-	free(dv);
-	return rc;
+	return 0;
+}
+
+void tsd_agg_iter_free(struct tsd_agg_iter *it)
+{
+	if (!it)
+		return;
+	for (size_t i = 0; it->m.src && i < it->n; i++)
+		stream_release(&it->m.src[i]);
+	free(it->m.src);
+	free(it->m.cur);
+	free(it->m.next);
+	free(it->lv);
+	free(it->dv);
+	free(it);
 }
 
 /* --- the whole pipeline ------------------------------------------------ */
@@ -680,6 +852,10 @@ void tsd_agg_spec_init(struct tsd_agg_spec *s, const struct tsd_query *q,
 	s->query_end_ms = q->end_ms;
 	s->ds_interval_ms = sq->ds_interval_ms;
 	s->ds_all = sq->ds_all;
+	s->ds_calendar = sq->ds_calendar;
+	s->ds_cal_n = sq->ds_cal_n;
+	s->ds_cal_unit = sq->ds_cal_unit;
+	s->tz = q->tz;
 	s->ds_agg = sq->ds_agg;
 	s->ds_fill = sq->ds_fill;
 	s->rate = sq->rate;
@@ -715,61 +891,24 @@ void tsd_scan_bounds(const struct tsd_subquery *sq, int64_t start_ms,
 int tsd_aggregate(const struct tsd_agg_spec *s, const struct tsd_span *spans,
 		  size_t n, struct tsd_dp **out, size_t *nout)
 {
-	struct series *st = calloc(n ? n : 1, sizeof *st);
 	struct series res = { NULL, 0, 0 };
-	int rc = CF_OK;
-	int ds = s->ds_all || s->ds_interval_ms > 0;
+	struct tsd_agg_iter *it;
+	struct tsd_dp p;
+	int rc;
 
 	*out = NULL;
 	*nout = 0;
-	if (!st)
-		return CF_ENOMEM;
-	for (size_t i = 0; i < n; i++) {
-		const struct tsd_span *sp = &spans[i];
-		int64_t from = s->start_ms;
-		if (ds && !s->ds_all)
-			from = align(s->start_ms + s->ds_interval_ms - 1,
-				     s->ds_interval_ms);
-		size_t b = seek_index(sp, from);
-		const struct tsd_dp *p = sp->dp + b;
-		size_t np = sp->n - b;
-		struct series tmp = { NULL, 0, 0 };
-
-		if (ds) {
-			if ((rc = downsample(s, p, np, &tmp)))
-				goto out;
-			p = tmp.dp;
-			np = tmp.n;
-		}
-		if (s->rate) {
-			rc = rate(s, p, np, &st[i]);
-			free(tmp.dp);
-			if (rc)
-				goto out;
-		} else if (ds) {
-			st[i] = tmp;
-		} else {
-			for (size_t j = 0; j < np; j++)
-				if ((rc = push(&st[i], p[j].ts, p[j].is_float,
-					       p[j].i, p[j].d)))
-					goto out;
-		}
+	if ((rc = tsd_agg_iter_new(s, spans, n, &it)))
+		return rc;
+	while ((rc = tsd_agg_iter_next(it, &p)) > 0)
+		if ((rc = push(&res, p.ts, p.is_float, p.i, p.d)))
+			break;
+	tsd_agg_iter_free(it);
+	if (rc < 0) {
+		free(res.dp);
+		return rc;
 	}
-	if ((rc = merge_series(s, st, n, &res)))
-		goto out;
-	/* only the query's own range is returned */
-	size_t k = 0;
-	for (size_t i = 0; i < res.n; i++)
-		if (res.dp[i].ts >= s->query_start_ms &&
-		    res.dp[i].ts <= s->query_end_ms)
-			res.dp[k++] = res.dp[i];
 	*out = res.dp;
-	*nout = k;
-	res.dp = NULL;
-out:
-	for (size_t i = 0; i < n; i++)
-		free(st[i].dp);
-	free(st);
-	free(res.dp);
-	return rc;
+	*nout = res.n;
+	return CF_OK;
 }

@@ -46,6 +46,10 @@ struct tsd_agg_spec {
 	int64_t query_start_ms, query_end_ms;
 	int64_t ds_interval_ms;	/* 0: no downsampling (unless ds_all) */
 	int ds_all;
+	/* calendar intervals: ds_cal_n units in zone tz (NULL: UTC) */
+	int ds_calendar, ds_cal_n;
+	enum tsd_cal_unit ds_cal_unit;
+	const struct tsd_tz *tz;
 	enum tsd_agg ds_agg;
 	enum tsd_fill ds_fill;
 	int rate, counter, drop_resets;
@@ -73,6 +77,20 @@ void tsd_scan_bounds(const struct tsd_subquery *sq, int64_t start_ms,
  */
 int tsd_aggregate(const struct tsd_agg_spec *s, const struct tsd_span *spans,
 		  size_t n, struct tsd_dp **out, size_t *nout);
+
+/*
+ * The same pipeline as an iterator, for results streamed while read: each
+ * tsd_agg_iter_next() makes one output point (1, *out set), or says the
+ * end (0), or fails (CF_ENOMEM, CF_ERANGE).  Memory: O(n) plus, per
+ * series, the values of one downsampling interval; fill policies and
+ * long ranges cost time while read, not memory.  spans (and s) must stay
+ * valid and unchanged until tsd_agg_iter_free().
+ */
+struct tsd_agg_iter;
+int tsd_agg_iter_new(const struct tsd_agg_spec *s, const struct tsd_span *spans,
+		     size_t n, struct tsd_agg_iter **out);
+int tsd_agg_iter_next(struct tsd_agg_iter *it, struct tsd_dp *out);
+void tsd_agg_iter_free(struct tsd_agg_iter *it);
 
 /* The aggregators themselves (OpenTSDB's runLong / runDouble) over the
  * values v[0..n), n >= 1, in series order. */

@@ -5,9 +5,11 @@
  * UIDs, the rows of [metric + first hour, metric + end hour) are scanned
  * (never more of the table), rows are kept or dropped from the tag UIDs in
  * their keys, and the points of each tag set become a span.  Spans are
- * grouped by the values of the group-by keys and each group goes through
- * tsd_aggregate().  The results are printed as text or handed to
- * tsd_plot().
+ * grouped by the values of the group-by keys.  Text results are
+ * produced while read: each group goes through a tsd_agg_iter when the
+ * reader reaches it (struct qtext, the cursor's producer), and
+ * emit_point() is where a point becomes text.  Graphs aggregate every
+ * group at open and go to tsd_plot().
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,11 +42,13 @@ struct rfilter {
 	size_t nuids;
 };
 
+/* A group of series, aggregated while the result is read. */
 struct result {
 	char *metric;
 	struct buf tags;	/* " k=v k=v" */
-	struct tsd_dp *dp;
-	size_t n;
+	struct tsd_span *sp;	/* its series (points owned by run.dps) */
+	size_t nsp;
+	struct tsd_agg_spec as;	/* its tz points into run.q */
 	int skip_nan;		/* fill policy null: NaN points are gaps */
 };
 
@@ -54,8 +58,11 @@ struct run {
 	const struct tsd_query *q;
 	struct tsd_error *err;
 	uint64_t points;
+	uint64_t bytes;		/* memory of the loaded points */
 	struct result *res;
 	size_t nres;
+	struct tsd_dp **dps;	/* point arrays of every span kept */
+	size_t ndps;
 	/* per sub query */
 	struct qspan *spans;
 	size_t nspans, capspans;
@@ -151,6 +158,44 @@ static void release_sub(struct run *r)
 	r->rf = NULL;
 }
 
+/* OpenTSDB's tsd.query.filter.expansion_limit: a literal_or of more
+ * values is matched by name, without resolving them. */
+#define EXPANSION_LIMIT 4096
+
+/* Resolves the value of a literal_or filter f, as OpenTSDB's
+ * TagVFilter.resolveTags does with tsd.query.skip_unresolved_tagvs off
+ * (its default): a value never written fails the query (CF_ENOTFOUND,
+ * "no such tag value").  An empty alternative ("|a") names no value and
+ * is skipped.  uids may be NULL (only check). */
+static int resolve_literals(tsd *t, cf_table *uidt, const struct tsd_filter *f,
+			    uint32_t *uids, size_t *nuids,
+			    struct tsd_error *err)
+{
+	int rc;
+
+	*nuids = 0;
+	for (size_t j = 0; j < f->nvalues; j++) {
+		uint32_t uid;
+		if (!f->values[j][0])
+			continue;
+		rc = tsd_uid_lookup(t->uids, uidt, TSD_TAGV, f->values[j],
+				    strlen(f->values[j]), &uid);
+		if (rc == CF_ENOTFOUND)
+			set_err(err, "no such tag value: %s", f->values[j]);
+		if (rc)
+			return rc;
+		if (uids)
+			uids[(*nuids)++] = uid;
+	}
+	return CF_OK;
+}
+
+static int by_uid(const struct tsd_filter *f)
+{
+	return f->type == TSD_FILTER_LITERAL_OR &&
+	       f->nvalues <= EXPANSION_LIMIT;
+}
+
 static int resolve_filters(struct run *r, const struct tsd_subquery *sq)
 {
 	int rc;
@@ -168,22 +213,15 @@ static int resolve_filters(struct run *r, const struct tsd_subquery *sq)
 			set_err(r->err, "no such tag key: %s", f->tagk);
 		if (rc)
 			return rc;
-		if (f->type != TSD_FILTER_LITERAL_OR)
+		if (!by_uid(f))
 			continue;
 		rf->by_uid = 1;
 		rf->uids = calloc(f->nvalues, sizeof *rf->uids);
 		if (!rf->uids)
 			return CF_ENOMEM;
-		for (size_t j = 0; j < f->nvalues; j++) {
-			uint32_t uid;
-			rc = tsd_uid_lookup(r->t->uids, r->uidt, TSD_TAGV,
-					    f->values[j], strlen(f->values[j]),
-					    &uid);
-			if (rc == CF_OK)
-				rf->uids[rf->nuids++] = uid;
-			else if (rc != CF_ENOTFOUND)
-				return rc;
-		}
+		if ((rc = resolve_literals(r->t, r->uidt, f, rf->uids,
+					   &rf->nuids, r->err)))
+			return rc;
 	}
 	return CF_OK;
 }
@@ -308,11 +346,23 @@ static int scan_sub(struct run *r, const struct tsd_subquery *sq,
 		    tsd_compact_row(r->t, r->dbt, key, klen, row, &done))
 			cf_log(CF_LOG_WARN, "tsd: compaction at read failed");
 		r->points += n;
+		r->bytes += n * sizeof(struct tsd_dp);
 		if (r->points > r->t->o.max_query_points) {
 			char lim[32];
 			snprintf(lim, sizeof lim, "%llu",
 				 (unsigned long long)r->t->o.max_query_points);
 			set_err(r->err, "query loads more than %s points", lim);
+			rc = CF_ETOOBIG;
+			break;
+		}
+		if (r->bytes + r->nspans * sizeof(struct qspan) >
+		    r->t->o.max_query_bytes) {
+			char lim[64];
+			snprintf(lim, sizeof lim, "%llu bytes for its points "
+				 "(%llu loaded)",
+				 (unsigned long long)r->t->o.max_query_bytes,
+				 (unsigned long long)r->points);
+			set_err(r->err, "query needs more than %s", lim);
 			rc = CF_ETOOBIG;
 			break;
 		}
@@ -381,34 +431,33 @@ static int cmp_u32(const void *a, const void *b)
 static int add_result(struct run *r, const struct tsd_subquery *sq,
 		      struct qspan *g, size_t ng, const struct tsd_agg_spec *as)
 {
-	struct tsd_span *sp = malloc(ng * sizeof *sp);
 	unsigned char common[TAGS_MAX];
-	size_t nc;
+	struct tsd_dp **dps;
 	struct result *res;
-	int rc;
+	size_t nc;
 
-	if (!sp)
+	dps = realloc(r->dps, (r->ndps + ng) * sizeof *dps);
+	if (!dps)
 		return CF_ENOMEM;
-	for (size_t i = 0; i < ng; i++) {
-		sp[i].dp = g[i].dp;
-		sp[i].n = g[i].n;
-	}
+	r->dps = dps;
 	res = realloc(r->res, (r->nres + 1) * sizeof *res);
-	if (!res) {
-		free(sp);
+	if (!res)
 		return CF_ENOMEM;
-	}
 	r->res = res;
 	res = &r->res[r->nres++];
 	memset(res, 0, sizeof *res);
 	res->skip_nan = sq->ds_fill == TSD_FILL_NULL;
-	rc = tsd_aggregate(as, sp, ng, &res->dp, &res->n);
-	free(sp);
-	if (rc == CF_ERANGE)
-		set_err(r->err, "%s: a value overflowed to infinity",
-			sq->metric);
-	if (rc)
-		return rc;
+	res->as = *as;
+	if (!(res->sp = malloc(ng * sizeof *res->sp)))
+		return CF_ENOMEM;
+	/* the points move from the sub query's spans to the run */
+	for (size_t i = 0; i < ng; i++) {
+		res->sp[i].dp = g[i].dp;
+		res->sp[i].n = g[i].n;
+		r->dps[r->ndps++] = g[i].dp;
+		g[i].dp = NULL;
+	}
+	res->nsp = ng;
 	if (!(res->metric = strdup(sq->metric)))
 		return CF_ENOMEM;
 	/* the tags every series of the group shares */
@@ -502,41 +551,37 @@ static void free_results(struct run *r)
 	for (size_t i = 0; i < r->nres; i++) {
 		free(r->res[i].metric);
 		buf_release(&r->res[i].tags);
-		free(r->res[i].dp);
+		free(r->res[i].sp);
 	}
 	free(r->res);
 	r->res = NULL;
 	r->nres = 0;
+	for (size_t i = 0; i < r->ndps; i++)
+		free(r->dps[i]);
+	free(r->dps);
+	r->dps = NULL;
+	r->ndps = 0;
 }
 
-static int format_text(struct run *r, struct buf *out)
+/* The text of a result point: "M TS VALUE TAGS\n" (tsd.h).  This is the
+ * one place a query point becomes text. */
+static int emit_point(const struct run *r, const struct result *res,
+		      const struct tsd_dp *p, struct buf *out)
 {
-	int ms = r->q->ms, rc;
-
-	for (size_t i = 0; i < r->nres && !ms; i++)
-		for (size_t j = 0; j < r->res[i].n && !ms; j++)
-			ms = r->res[i].dp[j].ts % 1000 != 0;
-	for (size_t i = 0; i < r->nres; i++) {
-		const struct result *res = &r->res[i];
-		for (size_t j = 0; j < res->n; j++) {
-			const struct tsd_dp *p = &res->dp[j];
-			if (p->is_float && p->d != p->d && res->skip_nan)
-				continue;
-			rc = tsd_buf_point(out, res->metric,
-					   ms ? p->ts : p->ts / 1000,
-					   p->is_float, p->i, p->d,
-					   res->tags.p, res->tags.len);
-			if (rc)
-				return rc;
-		}
-	}
-	return CF_OK;
+	if (p->is_float && p->d != p->d && res->skip_nan)
+		return CF_OK;
+	/* seconds unless "ms", even for points between whole seconds, as
+	 * OpenTSDB's HttpJsonSerializer prints them */
+	return tsd_buf_point(out, res->metric,
+			     r->q->ms ? p->ts : p->ts / 1000, p->is_float,
+			     p->i, p->d, res->tags.p, res->tags.len);
 }
 
 static int format_png(struct run *r, struct buf *out)
 {
 	struct tsd_plot_series *ps = calloc(r->nres ? r->nres : 1, sizeof *ps);
 	struct buf label = BUF_INIT;
+	uint64_t total = 0;
 	int rc = CF_OK;
 
 	if (!ps)
@@ -560,46 +605,161 @@ static int format_png(struct run *r, struct buf *out)
 			rc = CF_ENOMEM;
 			goto out;
 		}
-		ps[i].dp = res->dp;
-		ps[i].n = res->n;
+		/* a graph needs all its points at once: at most
+		 * max_query_points of them */
+		struct tsd_agg_iter *it;
+		struct tsd_dp p;
+		size_t cap = 0;
+		if ((rc = tsd_agg_iter_new(&res->as, res->sp, res->nsp, &it)))
+			goto out;
+		while ((rc = tsd_agg_iter_next(it, &p)) > 0) {
+			if (++total > r->t->o.max_graph_points) {
+				char lim[32];
+				snprintf(lim, sizeof lim, "%llu", (unsigned long
+					 long)r->t->o.max_graph_points);
+				set_err(r->err, "graph of more than %s points",
+					lim);
+				rc = CF_ETOOBIG;
+				break;
+			}
+			if (ps[i].n == cap) {
+				size_t nc = cap ? 2 * cap : 256;
+				struct tsd_dp *np = realloc(ps[i].dp,
+							    nc * sizeof *np);
+				if (!np) {
+					rc = CF_ENOMEM;
+					break;
+				}
+				ps[i].dp = np;
+				cap = nc;
+			}
+			ps[i].dp[ps[i].n++] = p;
+		}
+		tsd_agg_iter_free(it);
+		if (rc == CF_ERANGE)
+			set_err(r->err, "%s: a value overflowed to infinity",
+				res->metric);
+		if (rc < 0)
+			goto out;
 	}
 	rc = tsd_plot(r->t, r->q, ps, r->nres, out, r->err);
 out:
-	for (size_t i = 0; i < r->nres; i++)
+	for (size_t i = 0; i < r->nres; i++) {
 		free(ps[i].label);
+		free(ps[i].dp);
+	}
 	free(ps);
 	buf_release(&label);
 	return rc;
 }
 
-static int run_query(tsd *t, const struct tsd_query *q, enum tsd_format fmt,
-		     struct buf *out, struct tsd_error *err)
+/* Scans every sub query into result groups (their points in memory, at
+ * most max_query_bytes); nothing is aggregated yet. */
+static int load_query(struct run *r)
 {
-	struct run r;
-	int rc;
+	int rc = CF_OK;
 
-	memset(&r, 0, sizeof r);
-	r.t = t;
-	r.q = q;
-	r.err = err;
-	if ((rc = tsd_tables(t, &r.uidt, &r.dbt)))
+	if ((rc = tsd_tables(r->t, &r->uidt, &r->dbt)))
 		return rc;
-	for (size_t i = 0; i < q->nsubs && rc == CF_OK; i++) {
-		rc = run_sub(&r, &q->subs[i]);
-		release_sub(&r);
+	for (size_t i = 0; i < r->q->nsubs && rc == CF_OK; i++) {
+		rc = run_sub(r, &r->q->subs[i]);
+		release_sub(r);
 	}
-	if (rc == CF_OK)
-		rc = fmt == TSD_FMT_PNG ? format_png(&r, out)
-					: format_text(&r, out);
-	pthread_mutex_lock(&t->mu);
-	t->st.queries++;
-	t->st.query_points += r.points;
-	pthread_mutex_unlock(&t->mu);
-	free_results(&r);
-	free(r.pts);
-	cf_table_close(r.uidt);
-	cf_table_close(r.dbt);
+	pthread_mutex_lock(&r->t->mu);
+	r->t->st.queries++;
+	r->t->st.query_points += r->points;
+	pthread_mutex_unlock(&r->t->mu);
 	return rc;
+}
+
+static void release_run(struct run *r)
+{
+	free_results(r);
+	free(r->pts);
+	r->pts = NULL;
+	cf_table_close(r->uidt);
+	cf_table_close(r->dbt);
+	r->uidt = r->dbt = NULL;
+}
+
+/* --- the text result, produced while read ------------------------------ */
+
+/* The cursor state of a text query: the loaded groups and the group being
+ * aggregated.  Memory: the loaded points (max_query_bytes) plus one
+ * aggregation (tsd_agg_iter) plus the cursor's window. */
+struct qtext {
+	tsd *t;
+	struct tsd_query q;	/* owns the zone the specs point to */
+	struct run r;
+	size_t g;		/* the group being read */
+	struct tsd_agg_iter *it;
+};
+
+#define CHUNK (64 * 1024)
+
+static int qtext_more(struct tsd_cursor *c)
+{
+	struct qtext *st = c->state;
+	size_t before = c->win.len;
+	struct tsd_dp p;
+	int rc = CF_OK;
+
+	while (c->win.len < before + CHUNK) {
+		if (!st->it) {
+			if (st->g == st->r.nres) {
+				c->eof = 1;
+				break;
+			}
+			const struct result *res = &st->r.res[st->g];
+			if ((rc = tsd_agg_iter_new(&res->as, res->sp, res->nsp,
+						   &st->it)))
+				break;
+		}
+		rc = tsd_agg_iter_next(st->it, &p);
+		if (rc == 0) {
+			tsd_agg_iter_free(st->it);
+			st->it = NULL;
+			st->g++;
+			continue;
+		}
+		if (rc < 0)
+			break;
+		if ((rc = emit_point(&st->r, &st->r.res[st->g], &p, &c->win)))
+			break;
+	}
+	if (rc == CF_ERANGE) {
+		set_err(st->r.err, "%s: a value overflowed to infinity",
+			st->r.res[st->g].metric);
+		cf_log(CF_LOG_WARN, "tsd: query of %s: a value overflowed to "
+		       "infinity", st->r.res[st->g].metric);
+	}
+	pthread_mutex_lock(&st->t->mu);
+	st->t->st.query_bytes += c->win.len - before;
+	pthread_mutex_unlock(&st->t->mu);
+	return rc < 0 ? rc : CF_OK;
+}
+
+static int qtext_restart(struct tsd_cursor *c)
+{
+	struct qtext *st = c->state;
+
+	tsd_agg_iter_free(st->it);
+	st->it = NULL;
+	st->g = 0;
+	return CF_OK;
+}
+
+static void qtext_release(struct tsd_cursor *c)
+{
+	struct qtext *st = c->state;
+
+	if (!st)
+		return;
+	tsd_agg_iter_free(st->it);
+	release_run(&st->r);
+	tsd_query_release(&st->q);
+	free(st);
+	c->state = NULL;
 }
 
 static int parse(const char *qs, size_t len, struct tsd_query *q,
@@ -618,6 +778,7 @@ int tsd_query_check(tsd *t, const char *qs, size_t len,
 	struct tsd_query q;
 	cf_table *uidt, *dbt;
 	uint32_t uid;
+	size_t n;
 	int rc;
 
 	if (err)
@@ -638,6 +799,9 @@ int tsd_query_check(tsd *t, const char *qs, size_t len,
 					    strlen(k), &uid);
 			if (rc == CF_ENOTFOUND)
 				set_err(err, "no such tag key: %s", k);
+			if (rc == CF_OK && by_uid(&sq->filters[j]))
+				rc = resolve_literals(t, uidt, &sq->filters[j],
+						      NULL, &n, err);
 		}
 	}
 	cf_table_close(uidt);
@@ -650,26 +814,54 @@ out:
 int tsd_query_open(tsd *t, const char *qs, size_t len, enum tsd_format fmt,
 		   tsd_cursor **out, struct tsd_error *err)
 {
-	struct tsd_query q;
 	struct tsd_cursor *c = NULL;
+	struct qtext *st;
 	int rc;
 
 	if (err) {
 		err->line = 0;
 		err->reason[0] = '\0';
 	}
-	if ((rc = parse(qs, len, &q, err)))
+	if (!(st = calloc(1, sizeof *st)))
+		return CF_ENOMEM;
+	st->t = t;
+	if ((rc = parse(qs, len, &st->q, err))) {
+		free(st);
 		return rc;
-	if ((rc = tsd_cursor_new(&c)))
-		goto out;
-	rc = run_query(t, &q, fmt, &c->win, err);
+	}
+	if ((rc = tsd_cursor_new(&c))) {
+		tsd_query_release(&st->q);
+		free(st);
+		return rc;
+	}
+	c->state = st;
+	c->release = qtext_release;
+	st->r.t = t;
+	st->r.q = &st->q;
+	st->r.err = err;
+	rc = load_query(&st->r);
+	/* the points are loaded and the tags named: no table is needed
+	 * while the result is read */
+	cf_table_close(st->r.uidt);
+	cf_table_close(st->r.dbt);
+	st->r.uidt = st->r.dbt = NULL;
+	if (rc == CF_OK && fmt == TSD_FMT_PNG) {
+		rc = format_png(&st->r, &c->win);
+		c->eof = 1;
+		release_run(&st->r);
+	} else if (rc == CF_OK) {
+		c->more = qtext_more;
+		c->restart = qtext_restart;
+		/* the first chunk now: small results fail at open, as
+		 * they did when everything was computed there */
+		rc = qtext_more(c);
+	}
+	/* err belongs to this call; later failures go to the log */
+	st->r.err = NULL;
 	if (rc) {
 		tsd_cursor_close(c);
-		goto out;
+		return rc;
 	}
-	c->eof = 1;
 	*out = c;
-out:
-	tsd_query_release(&q);
-	return rc;
+	return CF_OK;
 }

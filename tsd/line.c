@@ -151,6 +151,9 @@ static int add_tag(struct tsd_line *l, const char *w, size_t wl, char *why,
 	t.klen = (size_t)(eq - w);
 	t.v = eq + 1;
 	t.vlen = wl - t.klen - 1;
+	if (t.klen > TSD_NAME_MAX || t.vlen > TSD_NAME_MAX)
+		return fail(why, whylen, "name too long (over %d bytes): "
+			    "%.*s...", TSD_NAME_MAX, 40, w);
 	if (!tsd_name_valid(t.k, t.klen))
 		return fail(why, whylen, "invalid tag name: %.*s",
 			    W(t.klen), t.k);
@@ -186,6 +189,8 @@ int tsd_line_parse(const char *s, size_t len, const char *metric,
 	memset(out, 0, sizeof *out);
 	if (why && whylen)
 		why[0] = '\0';
+	if (len > TSD_LINE_MAX)
+		return fail(why, whylen, "line too long (over 64 KiB)");
 	while (i < len) {
 		while (i < len && (s[i] == ' ' || s[i] == '\t'))
 			i++;
@@ -219,6 +224,9 @@ int tsd_line_parse(const char *s, size_t len, const char *metric,
 		out->metric = w[0];
 		out->mlen = wl[0];
 	}
+	if (out->mlen > TSD_NAME_MAX)
+		return fail(why, whylen, "name too long (over %d bytes): "
+			    "%.*s...", TSD_NAME_MAX, 40, out->metric);
 	if (!tsd_name_valid(out->metric, out->mlen))
 		return fail(why, whylen, "invalid metric name: %.*s",
 			    W(out->mlen), out->metric);

@@ -13,6 +13,7 @@
  *   digits after the dot) is milliseconds too;
  * - VALUE without '.', 'e' or 'E' is a 64-bit integer, else a finite
  *   decimal floating-point number;
+ * - at most TSD_LINE_MAX bytes, names at most TSD_NAME_MAX;
  * - 1 to 8 tags; a tag key given twice with the same value counts once,
  *   with another value it is an error.
  *
@@ -25,6 +26,11 @@
 #include <stdint.h>
 
 #include "tsd/codec.h"
+
+/* The longest line (without its newline) and the longest name: a name is
+ * a row key of tsdb-uid (CF_ROW_MAX). */
+#define TSD_LINE_MAX (64 * 1024)
+#define TSD_NAME_MAX 32767
 
 /* tsd_line_parse() result for a line with no words (skipped). */
 #define TSD_LINE_BLANK 1

@@ -35,6 +35,30 @@ static void set_err(struct tsd_error *err, const char *fmt, const char *a)
 	}
 }
 
+/* gnuplot's messages msg[0..len) as one line that fits a tsd_error
+ * whole: whitespace runs become one space, and a long text keeps its end
+ * (where gnuplot says what went wrong) after "...".  In place. */
+static const char *last_words(char *msg, size_t len)
+{
+	size_t k = 0, max = sizeof(((struct tsd_error *)0)->reason) - 40;
+
+	for (size_t i = 0; i < len; i++) {
+		char c = msg[i] == '\n' || msg[i] == '\t' || msg[i] == '\r'
+				 ? ' ' : msg[i];
+		if (c == ' ' && (k == 0 || msg[k - 1] == ' '))
+			continue;
+		msg[k++] = c;
+	}
+	while (k && msg[k - 1] == ' ')
+		k--;
+	msg[k] = '\0';
+	if (k <= max)
+		return msg;
+	char *from = msg + k - (max - 3);
+	memcpy(from - 3, "...", 3);
+	return from - 3;
+}
+
 static int write_file(const char *path, const struct buf *b)
 {
 	struct env_file *f = NULL;
@@ -194,10 +218,21 @@ int tsd_plot(tsd *t, const struct tsd_query *q,
 	if ((rc = env_mkdir(dir, 0700)))
 		goto out;
 	for (size_t i = 0; i < n; i++) {
+		int gap = 0;
 		buf_reset(&b);
 		for (size_t j = 0; j < s[i].n; j++) {
 			const struct tsd_dp *p = &s[i].dp[j];
 			int64_t sec = p->ts / 1000, ms = p->ts % 1000;
+			if (p->is_float && p->d != p->d) {
+				/* NaN (fill nan, null): a blank line, a gap
+				 * in the line; a series of nothing else is
+				 * not drawn ("No data" when none is) */
+				if (b.len && !gap && (rc = buf_putc(&b, '\n')))
+					goto out;
+				gap = 1;
+				continue;
+			}
+			gap = 0;
 			rc = ms ? buf_printf(&b, "%lld.%03lld ", (long long)sec,
 					     (long long)ms)
 				: buf_printf(&b, "%lld ", (long long)sec);
@@ -234,10 +269,8 @@ int tsd_plot(tsd *t, const struct tsd_query *q,
 		size_t mlen;
 		snprintf(path, sizeof path, "%s/errors.txt", dir);
 		if (env_read_file(path, &msg, &mlen) == CF_OK && mlen) {
-			for (size_t i = 0; i < mlen; i++)
-				if (msg[i] == '\n')
-					msg[i] = ' ';
-			set_err(err, "gnuplot failed: %s", msg);
+			set_err(err, "gnuplot failed: %s", last_words(msg,
+								    mlen));
 		} else {
 			set_err(err, "gnuplot failed: %s",
 				"cannot run it or it timed out");

@@ -6,7 +6,8 @@
  * leave partly built structures in q.
  */
 #include <ctype.h>
-#include <regex.h>
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -275,11 +276,14 @@ int tsd_filter_match(const struct tsd_filter *f, const char *value,
 		return wild_match(f->pattern, strlen(f->pattern), value, vlen,
 				  f->type == TSD_FILTER_IWILDCARD);
 	case TSD_FILTER_REGEXP: {
-		char *tmp = dupn(value, vlen);
-		if (!tmp)
+		/* Java's Matcher.find(): a match anywhere in the value */
+		pcre2_match_data *md =
+			pcre2_match_data_create_from_pattern(f->regex, NULL);
+		if (!md)
 			return 0;
-		hit = regexec((regex_t *)f->regex, tmp, 0, NULL, 0) == 0;
-		free(tmp);
+		hit = pcre2_match(f->regex, (PCRE2_SPTR)value, vlen, 0, 0, md,
+				  NULL) >= 0;
+		pcre2_match_data_free(md);
 		return hit;
 	}
 	}
@@ -293,15 +297,19 @@ static void filter_release(struct tsd_filter *f)
 		free(f->values[i]);
 	free(f->values);
 	free(f->pattern);
-	if (f->regex) {
-		regfree((regex_t *)f->regex);
-		free(f->regex);
-	}
+	pcre2_code_free(f->regex);
 }
 
+/* The alternatives of a literal_or: s[0..n) split at '|' as Java's
+ * String.split("\\|") does (TagVLiteralOrFilter): empty strings at the end
+ * are dropped, others kept (an empty one matches no tag value, so "a|"
+ * and "|a" match a). */
 static int split_values(struct tsd_filter *f, const char *s, size_t n)
 {
 	size_t cnt = 1;
+
+	while (n && s[n - 1] == '|')
+		n--;
 	for (size_t i = 0; i < n; i++)
 		cnt += s[i] == '|';
 	f->values = calloc(cnt, sizeof *f->values);
@@ -387,6 +395,11 @@ static int add_filter(struct tsd_subquery *sq, const char *s, size_t n,
 			goto bad;
 		}
 		if (f.type <= TSD_FILTER_NOT_ILITERAL_OR) {
+			if (inlen == 1 && in[0] == '|') {
+				rc = fail(why, whylen, "filter must contain more "
+					  "than just a pipe: %.*s", W(n), s);
+				goto bad;
+			}
 			if ((rc = split_values(&f, in, inlen)))
 				goto bad;
 		} else {
@@ -405,17 +418,23 @@ static int add_filter(struct tsd_subquery *sq, const char *s, size_t n,
 			}
 		}
 		if (f.type == TSD_FILTER_REGEXP) {
-			f.regex = malloc(sizeof(regex_t));
+			/* PCRE2 reads what users write for Java's Pattern
+			 * (\\d, \\w, (?i), lazy quantifiers, ...) */
+			PCRE2_UCHAR msg[120];
+			PCRE2_SIZE at;
+			int ec;
+			f.regex = pcre2_compile((PCRE2_SPTR)in, inlen,
+						PCRE2_UTF |
+						PCRE2_MATCH_INVALID_UTF, &ec,
+						&at, NULL);
 			if (!f.regex) {
-				rc = CF_ENOMEM;
-				goto bad;
-			}
-			if (regcomp((regex_t *)f.regex, f.pattern,
-				    REG_EXTENDED | REG_NOSUB)) {
-				free(f.regex);
-				f.regex = NULL;
-				rc = fail(why, whylen, "bad regexp: %.*s",
-					  W(inlen), in);
+				if (pcre2_get_error_message(ec, msg,
+							    sizeof msg) < 0)
+					snprintf((char *)msg, sizeof msg,
+						 "error %d", ec);
+				rc = fail(why, whylen, "bad regexp: %.*s: %s at "
+					  "offset %zu", W(inlen), in,
+					  (const char *)msg, (size_t)at);
 				goto bad;
 			}
 		}
@@ -427,6 +446,11 @@ static int add_filter(struct tsd_subquery *sq, const char *s, size_t n,
 		}
 	} else {
 		f.type = TSD_FILTER_LITERAL_OR;
+		if (vlen == 1 && v[0] == '|') {
+			rc = fail(why, whylen, "filter must contain more than "
+				  "just a pipe: %.*s", W(n), s);
+			goto bad;
+		}
 		if ((rc = split_values(&f, v, vlen)))
 			goto bad;
 	}
@@ -524,9 +548,31 @@ static int parse_downsample(struct tsd_subquery *sq, const char *s, size_t n,
 	size_t ilen = (size_t)(d1 - s);
 	if (ilen >= 3 && !memcmp(s + ilen - 3, "all", 3)) {
 		sq->ds_all = 1;
-	} else if (ilen && s[ilen - 1] == 'c') {
-		return fail(why, whylen, "calendar downsampling is not "
-			    "supported: %.*s", W(n), s);
+	} else if (ilen > 1 && s[ilen - 1] == 'c') {
+		/* DownsamplingSpecification: "Nc", N a duration */
+		size_t dl = ilen - 1, ul = dl >= 2 && s[dl - 2] == 'm' &&
+					     s[dl - 1] == 's' ? 2 : 1;
+		int64_t cnt;
+		if (tsd_parse_duration(s, dl, &sq->ds_interval_ms) ||
+		    tsd_parse_long(s, dl - ul, &cnt) || cnt > INT32_MAX)
+			return fail(why, whylen, "invalid downsampling "
+				    "interval: %.*s", W(ilen), s);
+		static const struct {
+			char c;
+			enum tsd_cal_unit u;
+		} units[] = {
+			{ 's', TSD_CAL_SECOND }, { 'm', TSD_CAL_MINUTE },
+			{ 'h', TSD_CAL_HOUR }, { 'd', TSD_CAL_DAY },
+			{ 'w', TSD_CAL_WEEK }, { 'n', TSD_CAL_MONTH },
+			{ 'y', TSD_CAL_YEAR },
+		};
+		sq->ds_cal_unit = TSD_CAL_MS;
+		for (size_t i = 0; ul == 1 && i < sizeof units / sizeof units[0];
+		     i++)
+			if (tolower((unsigned char)s[dl - 1]) == units[i].c)
+				sq->ds_cal_unit = units[i].u;
+		sq->ds_calendar = 1;
+		sq->ds_cal_n = (int)cnt;
 	} else if (tsd_parse_duration(s, ilen, &sq->ds_interval_ms)) {
 		return fail(why, whylen, "invalid downsampling interval: %.*s",
 			    W(ilen), s);
@@ -682,7 +728,8 @@ int tsd_query_parse(const char *qs, size_t len, int64_t now_ms,
 		    struct tsd_query *q, char *why, size_t whylen)
 {
 	char *key = NULL, *val = NULL;
-	int have_start = 0, have_end = 0, rc = CF_OK;
+	int have_start = 0, have_end = 0, start_date = 0, end_date = 0;
+	int rc = CF_OK;
 
 	memset(q, 0, sizeof *q);
 	q->width = 800;
@@ -719,6 +766,7 @@ int tsd_query_parse(const char *qs, size_t len, int64_t now_ms,
 				goto out;
 			}
 			have_start = 1;
+			start_date = memchr(val, '/', vl) || memchr(val, ':', vl);
 		} else if (!strcmp(key, "end")) {
 			if (tsd_parse_time(val, vl, now_ms, &q->end_ms)) {
 				rc = fail(why, whylen, "invalid end time: %.*s",
@@ -726,11 +774,23 @@ int tsd_query_parse(const char *qs, size_t len, int64_t now_ms,
 				goto out;
 			}
 			have_end = 1;
+			end_date = memchr(val, '/', vl) || memchr(val, ':', vl);
 		} else if (!strcmp(key, "m")) {
 			if ((rc = parse_m(q, val, vl, why, whylen)))
 				goto out;
 		} else if (!strcmp(key, "ms")) {
 			q->ms = 1;
+		} else if (!strcmp(key, "timezone")) {
+			tsd_tz_free(q->tz);
+			q->tz = NULL;
+			rc = tsd_tz_load(val, &q->tz);
+			if (rc == CF_ENOMEM)
+				goto out;
+			if (rc) {
+				rc = fail(why, whylen, "unknown timezone: %.*s",
+					  W(vl), val);
+				goto out;
+			}
 		} else if (!strcmp(key, "wxh")) {
 			int w, h;
 			char c;
@@ -783,6 +843,14 @@ int tsd_query_parse(const char *qs, size_t len, int64_t now_ms,
 		rc = fail(why, whylen, "missing start time");
 		goto out;
 	}
+	/* dates are wall-clock times of the zone (DateTime.
+	 * parseDateTimeString with the query's timezone) */
+	if (q->tz && start_date)
+		q->start_ms -= tsd_tz_offset(q->tz, q->start_ms -
+					     tsd_tz_offset(q->tz, q->start_ms));
+	if (q->tz && have_end && end_date)
+		q->end_ms -= tsd_tz_offset(q->tz, q->end_ms -
+					   tsd_tz_offset(q->tz, q->end_ms));
 	if (!have_end)
 		q->end_ms = now_ms;
 	if (q->end_ms <= q->start_ms) {
@@ -811,6 +879,7 @@ void tsd_query_release(struct tsd_query *q)
 		free(sq->filters);
 	}
 	free(q->subs);
+	tsd_tz_free(q->tz);
 	free(q->title);
 	free(q->ylabel);
 	free(q->yrange);

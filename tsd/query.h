@@ -5,13 +5,15 @@
  *   SUB  = AGG:[DOWNSAMPLE:][rate[{counter[,max[,reset]]}]:]METRIC[{TAGS}][{FILTERS}]
  *   TIME = now | N(ms|s|m|h|d|w|n|y)-ago | epoch seconds (<= 10 digits)
  *          | epoch milliseconds | SECONDS.mmm | yyyy/MM/dd[-HH:mm[:ss]] (UTC)
- *   DOWNSAMPLE = N(ms|s|m|h|d|w|n|y)-AGG[-FILL] | 0all-AGG
+ *   DOWNSAMPLE = N(ms|s|m|h|d|w|n|y)[c]-AGG[-FILL] | 0all-AGG
+ *                (c: calendar intervals in the zone of "timezone=")
  *   FILL = none | nan | null | zero
  *   TAGS = TAGK=VALUES,...   (every one also groups by its key)
  *   FILTERS = TAGK=VALUES,... (filters only)
  *   VALUES = v | v1|v2 | * | web* (wildcard) | literal_or(v1|v2)
  *          | iliteral_or(..) | not_literal_or(..) | wildcard(..)
- *          | iwildcard(..) | regexp(..)
+ *          | iwildcard(..) | regexp(..)   (PCRE2, found anywhere in the
+ *                                           value, as Java's find())
  *
  * Rules follow OpenTSDB's QueryRpc.parseMTypeSubQuery, Tags.parseWith-
  * MetricAndFilters, TagVFilter, DownsamplingSpecification and
@@ -24,6 +26,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "tsd/tz.h"
 
 /* Aggregators (OpenTSDB names in tsd_agg_name()). */
 enum tsd_agg {
@@ -68,7 +72,7 @@ struct tsd_filter {
 	char **values;		/* literal_or kinds: the alternatives */
 	size_t nvalues;
 	char *pattern;		/* wildcard kinds and regexp */
-	void *regex;		/* compiled regexp (regex_t) */
+	void *regex;		/* compiled regexp (pcre2_code, 8-bit) */
 	int group_by;
 };
 
@@ -78,6 +82,12 @@ struct tsd_subquery {
 	/* downsampling: ds_interval_ms 0 means none (unless ds_all) */
 	int64_t ds_interval_ms;
 	int ds_all;		/* "0all": one value over the whole range */
+	/* calendar intervals ("1dc"): ds_cal_n units of ds_cal_unit in the
+	 * query's zone; ds_interval_ms still holds the plain duration, which
+	 * OpenTSDB uses for the scan bounds */
+	int ds_calendar;
+	int ds_cal_n;
+	enum tsd_cal_unit ds_cal_unit;
 	enum tsd_agg ds_agg;
 	enum tsd_fill ds_fill;
 	/* rate */
@@ -95,6 +105,8 @@ struct tsd_query {
 	int64_t start_ms;
 	int64_t end_ms;
 	int ms;			/* "ms": print timestamps in milliseconds */
+	struct tsd_tz *tz;	/* "timezone=": calendar downsampling and
+				 * dates; NULL: UTC */
 	struct tsd_subquery *subs;
 	size_t nsubs;
 	/* graph options (OpenTSDB's /q parameters) */

@@ -3,8 +3,9 @@
  * compaction.
  *
  * Write path of one write(): complete lines are cut from the writer's
- * buffer and parsed; only if all are valid are their names resolved (new
- * ones assigned UIDs) and their points put in one cf_batch, applied once.
+ * buffer and parsed; invalid ones are refused one by one (OpenTSDB's
+ * put rule), the names of the valid ones resolved (new ones assigned
+ * UIDs) and their points put in one cf_batch, applied once.
  * Each row written is queued for compaction; the compaction thread (or
  * tsd_compact()) merges a row once its hour is over, as OpenTSDB's
  * CompactionQueue does.
@@ -20,7 +21,6 @@
 #include "util/err.h"
 #include "util/log.h"
 
-#define LINE_MAX_BYTES (64 * 1024)
 
 void tsd_options_default(struct tsd_options *o)
 {
@@ -29,6 +29,8 @@ void tsd_options_default(struct tsd_options *o)
 	o->compact_grace_s = 60;
 	o->compact_on_read = 1;
 	o->max_query_points = 20000000;
+	o->max_query_bytes = 256u << 20;
+	o->max_graph_points = 1000000;
 	o->gnuplot = "gnuplot";
 	o->gnuplot_timeout_ms = 20000;
 }
@@ -319,6 +321,11 @@ int tsd_open(cf_db *db, const struct tsd_options *o, tsd **out)
 		t->o = *o;
 	else
 		tsd_options_default(&t->o);
+	/* options from before these fields existed: the defaults */
+	if (!t->o.max_query_bytes)
+		t->o.max_query_bytes = 256u << 20;
+	if (!t->o.max_graph_points)
+		t->o.max_graph_points = 1000000;
 	snprintf(t->gnuplot, sizeof t->gnuplot, "%s",
 		 t->o.gnuplot ? t->o.gnuplot : "gnuplot");
 	t->o.gnuplot = t->gnuplot;
@@ -417,6 +424,8 @@ struct tsd_writer {
 	struct buf pending;	/* an unfinished line */
 	uint64_t lines;		/* lines consumed since open */
 	int skip;		/* drop bytes up to the next '\n' */
+	tsd_reject_fn *on_reject;
+	void *reject_ctx;
 };
 
 int tsd_writer_open(tsd *t, const char *metric, tsd_writer **out)
@@ -436,6 +445,14 @@ int tsd_writer_open(tsd *t, const char *metric, tsd_writer **out)
 	pthread_mutex_init(&w->mu, NULL);
 	*out = w;
 	return CF_OK;
+}
+
+void tsd_writer_on_reject(tsd_writer *w, tsd_reject_fn *fn, void *ctx)
+{
+	pthread_mutex_lock(&w->mu);
+	w->on_reject = fn;
+	w->reject_ctx = ctx;
+	pthread_mutex_unlock(&w->mu);
 }
 
 void tsd_writer_close(tsd_writer *w)
@@ -574,9 +591,8 @@ static int store_lines(tsd *t, const struct tsd_line *lines, size_t n,
 	pthread_mutex_unlock(&t->mu);
 	goto out;
 uidfail:
-	if (err && err->reason[0] == '\0')
-		set_err(err, 0, rc == CF_ERANGE ? "cannot assign a UID "
-			"(UID space exhausted)" : "cannot assign a UID", rc);
+	set_err(err, 0, rc == CF_ERANGE ? "cannot assign a UID "
+		"(UID space exhausted)" : "cannot assign a UID", rc);
 out:
 	free(pts);
 	free(order);
@@ -586,21 +602,43 @@ out:
 	return rc;
 }
 
-/* Parses and stores the lines of text[0..len), each ended by '\n' but
- * the last, which may also end with the text. */
+/* Refuses line number lineno (text s[0..len)) for reason: counted in the
+ * stats and in *res, reported to the writer's callback, and kept in *err
+ * when it is the write's first refused line.  Called with w->mu held. */
+static void refuse(tsd_writer *w, uint64_t lineno, const char *s, size_t len,
+		   const char *reason, struct tsd_put_result *res,
+		   struct tsd_error *err)
+{
+	struct tsd_error e;
+
+	e.line = lineno;
+	snprintf(e.reason, sizeof e.reason, "%s", reason);
+	if (res->refused++ == 0 && err)
+		*err = e;
+	pthread_mutex_lock(&w->t->mu);
+	w->t->st.lines_rejected++;
+	pthread_mutex_unlock(&w->t->mu);
+	if (w->on_reject)
+		w->on_reject(w->reject_ctx, &e, s, len);
+}
+
+/* Parses the lines of text[0..len), each ended by '\n' but the last,
+ * which may also end with the text; refuses the invalid ones and stores
+ * the others in one batch.  Engine errors win over refused lines (the
+ * caller then fails the write with them, nothing of it stored). */
 static int write_lines(tsd_writer *w, const char *text, size_t len,
-		       struct tsd_error *err)
+		       struct tsd_put_result *res, struct tsd_error *err)
 {
 	struct tsd_line *lines = NULL;
 	size_t nl = 0, cap = 0, mlen = w->metric ? strlen(w->metric) : 0;
-	uint64_t lineno = w->lines;
 	char why[200];
 	int rc = CF_OK;
 
 	for (size_t b = 0; b < len;) {
 		const char *nlp = memchr(text + b, '\n', len - b);
 		size_t e = nlp ? (size_t)(nlp - text) : len;
-		lineno++;
+		w->lines++;
+		res->lines++;
 		if (nl == cap) {
 			size_t nc = cap ? 2 * cap : 16;
 			struct tsd_line *p = realloc(lines, nc * sizeof *p);
@@ -613,104 +651,126 @@ static int write_lines(tsd_writer *w, const char *text, size_t len,
 		}
 		rc = tsd_line_parse(text + b, e - b, w->metric, mlen,
 				    &lines[nl], why, sizeof why);
-		if (rc == TSD_LINE_BLANK) {
+		if (rc == TSD_LINE_BLANK)
 			rc = CF_OK;
-		} else if (rc) {
-			if (err) {
-				err->line = lineno;
-				snprintf(err->reason, sizeof err->reason,
-					 "%s", why);
-			}
-			pthread_mutex_lock(&w->t->mu);
-			w->t->st.lines_rejected++;
-			w->t->st.writes_rejected++;
-			pthread_mutex_unlock(&w->t->mu);
-			goto out;
-		} else {
+		else if (rc)
+			refuse(w, w->lines, text + b, e - b, why, res, err);
+		else
 			nl++;
-		}
 		b = e + 1;
 	}
 	rc = store_lines(w->t, lines, nl, err);
+	if (rc == CF_OK)
+		res->stored += nl;
 out:
-	w->lines = lineno;
 	free(lines);
 	return rc;
 }
 
-int tsd_writer_write(tsd_writer *w, const void *data, size_t len,
-		     struct tsd_error *err)
+/* Refuses the unfinished line pending + p[0..len) (too long, or the end
+ * of a failed write) and skips its rest up to the next '\n'. */
+static void drop_unfinished(tsd_writer *w, const char *p, size_t len,
+			    const char *reason, struct tsd_put_result *res,
+			    struct tsd_error *err)
 {
+	if (buf_append(&w->pending, p, len) == CF_OK)
+		refuse(w, ++w->lines, (const char *)w->pending.p,
+		       w->pending.len, reason, res, err);
+	else
+		refuse(w, ++w->lines, p, len, reason, res, err);
+	buf_reset(&w->pending);
+	w->skip = 1;
+}
+
+int tsd_writer_put(tsd_writer *w, const void *data, size_t len, int finish,
+		   struct tsd_put_result *res, struct tsd_error *err)
+{
+	struct tsd_put_result own;
 	const char *p = data;
 	int rc = CF_OK;
 
+	if (!res)
+		res = &own;
+	memset(res, 0, sizeof *res);
 	if (err) {
 		err->line = 0;
 		err->reason[0] = '\0';
 	}
 	pthread_mutex_lock(&w->mu);
 	if (w->skip) {
-		const char *nl = memchr(p, '\n', len);
-		if (!nl)
-			goto out;
-		w->skip = 0;
-		len -= (size_t)(nl + 1 - p);
-		p = nl + 1;
+		const char *nl = len ? memchr(p, '\n', len) : NULL;
+		if (!nl) {
+			len = 0;
+		} else {
+			w->skip = 0;
+			len -= (size_t)(nl + 1 - p);
+			p = nl + 1;
+		}
 	}
 	const char *last = len ? memrchr(p, '\n', len) : NULL;
-	if (!last) {
-		if (w->pending.len + len > LINE_MAX_BYTES) {
-			set_err(err, w->lines + 1, "line too long", 0);
-			rc = CF_EINVAL;
-			goto reject;
+	size_t head = last ? (size_t)(last + 1 - p) : 0;
+	if (head) {
+		if (w->pending.len) {
+			/* the first line began in an earlier write */
+			rc = buf_append(&w->pending, p, head);
+			if (rc == CF_OK)
+				rc = write_lines(w, (const char *)w->pending.p,
+						 w->pending.len, res, err);
+		} else {
+			rc = write_lines(w, p, head, res, err);
 		}
-		rc = buf_append(&w->pending, p, len);
+		buf_reset(&w->pending);
+	}
+	p += head;
+	len -= head;
+	if (rc) {
+		/* nothing of the write is stored: neither its unfinished
+		 * last line, whose rest is skipped when it comes */
+		if (len)
+			drop_unfinished(w, p, len, "unfinished line of a "
+					"failed write", res, NULL);
 		goto out;
 	}
-	size_t head = (size_t)(last + 1 - p);
-	if (len - head > LINE_MAX_BYTES) {
-		set_err(err, w->lines + 1, "line too long", 0);
-		rc = CF_EINVAL;
-		goto reject;
+	if (w->skip)
+		goto done;
+	if (w->pending.len + len > TSD_LINE_MAX) {
+		drop_unfinished(w, p, len, "line too long (over 64 KiB)", res,
+				err);
+		goto done;
 	}
-	if (w->pending.len) {
-		/* the first line began in an earlier write */
-		if ((rc = buf_append(&w->pending, p, head)))
-			goto reject;
+	if ((rc = buf_append(&w->pending, p, len)))
+		goto out;
+	if (finish && w->pending.len) {
 		rc = write_lines(w, (const char *)w->pending.p, w->pending.len,
-				 err);
-	} else {
-		rc = write_lines(w, p, head, err);
+				 res, err);
+		buf_reset(&w->pending);
+		if (rc)
+			goto out;
 	}
-	buf_reset(&w->pending);
-	if (rc)
-		goto reject;
-	rc = buf_append(&w->pending, p + head, len - head);
-	goto out;
-reject:
-	buf_reset(&w->pending);
-	w->skip = len > 0 && p[len - 1] != '\n';
+done:
+	if (finish)
+		w->skip = 0;
+	if (res->refused)
+		rc = CF_EINVAL;
 out:
+	if (rc) {
+		pthread_mutex_lock(&w->t->mu);
+		w->t->st.writes_rejected++;
+		pthread_mutex_unlock(&w->t->mu);
+	}
 	pthread_mutex_unlock(&w->mu);
 	return rc;
 }
 
+int tsd_writer_write(tsd_writer *w, const void *data, size_t len,
+		     struct tsd_error *err)
+{
+	return tsd_writer_put(w, data, len, 0, NULL, err);
+}
+
 int tsd_writer_finish(tsd_writer *w, struct tsd_error *err)
 {
-	int rc = CF_OK;
-
-	if (err) {
-		err->line = 0;
-		err->reason[0] = '\0';
-	}
-	pthread_mutex_lock(&w->mu);
-	if (w->pending.len && !w->skip)
-		rc = write_lines(w, (const char *)w->pending.p, w->pending.len,
-				 err);
-	buf_reset(&w->pending);
-	w->skip = 0;
-	pthread_mutex_unlock(&w->mu);
-	return rc;
+	return tsd_writer_put(w, "", 0, 1, NULL, err);
 }
 
 int tsd_put_text(tsd *t, const char *text, size_t len, struct tsd_error *err)
@@ -719,9 +779,7 @@ int tsd_put_text(tsd *t, const char *text, size_t len, struct tsd_error *err)
 	int rc = tsd_writer_open(t, NULL, &w);
 	if (rc)
 		return rc;
-	rc = tsd_writer_write(w, text, len, err);
-	if (rc == CF_OK)
-		rc = tsd_writer_finish(w, err);
+	rc = tsd_writer_put(w, text, len, 1, NULL, err);
 	tsd_writer_close(w);
 	return rc;
 }

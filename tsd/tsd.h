@@ -12,7 +12,7 @@
  *
  *   path                    operation      calls
  *   MNT/tsd/put             open (write)   tsd_writer_open(t, NULL, &w)
- *                           write          tsd_writer_write(w, buf, n, &e)
+ *                           write          tsd_writer_put(w, buf, n, 0, ..)
  *                           flush/release  tsd_writer_finish(w, &e),
  *                                          tsd_writer_close(w)
  *   MNT/tsd/metrics/        readdir        tsd_names(t, TSD_METRICS, "", 0..)
@@ -31,8 +31,8 @@
  * File sizes of metrics/M and q/... are not known before they are
  * produced: fs should open them with FUSE direct_io (as /proc files do) so
  * the kernel reads to EOF whatever st_size says; tsd_cursor_size() gives
- * the exact size when needed (free for queries, which are computed at
- * open; a full read for metric dumps).
+ * the exact size when needed (a full production, for queries as for
+ * metric dumps).
  *
  * Names as path components: metric and tag names may contain '/' (OpenTSDB
  * allows it), so fs escapes them with SPEC section 2's escaping in
@@ -73,8 +73,15 @@ struct tsd_options {
 	/* Compact finished rows met by reads that are not compacted yet
 	 * (OpenTSDB compacts at query time too).  Default 1. */
 	int compact_on_read;
-	/* Largest number of points one query may load (CF_ETOOBIG past it). */
+	/* Largest number of points one query may load (CF_ETOOBIG past
+	 * it). */
 	uint64_t max_query_points;	/* default 20000000 */
+	/* Largest number of points one graph may draw: they are all in
+	 * memory at once (CF_ETOOBIG past it). */
+	uint64_t max_graph_points;	/* default 1000000 */
+	/* Largest memory one query may hold for its loaded points
+	 * (CF_ETOOBIG past it); see tsd_query_open() for the whole bound. */
+	uint64_t max_query_bytes;	/* default 256 MiB */
 	/* The gnuplot program ("gnuplot": found through PATH). */
 	const char *gnuplot;
 	unsigned gnuplot_timeout_ms;	/* default 20000 */
@@ -110,25 +117,48 @@ struct tsd_error {
 int tsd_writer_open(tsd *t, const char *metric, tsd_writer **out);
 
 /*
- * Takes data[0..len): every line it completes is validated, then all of
- * them are stored in one batch (one WAL record; durable as the engine's
- * sync mode says when this returns CF_OK).  Unknown names get UIDs.
+ * Takes data[0..len): every line it completes is parsed; each invalid
+ * line is refused (counted in tsd_stats' lines_rejected, reported to the
+ * tsd_writer_on_reject() callback) and the valid ones are stored in one
+ * batch (one WAL record; durable as the engine's sync mode says when this
+ * returns).  Unknown names get UIDs.  This is OpenTSDB's put rule: a bad
+ * line costs only itself.
  *
- * All or nothing: if any completed line is invalid, none of this write's
- * lines is stored, CF_EINVAL is returned and *err names the first bad
- * line (its number counted from the opening of the file) and why.  The
- * rejected write is dropped whole, its unfinished last line too; when it
- * did not end with '\n', the writer then skips up to the next '\n' so the
- * rest of a rejected line is not read as a new one.
- * Errors: CF_EINVAL (bad line, or a line over 64 KiB), CF_ERANGE (UID
- * space of a kind exhausted), engine errors (CF_ENOSPC, CF_EIO, ...)
- * with nothing of the write stored.  err may be NULL.
+ * Returns CF_OK when no line was refused.  CF_EINVAL when some were, after
+ * the valid ones are stored; *err then names the first refused line (its
+ * number counted from the opening of the writer, as tsd_error says) and
+ * why.  A line over 64 KiB is refused too, and the writer skips its rest
+ * up to the next '\n'.
+ * Errors that store nothing of the write: CF_ERANGE (UID space of a kind
+ * exhausted), engine errors (CF_ENOSPC, CF_EIO, ...), CF_ENOMEM; the
+ * write's unfinished last line is then dropped (refused, its rest
+ * skipped), so that a retry does not join two halves.  err may be NULL.
  */
 int tsd_writer_write(tsd_writer *w, const void *data, size_t len,
 		     struct tsd_error *err);
 /* Stores a last line that has no '\n' yet (at flush or close of the
  * file).  Same errors as tsd_writer_write(). */
 int tsd_writer_finish(tsd_writer *w, struct tsd_error *err);
+
+/* What one write did: lines completed (blank ones included), points
+ * stored, lines refused. */
+struct tsd_put_result {
+	uint64_t lines, stored, refused;
+};
+/* tsd_writer_write(), then with finish set tsd_writer_finish(), in one
+ * call under the writer's lock, with the counts in *res (may be NULL). */
+int tsd_writer_put(tsd_writer *w, const void *data, size_t len, int finish,
+		   struct tsd_put_result *res, struct tsd_error *err);
+
+/* Called for every refused line, with e (line number and reason) and the
+ * line's text line[0..len) (without its '\n'; possibly not UTF-8),
+ * valid during the call.  It runs under the writer's lock: it must not
+ * call back into w. */
+typedef void tsd_reject_fn(void *ctx, const struct tsd_error *e,
+			   const char *line, size_t len);
+/* Sets w's callback for refused lines (fn NULL: none, the default). */
+void tsd_writer_on_reject(tsd_writer *w, tsd_reject_fn *fn, void *ctx);
+
 /* Frees w; an unfinished line not passed to tsd_writer_finish() is
  * dropped. */
 void tsd_writer_close(tsd_writer *w);
@@ -171,23 +201,34 @@ int tsd_metric_open(tsd *t, const char *metric, tsd_cursor **out);
 /*
  * Parses query string qs[0..len) (tsd/query.h; docs/timeseries.md) without
  * running it.  CF_EINVAL with *err filled; CF_ENOTFOUND when it names an
- * unknown metric or tag key.  err may be NULL.
+ * unknown metric, tag key or literal tag value.  err may be NULL.
  */
 int tsd_query_check(tsd *t, const char *qs, size_t len,
 		    struct tsd_error *err);
 
 /*
- * Runs the query now and keeps its result in the cursor.
+ * Loads the query's points now (scanning every sub query) and produces
+ * the result while it is read: each group of series is aggregated as the
+ * reader reaches it, so a long range with a fill policy costs time while
+ * read, not memory, and a reader that stops early (head) stops the work.
+ * Memory of one open query: its loaded points (at most max_query_bytes)
+ * plus, for the group being read, the values of one downsampling
+ * interval per series, plus the cursor's window (KEEP_BEHIND behind the
+ * reader and one 64 KiB chunk ahead).  The first chunk is produced here,
+ * so errors of small results come at open; a later CF_ERANGE fails the
+ * read and is logged.  A graph (TSD_FMT_PNG) is drawn here whole, of at
+ * most max_graph_points points.
  * TSD_FMT_TEXT: one line per point, "M TS VALUE TAGK=TAGV ...\n", sub
  * queries in order, each group of series in tag order; the tags are
  * those common to every series of the group, sorted by name.  TS is in
- * seconds unless the query says "ms" or some point falls between whole
- * seconds (then every TS of the result is in milliseconds).  A NaN value
+ * seconds (millisecond points cut to their second, as OpenTSDB prints
+ * them) unless the query says "ms".  A NaN value
  * (fill policy nan) prints "NaN"; fill policy null leaves the point out.
  * TSD_FMT_PNG: the same query drawn by gnuplot (one line per group, its
  * tags in the legend).
- * Errors: CF_EINVAL (bad query; *err), CF_ENOTFOUND (unknown metric or
- * tag key; *err), CF_ETOOBIG (more than max_query_points), CF_ERANGE
+ * Errors: CF_EINVAL (bad query; *err), CF_ENOTFOUND (unknown metric,
+ * tag key, or tag value of a literal_or filter; *err), CF_ETOOBIG (more
+ * than max_query_points, max_query_bytes or max_graph_points; *err), CF_ERANGE
  * (a value overflowed), CF_EIO (gnuplot failed; *err), engine errors.
  */
 int tsd_query_open(tsd *t, const char *qs, size_t len, enum tsd_format fmt,
@@ -215,12 +256,14 @@ int tsd_compact(tsd *t, int all);
 
 struct tsd_stats {
 	uint64_t points;	/* points stored */
-	uint64_t lines_rejected;	/* bad lines seen */
-	uint64_t writes_rejected;	/* writes refused for a bad line */
+	uint64_t lines_rejected;	/* lines refused (bad or too long) */
+	uint64_t writes_rejected;	/* writes that failed (some line
+					 * refused, or an engine error) */
 	uint64_t uids_assigned;	/* new UIDs */
 	uint64_t rows_compacted;
 	uint64_t queries;
 	uint64_t query_points;	/* points loaded by queries */
+	uint64_t query_bytes;	/* bytes of text results produced */
 	uint64_t compact_pending;	/* rows waiting for compaction */
 };
 
