@@ -2,7 +2,10 @@
  * main.c: `cellfs [-f] [-o OPT,...] DATADIR MOUNTPOINT`.  Parses cellfs's
  * own options into struct cf_options, passes the rest to FUSE, opens the
  * data directory and serves it until unmounted or signalled (SIGTERM,
- * SIGINT, SIGHUP end the loop; the db is then closed cleanly).
+ * SIGINT, SIGHUP end the loop; the mount is then removed and the db
+ * closed cleanly, exit status 0).  Under a service manager
+ * ($NOTIFY_SOCKET, systemd's Type=notify) it says READY=1 once the mount
+ * is up and the db open, and STOPPING=1 when the loop ends.
  */
 #include <errno.h>
 #include <limits.h>
@@ -13,6 +16,7 @@
 #include <sys/stat.h>
 
 #include "fs/fs.h"
+#include "fs/notify.h"
 #include "util/log.h"
 
 struct config {
@@ -120,6 +124,16 @@ static int make_options(const struct config *c, struct cf_options *o)
 	return 0;
 }
 
+/* Tells the service manager, if any, state; a failure is logged only. */
+static void tell(const char *state)
+{
+	int err = fs_notify(state);
+
+	if (err)
+		cf_log(CF_LOG_ERROR, "NOTIFY_SOCKET %s: cannot send %s: %s",
+		       getenv("NOTIFY_SOCKET"), state, strerror(err));
+}
+
 static void usage(const char *prog)
 {
 	printf("usage: %s [-f] [-o OPT[,OPT...]] DATADIR MOUNTPOINT\n\n"
@@ -224,6 +238,7 @@ int main(int argc, char **argv)
 	fs_set_session(se);
 	fs_set_readdirplus(c.rdplus_always);
 	cf_log(CF_LOG_INFO, "mounted %s at %s", c.datadir, fo.mountpoint);
+	tell("READY=1");
 	if (fo.singlethread) {
 		ret = fuse_session_loop(se) != 0;
 	} else {
@@ -234,6 +249,7 @@ int main(int argc, char **argv)
 	}
 	/* A signal ends the loop with its number; that is a clean exit. */
 	ret = 0;
+	tell("STOPPING=1");
 out:
 	fs_set_session(NULL);	/* no invalidation after this */
 	if (mounted)
