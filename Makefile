@@ -46,10 +46,13 @@ BENCH_BIN := $(BENCH_SRC:tests/bench/%.c=$(B)/tests/bench/%)
 DAEMON := $(if $(wildcard $(FS_MAIN)),$(B)/cellfs)
 FSCK := $(if $(wildcard $(FSCK_MAIN)),$(B)/cellfs-fsck)
 
-# Debian packages the build, the tests and the benchmarks need.
+# Debian packages the build, the tests and the benchmarks need (python3:
+# t1210 plays systemd's notify socket; man-db: t1240 renders the man
+# pages).  promtool (package prometheus, ~100 MB) is used by t1200 only
+# when present.
 DEBS := build-essential pkg-config libfuse3-dev fuse3 libsnappy-dev \
 	libsqlite3-dev sqlite3 sharness rsync tar attr gnuplot-nox \
-	libleveldb-dev librocksdb-dev liblmdb-dev
+	libleveldb-dev librocksdb-dev liblmdb-dev python3 man-db
 
 .SECONDARY:
 .PHONY: all deps check check-build check-thread run bench bench-quick clean \
