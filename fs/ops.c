@@ -261,8 +261,10 @@ static size_t rslot(const char *table, const void *key, size_t len,
 	return (size_t)(h ^ h >> 29) & (cap - 1);	/* cap: a power of 2 */
 }
 
-/* Only cells: rtab serves cells_changed(), and a listing of a region
- * interns a row node per entry (one cache miss less each). */
+/* Cells and rows: rtab serves cells_changed(), which also keeps a row's
+ * time (its newest cell's version) true.  A listing of a region interns
+ * a row node per entry, so each costs an rtab slot too (one cache miss;
+ * rows were kept out of rtab before rows had times). */
 static int in_rtab(const struct node *n)
 {
 	return n->kind == K_CELL || n->kind == K_ROW;
@@ -977,7 +979,6 @@ static int fval_get(cf_table *t, const struct node *n, struct fval **out)
 	return CF_OK;
 }
 
-/* Number of visible cells of row (capped at 1 is enough for callers). */
 /* The newest version among the cells of r (0: none): a row's time. */
 static int64_t row_newest(const cf_row *r)
 {
@@ -990,7 +991,8 @@ static int64_t row_newest(const cf_row *r)
 	return ts;
 }
 
-/* How many cells row has; with newest, its newest version too. */
+/* Number of visible cells of row (capped at 1 is enough for callers);
+ * with newest, the newest version among them too. */
 static int row_cells_at(cf_table *t, const struct buf *row, size_t *n,
 			int64_t *newest)
 {
@@ -1010,6 +1012,7 @@ static int row_cells_at(cf_table *t, const struct buf *row, size_t *n,
 	return 0;
 }
 
+/* row_cells_at without the time. */
 static int row_cells(cf_table *t, const struct buf *row, size_t *n)
 {
 	return row_cells_at(t, row, n, NULL);
