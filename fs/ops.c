@@ -589,7 +589,8 @@ static void cells_changed_locked(const char *table, const void *key,
 	for (n = hcap ? rtab[rslot(table, key, len, hcap)] : NULL; n;
 	     n = n->rnext) {
 		if (n->kind == K_ROW && !strcmp(n->table, table) &&
-		    n->key.len == len && (!len || !memcmp(n->key.p, key, len))) {
+		    n->key.len == len &&
+		    (!len || !memcmp(n->key.p, key, len))) {
 			/* its time is its newest cell's version: a Put at
 			 * put_ts makes it at least that, anything else may
 			 * have lowered it */
@@ -597,7 +598,8 @@ static void cells_changed_locked(const char *table, const void *key,
 			if (!deleted && put_ts >= 0 && n->astate == A_PRESENT) {
 				if (put_ts > n->ats)
 					n->ats = put_ts;
-				n->agen++;	/* a fill read before: stale */
+				n->agen++;	/* a fill read before it:
+						 * stale */
 			} else
 				attr_forget(n);
 			continue;
@@ -2556,7 +2558,7 @@ static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name,
 	struct stat st;
 	cf_table *t;
 	const char *why;
-	uint64_t agen = 0;	/* a row's n->agen before it was found absent */
+	uint64_t agen = 0;	/* a row's agen before it was found absent */
 	int err, rc = 0;
 
 	err = lookup_node(parent, name, &n, &why);

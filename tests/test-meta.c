@@ -527,7 +527,8 @@ static void test_regions(void)
 
 	/* replace: the same id with a new range (a region after a merge) */
 	is_int(meta_region_put(m, &(struct meta_region){ 1000, 10, "", 0,
-				"a\x00", 2, 3, 0 }), CF_OK, "region put replaces");
+				"a\x00", 2, 3, 0 }), CF_OK,
+	       "region put replaces");
 	r = list_regions(m, 10);
 	ok(r.n == n && r.r[0].id == 1000 && r.r[0].el == 2 &&
 	   !memcmp(r.r[0].end, "a\x00", 2) && r.r[0].flushed == 3,
@@ -662,8 +663,10 @@ static void test_table_del_and_nesting(void)
 	meta_table_add(m, "t2", 0, &b);
 	meta_family_put(m, a, "cf", "cf");
 	meta_family_put(m, b, "cf", "cf");
-	meta_region_put(m, &(struct meta_region){ 501, a, "", 0, "m", 1, 0, 0 });
-	meta_region_put(m, &(struct meta_region){ 502, a, "m", 1, "", 0, 0, 0 });
+	meta_region_put(m, &(struct meta_region){ 501, a, "", 0, "m", 1,
+						  0, 0 });
+	meta_region_put(m, &(struct meta_region){ 502, a, "m", 1, "", 0,
+						  0, 0 });
 	meta_region_put(m, &(struct meta_region){ 503, b, "", 0, "", 0, 0, 0 });
 	for (uint64_t i = 1; i <= 3; i++) {
 		struct meta_file f = file(600 + i, 501, "cf");
@@ -727,7 +730,8 @@ static void test_transactions(void)
 	is_int(meta_begin(m), CF_OK, "begin");
 	meta_set_u64(m, "txn", 2);
 	meta_table_add(m, "rolled", 0, &id);
-	meta_region_put(m, &(struct meta_region){ 801, id, "", 0, "", 0, 0, 0 });
+	meta_region_put(m, &(struct meta_region){ 801, id, "", 0, "", 0,
+						  0, 0 });
 	{
 		struct meta_file f = file(900, 801, "cf");
 		meta_file_add(m, &f);
@@ -744,7 +748,8 @@ static void test_transactions(void)
 	is_int(meta_begin(m), CF_OK, "begin");
 	meta_set_u64(m, "txn", 3);
 	meta_table_add(m, "kept", 0, &id);
-	meta_region_put(m, &(struct meta_region){ 802, id, "", 0, "", 0, 0, 0 });
+	meta_region_put(m, &(struct meta_region){ 802, id, "", 0, "", 0,
+						  0, 0 });
 	{
 		struct meta_file f = file(901, 802, "cf");
 		meta_file_add(m, &f);
@@ -1013,7 +1018,8 @@ static void test_migrate(void)
 	ok(r.n == 1 && r.id == 9 && r.a == 0, "its region is there");
 	ok(meta_get_u64(m, "next_region", &v) == CF_OK && v == 10,
 	   "its counters are there");
-	is_int(meta_set_u64(m, "next_region", 11), CF_OK, "and it takes writes");
+	is_int(meta_set_u64(m, "next_region", 11), CF_OK,
+	       "and it takes writes");
 	meta_close(m);
 	raw_sql("PRAGMA user_version", out, sizeof out);
 	is_str(out, "2", "user_version is now 2");
