@@ -46,14 +46,18 @@ BENCH_BIN := $(BENCH_SRC:tests/bench/%.c=$(B)/tests/bench/%)
 DAEMON := $(if $(wildcard $(FS_MAIN)),$(B)/cellfs)
 FSCK := $(if $(wildcard $(FSCK_MAIN)),$(B)/cellfs-fsck)
 
-# Debian packages the build, the tests and the benchmarks need.
+# Debian packages the build, the tests and the benchmarks need (python3:
+# t1210 plays systemd's notify socket; man-db: t1240 renders the man
+# pages).  promtool (package prometheus, ~100 MB) is used by t1200 only
+# when present.
 DEBS := build-essential pkg-config libfuse3-dev fuse3 libsnappy-dev \
 	libsqlite3-dev sqlite3 sharness rsync tar attr gnuplot-nox \
-	libleveldb-dev librocksdb-dev liblmdb-dev libpcre2-dev cmake curl
+	libleveldb-dev librocksdb-dev liblmdb-dev libpcre2-dev cmake curl \
+	python3 man-db
 
 .SECONDARY:
 .PHONY: all deps check check-build check-thread run bench bench-quick clean \
-	peers
+	peers install uninstall
 all: $(B)/libcellfs.a $(DAEMON) $(FSCK) $(TEST_BIN) $(HELPER_BIN) $(BENCH_BIN)
 ifeq ($(VARIANT),default)
 all: $(if $(DAEMON),cellfs) $(if $(FSCK),cellfs-fsck)
@@ -177,6 +181,60 @@ check-thread: deps
 		$(addprefix build/thread/tests/,$(TSAN_TESTS))
 	@cd tests && TSAN_OPTIONS=halt_on_error=1 prove $(PROVE_OPTS) --exec '' \
 		$(addprefix ../build/thread/tests/,$(TSAN_TESTS))
+
+# `make install [PREFIX=/usr/local] [DESTDIR=]`: the programs, their man
+# pages, the docs, the contrib/ scripts and the systemd units (the man
+# pages' and units' /usr/local paths rewritten to PREFIX).  `make uninstall` removes exactly
+# these files and the directories only cellfs uses.  mount.fuse3 finds
+# PREFIX/bin/cellfs in PATH for `fuse.cellfs` fstab lines (cellfs(8)).
+PREFIX ?= /usr/local
+BINDIR = $(PREFIX)/bin
+MANDIR = $(PREFIX)/share/man
+DOCDIR = $(PREFIX)/share/doc/cellfs
+LIBDIR = $(PREFIX)/lib/cellfs
+UNITDIR = $(PREFIX)/lib/systemd/system
+INST_BIN := cellfs cellfs-fsck
+INST_MAN5 := $(notdir $(wildcard man/*.5))
+INST_MAN8 := $(notdir $(wildcard man/*.8))
+INST_DOC := README.md $(wildcard docs/*.md)
+INST_LIB := contrib/tcollector-run.sh contrib/cellfs-textfile.sh
+INST_COLL := $(sort $(wildcard contrib/collectors/*/*.sh))
+INST_UNIT := $(notdir $(wildcard contrib/*.service))
+INST_FILES = $(addprefix $(BINDIR)/,$(INST_BIN)) \
+	$(addprefix $(MANDIR)/man5/,$(INST_MAN5)) \
+	$(addprefix $(MANDIR)/man8/,$(INST_MAN8)) \
+	$(addprefix $(DOCDIR)/,$(notdir $(INST_DOC))) \
+	$(addprefix $(LIBDIR)/,$(notdir $(INST_LIB))) \
+	$(INST_COLL:contrib/%=$(LIBDIR)/%) \
+	$(addprefix $(UNITDIR)/,$(INST_UNIT))
+INST_DIRS = $(sort $(dir $(INST_COLL:contrib/%=$(LIBDIR)/%))) \
+	$(LIBDIR)/collectors/ $(LIBDIR)/ $(DOCDIR)/
+
+install: $(B)/cellfs $(B)/cellfs-fsck
+	install -d "$(DESTDIR)$(BINDIR)" "$(DESTDIR)$(MANDIR)/man5" \
+		"$(DESTDIR)$(MANDIR)/man8" "$(DESTDIR)$(DOCDIR)" \
+		"$(DESTDIR)$(LIBDIR)" "$(DESTDIR)$(UNITDIR)"
+	install -m 755 $(addprefix $(B)/,$(INST_BIN)) "$(DESTDIR)$(BINDIR)"
+	for m in $(INST_MAN5:%=man5/%) $(INST_MAN8:%=man8/%); do \
+		sed 's|/usr/local/|$(PREFIX)/|g' man/$${m#man?/} \
+			>"$(DESTDIR)$(MANDIR)/$$m" && \
+		chmod 644 "$(DESTDIR)$(MANDIR)/$$m" || exit; \
+	done
+	install -m 644 $(INST_DOC) "$(DESTDIR)$(DOCDIR)"
+	install -m 755 $(INST_LIB) "$(DESTDIR)$(LIBDIR)"
+	for f in $(INST_COLL:contrib/%=%); do \
+		install -D -m 755 contrib/$$f "$(DESTDIR)$(LIBDIR)/$$f" || \
+			exit; \
+	done
+	for u in $(INST_UNIT); do \
+		sed 's|/usr/local/|$(PREFIX)/|g' contrib/$$u \
+			>"$(DESTDIR)$(UNITDIR)/$$u" && \
+		chmod 644 "$(DESTDIR)$(UNITDIR)/$$u" || exit; \
+	done
+
+uninstall:
+	for f in $(INST_FILES); do rm -f "$(DESTDIR)$$f"; done
+	-for d in $(INST_DIRS); do rmdir "$(DESTDIR)$$d"; done 2>/dev/null
 
 # `make run`: mounts ./run/data at ./run/mnt (docs/usage.md).
 run: deps

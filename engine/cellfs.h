@@ -141,6 +141,16 @@ int cf_table_schema(cf_table *t, struct cf_family **fams, size_t *n);
 /* Makes the schema exactly fams[0..n): families added, changed, or
  * dropped with their data; atomic.  CF_EINVAL on a bad setting. */
 int cf_table_alter(cf_table *t, const struct cf_family *fams, size_t n);
+/* cf_table_alter, with the change recorded as made at ms (milliseconds
+ * since the epoch; cf_table_alter says now): a copy of a table keeps the
+ * time of its schema (`.schema` renamed from a file whose mtime was set,
+ * as rsync -a does). */
+int cf_table_alter_at(cf_table *t, const struct cf_family *fams, size_t n,
+		      int64_t ms);
+/* When the table was created and its schema last changed (milliseconds
+ * since the epoch; 0: unknown, a catalog of an older cellfs or rebuilt
+ * by cellfs-fsck).  CF_ECLOSED on a dropped table. */
+int cf_table_times(cf_table *t, int64_t *created_ms, int64_t *schema_ms);
 /* 1 if the table has family fam (famlen bytes). */
 int cf_table_has_family(cf_table *t, const char *fam, size_t famlen);
 
@@ -276,6 +286,8 @@ struct cf_region_info {
 	uint64_t files;		/* store files */
 	uint64_t disk_bytes;
 	uint64_t mem_bytes;	/* memstore */
+	int64_t created_ms;	/* made by the table's creation or a split
+				 * (ms since the epoch); 0: unknown */
 };
 
 /* The regions in key order; free with cf_regions_free(). */

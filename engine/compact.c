@@ -760,10 +760,13 @@ int table_split_at(struct cf_db *db, struct cf_table *t, const void *key,
 		struct view *pv = region_view(r);
 		uint64_t moved_from = 0, moved_to = 0;
 		a->flushed_seq = b->flushed_seq = r->flushed_seq;
+		a->created_ms = b->created_ms = env_now_ms();
 		ma = (struct meta_region){ (int64_t)a->id, t->id, a->start.p,
-			a->start.len, a->end.p, a->end.len, a->flushed_seq };
+			a->start.len, a->end.p, a->end.len, a->flushed_seq,
+			a->created_ms };
 		mb = (struct meta_region){ (int64_t)b->id, t->id, b->start.p,
-			b->start.len, b->end.p, b->end.len, b->flushed_seq };
+			b->start.len, b->end.p, b->end.len, b->flushed_seq,
+			b->created_ms };
 		rc = meta_region_del(db->meta, (int64_t)r->id);
 		if (!rc)
 			rc = meta_region_put(db->meta, &ma);

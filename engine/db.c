@@ -168,6 +168,7 @@ static int load_region(const struct meta_region *mr, void *arg)
 	if (!r)
 		return c->rc = CF_ENOMEM;
 	r->flushed_seq = mr->flushed_seq;
+	r->created_ms = mr->created_ms;
 	n = realloc(t->regions, (t->nregions + 1) * sizeof *n);
 	if (!n) {
 		region_free(r);
@@ -200,6 +201,8 @@ static int load_table(const struct meta_table *mt, void *arg)
 	}
 	db->tables = n;
 	db->tables[db->ntables++] = t;
+	t->created_ms = mt->created_ms;
+	t->schema_ms = mt->schema_ms;
 	c->t = t;
 	rc = meta_family_list(db->meta, t->id, load_family, c);
 	if (!rc && !c->rc)
@@ -986,7 +989,7 @@ int cf_table_create(cf_db *db, const char *name, const struct cf_family *fams,
 	struct cf_table *t = NULL, **nt;
 	struct region *r = NULL;
 	struct meta_region mr = { 0 };
-	int64_t tid;
+	int64_t tid, now = env_now_ms();
 	int rc;
 
 	if (!cf_table_name_valid(name)) {
@@ -1007,12 +1010,13 @@ int cf_table_create(cf_db *db, const char *name, const struct cf_family *fams,
 	pthread_mutex_lock(&db->meta_mu);
 	rc = meta_begin(db->meta);
 	if (!rc)
-		rc = meta_table_add(db->meta, name, &tid);
+		rc = meta_table_add(db->meta, name, now, &tid);
 	if (!rc)
 		rc = put_families(db, tid, fams, n);
 	if (!rc) {
 		mr.id = (int64_t)db->next_region++;
 		mr.table_id = tid;
+		mr.created_ms = now;
 		rc = meta_region_put(db->meta, &mr);
 	}
 	if (!rc)
@@ -1024,12 +1028,14 @@ int cf_table_create(cf_db *db, const char *name, const struct cf_family *fams,
 	if (!rc) {
 		memcpy(t->fams, fams, n * sizeof *fams);
 		t->nfams = n;
+		t->created_ms = t->schema_ms = now;
 		qsort(t->fams, n, sizeof *fams, cmp_fam);
 		if (!(r = region_new(t, (uint64_t)mr.id, NULL, 0, NULL, 0)) ||
 		    !(t->regions = malloc(sizeof *t->regions)))
 			rc = CF_ENOMEM;
 	}
 	if (!rc) {
+		r->created_ms = now;
 		t->regions[0] = r;
 		t->nregions = 1;
 		r = NULL;
@@ -1220,6 +1226,23 @@ int cf_table_drop(cf_db *db, const char *name, int only_if_empty)
 
 int cf_table_alter(cf_table *t, const struct cf_family *fams, size_t n)
 {
+	return cf_table_alter_at(t, fams, n, env_now_ms());
+}
+
+int cf_table_times(cf_table *t, int64_t *created_ms, int64_t *schema_ms)
+{
+	if (atomic_load(&t->dropped))
+		return CF_ECLOSED;
+	pthread_rwlock_rdlock(&t->lock);
+	*created_ms = t->created_ms;
+	*schema_ms = t->schema_ms;
+	pthread_rwlock_unlock(&t->lock);
+	return CF_OK;
+}
+
+int cf_table_alter_at(cf_table *t, const struct cf_family *fams, size_t n,
+		      int64_t ms)
+{
 	struct cf_db *db = t->db;
 	struct cf_family *nf = NULL;
 	int rc;
@@ -1264,6 +1287,8 @@ int cf_table_alter(cf_table *t, const struct cf_family *fams, size_t n)
 	if (!rc)
 		rc = put_families(db, t->id, nf, n);
 	if (!rc)
+		rc = meta_table_set_schema_ms(db->meta, t->id, ms);
+	if (!rc)
 		rc = meta_commit(db->meta);
 	else
 		meta_rollback(db->meta);
@@ -1301,6 +1326,7 @@ int cf_table_alter(cf_table *t, const struct cf_family *fams, size_t n)
 		free(t->fams);
 		t->fams = nf;
 		t->nfams = n;
+		t->schema_ms = ms;
 		nf = NULL;
 		for (size_t r = 0; r < t->nregions; r++)
 			region_write_info(db, t->regions[r]);
@@ -1344,6 +1370,7 @@ int cf_table_regions(cf_table *t, struct cf_region_info **out, size_t *n)
 		}
 		ri[i].startlen = r->start.len;
 		ri[i].endlen = r->end.len;
+		ri[i].created_ms = r->created_ms;
 		ri[i].files = region_file_count(v);
 		ri[i].disk_bytes = region_disk_bytes(v);
 		ri[i].mem_bytes = memstore_bytes(v->mem);

@@ -88,6 +88,7 @@ struct region {
 	pthread_mutex_t mu;
 	struct view *view;		/* guarded by mu */
 	uint64_t flushed_seq;		/* guarded by ddl_mu */
+	int64_t created_ms;		/* set before it is published */
 	atomic_int flush_wanted;
 	atomic_int compact_wanted;
 };
@@ -114,6 +115,7 @@ struct cf_table {
 	size_t nretired;
 	struct cf_family *fams;		/* sorted by name */
 	size_t nfams;
+	int64_t created_ms, schema_ms;	/* schema_ms: under lock */
 	pthread_rwlock_t batch_lock;	/* shared: a few rows' stripes;
 					   exclusive: a batch of many rows */
 	pthread_mutex_t stripes[ROW_STRIPES];

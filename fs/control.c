@@ -16,41 +16,62 @@ static _Thread_local char whybuf[160];
 static int stats_text(const struct cf_stats *s, const char *table,
 		      struct buf *out)
 {
-	static const struct { const char *name, *type; size_t off; } m[] = {
-#define C(f, t) { #f, t, offsetof(struct cf_stats, f) }
-		C(puts, "counter"), C(deletes, "counter"),
-		C(appends, "counter"), C(increments, "counter"),
-		C(gets, "counter"), C(scans, "counter"),
-		C(scan_rows, "counter"), C(bytes_written, "counter"),
-		C(bytes_read, "counter"), C(flushes, "counter"),
-		C(compactions, "counter"), C(major_compactions, "counter"),
-		C(splits, "counter"), C(cache_hits, "counter"),
-		C(cache_misses, "counter"), C(bloom_skips, "counter"),
-		C(files_skipped, "counter"), C(wal_syncs, "counter"),
-		C(wal_bytes, "counter"), C(stalls, "counter"),
-		C(errors, "counter"), C(regions, "gauge"),
-		C(store_files, "gauge"), C(disk_bytes, "gauge"),
-		C(mem_bytes, "gauge"),
+	/* Prometheus names: counters end in _total, sizes are _bytes;
+	 * every metric has its HELP and TYPE line (promtool check metrics
+	 * finds no problem, tests/t1150-fs-metrics.sh). */
+	static const struct {
+		const char *name, *type, *help;
+		size_t off;
+	} m[] = {
+#define C(f, t, h) { #f, t, h, offsetof(struct cf_stats, f) }
+		C(puts, "counter", "Cells written (puts and batch puts)."),
+		C(deletes, "counter", "Deletes of cells, columns or rows."),
+		C(appends, "counter", "Appends to cells."),
+		C(increments, "counter", "Increments of counter cells."),
+		C(gets, "counter", "Point reads of rows or cells."),
+		C(scans, "counter", "Scans opened."),
+		C(scan_rows, "counter", "Rows returned by scans."),
+		C(bytes_written, "counter", "Bytes of keys and values "
+		  "written."),
+		C(bytes_read, "counter", "Bytes of keys and values read."),
+		C(flushes, "counter", "Memstore flushes to store files."),
+		C(compactions, "counter", "Compactions (minor and major)."),
+		C(major_compactions, "counter", "Major compactions."),
+		C(splits, "counter", "Region splits."),
+		C(cache_hits, "counter", "Block cache hits."),
+		C(cache_misses, "counter", "Block cache misses."),
+		C(bloom_skips, "counter", "Store file reads a bloom filter "
+		  "saved."),
+		C(files_skipped, "counter", "Store files skipped by their "
+		  "key or time range."),
+		C(wal_syncs, "counter", "Write-ahead log syncs."),
+		C(wal_bytes, "counter", "Bytes appended to the write-ahead "
+		  "log."),
+		C(stalls, "counter", "Writes that waited for a flush."),
+		C(errors, "counter", "Engine operations that failed."),
+		C(regions, "gauge", "Regions open."),
+		C(store_files, "gauge", "Store files in use."),
+		C(disk_bytes, "gauge", "Bytes of store files on disk."),
+		C(mem_bytes, "gauge", "Bytes held in memstores."),
 #undef C
 	};
 	size_t i;
 	int rc = 0;
 	uint64_t v;
+	const char *sfx;
 
 	for (i = 0; !rc && i < sizeof m / sizeof m[0]; i++) {
 		memcpy(&v, (const char *)s + m[i].off, sizeof v);
-		rc = buf_printf(out, "# TYPE cellfs_%s%s %s\n", m[i].name,
-				m[i].type[0] == 'c' ? "_total" : "",
-				m[i].type);
+		sfx = m[i].type[0] == 'c' ? "_total" : "";
+		rc = buf_printf(out, "# HELP cellfs_%s%s %s\n"
+				"# TYPE cellfs_%s%s %s\n", m[i].name, sfx,
+				m[i].help, m[i].name, sfx, m[i].type);
 		if (!rc && table)
 			rc = buf_printf(out, "cellfs_%s%s{table=\"%s\"} %"
-					PRIu64 "\n", m[i].name,
-					m[i].type[0] == 'c' ? "_total" : "",
-					table, v);
+					PRIu64 "\n", m[i].name, sfx, table, v);
 		else if (!rc)
 			rc = buf_printf(out, "cellfs_%s%s %" PRIu64 "\n",
-					m[i].name, m[i].type[0] == 'c' ?
-					"_total" : "", v);
+					m[i].name, sfx, v);
 	}
 	return rc;
 }
@@ -142,10 +163,14 @@ static int fs_stats_text(struct buf *out)
 
 	fs_counters(&c);
 	return buf_printf(out,
+		"# HELP cellfs_fuse_lookups_total FUSE lookups served.\n"
 		"# TYPE cellfs_fuse_lookups_total counter\n"
 		"cellfs_fuse_lookups_total %" PRIu64 "\n"
+		"# HELP cellfs_fuse_getattrs_total FUSE getattrs served.\n"
 		"# TYPE cellfs_fuse_getattrs_total counter\n"
 		"cellfs_fuse_getattrs_total %" PRIu64 "\n"
+		"# HELP cellfs_fuse_readdirplus_entries_total Entries "
+		"returned with their attributes by readdirplus.\n"
 		"# TYPE cellfs_fuse_readdirplus_entries_total counter\n"
 		"cellfs_fuse_readdirplus_entries_total %" PRIu64 "\n"
 		"# HELP cellfs_names_too_long_total Names over 255 bytes "

@@ -2,7 +2,10 @@
  * main.c: `cellfs [-f] [-o OPT,...] DATADIR MOUNTPOINT`.  Parses cellfs's
  * own options into struct cf_options, passes the rest to FUSE, opens the
  * data directory and serves it until unmounted or signalled (SIGTERM,
- * SIGINT, SIGHUP end the loop; the db is then closed cleanly).
+ * SIGINT, SIGHUP end the loop; the mount is then removed and the db
+ * closed cleanly, exit status 0).  Under a service manager
+ * ($NOTIFY_SOCKET, systemd's Type=notify) it says READY=1 once the mount
+ * is up and the db open, and STOPPING=1 when the loop ends.
  */
 #include <errno.h>
 #include <limits.h>
@@ -13,6 +16,7 @@
 #include <sys/stat.h>
 
 #include "fs/fs.h"
+#include "fs/notify.h"
 #include "util/log.h"
 
 struct config {
@@ -21,6 +25,7 @@ struct config {
 	char *flush_size, *split_size, *block_cache, *sync, *sync_ms;
 	char *max_value, *wal;
 	int rdplus_always;	/* readdirplus=always (else auto) */
+	int fsname, subtype;	/* given by the user: not set by us */
 };
 
 #define OPT(t, f) { t, offsetof(struct config, f), 0 }
@@ -37,11 +42,44 @@ static const struct fuse_opt cellfs_opts[] = {
 	FUSE_OPT_END
 };
 
+/* Options of mount(8) and fstab that mean nothing to a FUSE filesystem
+ * (or that the kernel's FUSE cannot honour) and that mount.fuse3 passes
+ * on: accepted and ignored, as mount(8) ignores them for filesystems
+ * that do not know them.  FUSE itself takes rw, ro, suid, nosuid, dev,
+ * nodev, exec, noexec, atime, noatime, sync, async, dirsync. */
+static int mount_opt_ignored(const char *arg)
+{
+	static const char *const ignored[] = {
+		"defaults", "auto", "noauto", "user", "nouser", "users",
+		"owner", "group", "_netdev", "nofail", "relatime",
+		"norelatime", "strictatime", "nostrictatime", "lazytime",
+		"nolazytime", "diratime", "nodiratime", "iversion",
+		"noiversion", "silent", "loud",
+	};
+	size_t i;
+
+	if (!strncmp(arg, "x-", 2) || !strncmp(arg, "comment=", 8))
+		return 1;
+	for (i = 0; i < sizeof ignored / sizeof ignored[0]; i++)
+		if (!strcmp(arg, ignored[i]))
+			return 1;
+	return 0;
+}
+
 static int opt_proc(void *data, const char *arg, int key,
 		    struct fuse_args *outargs)
 {
 	struct config *c = data;
 
+	if (key == FUSE_OPT_KEY_OPT) {
+		if (mount_opt_ignored(arg))
+			return 0;
+		if (!strncmp(arg, "fsname=", 7))
+			c->fsname = 1;
+		if (!strncmp(arg, "subtype=", 8))
+			c->subtype = 1;
+		return 1;
+	}
 	if (key != FUSE_OPT_KEY_NONOPT)
 		return 1;
 	if (c->nonopts++ == 0) {
@@ -49,6 +87,35 @@ static int opt_proc(void *data, const char *arg, int key,
 		return 0;	/* ours; FUSE sees only the mountpoint */
 	}
 	return 1;
+}
+
+/* Names the mount as mount(8) and /proc/self/mountinfo show it: source
+ * the data directory, type fuse.cellfs (unless the user said otherwise),
+ * so that `mount -a` sees an fstab line's mount is there.  0 or -1. */
+static int name_mount(const struct config *c, struct fuse_args *args)
+{
+	struct buf o = BUF_INIT;
+	const char *p;
+	int rc = 0;
+
+	if (!c->subtype && fuse_opt_add_arg(args, "-osubtype=cellfs"))
+		return -1;
+	if (c->fsname)
+		return 0;
+	/* fuse_opt splits -o at commas: escape them (and backslashes) */
+	rc = buf_printf(&o, "-ofsname=");
+	for (p = c->datadir; !rc && *p; p++) {
+		if (*p == ',' || *p == '\\')
+			rc = buf_putc(&o, '\\');
+		if (!rc)
+			rc = buf_putc(&o, *p);
+	}
+	if (!rc)
+		rc = buf_putc(&o, '\0');
+	if (!rc && fuse_opt_add_arg(args, (const char *)o.p))
+		rc = -1;
+	buf_release(&o);
+	return rc ? -1 : 0;
 }
 
 /* Parses BYTES with an optional K, M or G suffix (powers of 1024). */
@@ -120,6 +187,16 @@ static int make_options(const struct config *c, struct cf_options *o)
 	return 0;
 }
 
+/* Tells the service manager, if any, state; a failure is logged only. */
+static void tell(const char *state)
+{
+	int err = fs_notify(state);
+
+	if (err)
+		cf_log(CF_LOG_ERROR, "NOTIFY_SOCKET %s: cannot send %s: %s",
+		       getenv("NOTIFY_SOCKET"), state, strerror(err));
+}
+
 static void usage(const char *prog)
 {
 	printf("usage: %s [-f] [-o OPT[,OPT...]] DATADIR MOUNTPOINT\n\n"
@@ -188,6 +265,8 @@ int main(int argc, char **argv)
 	}
 	free(c.datadir);
 	c.datadir = abs;
+	if (name_mount(&c, &args))
+		goto out;
 	if (fo.foreground)
 		cf_log_set_stderr(1);
 
@@ -224,6 +303,7 @@ int main(int argc, char **argv)
 	fs_set_session(se);
 	fs_set_readdirplus(c.rdplus_always);
 	cf_log(CF_LOG_INFO, "mounted %s at %s", c.datadir, fo.mountpoint);
+	tell("READY=1");
 	if (fo.singlethread) {
 		ret = fuse_session_loop(se) != 0;
 	} else {
@@ -234,6 +314,7 @@ int main(int argc, char **argv)
 	}
 	/* A signal ends the loop with its number; that is a clean exit. */
 	ret = 0;
+	tell("STOPPING=1");
 out:
 	fs_set_session(NULL);	/* no invalidation after this */
 	if (mounted)

@@ -261,11 +261,13 @@ static size_t rslot(const char *table, const void *key, size_t len,
 	return (size_t)(h ^ h >> 29) & (cap - 1);	/* cap: a power of 2 */
 }
 
-/* Only cells: rtab serves cells_changed(), and a listing of a region
- * interns a row node per entry (one cache miss less each). */
+/* Cells and rows: rtab serves cells_changed(), which also keeps a row's
+ * time (its newest cell's version) true.  A listing of a region interns
+ * a row node per entry, so each costs an rtab slot too (one cache miss;
+ * rows were kept out of rtab before rows had times). */
 static int in_rtab(const struct node *n)
 {
-	return n->kind == K_CELL;
+	return n->kind == K_CELL || n->kind == K_ROW;
 }
 
 static size_t rslot_of(const struct node *n, size_t cap)
@@ -579,13 +581,29 @@ static void inval_attrs(struct inos *a)
 static void cells_changed_locked(const char *table, const void *key,
 				 size_t len, const struct node *col,
 				 const struct node *skip, int deleted,
-				 struct inos *a)
+				 int64_t put_ts, struct inos *a)
 {
 	struct node *n;
 
 	rows_changed(table);
 	for (n = hcap ? rtab[rslot(table, key, len, hcap)] : NULL; n;
 	     n = n->rnext) {
+		if (n->kind == K_ROW && !strcmp(n->table, table) &&
+		    n->key.len == len &&
+		    (!len || !memcmp(n->key.p, key, len))) {
+			/* its time is its newest cell's version: a Put at
+			 * put_ts makes it at least that, anything else may
+			 * have lowered it */
+			inos_add(a, n);
+			if (!deleted && put_ts >= 0 && n->astate == A_PRESENT) {
+				if (put_ts > n->ats)
+					n->ats = put_ts;
+				n->agen++;	/* a fill read before it:
+						 * stale */
+			} else
+				attr_forget(n);
+			continue;
+		}
 		if (n->kind != K_CELL || strcmp(n->table, table) ||
 		    n->key.len != len || (len && memcmp(n->key.p, key, len)))
 			continue;
@@ -611,7 +629,7 @@ static void cells_changed(const char *table, const void *key, size_t len,
 	struct inos a = { NULL, 0, 0 };
 
 	pthread_mutex_lock(&mu);
-	cells_changed_locked(table, key, len, col, skip, deleted, &a);
+	cells_changed_locked(table, key, len, col, skip, deleted, -1, &a);
 	pthread_mutex_unlock(&mu);
 	inval_attrs(&a);
 }
@@ -963,8 +981,22 @@ static int fval_get(cf_table *t, const struct node *n, struct fval **out)
 	return CF_OK;
 }
 
-/* Number of visible cells of row (capped at 1 is enough for callers). */
-static int row_cells(cf_table *t, const struct buf *row, size_t *n)
+/* The newest version among the cells of r (0: none): a row's time. */
+static int64_t row_newest(const cf_row *r)
+{
+	int64_t ts = 0;
+	size_t i;
+
+	for (i = 0; i < cf_row_count(r); i++)
+		if (cf_row_cell(r, i)->ts > ts)
+			ts = cf_row_cell(r, i)->ts;
+	return ts;
+}
+
+/* Number of visible cells of row (capped at 1 is enough for callers);
+ * with newest, the newest version among them too. */
+static int row_cells_at(cf_table *t, const struct buf *row, size_t *n,
+			int64_t *newest)
 {
 	struct cf_read_opts o = CF_READ_OPTS_INIT;
 	cf_row *r = NULL;
@@ -976,8 +1008,16 @@ static int row_cells(cf_table *t, const struct buf *row, size_t *n)
 	if (rc)
 		return rc;
 	*n = cf_row_count(r);
+	if (newest)
+		*newest = row_newest(r);
 	cf_row_free(r);
 	return 0;
+}
+
+/* row_cells_at without the time. */
+static int row_cells(cf_table *t, const struct buf *row, size_t *n)
+{
+	return row_cells_at(t, row, n, NULL);
 }
 
 /* --- empty rows ----------------------------------------------------------
@@ -1354,8 +1394,10 @@ static int table_has_ttl(const char *table)
  * engine: an empty row is kept for it, or one of its cells was last found
  * present (a latest-version name, whose cached answer every change made
  * through this daemon invalidates: see "the daemon's attribute cache").
- * A stat of a row under a path walk (the kernel's row name expired) then
- * costs no engine read while its cells are known. */
+ * With the row's own cached time (its newest cell's version, kept like
+ * a cell's attributes), a stat of a row under a path walk (the kernel's
+ * row name expired) then costs no engine read while its cells are
+ * known. */
 static int row_known_locked(struct node *n)
 {
 	struct node *c;
@@ -1363,16 +1405,16 @@ static int row_known_locked(struct node *n)
 	if (erow_kept(n->table, &n->key))
 		return 1;
 	for (c = hcap ? rtab[rslot_of(n, hcap)] : NULL; c; c = c->rnext)
-		if (c->astate == A_PRESENT && c->ts == CF_TS_NOW &&
-		    c->key.len == n->key.len && !strcmp(c->table, n->table)
-		    && (!n->key.len || !memcmp(c->key.p, n->key.p,
-					       n->key.len)))
+		if (c->kind == K_CELL && c->astate == A_PRESENT &&
+		    c->ts == CF_TS_NOW && c->key.len == n->key.len &&
+		    !strcmp(c->table, n->table) &&
+		    (!n->key.len || !memcmp(c->key.p, n->key.p, n->key.len)))
 			return 1;
 	return 0;
 }
 
 /* Fills st for n after asking the engine whether it exists (or, for a
- * cell, its cached answer): 0 or errno. */
+ * cell or a row, its cached answer): 0 or errno. */
 static int node_stat(struct node *n, struct stat *st)
 {
 	cf_table *t = NULL;
@@ -1452,12 +1494,17 @@ static int node_stat(struct node *n, struct stat *st)
 	}
 	case K_ROW:
 		pthread_mutex_lock(&mu);
-		known = row_known_locked(n);
-		if (known)
+		gen = n->agen;
+		known = n->astate == A_PRESENT && row_known_locked(n);
+		if (known) {
 			n->rabsent = 0;
+			ts = n->ats;
+		}
 		pthread_mutex_unlock(&mu);
-		if (known)
+		if (known) {
+			set_time(st, ts);
 			return 0;
+		}
 		break;
 	default:
 		break;
@@ -1466,10 +1513,24 @@ static int node_stat(struct node *n, struct stat *st)
 	if (rc)
 		return fs_errno(rc);
 	switch (n->kind) {
-	case K_SCHEMA:
+	case K_TABLE: {
+		/* a table: its creation; .schema: its last change */
+		int64_t made, changed;
+		rc = cf_table_times(t, &made, &changed);
+		if (!rc)
+			set_time(st, made);
+		break;
+	}
+	case K_SCHEMA: {
+		int64_t made, changed;
 		rc = schema_text(t, &b);
 		st->st_size = (off_t)b.len;
+		if (!rc)
+			rc = cf_table_times(t, &made, &changed);
+		if (!rc)
+			set_time(st, changed);
 		break;
+	}
 	case K_REGION:
 		rc = cf_table_regions(t, &r, &nr);
 		for (i = 0; !rc && i < nr; i++)
@@ -1478,6 +1539,8 @@ static int node_stat(struct node *n, struct stat *st)
 				break;
 		if (!rc && i == nr)
 			rc = CF_ENOTFOUND;
+		if (!rc)
+			set_time(st, r[i].created_ms);
 		cf_regions_free(r, nr);
 		break;
 	case K_ROW: {
@@ -1486,14 +1549,23 @@ static int node_stat(struct node *n, struct stat *st)
 		 * such as cp -a take a resolving name for an existing one) */
 		uint64_t rg = rows_gen(n->table);
 		uint64_t eg = erow_gen(n->table, &n->key);
-		rc = row_cells(t, &n->key, &cnt);
+		int64_t newest = 0;
+		int fill = attr_cacheable(n->table) && !table_ttl(t);
+		rc = row_cells_at(t, &n->key, &cnt, &newest);
 		if (!rc) {
+			/* its time: its newest cell's version (an empty row
+			 * kept for mkdir has none: 0) */
+			set_time(st, newest);
 			pthread_mutex_lock(&mu);
 			n->rabsent = cnt == 0 && !erow_kept(n->table, &n->key);
 			n->rgen = rg;
 			n->regen = eg;
 			if (n->rabsent)
 				rc = CF_ENOTFOUND;
+			else if (fill && n->agen == gen) {
+				n->astate = A_PRESENT;
+				n->ats = newest;
+			}
 			pthread_mutex_unlock(&mu);
 		}
 		break;
@@ -2012,6 +2084,21 @@ static int list_row(cf_table *t, const struct buf *row, int versions,
 	return rc;
 }
 
+/* The creation time of table name, 0 when it cannot be opened (dropped
+ * since it was listed: the listing shows it as it was). */
+static int64_t table_made(const char *name)
+{
+	cf_table *t;
+	int64_t made = 0, changed;
+
+	if (!topen(name, &t)) {
+		if (cf_table_times(t, &made, &changed))
+			made = 0;
+		cf_table_close(t);
+	}
+	return made;
+}
+
 static int dir_fill(struct node *n, struct dirh *d)
 {
 	struct cf_region_info *r = NULL;
@@ -2028,10 +2115,15 @@ static int dir_fill(struct node *n, struct dirh *d)
 		return rc;
 	if (n->kind == K_ROOT) {
 		rc = dir_add(d, "tsd", 3, 1);
+		if (!rc)	/* made when read, as its stat says */
+			d->e[d->n - 1].mtime = now_ms();
 		if (!rc)
 			rc = cf_table_list(db, &names, &nn);
-		for (i = 0; !rc && i < nn; i++)
+		for (i = 0; !rc && i < nn; i++) {
 			rc = dir_add(d, names[i], strlen(names[i]), 1);
+			if (!rc)
+				d->e[d->n - 1].mtime = table_made(names[i]);
+		}
 		free(names);
 		return rc;
 	}
@@ -2052,8 +2144,9 @@ static int dir_fill(struct node *n, struct dirh *d)
 				rc = cf_escape(r[i].start, r[i].startlen, &b);
 			if (!rc && b.len > 255)
 				count(&counters.names_unlisted);
-			else if (!rc)
-				rc = dir_add(d, (char *)b.p, b.len, 1);
+			else if (!rc &&
+				 !(rc = dir_add(d, (char *)b.p, b.len, 1)))
+				d->e[d->n - 1].mtime = r[i].created_ms;
 		}
 		cf_regions_free(r, nn);
 		break;
@@ -2121,8 +2214,10 @@ static int dir_more(struct dirh *d, uint64_t want)
 		if (!rc && b.len > 255)
 			count(&counters.names_unlisted);
 		else if (!rc && b.len > 0 &&
-			 !(rc = dir_add(d, (char *)b.p, b.len, 1)))
+			 !(rc = dir_add(d, (char *)b.p, b.len, 1))) {
 			d->e[d->n - 1].gen = d->sgen;
+			d->e[d->n - 1].mtime = row_newest(r);
+		}
 		if (rc)
 			break;
 	}
@@ -2212,8 +2307,7 @@ static int dent_stat(struct dirh *d, const struct dent *e, struct node *n,
 	st->st_nlink = e->dir ? 2 : 1;
 	st->st_mode = e->dir ? S_IFDIR | 0755 : S_IFREG | 0644;
 	st->st_size = (off_t)e->size;
-	if (!e->dir)
-		set_time(st, e->mtime);
+	set_time(st, e->mtime);
 	(void)d;
 	return 0;
 }
@@ -2464,6 +2558,7 @@ static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name,
 	struct stat st;
 	cf_table *t;
 	const char *why;
+	uint64_t agen = 0;	/* a row's agen before it was found absent */
 	int err, rc = 0;
 
 	err = lookup_node(parent, name, &n, &why);
@@ -2493,6 +2588,8 @@ static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name,
 			rc = cf_table_split(t, n->key.p, n->key.len);
 		else
 			rc = CF_EEXIST;
+		if (!rc)	/* the region split is a new one: its time */
+			fs_table_changed(n->table, 0);
 		if (rc == CF_EEXIST)
 			rc = 0;	/* already a region start: nothing to do */
 		cf_table_close(t);
@@ -2512,6 +2609,7 @@ static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name,
 			 attr_cacheable(n->table);
 		if (absent)
 			gen = n->regen;
+		agen = n->agen;
 		pthread_mutex_unlock(&mu);
 		if (!absent) {
 			rc = topen(n->table, &t);
@@ -2539,7 +2637,17 @@ static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name,
 		why = cf_strerror(rc);
 	}
 	if (!err && n->kind == K_ROW) {
-		/* just made: no need to ask the engine again */
+		/* just made: no need to ask the engine again; it has no
+		 * cell, so no time (0), which the daemon keeps for it unless
+		 * a change to the row came in between */
+		if (attr_cacheable(n->table) && !table_has_ttl(n->table)) {
+			pthread_mutex_lock(&mu);
+			if (n->agen == agen) {
+				n->astate = A_PRESENT;
+				n->ats = 0;
+			}
+			pthread_mutex_unlock(&mu);
+		}
 		memset(&st, 0, sizeof st);
 		st.st_ino = ino_of(n);
 		st.st_uid = uid;
@@ -2633,7 +2741,7 @@ static void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 
 
 static int apply_schema(struct node *n, const struct buf *text,
-			const char **why);
+			int64_t mtime, const char **why);
 static enum fs_ctl ctl_of(enum kind k)
 {
 	switch (k) {
@@ -2703,8 +2811,10 @@ static int schema_check(const struct buf *text, struct cf_family **out,
 	return rc;
 }
 
+/* Makes text the schema of n's table, changed at mtime (CF_TS_NOW: now;
+ * a staged file's mtime, as rsync sets it, keeps the copied schema's). */
 static int apply_schema(struct node *n, const struct buf *text,
-			const char **why)
+			int64_t mtime, const char **why)
 {
 	struct cf_family *f = NULL;
 	cf_table *t;
@@ -2722,7 +2832,8 @@ static int apply_schema(struct node *n, const struct buf *text,
 	}
 	rc = topen(n->table, &t);
 	if (!rc) {
-		rc = cf_table_alter(t, f, cnt);
+		rc = mtime == CF_TS_NOW ? cf_table_alter(t, f, cnt) :
+		     cf_table_alter_at(t, f, cnt, mtime);
 		if (!rc)
 			fs_table_changed(n->table, 0);
 		cf_table_close(t);
@@ -2778,7 +2889,7 @@ static int cell_put(struct node *n, const struct buf *data, int64_t ts)
 	 * none (attrs_stale): one write(2) to /dev/fuse less a close */
 	cells_changed_locked(n->table, n->key.p, n->key.len, n,
 			     __atomic_load_n(&n->attrs_stale, __ATOMIC_SEQ_CST)
-			     ? n : NULL, 0, &a);
+			     ? n : NULL, 0, ts, &a);
 	if (fill) {
 		n->astate = A_PRESENT;
 		n->asize = data->len;
@@ -2832,7 +2943,7 @@ static int file_flush(struct fileh *h)
 		why = cf_strerror(rc);
 		break;
 	case K_SCHEMA:
-		rc = apply_schema(n, &h->data, &why);
+		rc = apply_schema(n, &h->data, CF_TS_NOW, &why);
 		break;
 	case K_STAGE:
 		pthread_mutex_lock(&mu);
@@ -3621,7 +3732,7 @@ static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 		pthread_mutex_lock(&mu);
 		if (deleted)
 			cells_changed_locked(n->table, n->key.p, n->key.len,
-					     n, n, 1, &a);
+					     n, n, 1, -1, &a);
 		if (keep && (e = *erow_find(n->table, &n->key))) {
 			/* its columns are still known, and the one deleted
 			 * is gone unless a Put of it was remembered since
@@ -3891,7 +4002,7 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 			err = ENOENT;
 			why = "no such staged file";
 		} else
-			rc = apply_schema(d, &st->data, &why);
+			rc = apply_schema(d, &st->data, st->mtime, &why);
 	} else if (s->kind == K_STAGE && d->kind == K_STAGE &&
 		   s->in_row == d->in_row && same_row(s, d)) {
 		pthread_mutex_lock(&mu);

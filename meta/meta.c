@@ -43,7 +43,7 @@
 #include "util/log.h"
 
 /* PRAGMA user_version of the schema below; docs/catalog.md. */
-#define SCHEMA_VERSION 1
+#define SCHEMA_VERSION 2
 /* How long a statement waits for a lock held by another connection (the
  * engine holds DATADIR/LOCK, so only tools like sqlite3(1) compete). */
 #define BUSY_TIMEOUT_MS 5000
@@ -53,7 +53,7 @@ enum {
 	S_SAVEPOINT, S_RELEASE, S_ROLLBACK_TO,
 	S_CHECK,
 	S_KV_GET, S_KV_SET,
-	S_TABLE_ADD, S_TABLE_PUT, S_TABLE_DEL, S_TABLE_LIST,
+	S_TABLE_ADD, S_TABLE_PUT, S_TABLE_DEL, S_TABLE_LIST, S_TABLE_SCHEMA_MS,
 	S_FAM_PUT, S_FAM_DEL, S_FAM_DEL_TABLE, S_FAM_LIST,
 	S_REG_PUT, S_REG_DEL, S_REG_DEL_TABLE, S_REG_FLUSHED, S_REG_LIST,
 	S_FILE_ADD, S_FILE_DEL, S_FILE_DEL_REGION, S_FILE_DEL_TABLE,
@@ -73,10 +73,13 @@ static const char *const sql[S_COUNT] = {
 	[S_CHECK] = "PRAGMA integrity_check",
 	[S_KV_GET] = "SELECT value FROM kv WHERE key = ?1",
 	[S_KV_SET] = "INSERT OR REPLACE INTO kv(key, value) VALUES (?1, ?2)",
-	[S_TABLE_ADD] = "INSERT INTO tables(name) VALUES (?1)",
+	[S_TABLE_ADD] = "INSERT INTO tables(name, created_ms, schema_ms) "
+			"VALUES (?1, ?2, ?2)",
 	[S_TABLE_PUT] = "INSERT INTO tables(id, name) VALUES (?1, ?2)",
 	[S_TABLE_DEL] = "DELETE FROM tables WHERE id = ?1",
-	[S_TABLE_LIST] = "SELECT id, name FROM tables ORDER BY name",
+	[S_TABLE_LIST] = "SELECT id, name, created_ms, schema_ms FROM tables "
+			 "ORDER BY name",
+	[S_TABLE_SCHEMA_MS] = "UPDATE tables SET schema_ms = ?2 WHERE id = ?1",
 	[S_FAM_PUT] = "INSERT OR REPLACE INTO families(table_id, name, "
 		      "settings) VALUES (?1, ?2, ?3)",
 	[S_FAM_DEL] = "DELETE FROM families WHERE table_id = ?1 AND name = ?2",
@@ -84,11 +87,13 @@ static const char *const sql[S_COUNT] = {
 	[S_FAM_LIST] = "SELECT name, settings FROM families "
 		       "WHERE table_id = ?1 ORDER BY name",
 	[S_REG_PUT] = "INSERT OR REPLACE INTO regions(id, table_id, start, "
-		      "end, flushed_seq) VALUES (?1, ?2, ?3, ?4, ?5)",
+		      "end, flushed_seq, created_ms) "
+		      "VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
 	[S_REG_DEL] = "DELETE FROM regions WHERE id = ?1",
 	[S_REG_DEL_TABLE] = "DELETE FROM regions WHERE table_id = ?1",
 	[S_REG_FLUSHED] = "UPDATE regions SET flushed_seq = ?2 WHERE id = ?1",
-	[S_REG_LIST] = "SELECT id, table_id, start, end, flushed_seq "
+	[S_REG_LIST] = "SELECT id, table_id, start, end, flushed_seq, "
+		       "created_ms "
 		       "FROM regions WHERE table_id = ?1 ORDER BY start, id",
 	[S_FILE_ADD] = "INSERT INTO files(id, region_id, family, "
 		       "home_region, size, max_seq, lo, hi) "
@@ -104,7 +109,7 @@ static const char *const sql[S_COUNT] = {
 };
 
 /*
- * Version 1.  Created in one transaction together with user_version, so
+ * Version 2.  Created in one transaction together with user_version, so
  * a catalog either has all of it or is empty.  The indexes serve
  * meta_region_list (regions of a table by start key) and meta_file_refs
  * (rows naming one physical file); the primary keys serve the rest.
@@ -112,14 +117,17 @@ static const char *const sql[S_COUNT] = {
 static const char schema[] =
 	"CREATE TABLE tables("
 	" id INTEGER PRIMARY KEY AUTOINCREMENT,"
-	" name TEXT NOT NULL UNIQUE);"
+	" name TEXT NOT NULL UNIQUE,"
+	" created_ms INTEGER NOT NULL DEFAULT 0,"
+	" schema_ms INTEGER NOT NULL DEFAULT 0);"
 	"CREATE TABLE families("
 	" table_id INTEGER NOT NULL, name TEXT NOT NULL,"
 	" settings TEXT NOT NULL, PRIMARY KEY(table_id, name));"
 	"CREATE TABLE regions("
 	" id INTEGER PRIMARY KEY, table_id INTEGER NOT NULL,"
 	" start BLOB NOT NULL, end BLOB NOT NULL,"
-	" flushed_seq INTEGER NOT NULL DEFAULT 0);"
+	" flushed_seq INTEGER NOT NULL DEFAULT 0,"
+	" created_ms INTEGER NOT NULL DEFAULT 0);"
 	"CREATE INDEX regions_by_table ON regions(table_id, start);"
 	"CREATE TABLE files("
 	" id INTEGER NOT NULL, region_id INTEGER NOT NULL,"
@@ -128,7 +136,15 @@ static const char schema[] =
 	" lo BLOB, hi BLOB, PRIMARY KEY(region_id, id));"
 	"CREATE INDEX files_by_id ON files(id);"
 	"CREATE TABLE kv(key TEXT PRIMARY KEY, value INTEGER NOT NULL);"
-	"PRAGMA user_version = 1;";
+	"PRAGMA user_version = 2;";
+
+/* Version 1 -> 2: the times of tables and regions (0: unknown). */
+static const char migrate_1_2[] =
+	"ALTER TABLE tables ADD COLUMN created_ms INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE tables ADD COLUMN schema_ms INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE regions ADD COLUMN created_ms INTEGER NOT NULL "
+	"DEFAULT 0;"
+	"PRAGMA user_version = 2;";
 
 struct meta {
 	sqlite3 *db;
@@ -328,7 +344,7 @@ static int setup(struct meta *m, const char *path)
 	rc = once(m, "PRAGMA user_version", NULL, 0, &ver);
 	if (rc || ver == SCHEMA_VERSION)
 		return rc;
-	if (ver == 0) {
+	if (ver == 0 || ver == 1) {
 		rc = once(m, "BEGIN IMMEDIATE", NULL, 0, NULL);
 		if (rc)
 			return rc;
@@ -339,6 +355,17 @@ static int setup(struct meta *m, const char *path)
 	}
 	if (rc || ver == SCHEMA_VERSION)
 		goto out;
+	if (ver == 1) {
+		/* a catalog of an older cellfs: upgraded in place, once */
+		e = sqlite3_exec(m->db, migrate_1_2, NULL, NULL, &err);
+		if (e != SQLITE_OK) {
+			rc = fail(m, e, "upgrade catalog to version 2");
+			sqlite3_free(err);
+		} else
+			cf_log(CF_LOG_INFO, "catalog %s: upgraded from schema "
+			       "version 1 to 2", path);
+		goto out;
+	}
 	if (ver != 0 || objects != 0) {
 		cf_log(CF_LOG_ERROR, "catalog %s: not a cellfs catalog of "
 		       "schema version %d (user_version %d, %d objects)", path,
@@ -537,12 +564,14 @@ int meta_set_u64(struct meta *m, const char *key, uint64_t v)
 	return run(m, S_KV_SET, "set counter");
 }
 
-int meta_table_add(struct meta *m, const char *name, int64_t *id)
+int meta_table_add(struct meta *m, const char *name, int64_t created_ms,
+		   int64_t *id)
 {
 	sqlite3_stmt *s = m->st[S_TABLE_ADD];
 	int rc;
 
 	bind_text(s, 1, name);
+	sqlite3_bind_int64(s, 2, created_ms);
 	rc = run(m, S_TABLE_ADD, "add table");
 	if (rc == CF_OK)
 		*id = sqlite3_last_insert_rowid(m->db);
@@ -556,6 +585,19 @@ int meta_table_put(struct meta *m, int64_t id, const char *name)
 	sqlite3_bind_int64(s, 1, id);
 	bind_text(s, 2, name);
 	return run(m, S_TABLE_PUT, "put table");
+}
+
+int meta_table_set_schema_ms(struct meta *m, int64_t id, int64_t ms)
+{
+	sqlite3_stmt *s = m->st[S_TABLE_SCHEMA_MS];
+	int rc;
+
+	sqlite3_bind_int64(s, 1, id);
+	sqlite3_bind_int64(s, 2, ms);
+	rc = run(m, S_TABLE_SCHEMA_MS, "set schema time");
+	if (rc == CF_OK && sqlite3_changes(m->db) == 0)
+		rc = CF_ENOTFOUND;
+	return rc;
 }
 
 int meta_table_del(struct meta *m, int64_t id)
@@ -591,6 +633,8 @@ static int table_row(sqlite3_stmt *s, void *cb)
 
 	t.id = sqlite3_column_int64(s, 0);
 	t.name = col_text(s, 1);
+	t.created_ms = sqlite3_column_int64(s, 2);
+	t.schema_ms = sqlite3_column_int64(s, 3);
 	if (!t.name)
 		return CF_ENOMEM;
 	return c->fn(&t, c->arg);
@@ -667,6 +711,7 @@ int meta_region_put(struct meta *m, const struct meta_region *r)
 	bind_blob(s, 3, r->startlen ? r->start : "", r->startlen);
 	bind_blob(s, 4, r->endlen ? r->end : "", r->endlen);
 	sqlite3_bind_int64(s, 5, (sqlite3_int64)r->flushed_seq);
+	sqlite3_bind_int64(s, 6, r->created_ms);
 	return run(m, S_REG_PUT, "put region");
 }
 
@@ -719,6 +764,7 @@ static int region_row(sqlite3_stmt *s, void *cb)
 	r.start = col_blob(s, 2, &r.startlen, &nomem);
 	r.end = col_blob(s, 3, &r.endlen, &nomem);
 	r.flushed_seq = (uint64_t)sqlite3_column_int64(s, 4);
+	r.created_ms = sqlite3_column_int64(s, 5);
 	if (nomem)
 		return CF_ENOMEM;
 	/* the schema forbids NULL keys; an old or hand-edited row still

@@ -57,13 +57,19 @@ int meta_set_u64(struct meta *m, const char *key, uint64_t v);
 struct meta_table {
 	int64_t id;
 	const char *name;
+	int64_t created_ms;	/* ms since the epoch; 0: unknown */
+	int64_t schema_ms;	/* last schema change (created_ms at first) */
 };
 
-/* Adds a table; its id into *id.  CF_EEXIST. */
-int meta_table_add(struct meta *m, const char *name, int64_t *id);
+/* Adds a table created at created_ms (its schema_ms too); its id into
+ * *id.  CF_EEXIST. */
+int meta_table_add(struct meta *m, const char *name, int64_t created_ms,
+		   int64_t *id);
 /* Adds a table with a given id (a catalog rebuilt by cellfs-fsck keeps
- * the ids the WAL refers to).  CF_EEXIST. */
+ * the ids the WAL refers to), its times unknown (0).  CF_EEXIST. */
 int meta_table_put(struct meta *m, int64_t id, const char *name);
+/* The time of the table's last schema change.  CF_ENOTFOUND. */
+int meta_table_set_schema_ms(struct meta *m, int64_t id, int64_t ms);
 /* Removes the table with its families, regions and files, atomically
  * (alone or inside a transaction).  No such table: CF_OK. */
 int meta_table_del(struct meta *m, int64_t id);
@@ -92,6 +98,7 @@ struct meta_region {
 	const void *end;	/* exclusive; endlen 0: table end */
 	size_t endlen;
 	uint64_t flushed_seq;	/* edits <= this are in store files */
+	int64_t created_ms;	/* ms since the epoch; 0: unknown */
 };
 
 /* Inserts or replaces a region. */

@@ -285,7 +285,7 @@ static struct meta_region region(int64_t id, int64_t table_id,
 				 const void *s, size_t sl, const void *e,
 				 size_t el, uint64_t flushed)
 {
-	struct meta_region r = { id, table_id, s, sl, e, el, flushed };
+	struct meta_region r = { id, table_id, s, sl, e, el, flushed, 0 };
 	return r;
 }
 
@@ -311,7 +311,7 @@ static void test_fresh(void)
 	meta_close(m);
 	is_int(raw_sql("PRAGMA user_version", v, sizeof v), SQLITE_OK,
 	       "catalog readable by sqlite3");
-	is_str(v, "1", "user_version is the schema version");
+	is_str(v, "2", "user_version is the schema version");
 	raw_sql("PRAGMA journal_mode", v, sizeof v);
 	is_str(v, "wal", "journal mode WAL is persistent");
 	raw_sql("SELECT group_concat(name, ',') FROM (SELECT name FROM "
@@ -355,11 +355,11 @@ static void test_tables(void)
 	struct tables t, c = { .stop_at = 1 };
 	int64_t a = 0, b = 0, d = 0, x = -5;
 
-	is_int(meta_table_add(m, "webtable", &a), CF_OK, "table add");
-	is_int(meta_table_add(m, "metrics", &b), CF_OK, "table add second");
+	is_int(meta_table_add(m, "webtable", 0, &a), CF_OK, "table add");
+	is_int(meta_table_add(m, "metrics", 0, &b), CF_OK, "table add second");
 	ok(a > 0 && b > a, "table ids positive and increasing (%lld %lld)",
 	   (long long)a, (long long)b);
-	is_int(meta_table_add(m, "webtable", &x), CF_EEXIST,
+	is_int(meta_table_add(m, "webtable", 0, &x), CF_EEXIST,
 	       "table add of an existing name: EEXIST");
 	is_int(x, -5, "and no id given");
 	ok(log_has("UNIQUE constraint failed"),
@@ -392,7 +392,7 @@ static void test_tables(void)
 
 	is_int(meta_table_del(m, 100), CF_OK, "table del");
 	is_int(meta_table_del(m, 100), CF_OK, "table del of a missing id: OK");
-	is_int(meta_table_add(m, "gamma", &d), CF_OK, "table add after del");
+	is_int(meta_table_add(m, "gamma", 0, &d), CF_OK, "table add after del");
 	ok(d > 100, "a deleted id is never handed out again (%lld)",
 	   (long long)d);
 	t = list_tables(m);
@@ -400,7 +400,7 @@ static void test_tables(void)
 	is_str(t.r[0].name, "gamma", "gamma first");
 	meta_close(m);
 	m = open_ok();
-	meta_table_add(m, "delta", &x);
+	meta_table_add(m, "delta", 0, &x);
 	ok(x > d, "nor after a reopen (%lld)", (long long)x);
 	meta_table_del(m, x);
 	meta_close(m);
@@ -488,7 +488,7 @@ static void test_regions(void)
 			good = 0;
 	}
 	ok(good, "region put x%d", n);
-	meta_region_put(m, &(struct meta_region){ 5, 11, "", 0, "", 0, 0 });
+	meta_region_put(m, &(struct meta_region){ 5, 11, "", 0, "", 0, 0, 0 });
 	r = list_regions(m, 10);
 	is_int(r.n, n, "region list has every region of the table");
 	good = r.n == n;
@@ -527,7 +527,8 @@ static void test_regions(void)
 
 	/* replace: the same id with a new range (a region after a merge) */
 	is_int(meta_region_put(m, &(struct meta_region){ 1000, 10, "", 0,
-				"a\x00", 2, 3 }), CF_OK, "region put replaces");
+				"a\x00", 2, 3, 0 }), CF_OK,
+	       "region put replaces");
 	r = list_regions(m, 10);
 	ok(r.n == n && r.r[0].id == 1000 && r.r[0].el == 2 &&
 	   !memcmp(r.r[0].end, "a\x00", 2) && r.r[0].flushed == 3,
@@ -658,13 +659,15 @@ static void test_table_del_and_nesting(void)
 	struct walk w = { .m = m };
 	int64_t a = 0, b = 0;
 
-	meta_table_add(m, "t1", &a);
-	meta_table_add(m, "t2", &b);
+	meta_table_add(m, "t1", 0, &a);
+	meta_table_add(m, "t2", 0, &b);
 	meta_family_put(m, a, "cf", "cf");
 	meta_family_put(m, b, "cf", "cf");
-	meta_region_put(m, &(struct meta_region){ 501, a, "", 0, "m", 1, 0 });
-	meta_region_put(m, &(struct meta_region){ 502, a, "m", 1, "", 0, 0 });
-	meta_region_put(m, &(struct meta_region){ 503, b, "", 0, "", 0, 0 });
+	meta_region_put(m, &(struct meta_region){ 501, a, "", 0, "m", 1,
+						  0, 0 });
+	meta_region_put(m, &(struct meta_region){ 502, a, "m", 1, "", 0,
+						  0, 0 });
+	meta_region_put(m, &(struct meta_region){ 503, b, "", 0, "", 0, 0, 0 });
 	for (uint64_t i = 1; i <= 3; i++) {
 		struct meta_file f = file(600 + i, 501, "cf");
 		meta_file_add(m, &f);
@@ -726,8 +729,9 @@ static void test_transactions(void)
 
 	is_int(meta_begin(m), CF_OK, "begin");
 	meta_set_u64(m, "txn", 2);
-	meta_table_add(m, "rolled", &id);
-	meta_region_put(m, &(struct meta_region){ 801, id, "", 0, "", 0, 0 });
+	meta_table_add(m, "rolled", 0, &id);
+	meta_region_put(m, &(struct meta_region){ 801, id, "", 0, "", 0,
+						  0, 0 });
 	{
 		struct meta_file f = file(900, 801, "cf");
 		meta_file_add(m, &f);
@@ -743,8 +747,9 @@ static void test_transactions(void)
 
 	is_int(meta_begin(m), CF_OK, "begin");
 	meta_set_u64(m, "txn", 3);
-	meta_table_add(m, "kept", &id);
-	meta_region_put(m, &(struct meta_region){ 802, id, "", 0, "", 0, 0 });
+	meta_table_add(m, "kept", 0, &id);
+	meta_region_put(m, &(struct meta_region){ 802, id, "", 0, "", 0,
+						  0, 0 });
 	{
 		struct meta_file f = file(901, 802, "cf");
 		meta_file_add(m, &f);
@@ -760,7 +765,7 @@ static void test_transactions(void)
 	/* a failing step does not end the transaction */
 	is_int(meta_begin(m), CF_OK, "begin");
 	meta_set_u64(m, "txn", 4);
-	is_int(meta_table_add(m, "kept", &id), CF_EEXIST,
+	is_int(meta_table_add(m, "kept", 0, &id), CF_EEXIST,
 	       "a refused insert inside a transaction");
 	meta_set_u64(m, "after", 1);
 	is_int(meta_commit(m), CF_OK, "the transaction still commits");
@@ -892,21 +897,141 @@ static void test_not_catalog(void)
 	/* a catalog from a newer cellfs */
 	rm_catalog();
 	meta_close(open_ok());
-	raw_sql("PRAGMA user_version = 2", NULL, 0);
+	raw_sql("PRAGMA user_version = 3", NULL, 0);
 	is_int(meta_open(dbpath, &m), CF_ECORRUPT,
 	       "a newer schema version: ECORRUPT");
 
-	/* version 1 with a table missing */
+	/* version 2 with a table missing */
 	rm_catalog();
 	meta_close(open_ok());
 	raw_sql("DROP TABLE files", NULL, 0);
 	is_int(meta_open(dbpath, &m), CF_ECORRUPT,
-	       "schema version 1 without the files table: ECORRUPT");
+	       "schema version 2 without the files table: ECORRUPT");
 	rm_catalog();
 
 	snprintf(nodir, sizeof nodir, "%s.nodir/catalog.db", dbpath);
 	is_int(meta_open(nodir, &m), CF_EIO,
 	       "a catalog that cannot be created: EIO");
+}
+
+/* Times of tables (created, last schema change) and regions (created). */
+struct times { int64_t id, a, b; int n; };
+
+static int on_table_times(const struct meta_table *t, void *arg)
+{
+	struct times *c = arg;
+
+	c->id = t->id;
+	c->a = t->created_ms;
+	c->b = t->schema_ms;
+	c->n++;
+	return 0;
+}
+
+static int on_region_times(const struct meta_region *r, void *arg)
+{
+	struct times *c = arg;
+
+	c->id = r->id;
+	c->a = r->created_ms;
+	c->n++;
+	return 0;
+}
+
+static void test_times(void)
+{
+	struct meta *m;
+	struct times t = { 0 }, r = { 0 };
+	int64_t id;
+	struct meta_region mr = region(7, 0, "", 0, "", 0, 0);
+
+	rm_catalog();
+	m = open_ok();
+	is_int(meta_table_add(m, "timed", 1700000000123, &id), CF_OK,
+	       "table added at a time");
+	mr.table_id = id;
+	mr.created_ms = 1700000000456;
+	is_int(meta_region_put(m, &mr), CF_OK, "region put with a time");
+	is_int(meta_table_set_schema_ms(m, id, 1700000000789), CF_OK,
+	       "schema time set");
+	is_int(meta_table_set_schema_ms(m, id + 1, 1), CF_ENOTFOUND,
+	       "schema time of no table: ENOTFOUND");
+	meta_close(m);
+	m = open_ok();
+	meta_table_list(m, on_table_times, &t);
+	meta_region_list(m, id, on_region_times, &r);
+	ok(t.n == 1 && t.a == 1700000000123 && t.b == 1700000000789,
+	   "created_ms and schema_ms read back after reopen");
+	ok(r.n == 1 && r.id == 7 && r.a == 1700000000456,
+	   "region created_ms reads back");
+	is_int(meta_table_put(m, 50, "zrebuilt"), CF_OK, "table put");
+	t.n = 0;
+	meta_table_list(m, on_table_times, &t);
+	ok(t.n == 2 && t.id == 50 && t.a == 0 && t.b == 0,
+	   "a table put by fsck has unknown (0) times");
+	meta_close(m);
+	rm_catalog();
+}
+
+/* A catalog written by a cellfs of schema version 1 (the statements it
+ * ran) opens: upgraded once to version 2, rows kept, times unknown. */
+static void test_migrate(void)
+{
+	static const char *const v1[] = {
+		"CREATE TABLE tables(id INTEGER PRIMARY KEY AUTOINCREMENT,"
+		" name TEXT NOT NULL UNIQUE)",
+		"CREATE TABLE families(table_id INTEGER NOT NULL, name TEXT "
+		"NOT NULL, settings TEXT NOT NULL, PRIMARY KEY(table_id, "
+		"name))",
+		"CREATE TABLE regions(id INTEGER PRIMARY KEY, table_id "
+		"INTEGER NOT NULL, start BLOB NOT NULL, end BLOB NOT NULL, "
+		"flushed_seq INTEGER NOT NULL DEFAULT 0)",
+		"CREATE INDEX regions_by_table ON regions(table_id, start)",
+		"CREATE TABLE files(id INTEGER NOT NULL, region_id INTEGER "
+		"NOT NULL, family TEXT NOT NULL, home_region INTEGER NOT NULL,"
+		" size INTEGER NOT NULL, max_seq INTEGER NOT NULL, lo BLOB, "
+		"hi BLOB, PRIMARY KEY(region_id, id))",
+		"CREATE INDEX files_by_id ON files(id)",
+		"CREATE TABLE kv(key TEXT PRIMARY KEY, value INTEGER NOT NULL)",
+		"INSERT INTO tables(id, name) VALUES (3, 'old')",
+		"INSERT INTO regions(id, table_id, start, end, flushed_seq) "
+		"VALUES (9, 3, x'', x'6d', 42)",
+		"INSERT INTO kv(key, value) VALUES ('next_region', 10)",
+		"PRAGMA user_version = 1",
+	};
+	struct meta *m = NULL;
+	struct times t = { 0 }, r = { 0 };
+	uint64_t v = 0;
+	char out[64] = "";
+
+	rm_catalog();
+	for (size_t i = 0; i < sizeof v1 / sizeof v1[0]; i++)
+		if (raw_sql(v1[i], NULL, 0) != SQLITE_OK)
+			bail("building a version 1 catalog: %s", v1[i]);
+	is_int(meta_open(dbpath, &m), CF_OK, "a version 1 catalog opens");
+	ok(log_has("upgraded from schema version 1 to 2"),
+	   "the upgrade is logged");
+	meta_table_list(m, on_table_times, &t);
+	meta_region_list(m, 3, on_region_times, &r);
+	ok(t.n == 1 && t.id == 3 && t.a == 0 && t.b == 0,
+	   "its table is there, times unknown (0)");
+	ok(r.n == 1 && r.id == 9 && r.a == 0, "its region is there");
+	ok(meta_get_u64(m, "next_region", &v) == CF_OK && v == 10,
+	   "its counters are there");
+	is_int(meta_set_u64(m, "next_region", 11), CF_OK,
+	       "and it takes writes");
+	meta_close(m);
+	raw_sql("PRAGMA user_version", out, sizeof out);
+	is_str(out, "2", "user_version is now 2");
+	raw_sql("SELECT count(*) FROM pragma_table_info('regions') "
+		"WHERE name = 'created_ms'", out, sizeof out);
+	is_str(out, "1", "regions has created_ms");
+	meta_close(open_ok());
+	raw_sql("SELECT group_concat(name, ',') FROM "
+		"pragma_table_info('tables')", out, sizeof out);
+	is_str(out, "id,name,created_ms,schema_ms",
+	       "a second open changes nothing more");
+	rm_catalog();
 }
 
 /* A catalog whose pages past the first are overwritten: it still opens
@@ -925,7 +1050,7 @@ static void test_damaged(void)
 		key[0] = (unsigned char)i;
 		key[1] = (unsigned char)(i >> 8);
 		meta_region_put(m, &(struct meta_region){ i + 1, 1, key,
-				sizeof key, "", 0, 0 });
+				sizeof key, "", 0, 0, 0 });
 	}
 	is_int(meta_commit(m), CF_OK, "300 regions");
 	is_int(meta_check(m), CF_OK, "integrity check passes");
@@ -1181,6 +1306,8 @@ int main(void)
 	test_transactions();
 	test_busy();
 	test_not_catalog();
+	test_times();
+	test_migrate();
 	test_damaged();
 	test_write_failure();
 	test_crash();
