@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "tsd/internal.h"
+#include "tsd/json.h"
 #include "tsd/number.h"
 #include "tsd/query.h"
 #include "util/coding.h"
@@ -43,6 +44,7 @@ struct rfilter {
 struct result {
 	char *metric;
 	struct buf tags;	/* " k=v k=v" */
+	struct buf aggtags;	/* " k k": keys of the group not in tags */
 	struct tsd_dp *dp;
 	size_t n;
 	int skip_nan;		/* fill policy null: NaN points are gaps */
@@ -378,6 +380,32 @@ static int cmp_u32(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* " k k": the tag keys of the series g[0..ng) that are not among the
+ * nc common pairs, sorted by UID, each once (OpenTSDB's aggregateTags). */
+static int agg_tags(struct run *r, const struct qspan *g, size_t ng,
+		    const unsigned char *common, size_t nc, struct buf *out)
+{
+	uint32_t keys[TSD_MAX_TAGS];
+	size_t nk = 0;
+	int rc = CF_OK;
+
+	for (size_t i = 0; i < ng; i++)
+		for (size_t j = 0; j < g[i].ntags; j++) {
+			uint32_t k = tsd_uid_get(g[i].tags + 6 * j);
+			int seen = tag_value(common, nc, k) != 0;
+			for (size_t x = 0; x < nk && !seen; x++)
+				seen = keys[x] == k;
+			if (!seen && nk < TSD_MAX_TAGS)
+				keys[nk++] = k;
+		}
+	qsort(keys, nk, sizeof keys[0], cmp_u32);
+	for (size_t i = 0; i < nk && rc == CF_OK; i++)
+		if (!(rc = buf_putc(out, ' ')))
+			rc = tsd_uid_name(r->t->uids, r->uidt, TSD_TAGK,
+					  keys[i], out);
+	return rc;
+}
+
 static int add_result(struct run *r, const struct tsd_subquery *sq,
 		      struct qspan *g, size_t ng, const struct tsd_agg_spec *as)
 {
@@ -424,7 +452,9 @@ static int add_result(struct run *r, const struct tsd_subquery *sq,
 		}
 		nc = k;
 	}
-	return tsd_format_tags(r->t, r->uidt, common, nc, &res->tags);
+	if ((rc = tsd_format_tags(r->t, r->uidt, common, nc, &res->tags)))
+		return rc;
+	return agg_tags(r, g, ng, common, nc, &res->aggtags);
 }
 
 static int cmp_result(const void *a, const void *b)
@@ -502,6 +532,7 @@ static void free_results(struct run *r)
 	for (size_t i = 0; i < r->nres; i++) {
 		free(r->res[i].metric);
 		buf_release(&r->res[i].tags);
+		buf_release(&r->res[i].aggtags);
 		free(r->res[i].dp);
 	}
 	free(r->res);
@@ -531,6 +562,26 @@ static int format_text(struct run *r, struct buf *out)
 		}
 	}
 	return CF_OK;
+}
+
+static int format_json(struct run *r, struct buf *out)
+{
+	struct tsd_json_series *js = calloc(r->nres ? r->nres : 1,
+					    sizeof *js);
+	int rc;
+
+	if (!js)
+		return CF_ENOMEM;
+	for (size_t i = 0; i < r->nres; i++) {
+		const struct result *res = &r->res[i];
+		js[i] = (struct tsd_json_series){ res->metric, res->tags.p,
+			res->tags.len, res->aggtags.p, res->aggtags.len,
+			res->dp, res->n, res->skip_nan };
+	}
+	rc = tsd_json_format(out, js, r->nres, r->q->ms, r->q->start_ms,
+			     r->q->end_ms);
+	free(js);
+	return rc;
 }
 
 static int format_png(struct run *r, struct buf *out)
@@ -589,8 +640,9 @@ static int run_query(tsd *t, const struct tsd_query *q, enum tsd_format fmt,
 		release_sub(&r);
 	}
 	if (rc == CF_OK)
-		rc = fmt == TSD_FMT_PNG ? format_png(&r, out)
-					: format_text(&r, out);
+		rc = fmt == TSD_FMT_PNG ? format_png(&r, out) :
+		     fmt == TSD_FMT_JSON ? format_json(&r, out) :
+		     format_text(&r, out);
 	pthread_mutex_lock(&t->mu);
 	t->st.queries++;
 	t->st.query_points += r.points;

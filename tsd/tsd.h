@@ -137,6 +137,19 @@ void tsd_writer_close(tsd_writer *w);
  * the convenience for batch imports and tests.  Same errors. */
 int tsd_put_text(tsd *t, const char *text, size_t len, struct tsd_error *err);
 
+/*
+ * Puts the lines of text[0..len) as OpenTSDB's telnet "put" takes them,
+ * line by line (tsd/putlines.c): every valid line is stored (all of them
+ * in one batch), every invalid one is skipped and reported through
+ * bad(ctx, its 1-based line number, the reason) and counted in
+ * lines_rejected.  *stored (may be NULL) is the number of lines stored.
+ * Returns CF_OK when every valid line is stored, bad lines or not;
+ * CF_ERANGE, CF_ENOMEM or an engine error with nothing stored (*err).
+ */
+int tsd_put_lines(tsd *t, const char *text, size_t len,
+		  void (*bad)(void *ctx, uint64_t line, const char *reason),
+		  void *ctx, size_t *stored, struct tsd_error *err);
+
 /* --- names ------------------------------------------------------------- */
 
 enum tsd_kind { TSD_METRICS = 0, TSD_TAGK = 1, TSD_TAGV = 2 };
@@ -156,7 +169,7 @@ int tsd_names(tsd *t, enum tsd_kind kind, const char *prefix, size_t max,
 
 /* --- reading ----------------------------------------------------------- */
 
-enum tsd_format { TSD_FMT_TEXT = 0, TSD_FMT_PNG = 1 };
+enum tsd_format { TSD_FMT_TEXT = 0, TSD_FMT_PNG = 1, TSD_FMT_JSON = 2 };
 
 /*
  * A metric dump: every point of metric as "M TS VALUE TAGK=TAGV ...\n"
@@ -186,6 +199,7 @@ int tsd_query_check(tsd *t, const char *qs, size_t len,
  * (fill policy nan) prints "NaN"; fill policy null leaves the point out.
  * TSD_FMT_PNG: the same query drawn by gnuplot (one line per group, its
  * tags in the legend).
+ * TSD_FMT_JSON: OpenTSDB's /api/query answer (tsd/json.c; docs/api.md).
  * Errors: CF_EINVAL (bad query; *err), CF_ENOTFOUND (unknown metric or
  * tag key; *err), CF_ETOOBIG (more than max_query_points), CF_ERANGE
  * (a value overflowed), CF_EIO (gnuplot failed; *err), engine errors.
