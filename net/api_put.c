@@ -213,13 +213,11 @@ static json_t *echo(json_t *j)
 			"metric")) ? json_object_get(j, "metric") : json_null());
 	json_object_set_new(o, "timestamp", json_integer(
 		json_is_integer(ts) ? json_integer_value(ts) : 0));
-	if (json_is_real(v) && !buf_printf(&b, "%.17g", json_real_value(v)))
-		json_object_set_new(o, "value", json_stringn((char *)b.p,
-							     b.len));
-	else if (!json_is_real(v) && v && !json_is_null(v) &&
-		 !scalar_text(v, &b))
-		json_object_set_new(o, "value", json_stringn((char *)b.p,
-							     b.len));
+	if ((json_is_real(v) && !buf_printf(&b, "%.17g",
+					    json_real_value(v))) ||
+	    (!json_is_real(v) && v && !json_is_null(v) && !scalar_text(v, &b)))
+		json_object_set_new(o, "value", json_stringn(b.p ? (char *)b.p
+							     : "", b.len));
 	else
 		json_object_set_new(o, "value", json_null());
 	json_object_set(o, "tags", json_is_object(json_object_get(j, "tags"))
