@@ -285,6 +285,14 @@ test_expect_success 'a body over 16 MiB: 413, by Content-Length or while read' '
 	is 413
 '
 
+test_expect_success '1000 idle connections: another request is still answered' '
+	printf "GET /api/version HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n" |
+		$CLIENT crowd $HP 1000 >out &&
+	head -1 out | tr -d "\r" >status &&
+	echo "HTTP/1.1 200 OK" >expect &&
+	test_cmp expect status
+'
+
 test_expect_success 'a point written to MNT/tsd/put is answered over HTTP' '
 	echo "f.m $T 5 host=x" >>"$MNT/tsd/put" &&
 	api "/api/query?start=$T&m=sum:f.m" &&

@@ -145,6 +145,14 @@ test_expect_success 'tcollector exchange: version as liveness check, put blocks,
 	echo 101 >expect && test_cmp expect n
 '
 
+test_expect_success '1000 idle connections: another one is still served' '
+	printf "put crowd.m %s 1 host=a\nversion\nexit\n" $T |
+		$CLIENT crowd $TP 1000 >out &&
+	test $(wc -l <out) = 2 &&
+	echo "crowd.m $T 1 host=a" >expect &&
+	test_cmp expect "$MNT/tsd/metrics/crowd.m"
+'
+
 test_expect_success 'unmount with 100 connections open: all closed, the daemon exits' '
 	$CLIENT hold $TP 100 >held &
 	HOLD=$! &&

@@ -8,6 +8,8 @@ servers (t1150, t1160), python3's standard library only.
   tsd_client.py telnet PORT     sends stdin, prints all the server says
                                 until it closes the connection (stdin
                                 should end with "exit"); 10 s at most
+  tsd_client.py crowd PORT N    opens N idle connections, then does what
+                                "telnet" does on one more, then closes all
   tsd_client.py hold PORT N     opens N connections, prints "open", then
                                 "closed" once the server has closed all
                                 of them (10 s at most after "open")
@@ -48,6 +50,14 @@ def telnet(port):
     return 0
 
 
+def crowd(port, n):
+    conns = [connect(port) for _ in range(int(n))]
+    rc = telnet(port)
+    for c in conns:
+        c.close()
+    return rc
+
+
 def hold(port, n):
     conns = [connect(port) for _ in range(int(n))]
     print("open", flush=True)
@@ -75,6 +85,8 @@ def main(argv):
         return wait(argv[2], False)
     if argv[1] == "telnet":
         return telnet(argv[2])
+    if argv[1] == "crowd":
+        return crowd(argv[2], argv[3])
     if argv[1] == "hold":
         return hold(argv[2], argv[3])
     return 2
