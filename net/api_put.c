@@ -220,8 +220,9 @@ static json_t *echo(json_t *j)
 							     : "", b.len));
 	else
 		json_object_set_new(o, "value", json_null());
-	json_object_set(o, "tags", json_is_object(json_object_get(j, "tags"))
-			? json_object_get(j, "tags") : json_object());
+	json_object_set_new(o, "tags", json_is_object(json_object_get(j,
+			    "tags")) ? json_incref(json_object_get(j, "tags"))
+			    : json_object());
 	buf_release(&b);
 	return o;
 }
