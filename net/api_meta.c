@@ -166,3 +166,131 @@ int net_api_filters(struct net_req *r)
 	}
 	return net_json_reply(r, o);
 }
+
+/* The names of one kind to assign: a JSON array (POST) or a
+ * comma-separated list (GET). */
+static json_t *names_of(json_t *body, struct net_req *r, const char *kind)
+{
+	const char *v, *p;
+	json_t *arr;
+
+	if (body) {
+		arr = json_object_get(body, kind);
+		return json_is_array(arr) ? json_incref(arr) : NULL;
+	}
+	v = net_arg(r, kind);
+	if (!v || !*v)
+		return NULL;
+	arr = json_array();
+	for (p = v; arr;) {
+		size_t n = strcspn(p, ",");
+		json_array_append_new(arr, json_stringn(p, n));
+		if (!p[n])
+			break;
+		p += n + 1;
+	}
+	return arr;
+}
+
+static int cmp_name(const void *a, const void *b)
+{
+	const char *x = json_string_value(*(json_t *const *)a);
+	const char *y = json_string_value(*(json_t *const *)b);
+	return strcmp(x ? x : "", y ? y : "");
+}
+
+int net_api_uid_assign(struct net_req *r)
+{
+	static const char *const kinds[] = { "metric", "tagk", "tagv" };
+	/* OpenTSDB's answer is a Java HashMap: its keys come in this order */
+	static const char *const order[] = { "tagv_errors", "metric", "tagk",
+		"tagk_errors", "metric_errors", "tagv" };
+	json_t *body = NULL, *lists[3], *res[3], *errs[3], *out;
+	size_t nerr = 0, given = 0;
+	tsd *t;
+	int rc;
+
+	if (!get_or_post(r))
+		return net_bad_method(r);
+	if (!strcmp(r->method, "POST")) {
+		json_error_t jerr;
+		if (r->body_len == 0)
+			return net_error(r, 400, "Missing message content",
+					 "Supply valid JSON formatted data in "
+					 "the body of your request");
+		if (!(body = json_loadb(r->body, r->body_len, 0, &jerr)))
+			return net_error(r, 400, "Unable to parse the given "
+					 "JSON", jerr.text);
+	}
+	for (int k = 0; k < 3; k++) {
+		lists[k] = names_of(body, r, kinds[k]);
+		given += lists[k] != NULL;
+		res[k] = errs[k] = NULL;
+	}
+	json_decref(body);
+	if (!given)
+		return net_error(r, 400, "Missing values to assign UIDs", NULL);
+	if ((rc = r->get(1, &t))) {
+		for (int k = 0; k < 3; k++)
+			json_decref(lists[k]);
+		return net_error(r, 500, cf_strerror(rc), NULL);
+	}
+	for (int k = 0; k < 3; k++) {
+		size_t n = lists[k] ? json_array_size(lists[k]) : 0;
+		json_t **v = malloc((n ? n : 1) * sizeof *v);
+		if (!lists[k] || !v) {
+			free(v);
+			json_decref(lists[k]);
+			continue;
+		}
+		/* both maps of OpenTSDB's answer are TreeMaps: by name */
+		for (size_t i = 0; i < n; i++)
+			v[i] = json_array_get(lists[k], i);
+		qsort(v, n, sizeof *v, cmp_name);
+		res[k] = json_object();
+		for (size_t i = 0; i < n; i++) {
+			const char *name = json_string_value(v[i]);
+			char msg[200];
+			uint32_t uid = 0;
+			rc = name ? tsd_name_assign(t, (enum tsd_kind)k, name,
+						    &uid) : CF_EINVAL;
+			if (rc == CF_OK) {
+				snprintf(msg, sizeof msg, "%06X", uid);
+				json_object_set_new(res[k], name,
+						    json_string(msg));
+				continue;
+			}
+			if (rc == CF_EEXIST)
+				snprintf(msg, sizeof msg, "Name already exists "
+					 "with UID: %06X", uid);
+			else if (rc == CF_EINVAL)
+				snprintf(msg, sizeof msg, "Invalid %s (\"%s\"): "
+					 "illegal character", kinds[k],
+					 name ? name : "");
+			else
+				snprintf(msg, sizeof msg, "%s",
+					 cf_strerror(rc));
+			if (!errs[k])
+				errs[k] = json_object();
+			json_object_set_new(errs[k], name ? name : "",
+					    json_string(msg));
+			nerr++;
+		}
+		free(v);
+		json_decref(lists[k]);
+	}
+	out = json_object();
+	for (size_t o = 0; o < sizeof order / sizeof order[0]; o++)
+		for (int k = 0; k < 3; k++) {
+			size_t kl = strlen(kinds[k]);
+			if (strncmp(order[o], kinds[k], kl))
+				continue;
+			if (!order[o][kl] && res[k])
+				json_object_set_new(out, order[o], res[k]);
+			else if (order[o][kl] && errs[k])
+				json_object_set_new(out, order[o], errs[k]);
+		}
+	net_json_reply(r, out);
+	r->status = nerr ? 400 : 200;
+	return 0;
+}

@@ -186,6 +186,7 @@ static const struct {
 	{ "/api/aggregators", net_api_aggregators },
 	{ "/api/version", net_api_version },
 	{ "/api/config/filters", net_api_filters },
+	{ "/api/uid/assign", net_api_uid_assign },
 };
 
 static void route(struct net_req *r)

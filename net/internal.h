@@ -57,5 +57,6 @@ int net_api_suggest(struct net_req *r);
 int net_api_aggregators(struct net_req *r);
 int net_api_version(struct net_req *r);
 int net_api_filters(struct net_req *r);
+int net_api_uid_assign(struct net_req *r);
 
 #endif

@@ -240,6 +240,21 @@ test_expect_success '/api/suggest: metrics, tag keys and values, q, max, errors'
 	is 400
 '
 
+test_expect_success '/api/uid/assign: new names get UIDs, known and bad ones are errors' '
+	api "/api/uid/assign?metric=u.b,u.a&tagk=zone" &&
+	echo "{\"metric\":{\"u.a\":\"000006\",\"u.b\":\"000007\"},\"tagk\":{\"zone\":\"000003\"}}" >expect &&
+	is 200 &&
+	api /api/uid/assign -X POST -d "{\"metric\":[\"u.c\",\"u.a\",\"bad name\"],\"tagv\":[\"web01\"]}" &&
+	cat >expect <<-\EOF &&
+	{"tagv_errors":{"web01":"Name already exists with UID: 000001"},"metric":{"u.c":"000008"},"metric_errors":{"bad name":"Invalid metric (\"bad name\"): illegal character","u.a":"Name already exists with UID: 000006"},"tagv":{}}
+	EOF
+	is 400 &&
+	ls "$MNT/tsd/metrics" >out && grep -x u.c out &&
+	api /api/uid/assign &&
+	echo "{\"error\":{\"code\":400,\"message\":\"Missing values to assign UIDs\"}}" >expect &&
+	is 400
+'
+
 test_expect_success '/api/version, /api/config/filters, unknown endpoints' '
 	api /api/version &&
 	echo "{\"short_revision\":\"cellfs\",\"repo\":\"cellfs\",\"host\":\"localhost\",\"version\":\"2.4.0\",\"full_revision\":\"cellfs\",\"repo_status\":\"MODIFIED\",\"user\":\"cellfs\",\"branch\":\"cellfs\",\"timestamp\":\"0\"}" >expect &&

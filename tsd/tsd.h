@@ -158,6 +158,13 @@ enum tsd_kind { TSD_METRICS = 0, TSD_TAGK = 1, TSD_TAGV = 2 };
 int tsd_name_lookup(tsd *t, enum tsd_kind kind, const char *name,
 		    uint32_t *uid);
 
+/* Gives name (NUL-terminated) of the given kind a UID without writing
+ * a point (tsd/assign.c).  CF_EEXIST with *uid when it has one already;
+ * CF_EINVAL for a name a put line would refuse; CF_ERANGE when the kind's
+ * UID space is exhausted; engine errors. */
+int tsd_name_assign(tsd *t, enum tsd_kind kind, const char *name,
+		    uint32_t *uid);
+
 /*
  * The names of a kind that begin with prefix ("" for all), in byte order,
  * at most max of them (0: no limit): OpenTSDB's suggest scan over the
