@@ -168,6 +168,18 @@ test_expect_success 'POST /api/query: tags, filters, downsampling, rate' '
 	is 200
 '
 
+test_expect_success 'fill policies: NaN prints "NaN", null prints null (MNT/tsd/q/ leaves it out)' '
+	printf "fill.m %s 1 h=a\nfill.m %s 3 h=a\n" $T $((T + 120)) >>"$MNT/tsd/put" &&
+	api "/api/query?start=$T&end=$((T + 180))&m=sum:1m-avg-nan:fill.m" &&
+	echo "[{\"metric\":\"fill.m\",\"tags\":{\"h\":\"a\"},\"aggregateTags\":[],\"dps\":{\"$T\":1.0,\"$((T + 60))\":\"NaN\",\"$((T + 120))\":3.0,\"$((T + 180))\":\"NaN\"}}]" >expect &&
+	is 200 &&
+	api "/api/query?start=$T&end=$((T + 180))&m=sum:1m-avg-null:fill.m" &&
+	echo "[{\"metric\":\"fill.m\",\"tags\":{\"h\":\"a\"},\"aggregateTags\":[],\"dps\":{\"$T\":1.0,\"$((T + 60))\":null,\"$((T + 120))\":3.0,\"$((T + 180))\":null}}]" >expect &&
+	is 200 &&
+	printf "fill.m %s 1.0 h=a\nfill.m %s 3.0 h=a\n" $T $((T + 120)) >expect &&
+	test_cmp expect "$MNT/tsd/q/start=$T&end=$((T + 180))&m=sum:1m-avg-null:fill.m"
+'
+
 test_expect_success 'query errors: unknown names, bad queries, bad JSON' '
 	api "/api/query?start=$T&m=sum:no.such" &&
 	echo "{\"error\":{\"code\":400,\"message\":\"No such name for '"'"'metrics'"'"': '"'"'no.such'"'"'\",\"details\":\"No such name for '"'"'metrics'"'"': '"'"'no.such'"'"'\"}}" >expect &&
@@ -222,11 +234,11 @@ test_expect_success '/api/query/last: the newest point of each series' '
 
 test_expect_success '/api/suggest: metrics, tag keys and values, q, max, errors' '
 	api "/api/suggest?type=metrics" &&
-	echo "[\"d.m\",\"p.m\",\"s.m\",\"sys.cpu\",\"sys.ms\"]" >expect && is 200 &&
+	echo "[\"d.m\",\"fill.m\",\"p.m\",\"s.m\",\"sys.cpu\",\"sys.ms\"]" >expect && is 200 &&
 	api "/api/suggest?type=metrics&q=sys&max=1" &&
 	echo "[\"sys.cpu\"]" >expect && is 200 &&
 	api "/api/suggest?type=tagk" &&
-	echo "[\"a\",\"host\"]" >expect && is 200 &&
+	echo "[\"a\",\"h\",\"host\"]" >expect && is 200 &&
 	api /api/suggest -X POST -d "{\"type\":\"tagv\",\"q\":\"web\"}" &&
 	echo "[\"web01\",\"web02\"]" >expect && is 200 &&
 	api "/api/suggest" &&
@@ -242,11 +254,11 @@ test_expect_success '/api/suggest: metrics, tag keys and values, q, max, errors'
 
 test_expect_success '/api/uid/assign: new names get UIDs, known and bad ones are errors' '
 	api "/api/uid/assign?metric=u.b,u.a&tagk=zone" &&
-	echo "{\"metric\":{\"u.a\":\"000006\",\"u.b\":\"000007\"},\"tagk\":{\"zone\":\"000003\"}}" >expect &&
+	echo "{\"metric\":{\"u.a\":\"000007\",\"u.b\":\"000008\"},\"tagk\":{\"zone\":\"000004\"}}" >expect &&
 	is 200 &&
 	api /api/uid/assign -X POST -d "{\"metric\":[\"u.c\",\"u.a\",\"bad name\"],\"tagv\":[\"web01\"]}" &&
 	cat >expect <<-\EOF &&
-	{"tagv_errors":{"web01":"Name already exists with UID: 000001"},"metric":{"u.c":"000008"},"metric_errors":{"bad name":"Invalid metric (\"bad name\"): illegal character","u.a":"Name already exists with UID: 000006"},"tagv":{}}
+	{"tagv_errors":{"web01":"Name already exists with UID: 000001"},"metric":{"u.c":"000009"},"metric_errors":{"bad name":"Invalid metric (\"bad name\"): illegal character","u.a":"Name already exists with UID: 000007"},"tagv":{}}
 	EOF
 	is 400 &&
 	ls "$MNT/tsd/metrics" >out && grep -x u.c out &&
