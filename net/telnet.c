@@ -236,6 +236,10 @@ static void process(struct net_telnet *s, struct tconn *c)
 	buf_release(&pend);
 	memmove(c->in.p, c->in.p + b, c->in.len - b);
 	c->in.len -= b;
+	if (c->closing) {
+		c->in.len = 0;	/* what follows "exit" is not read */
+		return;
+	}
 	if (c->in.len > LINE_MAX) {
 		if (!c->skip) {
 			say(c, "put: illegal argument: line too long\n", 37);
