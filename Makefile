@@ -26,11 +26,13 @@ CPPFLAGS = -I. -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 \
 	$(shell pkg-config --cflags fuse3 2>/dev/null)
 CFLAGS = -std=c11 $(OPT) $(WARN) $(SANFLAGS) -pthread -MMD -MP
 LDFLAGS = $(SANFLAGS) -pthread
-LIBS = -lsqlite3 -lsnappy -lpcre2-8 -lm
+LIBS = -lsqlite3 -lsnappy -lpcre2-8 -ljansson -lm
+NET_LIBS = -lmicrohttpd -lz
 FUSE_LIBS = $(shell pkg-config --libs fuse3 2>/dev/null)
 
 LIB_SRC := $(wildcard util/*.c meta/*.c engine/*.c tsd/*.c)
 FS_SRC := $(wildcard fs/*.c)
+NET_SRC := $(wildcard net/*.c)
 FS_MAIN := fs/main.c
 FSCK_MAIN := fs/fsck_main.c
 FS_LIB_SRC := $(filter-out $(FS_MAIN) $(FSCK_MAIN),$(FS_SRC))
@@ -40,6 +42,7 @@ BENCH_SRC := $(wildcard tests/bench/*.c)
 
 LIB_OBJ := $(LIB_SRC:%.c=$(B)/%.o)
 FS_LIB_OBJ := $(FS_LIB_SRC:%.c=$(B)/%.o)
+NET_OBJ := $(NET_SRC:%.c=$(B)/%.o)
 TEST_BIN := $(TEST_SRC:tests/%.c=$(B)/tests/%)
 HELPER_BIN := $(HELPER_SRC:tests/%.c=$(B)/tests/%)
 BENCH_BIN := $(BENCH_SRC:tests/bench/%.c=$(B)/tests/bench/%)
@@ -53,7 +56,7 @@ FSCK := $(if $(wildcard $(FSCK_MAIN)),$(B)/cellfs-fsck)
 DEBS := build-essential pkg-config libfuse3-dev fuse3 libsnappy-dev \
 	libsqlite3-dev sqlite3 sharness rsync tar attr gnuplot-nox \
 	libleveldb-dev librocksdb-dev liblmdb-dev libpcre2-dev cmake curl \
-	python3 man-db
+	python3 man-db libmicrohttpd-dev libjansson-dev zlib1g-dev
 
 .SECONDARY:
 .PHONY: all deps check check-build check-thread run bench bench-quick clean \
@@ -95,8 +98,8 @@ $(B)/%.o: %.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
-$(B)/cellfs: $(B)/$(FS_MAIN:.c=.o) $(FS_LIB_OBJ) $(B)/libcellfs.a
-	$(CC) $(LDFLAGS) -o $@ $^ $(FUSE_LIBS) $(LIBS)
+$(B)/cellfs: $(B)/$(FS_MAIN:.c=.o) $(FS_LIB_OBJ) $(NET_OBJ) $(B)/libcellfs.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(FUSE_LIBS) $(NET_LIBS) $(LIBS)
 
 $(B)/cellfs-fsck: $(B)/$(FSCK_MAIN:.c=.o) $(FS_LIB_OBJ) $(B)/libcellfs.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(FUSE_LIBS) $(LIBS)

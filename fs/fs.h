@@ -77,6 +77,10 @@ struct fs_tsd_file;
 void fs_tsd_setup(cf_db *db);
 /* Closes the tsd layer; before the engine closes. */
 void fs_tsd_teardown(void);
+/* The daemon's tsd handle, shared with the network servers (net/net.h's
+ * net_tsd_fn): with create 0, CF_ENOTFOUND while no tsd table exists. */
+struct tsd;
+int fs_tsd_get(int create, struct tsd **out);
 int fs_tsd_is_dir(enum fs_tsd_node k);
 /* The meaning of name under parent: *kind, and in arg the unescaped name
  * or the query (NUL-terminated beyond len). */

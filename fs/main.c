@@ -17,6 +17,7 @@
 
 #include "fs/fs.h"
 #include "fs/notify.h"
+#include "net/net.h"
 #include "util/log.h"
 
 struct config {
@@ -24,6 +25,7 @@ struct config {
 	int nonopts;
 	char *flush_size, *split_size, *block_cache, *sync, *sync_ms;
 	char *max_value, *wal;
+	char *tsd_http, *tsd_telnet;	/* ADDR:PORT of the servers */
 	int rdplus_always;	/* readdirplus=always (else auto) */
 	int fsname, subtype;	/* given by the user: not set by us */
 };
@@ -37,6 +39,8 @@ static const struct fuse_opt cellfs_opts[] = {
 	OPT("sync_ms=%s", sync_ms),
 	OPT("max_value=%s", max_value),
 	OPT("wal=%s", wal),
+	OPT("tsd_http=%s", tsd_http),
+	OPT("tsd_telnet=%s", tsd_telnet),
 	{ "readdirplus=always", offsetof(struct config, rdplus_always), 1 },
 	{ "readdirplus=auto", offsetof(struct config, rdplus_always), 0 },
 	FUSE_OPT_END
@@ -197,6 +201,27 @@ static void tell(const char *state)
 		       getenv("NOTIFY_SOCKET"), state, strerror(err));
 }
 
+/* The server addresses are checked before mounting, so that a typo is
+ * reported on the terminal. */
+static int check_net(const struct config *c)
+{
+	struct sockaddr_storage sa;
+	socklen_t len;
+	char why[160];
+
+	if (c->tsd_http && net_addr_parse(c->tsd_http, &sa, &len, why,
+					  sizeof why)) {
+		fprintf(stderr, "cellfs: tsd_http: %s\n", why);
+		return -1;
+	}
+	if (c->tsd_telnet && net_addr_parse(c->tsd_telnet, &sa, &len, why,
+					    sizeof why)) {
+		fprintf(stderr, "cellfs: tsd_telnet: %s\n", why);
+		return -1;
+	}
+	return 0;
+}
+
 static void usage(const char *prog)
 {
 	printf("usage: %s [-f] [-o OPT[,OPT...]] DATADIR MOUNTPOINT\n\n"
@@ -210,7 +235,9 @@ static void usage(const char *prog)
 	       "    -o wal=mmap|write     WAL records through a mapping of\n"
 	       "                          the segment, or with write(2)\n"
 	       "    -o readdirplus=auto|always  attributes with every listing\n"
-	       "                          page, or as the kernel sees fit\n\n",
+	       "                          page, or as the kernel sees fit\n"
+	       "    -o tsd_http=[ADDR:]PORT    OpenTSDB's HTTP API (docs/api.md)\n"
+	       "    -o tsd_telnet=[ADDR:]PORT  OpenTSDB's telnet put port\n\n",
 	       prog);
 	fuse_cmdline_help();
 	fuse_lowlevel_help();
@@ -225,6 +252,8 @@ int main(int argc, char **argv)
 	struct config c;
 	struct cf_options o;
 	cf_db *db = NULL;
+	net_http *http = NULL;
+	net_telnet *telnet = NULL;
 	char *abs;
 	int rc, ret = 1, mounted = 0, handlers = 0;
 
@@ -249,7 +278,7 @@ int main(int argc, char **argv)
 			"MOUNTPOINT (--help for options)\n", argv[0]);
 		goto out;
 	}
-	if (make_options(&c, &o))
+	if (make_options(&c, &o) || check_net(&c))
 		goto out;
 	if (mkdir(c.datadir, 0700) != 0 && errno != EEXIST) {
 		fprintf(stderr, "cellfs: %s: %s\n", c.datadir,
@@ -302,6 +331,10 @@ int main(int argc, char **argv)
 	fs_setup(db, c.datadir, o.max_value);
 	fs_set_session(se);
 	fs_set_readdirplus(c.rdplus_always);
+	if ((c.tsd_http && net_http_start(c.tsd_http, fs_tsd_get, &http)) ||
+	    (c.tsd_telnet &&
+	     net_telnet_start(c.tsd_telnet, fs_tsd_get, &telnet)))
+		goto out;
 	cf_log(CF_LOG_INFO, "mounted %s at %s", c.datadir, fo.mountpoint);
 	tell("READY=1");
 	if (fo.singlethread) {
@@ -316,6 +349,8 @@ int main(int argc, char **argv)
 	ret = 0;
 	tell("STOPPING=1");
 out:
+	net_http_stop(http);	/* before the tsd layer they use closes */
+	net_telnet_stop(telnet);
 	fs_set_session(NULL);	/* no invalidation after this */
 	if (mounted)
 		fuse_session_unmount(se);
@@ -337,6 +372,8 @@ out:
 	free(c.sync_ms);
 	free(c.max_value);
 	free(c.wal);
+	free(c.tsd_http);
+	free(c.tsd_telnet);
 	fuse_opt_free_args(&args);
 	return ret;
 }

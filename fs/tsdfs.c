@@ -77,6 +77,11 @@ static int get(int create, tsd **out)
 	return rc;
 }
 
+int fs_tsd_get(int create, tsd **out)
+{
+	return get(create, out);
+}
+
 int fs_tsd_is_dir(enum fs_tsd_node k)
 {
 	return k == FT_DIR || k == FT_METRICS || k == FT_TAGK ||

@@ -8,14 +8,16 @@
  * grouped by the values of the group-by keys.  Text results are
  * produced while read: each group goes through a tsd_agg_iter when the
  * reader reaches it (struct qtext, the cursor's producer), and
- * emit_point() is where a point becomes text.  Graphs aggregate every
- * group at open and go to tsd_plot().
+ * emit_point() is where a point becomes text.  Graphs and JSON answers
+ * aggregate every group at open (collect(), at most max_graph_points
+ * points) and go to tsd_plot() or tsd_json_format().
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "tsd/internal.h"
+#include "tsd/json.h"
 #include "tsd/number.h"
 #include "tsd/query.h"
 #include "util/coding.h"
@@ -46,6 +48,7 @@ struct rfilter {
 struct result {
 	char *metric;
 	struct buf tags;	/* " k=v k=v" */
+	struct buf aggtags;	/* " k k": keys of the group not in tags */
 	struct tsd_span *sp;	/* its series (points owned by run.dps) */
 	size_t nsp;
 	struct tsd_agg_spec as;	/* its tz points into run.q */
@@ -428,6 +431,32 @@ static int cmp_u32(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* " k k": the tag keys of the series g[0..ng) that are not among the
+ * nc common pairs, sorted by UID, each once (OpenTSDB's aggregateTags). */
+static int agg_tags(struct run *r, const struct qspan *g, size_t ng,
+		    const unsigned char *common, size_t nc, struct buf *out)
+{
+	uint32_t keys[TSD_MAX_TAGS];
+	size_t nk = 0;
+	int rc = CF_OK;
+
+	for (size_t i = 0; i < ng; i++)
+		for (size_t j = 0; j < g[i].ntags; j++) {
+			uint32_t k = tsd_uid_get(g[i].tags + 6 * j);
+			int seen = tag_value(common, nc, k) != 0;
+			for (size_t x = 0; x < nk && !seen; x++)
+				seen = keys[x] == k;
+			if (!seen && nk < TSD_MAX_TAGS)
+				keys[nk++] = k;
+		}
+	qsort(keys, nk, sizeof keys[0], cmp_u32);
+	for (size_t i = 0; i < nk && rc == CF_OK; i++)
+		if (!(rc = buf_putc(out, ' ')))
+			rc = tsd_uid_name(r->t->uids, r->uidt, TSD_TAGK,
+					  keys[i], out);
+	return rc;
+}
+
 static int add_result(struct run *r, const struct tsd_subquery *sq,
 		      struct qspan *g, size_t ng, const struct tsd_agg_spec *as)
 {
@@ -435,6 +464,7 @@ static int add_result(struct run *r, const struct tsd_subquery *sq,
 	struct tsd_dp **dps;
 	struct result *res;
 	size_t nc;
+	int rc;
 
 	dps = realloc(r->dps, (r->ndps + ng) * sizeof *dps);
 	if (!dps)
@@ -473,7 +503,9 @@ static int add_result(struct run *r, const struct tsd_subquery *sq,
 		}
 		nc = k;
 	}
-	return tsd_format_tags(r->t, r->uidt, common, nc, &res->tags);
+	if ((rc = tsd_format_tags(r->t, r->uidt, common, nc, &res->tags)))
+		return rc;
+	return agg_tags(r, g, ng, common, nc, &res->aggtags);
 }
 
 static int cmp_result(const void *a, const void *b)
@@ -551,6 +583,7 @@ static void free_results(struct run *r)
 	for (size_t i = 0; i < r->nres; i++) {
 		free(r->res[i].metric);
 		buf_release(&r->res[i].tags);
+		buf_release(&r->res[i].aggtags);
 		free(r->res[i].sp);
 	}
 	free(r->res);
@@ -575,6 +608,86 @@ static int emit_point(const struct run *r, const struct result *res,
 	return tsd_buf_point(out, res->metric,
 			     r->q->ms ? p->ts : p->ts / 1000, p->is_float,
 			     p->i, p->d, res->tags.p, res->tags.len);
+}
+
+/* Aggregates group res whole into *dp (malloc'd, *n points): graphs and
+ * JSON answers need all their points at once, so *total, the points of
+ * the result so far, stops at max_graph_points (CF_ETOOBIG, *err says
+ * "WHAT of more than N points"). */
+static int collect(struct run *r, const struct result *res, const char *what,
+		   struct tsd_dp **dp, size_t *n, uint64_t *total)
+{
+	struct tsd_agg_iter *it;
+	struct tsd_dp p;
+	size_t cap = 0;
+	int rc;
+
+	*dp = NULL;
+	*n = 0;
+	if ((rc = tsd_agg_iter_new(&res->as, res->sp, res->nsp, &it)))
+		return rc;
+	while ((rc = tsd_agg_iter_next(it, &p)) > 0) {
+		if (++*total > r->t->o.max_graph_points) {
+			char lim[32];
+			snprintf(lim, sizeof lim, "%llu",
+				 (unsigned long long)r->t->o.max_graph_points);
+			if (r->err) {
+				r->err->line = 0;
+				snprintf(r->err->reason, sizeof r->err->reason,
+					 "%s of more than %s points", what,
+					 lim);
+			}
+			rc = CF_ETOOBIG;
+			break;
+		}
+		if (*n == cap) {
+			size_t nc = cap ? 2 * cap : 256;
+			struct tsd_dp *np = realloc(*dp, nc * sizeof *np);
+			if (!np) {
+				rc = CF_ENOMEM;
+				break;
+			}
+			*dp = np;
+			cap = nc;
+		}
+		(*dp)[(*n)++] = p;
+	}
+	tsd_agg_iter_free(it);
+	if (rc == CF_ERANGE)
+		set_err(r->err, "%s: a value overflowed to infinity",
+			res->metric);
+	return rc < 0 ? rc : CF_OK;
+}
+
+static int format_json(struct run *r, struct buf *out)
+{
+	struct tsd_json_series *js = calloc(r->nres ? r->nres : 1,
+					    sizeof *js);
+	struct tsd_dp **dps = calloc(r->nres ? r->nres : 1, sizeof *dps);
+	uint64_t total = 0;
+	int rc = CF_OK;
+
+	if (!js || !dps) {
+		rc = CF_ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < r->nres && rc == CF_OK; i++) {
+		const struct result *res = &r->res[i];
+		size_t n;
+		rc = collect(r, res, "JSON answer", &dps[i], &n, &total);
+		js[i] = (struct tsd_json_series){ res->metric, res->tags.p,
+			res->tags.len, res->aggtags.p, res->aggtags.len,
+			dps[i], n, res->skip_nan };
+	}
+	if (rc == CF_OK)
+		rc = tsd_json_format(out, js, r->nres, r->q->ms,
+				     r->q->start_ms, r->q->end_ms);
+out:
+	for (size_t i = 0; dps && i < r->nres; i++)
+		free(dps[i]);
+	free(dps);
+	free(js);
+	return rc;
 }
 
 static int format_png(struct run *r, struct buf *out)
@@ -605,41 +718,8 @@ static int format_png(struct run *r, struct buf *out)
 			rc = CF_ENOMEM;
 			goto out;
 		}
-		/* a graph needs all its points at once: at most
-		 * max_query_points of them */
-		struct tsd_agg_iter *it;
-		struct tsd_dp p;
-		size_t cap = 0;
-		if ((rc = tsd_agg_iter_new(&res->as, res->sp, res->nsp, &it)))
-			goto out;
-		while ((rc = tsd_agg_iter_next(it, &p)) > 0) {
-			if (++total > r->t->o.max_graph_points) {
-				char lim[32];
-				snprintf(lim, sizeof lim, "%llu", (unsigned long
-					 long)r->t->o.max_graph_points);
-				set_err(r->err, "graph of more than %s points",
-					lim);
-				rc = CF_ETOOBIG;
-				break;
-			}
-			if (ps[i].n == cap) {
-				size_t nc = cap ? 2 * cap : 256;
-				struct tsd_dp *np = realloc(ps[i].dp,
-							    nc * sizeof *np);
-				if (!np) {
-					rc = CF_ENOMEM;
-					break;
-				}
-				ps[i].dp = np;
-				cap = nc;
-			}
-			ps[i].dp[ps[i].n++] = p;
-		}
-		tsd_agg_iter_free(it);
-		if (rc == CF_ERANGE)
-			set_err(r->err, "%s: a value overflowed to infinity",
-				res->metric);
-		if (rc < 0)
+		if ((rc = collect(r, res, "graph", &ps[i].dp, &ps[i].n,
+				   &total)))
 			goto out;
 	}
 	rc = tsd_plot(r->t, r->q, ps, r->nres, out, r->err);
@@ -845,8 +925,9 @@ int tsd_query_open(tsd *t, const char *qs, size_t len, enum tsd_format fmt,
 	cf_table_close(st->r.uidt);
 	cf_table_close(st->r.dbt);
 	st->r.uidt = st->r.dbt = NULL;
-	if (rc == CF_OK && fmt == TSD_FMT_PNG) {
-		rc = format_png(&st->r, &c->win);
+	if (rc == CF_OK && (fmt == TSD_FMT_PNG || fmt == TSD_FMT_JSON)) {
+		rc = fmt == TSD_FMT_PNG ? format_png(&st->r, &c->win)
+					: format_json(&st->r, &c->win);
 		c->eof = 1;
 		release_run(&st->r);
 	} else if (rc == CF_OK) {

@@ -167,12 +167,32 @@ void tsd_writer_close(tsd_writer *w);
  * the convenience for batch imports and tests.  Same errors. */
 int tsd_put_text(tsd *t, const char *text, size_t len, struct tsd_error *err);
 
+/*
+ * Puts the lines of text[0..len) as OpenTSDB's telnet "put" takes them,
+ * line by line (tsd/putlines.c): every valid line is stored (all of them
+ * in one batch), every invalid one is skipped and reported through
+ * bad(ctx, its 1-based line number, the reason) and counted in
+ * lines_rejected.  *stored (may be NULL) is the number of lines stored.
+ * Returns CF_OK when every valid line is stored, bad lines or not;
+ * CF_ERANGE, CF_ENOMEM or an engine error with nothing stored (*err).
+ */
+int tsd_put_lines(tsd *t, const char *text, size_t len,
+		  void (*bad)(void *ctx, uint64_t line, const char *reason),
+		  void *ctx, size_t *stored, struct tsd_error *err);
+
 /* --- names ------------------------------------------------------------- */
 
 enum tsd_kind { TSD_METRICS = 0, TSD_TAGK = 1, TSD_TAGV = 2 };
 
 /* The UID of name (NUL-terminated) of the given kind.  CF_ENOTFOUND. */
 int tsd_name_lookup(tsd *t, enum tsd_kind kind, const char *name,
+		    uint32_t *uid);
+
+/* Gives name (NUL-terminated) of the given kind a UID without writing
+ * a point (tsd/assign.c).  CF_EEXIST with *uid when it has one already;
+ * CF_EINVAL for a name a put line would refuse; CF_ERANGE when the kind's
+ * UID space is exhausted; engine errors. */
+int tsd_name_assign(tsd *t, enum tsd_kind kind, const char *name,
 		    uint32_t *uid);
 
 /*
@@ -186,7 +206,7 @@ int tsd_names(tsd *t, enum tsd_kind kind, const char *prefix, size_t max,
 
 /* --- reading ----------------------------------------------------------- */
 
-enum tsd_format { TSD_FMT_TEXT = 0, TSD_FMT_PNG = 1 };
+enum tsd_format { TSD_FMT_TEXT = 0, TSD_FMT_PNG = 1, TSD_FMT_JSON = 2 };
 
 /*
  * A metric dump: every point of metric as "M TS VALUE TAGK=TAGV ...\n"
@@ -226,6 +246,7 @@ int tsd_query_check(tsd *t, const char *qs, size_t len,
  * (fill policy nan) prints "NaN"; fill policy null leaves the point out.
  * TSD_FMT_PNG: the same query drawn by gnuplot (one line per group, its
  * tags in the legend).
+ * TSD_FMT_JSON: OpenTSDB's /api/query answer (tsd/json.c; docs/api.md).
  * Errors: CF_EINVAL (bad query; *err), CF_ENOTFOUND (unknown metric,
  * tag key, or tag value of a literal_or filter; *err), CF_ETOOBIG (more
  * than max_query_points, max_query_bytes or max_graph_points; *err), CF_ERANGE

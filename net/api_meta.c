@@ -1,0 +1,296 @@
+/*
+ * api_meta.c: the small endpoints: /api/suggest (SuggestRpc),
+ * /api/aggregators, /api/version and /api/config/filters (RpcManager's
+ * ListAggregators, Version, ShowConfig).  docs/api.md has their answers.
+ * Memory: the answer (suggest: at most max names).
+ */
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "net/internal.h"
+#include "util/err.h"
+
+static int get_or_post(struct net_req *r)
+{
+	return !strcmp(r->method, "GET") || !strcmp(r->method, "POST");
+}
+
+int net_api_suggest(struct net_req *r)
+{
+	const char *type, *q, *max;
+	json_t *body = NULL, *arr;
+	enum tsd_kind kind;
+	char **names = NULL, *end;
+	size_t n = 0;
+	long m = 25;	/* UniqueId's default number of suggestions */
+	tsd *t;
+	int rc;
+
+	if (!get_or_post(r))
+		return net_bad_method(r);
+	if (!strcmp(r->method, "POST") && r->body_len) {
+		json_error_t jerr;
+		if (!(body = json_loadb(r->body, r->body_len, 0, &jerr)))
+			return net_error(r, 400, "Unable to parse the given "
+					 "JSON", jerr.text);
+		type = json_string_value(json_object_get(body, "type"));
+		q = json_string_value(json_object_get(body, "q"));
+		max = json_string_value(json_object_get(body, "max"));
+		if (json_is_integer(json_object_get(body, "max"))) {
+			m = (long)json_integer_value(json_object_get(body,
+								     "max"));
+			max = NULL;
+		}
+		if (!type || !*type) {
+			json_decref(body);
+			return net_error(r, 400, "Missing 'type' parameter",
+					 NULL);
+		}
+	} else {
+		type = net_arg(r, "type");
+		q = net_arg(r, "q");
+		max = net_arg(r, "max");
+		if (!type || !*type)
+			return net_error(r, 400, "Missing parameter <code>"
+					 "type</code>", NULL);
+	}
+	if (max && *max) {
+		m = strtol(max, &end, 10);
+		if (*end || end == max) {
+			json_decref(body);
+			return net_error(r, 400, "Unable to parse 'max' as a "
+					 "number", NULL);
+		}
+	}
+	if (!strcmp(type, "metrics"))
+		kind = TSD_METRICS;
+	else if (!strcmp(type, "tagk"))
+		kind = TSD_TAGK;
+	else if (!strcmp(type, "tagv"))
+		kind = TSD_TAGV;
+	else {
+		char msg[200];
+		snprintf(msg, sizeof msg, "Invalid 'type' parameter:%s", type);
+		json_decref(body);
+		return net_error(r, 400, msg, NULL);
+	}
+	arr = json_array();
+	rc = r->get(0, &t);
+	if (rc == CF_OK && m > 0)
+		rc = tsd_names(t, kind, q ? q : "", (size_t)m, &names, &n);
+	json_decref(body);
+	if (rc && rc != CF_ENOTFOUND) {
+		json_decref(arr);
+		return net_error(r, 500, cf_strerror(rc), NULL);
+	}
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(arr, json_string(names[i]));
+	free(names);
+	return net_json_reply(r, arr);
+}
+
+int net_api_aggregators(struct net_req *r)
+{
+	/* the names tsd/query.h's enum tsd_agg accepts (t1170 checks each
+	 * of them in a query) */
+	static const char *const aggs[] = {
+		"sum", "pfsum", "min", "max", "avg", "median", "none",
+		"mult", "dev", "diff", "zimsum", "mimmin", "mimmax",
+		"squareSum", "count", "first", "last", "p999", "p99", "p95",
+		"p90", "p75", "p50",
+	};
+	json_t *arr;
+
+	if (!get_or_post(r))
+		return net_bad_method(r);
+	arr = json_array();
+	for (size_t i = 0; i < sizeof aggs / sizeof aggs[0]; i++)
+		json_array_append_new(arr, json_string(aggs[i]));
+	return net_json_reply(r, arr);
+}
+
+int net_api_version(struct net_req *r)
+{
+	json_t *o;
+
+	if (!get_or_post(r))
+		return net_bad_method(r);
+	/* in the order of OpenTSDB's HashMap */
+	o = json_object();
+	json_object_set_new(o, "short_revision", json_string("cellfs"));
+	json_object_set_new(o, "repo", json_string("cellfs"));
+	json_object_set_new(o, "host", json_string("localhost"));
+	json_object_set_new(o, "version", json_string(NET_VERSION));
+	json_object_set_new(o, "full_revision", json_string("cellfs"));
+	json_object_set_new(o, "repo_status", json_string("MODIFIED"));
+	json_object_set_new(o, "user", json_string("cellfs"));
+	json_object_set_new(o, "branch", json_string("cellfs"));
+	json_object_set_new(o, "timestamp", json_string("0"));
+	return net_json_reply(r, o);
+}
+
+int net_api_filters(struct net_req *r)
+{
+	static const char *const f[][3] = {
+		{ "literal_or", "host=literal_or(web01),  host=literal_or("
+		  "web01|web02|web03)  {\"type\":\"literal_or\",\"tagk\":"
+		  "\"host\",\"filter\":\"web01|web02|web03\",\"groupBy\":"
+		  "false}", "Matches one or more exact values, case "
+		  "sensitive; values separated by '|'." },
+		{ "iliteral_or", "host=iliteral_or(web01|WEB02)",
+		  "Like literal_or, ignoring case." },
+		{ "not_literal_or", "host=not_literal_or(web01|web02)",
+		  "Matches every value but the ones listed, case sensitive." },
+		{ "not_iliteral_or", "host=not_iliteral_or(web01|WEB02)",
+		  "Like not_literal_or, ignoring case." },
+		{ "wildcard", "host=wildcard(web*),  host=wildcard(*.lga.*)",
+		  "Matches values against a pattern where '*' stands for any "
+		  "text, case sensitive." },
+		{ "iwildcard", "host=iwildcard(WEB*)",
+		  "Like wildcard, ignoring case." },
+		{ "regexp", "host=regexp(web[0-9]+\\.lga)",
+		  "Matches values against a regular expression." },
+	};
+	json_t *o;
+
+	if (!get_or_post(r))
+		return net_bad_method(r);
+	o = json_object();
+	for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {
+		json_t *e = json_object();
+		json_object_set_new(e, "examples", json_string(f[i][1]));
+		json_object_set_new(e, "description", json_string(f[i][2]));
+		json_object_set_new(o, f[i][0], e);
+	}
+	return net_json_reply(r, o);
+}
+
+/* The names of one kind to assign: a JSON array (POST) or a
+ * comma-separated list (GET). */
+static json_t *names_of(json_t *body, struct net_req *r, const char *kind)
+{
+	const char *v, *p;
+	json_t *arr;
+
+	if (body) {
+		arr = json_object_get(body, kind);
+		return json_is_array(arr) ? json_incref(arr) : NULL;
+	}
+	v = net_arg(r, kind);
+	if (!v || !*v)
+		return NULL;
+	arr = json_array();
+	for (p = v; arr;) {
+		size_t n = strcspn(p, ",");
+		json_array_append_new(arr, json_stringn(p, n));
+		if (!p[n])
+			break;
+		p += n + 1;
+	}
+	return arr;
+}
+
+static int cmp_name(const void *a, const void *b)
+{
+	const char *x = json_string_value(*(json_t *const *)a);
+	const char *y = json_string_value(*(json_t *const *)b);
+	return strcmp(x ? x : "", y ? y : "");
+}
+
+int net_api_uid_assign(struct net_req *r)
+{
+	static const char *const kinds[] = { "metric", "tagk", "tagv" };
+	/* OpenTSDB's answer is a Java HashMap: its keys come in this order */
+	static const char *const order[] = { "tagv_errors", "metric", "tagk",
+		"tagk_errors", "metric_errors", "tagv" };
+	json_t *body = NULL, *lists[3], *res[3], *errs[3], *out;
+	size_t nerr = 0, given = 0;
+	tsd *t;
+	int rc;
+
+	if (!get_or_post(r))
+		return net_bad_method(r);
+	if (!strcmp(r->method, "POST")) {
+		json_error_t jerr;
+		if (r->body_len == 0)
+			return net_error(r, 400, "Missing message content",
+					 "Supply valid JSON formatted data in "
+					 "the body of your request");
+		if (!(body = json_loadb(r->body, r->body_len, 0, &jerr)))
+			return net_error(r, 400, "Unable to parse the given "
+					 "JSON", jerr.text);
+	}
+	for (int k = 0; k < 3; k++) {
+		lists[k] = names_of(body, r, kinds[k]);
+		given += lists[k] != NULL;
+		res[k] = errs[k] = NULL;
+	}
+	json_decref(body);
+	if (!given)
+		return net_error(r, 400, "Missing values to assign UIDs", NULL);
+	if ((rc = r->get(1, &t))) {
+		for (int k = 0; k < 3; k++)
+			json_decref(lists[k]);
+		return net_error(r, 500, cf_strerror(rc), NULL);
+	}
+	for (int k = 0; k < 3; k++) {
+		size_t n = lists[k] ? json_array_size(lists[k]) : 0;
+		json_t **v = malloc((n ? n : 1) * sizeof *v);
+		if (!lists[k] || !v) {
+			free(v);
+			json_decref(lists[k]);
+			continue;
+		}
+		/* both maps of OpenTSDB's answer are TreeMaps: by name */
+		for (size_t i = 0; i < n; i++)
+			v[i] = json_array_get(lists[k], i);
+		qsort(v, n, sizeof *v, cmp_name);
+		res[k] = json_object();
+		for (size_t i = 0; i < n; i++) {
+			const char *name = json_string_value(v[i]);
+			char msg[200];
+			uint32_t uid = 0;
+			rc = name ? tsd_name_assign(t, (enum tsd_kind)k, name,
+						    &uid) : CF_EINVAL;
+			if (rc == CF_OK) {
+				snprintf(msg, sizeof msg, "%06X", uid);
+				json_object_set_new(res[k], name,
+						    json_string(msg));
+				continue;
+			}
+			if (rc == CF_EEXIST)
+				snprintf(msg, sizeof msg, "Name already exists "
+					 "with UID: %06X", uid);
+			else if (rc == CF_EINVAL)
+				snprintf(msg, sizeof msg, "Invalid %s (\"%s\"): "
+					 "illegal character", kinds[k],
+					 name ? name : "");
+			else
+				snprintf(msg, sizeof msg, "%s",
+					 cf_strerror(rc));
+			if (!errs[k])
+				errs[k] = json_object();
+			json_object_set_new(errs[k], name ? name : "",
+					    json_string(msg));
+			nerr++;
+		}
+		free(v);
+		json_decref(lists[k]);
+	}
+	out = json_object();
+	for (size_t o = 0; o < sizeof order / sizeof order[0]; o++)
+		for (int k = 0; k < 3; k++) {
+			size_t kl = strlen(kinds[k]);
+			if (strncmp(order[o], kinds[k], kl))
+				continue;
+			if (!order[o][kl] && res[k])
+				json_object_set_new(out, order[o], res[k]);
+			else if (order[o][kl] && errs[k])
+				json_object_set_new(out, order[o], errs[k]);
+		}
+	net_json_reply(r, out);
+	r->status = nerr ? 400 : 200;
+	return 0;
+}

@@ -1,0 +1,387 @@
+/*
+ * api_query.c: /api/query and /api/query/last (OpenTSDB's QueryRpc;
+ * docs/api.md).
+ *
+ * GET passes its query string to tsd_query_open() as MNT/tsd/q/ does;
+ * POST turns OpenTSDB's JSON query (TSQuery, TSSubQuery) into the same
+ * query string, so both run the one engine.  The answer is the result in
+ * TSD_FMT_JSON.
+ *
+ * Memory: the query's points (tsd_options.max_query_points bounds them;
+ * past it 413) and the answer's text (at most NET_REPLY_MAX, past it
+ * 413), plus for POST the parsed JSON of a body of at most NET_BODY_MAX.
+ */
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "net/internal.h"
+#include "util/err.h"
+#include "util/log.h"
+
+/* Appends s with the bytes that a query string gives a meaning to
+ * ('&', '%', '#', '+', controls, space) as %XX. */
+static int put_escaped(struct buf *b, const char *s, size_t n)
+{
+	int rc = CF_OK;
+
+	for (size_t i = 0; i < n && rc == CF_OK; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (c <= ' ' || c == '&' || c == '%' || c == '#' || c == '+' ||
+		    c == 0x7f)
+			rc = buf_printf(b, "%%%02X", c);
+		else
+			rc = buf_putc(b, c);
+	}
+	return rc;
+}
+
+static int put_str(struct buf *b, json_t *v)
+{
+	return put_escaped(b, json_string_value(v), json_string_length(v));
+}
+
+/* A time of the JSON query: a string as the query string takes it, or
+ * an integer of epoch seconds or milliseconds. */
+static int put_time(struct buf *b, const char *key, json_t *v)
+{
+	if (json_is_string(v))
+		return buf_printf(b, "&%s=", key) || put_str(b, v);
+	if (json_is_integer(v))
+		return buf_printf(b, "&%s=%lld", key,
+				  (long long)json_integer_value(v));
+	return -1;
+}
+
+/* One sub query as m=AGG:[DS:][rate{...}:][explicit_tags:]METRIC
+ * {GROUPBY}{FILTERS}.  why set on a refusal (returns 1). */
+static int put_sub(struct buf *b, json_t *s, const char **why)
+{
+	json_t *agg = json_object_get(s, "aggregator");
+	json_t *m = json_object_get(s, "metric");
+	json_t *ds = json_object_get(s, "downsample");
+	json_t *ro = json_object_get(s, "rateOptions");
+	json_t *tags = json_object_get(s, "tags");
+	json_t *filters = json_object_get(s, "filters");
+	json_t *v, *f;
+	const char *k;
+	size_t i;
+	int first;
+
+	if (!json_is_object(s))
+		return *why = "a query is not an object", 1;
+	if (!json_is_string(agg) || !json_string_length(agg))
+		return *why = "Missing the aggregation function", 1;
+	if (!json_is_string(m) || !json_string_length(m)) {
+		if (json_object_get(s, "tsuids"))
+			return *why = "tsuids queries are not supported", 1;
+		return *why = "No metric or TSUIDs provided", 1;
+	}
+	if (buf_append(b, "&m=", 3) || put_str(b, agg) || buf_putc(b, ':'))
+		return -1;
+	if (json_is_string(ds) && json_string_length(ds) &&
+	    (put_str(b, ds) || buf_putc(b, ':')))
+		return -1;
+	if (json_is_true(json_object_get(s, "rate"))) {
+		if (buf_append(b, "rate", 4))
+			return -1;
+		if (json_is_object(ro) &&
+		    json_is_true(json_object_get(ro, "counter"))) {
+			json_t *max = json_object_get(ro, "counterMax");
+			json_t *rst = json_object_get(ro, "resetValue");
+			if (buf_printf(b, "{%scounter,",
+				       json_is_true(json_object_get(ro,
+					"dropResets")) ? "drop" : ""))
+				return -1;
+			if (json_is_integer(max) &&
+			    buf_printf(b, "%lld", (long long)
+				       json_integer_value(max)))
+				return -1;
+			if (buf_putc(b, ','))
+				return -1;
+			if (json_is_integer(rst) &&
+			    buf_printf(b, "%lld", (long long)
+				       json_integer_value(rst)))
+				return -1;
+			if (buf_putc(b, '}'))
+				return -1;
+		}
+		if (buf_putc(b, ':'))
+			return -1;
+	}
+	if (json_is_true(json_object_get(s, "explicitTags")) &&
+	    buf_append(b, "explicit_tags:", 14))
+		return -1;
+	if (put_str(b, m))
+		return -1;
+	/* group by: the tags map and the filters with groupBy */
+	if (buf_putc(b, '{'))
+		return -1;
+	first = 1;
+	json_object_foreach(tags, k, v) {
+		if (!json_is_string(v))
+			return *why = "a tag value is not a string", 1;
+		if ((!first && buf_putc(b, ',')) ||
+		    put_escaped(b, k, strlen(k)) || buf_putc(b, '=') ||
+		    put_str(b, v))
+			return -1;
+		first = 0;
+	}
+	for (int pass = 0; pass < 2; pass++) {
+		if (pass == 1) {
+			if (buf_append(b, "}{", 2))
+				return -1;
+			first = 1;
+		}
+		json_array_foreach(filters, i, f) {
+			json_t *ty = json_object_get(f, "type");
+			json_t *tk = json_object_get(f, "tagk");
+			json_t *fl = json_object_get(f, "filter");
+			int gb = json_is_true(json_object_get(f, "groupBy"));
+			if (gb != (pass == 0))
+				continue;
+			if (!json_is_string(ty) || !json_is_string(tk) ||
+			    !json_is_string(fl))
+				return *why = "a filter needs type, tagk and "
+					      "filter strings", 1;
+			if ((!first && buf_putc(b, ',')) || put_str(b, tk) ||
+			    buf_putc(b, '=') || put_str(b, ty) ||
+			    buf_putc(b, '(') || put_str(b, fl) ||
+			    buf_putc(b, ')'))
+				return -1;
+			first = 0;
+		}
+	}
+	return buf_putc(b, '}') ? -1 : 0;
+}
+
+/* The query string of a JSON query body.  0, 1 with why, -1 no memory. */
+static int json_query(const char *body, size_t len, struct buf *qs,
+		      const char **why, char *jwhy, size_t jn)
+{
+	json_error_t jerr;
+	json_t *root = json_loadb(body, len, 0, &jerr), *subs, *s;
+	size_t i;
+	int rc = 0;
+
+	if (!root) {
+		snprintf(jwhy, jn, "%s", jerr.text);
+		*why = "Unable to parse the given JSON";
+		return 1;
+	}
+	if (!json_is_object(root)) {
+		*why = "Unable to parse the given JSON";
+		snprintf(jwhy, jn, "the query is not a JSON object");
+		rc = 1;
+		goto out;
+	}
+	if (put_time(qs, "start", json_object_get(root, "start"))) {
+		*why = "Missing start time";
+		rc = 1;
+		goto out;
+	}
+	if (json_object_get(root, "end") &&
+	    !json_is_null(json_object_get(root, "end")) &&
+	    put_time(qs, "end", json_object_get(root, "end"))) {
+		*why = "Invalid end time";
+		rc = 1;
+		goto out;
+	}
+	if (json_is_true(json_object_get(root, "msResolution")) ||
+	    json_is_true(json_object_get(root, "ms")))
+		if (buf_append(qs, "&ms", 3))
+			rc = -1;
+	subs = json_object_get(root, "queries");
+	if (!json_is_array(subs) || json_array_size(subs) == 0) {
+		*why = "Missing queries";
+		rc = 1;
+		goto out;
+	}
+	json_array_foreach(subs, i, s)
+		if (rc == 0)
+			rc = put_sub(qs, s, why);
+out:
+	json_decref(root);
+	return rc;
+}
+
+/* OpenTSDB's NoSuchUniqueName message for tsd's "no such ...: X". */
+static void nsun(const char *reason, char *msg, size_t n)
+{
+	static const struct { const char *pre, *kind; } k[] = {
+		{ "no such metric: ", "metrics" },
+		{ "no such tag key: ", "tagk" },
+		{ "no such tag value: ", "tagv" },
+	};
+	for (size_t i = 0; i < sizeof k / sizeof k[0]; i++) {
+		size_t pl = strlen(k[i].pre);
+		if (!strncmp(reason, k[i].pre, pl)) {
+			snprintf(msg, n, "No such name for '%s': '%s'",
+				 k[i].kind, reason + pl);
+			return;
+		}
+	}
+	snprintf(msg, n, "%s", reason);
+}
+
+/* Runs qs and puts its JSON answer (or error) into r. */
+static int run(struct net_req *r, const char *qs, size_t len)
+{
+	struct tsd_error err;
+	tsd_cursor *c = NULL;
+	tsd *t;
+	char msg[400];
+	int rc;
+
+	err.reason[0] = '\0';
+	rc = r->get(0, &t);
+	if (rc == CF_ENOTFOUND)
+		return net_error(r, 400, "No such name for 'metrics': no "
+				 "data point was ever written", NULL);
+	if (rc == CF_OK)
+		rc = tsd_query_open(t, qs, len, TSD_FMT_JSON, &c, &err);
+	if (rc == CF_OK) {
+		size_t got;
+		do {
+			if (r->out.len > NET_REPLY_MAX) {
+				rc = CF_ETOOBIG;
+				break;
+			}
+			if ((rc = buf_reserve(&r->out, 1 << 16)))
+				break;
+			rc = tsd_cursor_pread(c, r->out.p + r->out.len,
+					      r->out.cap - r->out.len,
+					      r->out.len, &got);
+			r->out.len += got;
+		} while (rc == CF_OK && got);
+		tsd_cursor_close(c);
+		if (rc == CF_OK) {
+			r->status = 200;
+			return 0;
+		}
+	}
+	buf_release(&r->out);
+	switch (rc) {
+	case CF_EINVAL:
+		cf_log(CF_LOG_WARN, "tsd http: query: %s", err.reason);
+		return net_error(r, 400, err.reason, NULL);
+	case CF_ENOTFOUND:
+		nsun(err.reason, msg, sizeof msg);
+		cf_log(CF_LOG_WARN, "tsd http: query: %s", msg);
+		return net_error(r, 400, msg, msg);
+	case CF_ETOOBIG:
+		cf_log(CF_LOG_WARN, "tsd http: query: %s", err.reason[0] ?
+		       err.reason : "answer over 256 MiB");
+		return net_error(r, 413, "Sorry, you have attempted to fetch "
+				 "more data than this TSD allows", err.reason);
+	default:
+		snprintf(msg, sizeof msg, "%s%s%s", cf_strerror(rc),
+			 err.reason[0] ? ": " : "", err.reason);
+		cf_log(CF_LOG_ERROR, "tsd http: query: %s", msg);
+		return net_error(r, 500, msg, NULL);
+	}
+}
+
+int net_api_query(struct net_req *r)
+{
+	struct buf qs = BUF_INIT;
+	const char *why = NULL;
+	char jwhy[200] = "";
+	int rc;
+
+	if (!strcmp(r->method, "GET"))
+		return run(r, r->query, strlen(r->query));
+	if (strcmp(r->method, "POST"))
+		return net_bad_method(r);
+	if (r->body_len == 0 || strspn(r->body, " \t\r\n") == r->body_len)
+		return net_error(r, 400, "Missing message content",
+				 "Supply valid JSON formatted data in the "
+				 "body of your request");
+	rc = json_query(r->body, r->body_len, &qs, &why, jwhy, sizeof jwhy);
+	if (rc == 0)
+		run(r, (const char *)qs.p, qs.len);
+	else if (rc == 1)
+		net_error(r, 400, why, jwhy);
+	else
+		net_error(r, 500, "out of memory", NULL);
+	buf_release(&qs);
+	return 0;
+}
+
+/* One timeseries= of /api/query/last: the last point of each series it
+ * matches, from a "none" query over back_scan hours, appended to arr. */
+static int last_of(struct net_req *r, const char *ts, long back, json_t *arr)
+{
+	struct buf qs = BUF_INIT;
+	json_t *res, *s;
+	size_t i;
+	int rc = 0;
+
+	if (buf_printf(&qs, "start=%ldh-ago&ms&m=none:", back) ||
+	    put_escaped(&qs, ts, strlen(ts))) {
+		buf_release(&qs);
+		return net_error(r, 500, "out of memory", NULL);
+	}
+	run(r, (const char *)qs.p, qs.len);
+	buf_release(&qs);
+	if (r->status != 200)
+		return -1;
+	res = json_loadb((char *)r->out.p, r->out.len, 0, NULL);
+	buf_reset(&r->out);
+	json_array_foreach(res, i, s) {
+		json_t *dps = json_object_get(s, "dps"), *o, *v = NULL;
+		const char *k, *lastk = NULL;
+		json_object_foreach(dps, k, o) {
+			lastk = k;
+			v = o;
+		}
+		if (!lastk)
+			continue;
+		o = json_object();
+		json_object_set(o, "metric", json_object_get(s, "metric"));
+		json_object_set_new(o, "timestamp",
+				    json_integer(strtoll(lastk, NULL, 10)));
+		if (json_is_integer(v))
+			json_object_set_new(o, "value", json_sprintf("%lld",
+				(long long)json_integer_value(v)));
+		else if (json_is_real(v))
+			json_object_set_new(o, "value", json_sprintf("%.17g",
+				json_real_value(v)));
+		else
+			json_object_set(o, "value", v);
+		json_object_set(o, "tags", json_object_get(s, "tags"));
+		json_array_append_new(arr, o);
+	}
+	json_decref(res);
+	return rc;
+}
+
+int net_api_query_last(struct net_req *r)
+{
+	const char *ts = net_arg(r, "timeseries");
+	const char *bs = net_arg(r, "back_scan");
+	json_t *arr;
+	long back = 24;
+	char *end;
+
+	if (strcmp(r->method, "GET"))
+		return net_bad_method(r);
+	if (!ts || !*ts)
+		return net_error(r, 400, "Missing parameter <code>timeseries"
+				 "</code>", NULL);
+	if (bs) {
+		back = strtol(bs, &end, 10);
+		if (*end || end == bs || back < 0 || back > 24 * 366 * 100)
+			return net_error(r, 400, "Unable to parse back_scan "
+					 "parameter", NULL);
+		if (back == 0)
+			back = 24;
+	}
+	arr = json_array();
+	if (last_of(r, ts, back, arr)) {
+		json_decref(arr);
+		return 0;
+	}
+	return net_json_reply(r, arr);
+}

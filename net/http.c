@@ -1,0 +1,374 @@
+/*
+ * http.c: the HTTP API server (net/net.h, docs/api.md) on libmicrohttpd.
+ *
+ * Threads: libmicrohttpd's internal epoll thread pool (NET_HTTP_THREADS
+ * threads) accepts, reads and runs the handlers; a handler blocks its
+ * thread for the engine calls of its request.  net_http_stop() is
+ * MHD_stop_daemon(): it closes the listening socket and the connections
+ * and joins the pool.
+ *
+ * Memory bound per request (docs/api.md): libmicrohttpd's connection
+ * buffer (NET_HTTP_CONN_MEM for the request line and headers), the body
+ * up to NET_BODY_MAX (a Content-Length above it is answered 413 before
+ * the body is read; a chunked body past it is read and dropped, then
+ * answered 413), its gzip-decoded form up to NET_BODY_MAX, and the reply
+ * up to NET_REPLY_MAX plus its gzip form.  At most NET_HTTP_CONNS
+ * connections; one idle for NET_HTTP_TIMEOUT_S seconds is closed (slow
+ * clients).
+ */
+#include <microhttpd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <zlib.h>
+
+#include "net/internal.h"
+#include "util/err.h"
+#include "util/log.h"
+
+#define NET_HTTP_THREADS 2
+#define NET_HTTP_CONNS 1024
+#define NET_HTTP_TIMEOUT_S 30
+#define NET_HTTP_CONN_MEM (64 * 1024)
+
+struct net_http {
+	struct MHD_Daemon *d;
+	net_tsd_fn get;
+};
+
+/* The state of one request, from its URI to its completion. */
+struct conn {
+	char *uri;		/* raw request target */
+	struct buf body;
+	int too_big;		/* body over NET_BODY_MAX: answer 413 */
+	int started;		/* past the first call of the handler */
+	struct MHD_Connection *c;
+};
+
+static void *uri_log(void *cls, const char *uri, struct MHD_Connection *c)
+{
+	struct conn *x = calloc(1, sizeof *x);
+
+	if (x && !(x->uri = strdup(uri))) {
+		free(x);
+		x = NULL;
+	}
+	if (x)
+		x->c = c;
+	return x;
+}
+
+static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
+		      enum MHD_RequestTerminationCode toe)
+{
+	struct conn *x = *con_cls;
+
+	if (!x)
+		return;
+	buf_release(&x->body);
+	free(x->uri);
+	free(x);
+	*con_cls = NULL;
+}
+
+const char *net_arg(struct net_req *r, const char *name)
+{
+	struct conn *x = r->conn;
+	const char *v = NULL;
+	size_t vl;
+
+	if (MHD_lookup_connection_value_n(x->c, MHD_GET_ARGUMENT_KIND, name,
+					  strlen(name), &v, &vl) != MHD_YES)
+		return NULL;
+	return v ? v : "";
+}
+
+/* 1 if header value h lists token tok (comma separated, ;q= ignored;
+ * q=0 counts as absent). */
+static int lists_token(const char *h, const char *tok)
+{
+	size_t tl = strlen(tok);
+
+	while (h && *h) {
+		while (*h == ' ' || *h == ',')
+			h++;
+		const char *e = h + strcspn(h, ",");
+		if ((size_t)(e - h) >= tl && !strncasecmp(h, tok, tl) &&
+		    (h[tl] == ',' || h[tl] == ';' || h[tl] == ' ' ||
+		     h[tl] == '\0')) {
+			const char *q = memchr(h, ';', (size_t)(e - h));
+			return !(q && strstr(q, "q=0") && !strstr(q, "q=0."));
+		}
+		h = e;
+	}
+	return 0;
+}
+
+/* gzip of src into out (a gzip member: RFC 1952).  CF_ENOMEM, CF_EIO. */
+static int gzip_buf(const struct buf *src, struct buf *out)
+{
+	z_stream z;
+	int rc = CF_OK, zr;
+
+	memset(&z, 0, sizeof z);
+	if (deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8,
+			 Z_DEFAULT_STRATEGY) != Z_OK)
+		return CF_ENOMEM;
+	if ((rc = buf_reserve(out, deflateBound(&z, src->len))))
+		goto out;
+	z.next_in = src->p;
+	z.avail_in = (uInt)src->len;
+	z.next_out = out->p;
+	z.avail_out = (uInt)(out->cap);
+	zr = deflate(&z, Z_FINISH);
+	if (zr != Z_STREAM_END)
+		rc = CF_EIO;
+	else
+		out->len = z.total_out;
+out:
+	deflateEnd(&z);
+	return rc;
+}
+
+/* Decodes a gzip or deflate request body in place, up to NET_BODY_MAX.
+ * 0, or the HTTP status to answer. */
+static int inflate_body(struct buf *body)
+{
+	struct buf out = BUF_INIT;
+	z_stream z;
+	int zr, status = 0;
+
+	memset(&z, 0, sizeof z);
+	if (inflateInit2(&z, 15 + 32) != Z_OK)	/* gzip or zlib */
+		return 500;
+	z.next_in = body->p;
+	z.avail_in = (uInt)body->len;
+	do {
+		if (out.len == NET_BODY_MAX) {
+			status = 413;
+			break;
+		}
+		if (buf_reserve(&out, 65536)) {
+			status = 500;
+			break;
+		}
+		size_t room = out.cap - out.len;
+		if (room > NET_BODY_MAX - out.len)
+			room = NET_BODY_MAX - out.len;
+		z.next_out = out.p + out.len;
+		z.avail_out = (uInt)room;
+		zr = inflate(&z, Z_NO_FLUSH);
+		out.len += room - z.avail_out;
+		if (zr != Z_OK && zr != Z_STREAM_END) {
+			status = 400;
+			break;
+		}
+	} while (zr != Z_STREAM_END);
+	inflateEnd(&z);
+	if (status) {
+		buf_release(&out);
+		return status;
+	}
+	buf_release(body);
+	*body = out;
+	return 0;
+}
+
+static const struct {
+	const char *path;
+	int (*fn)(struct net_req *r);
+} routes[] = {
+	{ "/api/put", net_api_put },
+	{ "/api/query", net_api_query },
+	{ "/api/query/last", net_api_query_last },
+	{ "/api/suggest", net_api_suggest },
+	{ "/api/aggregators", net_api_aggregators },
+	{ "/api/version", net_api_version },
+	{ "/api/config/filters", net_api_filters },
+	{ "/api/uid/assign", net_api_uid_assign },
+};
+
+static void route(struct net_req *r)
+{
+	char path[256];
+	size_t n = strcspn(r->path, "?");
+
+	/* OpenTSDB ignores a trailing '/' and the case of the path */
+	if (n >= sizeof path)
+		n = sizeof path - 1;
+	memcpy(path, r->path, n);
+	while (n > 1 && path[n - 1] == '/')
+		n--;
+	path[n] = '\0';
+	for (size_t i = 0; i < n; i++)
+		if (path[i] >= 'A' && path[i] <= 'Z')
+			path[i] = (char)(path[i] - 'A' + 'a');
+	for (size_t i = 0; i < sizeof routes / sizeof routes[0]; i++)
+		if (!strcmp(path, routes[i].path)) {
+			routes[i].fn(r);
+			return;
+		}
+	net_error(r, 404, "Endpoint not found", NULL);
+}
+
+static enum MHD_Result send_reply(struct conn *x, struct net_req *r)
+{
+	struct MHD_Response *resp;
+	struct buf *body = &r->out, gz = BUF_INIT;
+	const char *ae;
+	enum MHD_Result ret;
+	int gzipped = 0;
+
+	if (body->len > NET_REPLY_MAX) {
+		buf_release(&r->out);
+		net_error(r, 413, "Sorry, the answer is larger than this TSD "
+			  "sends", "the limit is 256 MiB; ask for less");
+	}
+	ae = MHD_lookup_connection_value(x->c, MHD_HEADER_KIND,
+					 MHD_HTTP_HEADER_ACCEPT_ENCODING);
+	if (body->len && ae && lists_token(ae, "gzip") &&
+	    gzip_buf(body, &gz) == CF_OK) {
+		body = &gz;
+		gzipped = 1;
+	}
+	resp = MHD_create_response_from_buffer(body->len, body->p,
+					       MHD_RESPMEM_MUST_COPY);
+	if (!resp) {
+		buf_release(&gz);
+		return MHD_NO;
+	}
+	if (r->status != 204)
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
+					r->ctype ? r->ctype :
+					"application/json; charset=UTF-8");
+	if (gzipped)
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_ENCODING,
+					"gzip");
+	ret = MHD_queue_response(x->c, (unsigned)r->status, resp);
+	MHD_destroy_response(resp);
+	buf_release(&gz);
+	return ret;
+}
+
+static enum MHD_Result handler(void *cls, struct MHD_Connection *c,
+			       const char *url, const char *method,
+			       const char *version, const char *upload,
+			       size_t *upload_size, void **con_cls)
+{
+	struct net_http *h = cls;
+	struct conn *x = *con_cls;
+	struct net_req r;
+	const char *q, *ce;
+	enum MHD_Result ret;
+
+	if (!x)
+		return MHD_NO;
+	memset(&r, 0, sizeof r);
+	r.conn = x;
+	r.get = h->get;
+	r.method = method;
+	r.path = url;
+	q = strchr(x->uri, '?');
+	r.query = q ? q + 1 : "";
+	if (!x->started) {
+		const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+				MHD_HTTP_HEADER_CONTENT_LENGTH);
+		x->started = 1;
+		if (cl && strtoull(cl, NULL, 10) > NET_BODY_MAX) {
+			net_error(&r, 413, "Request Entity Too Large",
+				  "the request body is over 16 MiB");
+			goto reply;
+		}
+		return MHD_YES;
+	}
+	if (*upload_size) {
+		if (!x->too_big && x->body.len + *upload_size > NET_BODY_MAX) {
+			x->too_big = 1;
+			buf_release(&x->body);
+		}
+		if (!x->too_big &&
+		    buf_append(&x->body, upload, *upload_size)) {
+			x->too_big = 1;
+			buf_release(&x->body);
+		}
+		*upload_size = 0;
+		return MHD_YES;
+	}
+	if (x->too_big) {
+		net_error(&r, 413, "Request Entity Too Large",
+			  "the request body is over 16 MiB");
+		goto reply;
+	}
+	ce = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+					 MHD_HTTP_HEADER_CONTENT_ENCODING);
+	if (x->body.len && ce && (lists_token(ce, "gzip") ||
+				  lists_token(ce, "deflate"))) {
+		int st = inflate_body(&x->body);
+		if (st) {
+			net_error(&r, st, st == 413 ? "Request Entity Too Large"
+				  : "Unable to decompress the request body",
+				  st == 413 ? "the request body is over 16 MiB"
+				  : NULL);
+			goto reply;
+		}
+	}
+	if (buf_putc(&x->body, 0)) {
+		net_error(&r, 500, "out of memory", NULL);
+		goto reply;
+	}
+	x->body.len--;
+	r.body = (const char *)x->body.p;
+	r.body_len = x->body.len;
+	route(&r);
+reply:
+	ret = send_reply(x, &r);
+	buf_release(&r.out);
+	return ret;
+}
+
+int net_http_start(const char *spec, net_tsd_fn get, net_http **out)
+{
+	struct sockaddr_storage sa;
+	socklen_t salen;
+	struct net_http *h;
+	char why[160];
+	unsigned flags = MHD_USE_EPOLL_INTERNAL_THREAD;
+
+	if (net_addr_parse(spec, &sa, &salen, why, sizeof why)) {
+		fprintf(stderr, "cellfs: tsd_http: %s\n", why);
+		return CF_EINVAL;
+	}
+	if (!(h = calloc(1, sizeof *h)))
+		return CF_ENOMEM;
+	h->get = get;
+	if (sa.ss_family == AF_INET6)
+		flags |= MHD_USE_IPv6;
+	h->d = MHD_start_daemon(flags, 0, NULL, NULL, handler, h,
+		MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
+		MHD_OPTION_URI_LOG_CALLBACK, uri_log, h,
+		MHD_OPTION_NOTIFY_COMPLETED, completed, h,
+		MHD_OPTION_THREAD_POOL_SIZE, (unsigned)NET_HTTP_THREADS,
+		MHD_OPTION_CONNECTION_LIMIT, (unsigned)NET_HTTP_CONNS,
+		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)NET_HTTP_TIMEOUT_S,
+		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)NET_HTTP_CONN_MEM,
+		MHD_OPTION_LISTENING_ADDRESS_REUSE, 1u,
+		MHD_OPTION_END);
+	if (!h->d) {
+		fprintf(stderr, "cellfs: tsd_http: cannot listen on %s\n",
+			spec);
+		free(h);
+		return CF_EIO;
+	}
+	cf_log(CF_LOG_INFO, "tsd http API on %s", spec);
+	*out = h;
+	return CF_OK;
+}
+
+void net_http_stop(net_http *h)
+{
+	if (!h)
+		return;
+	MHD_stop_daemon(h->d);
+	free(h);
+}

@@ -1,0 +1,62 @@
+/*
+ * internal.h: what the files of net/ share: one HTTP request as the API
+ * handlers see it (no libmicrohttpd type leaks past net/http.c), the
+ * reply they build, and the bounds.
+ */
+#ifndef CF_NET_INTERNAL_H
+#define CF_NET_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "net/net.h"
+#include "util/buf.h"
+
+/* Largest request body (after gzip decoding): larger gets 413. */
+#define NET_BODY_MAX (16u << 20)
+/* Largest response body: a query answering more gets 413. */
+#define NET_REPLY_MAX (256u << 20)
+/* Points of one /api/put (OpenTSDB has no limit; the body cap bounds it
+ * anyway, this keeps the per-point state small). */
+#define NET_PUT_MAX 1000000
+
+struct net_req {
+	/* request */
+	const char *method;	/* "GET", "POST", ... */
+	const char *path;	/* "/api/put" (no query string) */
+	const char *query;	/* raw query string after '?', or "" */
+	const char *body;	/* NUL-terminated; body_len bytes */
+	size_t body_len;
+	net_tsd_fn get;
+	/* the handler's answer */
+	int status;
+	struct buf out;
+	const char *ctype;	/* NULL: application/json; charset=UTF-8 */
+	void *conn;		/* net/http.c's connection */
+};
+
+/* The value of query parameter name (decoded; "" when given without
+ * '='), or NULL when absent.  Valid during the request. */
+const char *net_arg(struct net_req *r, const char *name);
+
+/* Sets OpenTSDB's error answer: status and
+ * {"error":{"code":N,"message":M[,"details":D]}}; details may be NULL or
+ * "" (left out).  Returns 0. */
+int net_error(struct net_req *r, int status, const char *msg,
+	      const char *details);
+/* 405 "Method not allowed" as RpcUtil.allowedMethods answers it. */
+int net_bad_method(struct net_req *r);
+/* Sets status 200 and the JSON text of j (a json_t *, consumed). */
+int net_json_reply(struct net_req *r, void *j);
+
+/* The API endpoints (net/api_*.c).  Each sets r->status and r->out. */
+int net_api_put(struct net_req *r);
+int net_api_query(struct net_req *r);
+int net_api_query_last(struct net_req *r);
+int net_api_suggest(struct net_req *r);
+int net_api_aggregators(struct net_req *r);
+int net_api_version(struct net_req *r);
+int net_api_filters(struct net_req *r);
+int net_api_uid_assign(struct net_req *r);
+
+#endif

@@ -1,0 +1,51 @@
+/*
+ * net.h: OpenTSDB's network front doors on the tsd layer, for the daemon
+ * (docs/api.md): the HTTP API (net/http.c, libmicrohttpd) and the telnet
+ * put port (net/telnet.c).  Off unless started; fs/main.c starts them
+ * after the mount and stops them before the tsd layer closes.
+ *
+ * The servers reach tsd/ through a callback that gives the daemon's one
+ * tsd handle (shared with MNT/tsd/, so UIDs and counters are one): with
+ * create 0 it may answer CF_ENOTFOUND while no tsd table exists (nothing
+ * was ever written), with create 1 it opens the layer, creating its
+ * tables.  The handle stays valid until the server is stopped.
+ *
+ * Errors: CF_EINVAL (bad address; a reason on stderr), CF_EIO (the socket
+ * cannot be bound or the server thread started).
+ */
+#ifndef CF_NET_H
+#define CF_NET_H
+
+#include <netinet/in.h>
+#include <stddef.h>
+
+#include "tsd/tsd.h"
+
+typedef int (*net_tsd_fn)(int create, tsd **out);
+
+/* Parses "PORT", "ADDR:PORT" or "[ADDR6]:PORT" (ADDR a numeric IPv4 or
+ * IPv6 address); PORT alone binds 127.0.0.1.  CF_EINVAL with a reason in
+ * why[0..n). */
+int net_addr_parse(const char *spec, struct sockaddr_storage *out,
+		   socklen_t *len, char *why, size_t n);
+
+typedef struct net_http net_http;
+typedef struct net_telnet net_telnet;
+
+/* Starts the HTTP API on spec; *out is the caller's until
+ * net_http_stop(), which closes the listening socket and every
+ * connection and joins the server's threads. */
+int net_http_start(const char *spec, net_tsd_fn get, net_http **out);
+void net_http_stop(net_http *h);
+
+/* Starts the telnet put port on spec; same ownership. */
+int net_telnet_start(const char *spec, net_tsd_fn get, net_telnet **out);
+void net_telnet_stop(net_telnet *t);
+
+/* The version lines both servers report ("cellfs 0.1 ..."). */
+#define NET_VERSION "2.4.0"
+#define NET_REVISION_LINE "net.opentsdb 2.4.0 (cellfs 0.1) built at " \
+	"revision cellfs (MODIFIED)"
+#define NET_BUILD_LINE "Built on cellfs by cellfs@localhost:cellfs"
+
+#endif

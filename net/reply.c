@@ -1,0 +1,68 @@
+/*
+ * reply.c: the bodies of HTTP answers: OpenTSDB's error object
+ * (HttpSerializer.formatErrorV1, without the Java stack trace) and JSON
+ * values serialized compactly, as Jackson writes them.
+ */
+#include <jansson.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "net/internal.h"
+#include "util/err.h"
+
+int net_json_reply(struct net_req *r, void *jv)
+{
+	json_t *j = jv;
+	size_t need;
+
+	buf_reset(&r->out);
+	if (!j) {
+		r->status = 500;
+		return net_error(r, 500, "out of memory", NULL);
+	}
+	need = json_dumpb(j, NULL, 0, JSON_COMPACT | JSON_ENCODE_ANY |
+			  JSON_PRESERVE_ORDER);
+	if (need == 0 || buf_reserve(&r->out, need)) {
+		json_decref(j);
+		return net_error(r, 500, "out of memory", NULL);
+	}
+	json_dumpb(j, (char *)r->out.p, need, JSON_COMPACT | JSON_ENCODE_ANY |
+		   JSON_PRESERVE_ORDER);
+	r->out.len = need;
+	r->status = 200;
+	json_decref(j);
+	return 0;
+}
+
+int net_error(struct net_req *r, int status, const char *msg,
+	      const char *details)
+{
+	json_t *e = json_object(), *o = json_object();
+
+	buf_reset(&r->out);
+	if (e && o) {
+		json_object_set_new(e, "code", json_integer(status));
+		json_object_set_new(e, "message", json_string(msg));
+		if (details && *details)
+			json_object_set_new(e, "details",
+					    json_string(details));
+		json_object_set_new(o, "error", e);
+		e = NULL;
+		net_json_reply(r, o);
+		o = NULL;
+	}
+	json_decref(e);
+	json_decref(o);
+	r->ctype = NULL;
+	r->status = status;
+	return 0;
+}
+
+int net_bad_method(struct net_req *r)
+{
+	char d[160];
+
+	snprintf(d, sizeof d, "The HTTP method [%s] is not permitted for "
+		 "this endpoint", r->method);
+	return net_error(r, 405, "Method not allowed", d);
+}

@@ -1,0 +1,44 @@
+/*
+ * json.h: query results as OpenTSDB's /api/query answers them
+ * (HttpJsonSerializer.formatQueryAsyncV1); tsd/json.c.  Internal to tsd/:
+ * exec.c hands its result groups here for TSD_FMT_JSON.
+ */
+#ifndef CF_TSD_JSON_H
+#define CF_TSD_JSON_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tsd/agg.h"
+#include "util/buf.h"
+
+/* One result group. */
+struct tsd_json_series {
+	const char *metric;
+	const void *tags;	/* " k=v k=v": the tags the group shares */
+	size_t tagslen;
+	const void *aggtags;	/* " k k": the keys aggregated away */
+	size_t aggtagslen;
+	const struct tsd_dp *dp;
+	size_t n;
+	int nan_null;		/* fill policy null: NaN prints null */
+};
+
+/*
+ * Appends the JSON array of the groups s[0..n) to out:
+ *   [{"metric":M,"tags":{K:V,...},"aggregateTags":[K,...],
+ *     "dps":{"TS":VALUE,...}},...]
+ * Points outside [start_ms, end_ms] are left out, as OpenTSDB does; TS in
+ * seconds, or in milliseconds with ms.  Integers print as integers,
+ * floats as Java's Double.toString, NaN as "NaN" (Jackson quotes
+ * non-numeric numbers), and NaN of fill policy null as null.
+ * CF_ENOMEM.
+ */
+int tsd_json_format(struct buf *out, const struct tsd_json_series *s,
+		    size_t n, int ms, int64_t start_ms, int64_t end_ms);
+
+/* Appends s[0..len) as a JSON string (quoted, escaped).  CF_ENOMEM,
+ * CF_EINVAL when s is not UTF-8. */
+int tsd_json_string(struct buf *out, const void *s, size_t len);
+
+#endif
