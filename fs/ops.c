@@ -136,11 +136,14 @@ struct erow {
 	int kept;		/* its directory stays with no cell in it
 				 * (mkdir, rm); 0: only cols is known */
 	unsigned ncols;		/* the columns written through this daemon */
-	struct buf cols;	/* since gen: u8 famlen, u16le quallen, fam,
-				 * qual, each */
+	struct buf cols;	/* since gen: u8 famlen, u16le quallen, u8
+				 * ECOL_FUTURE or 0, fam, qual, each */
 };
 #define EROW_UNSURE UINT64_MAX
 #define ECOLS_MAX 32		/* columns an erow remembers */
+/* A cols entry's flag: a version of the column was written with a
+ * timestamp past the clock, which a DeleteColumn at now leaves. */
+#define ECOL_FUTURE 1
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static cf_db *db;
@@ -1087,11 +1090,11 @@ static int erow_valid(const struct erow *e)
 	       e->gen == erow_gen(e->table, &e->row);
 }
 
-/* The length of the cols entry at p (u8 famlen, u16le quallen, fam,
- * qual). */
+/* The length of the cols entry at p (u8 famlen, u16le quallen, u8
+ * flags, fam, qual). */
 static size_t ecol_len(const unsigned char *p)
 {
-	return 3 + (size_t)p[0] + ((size_t)p[1] | (size_t)p[2] << 8);
+	return 4 + (size_t)p[0] + ((size_t)p[1] | (size_t)p[2] << 8);
 }
 
 /* With mu held: e's entry for n's column, or NULL. */
@@ -1100,9 +1103,9 @@ static unsigned char *erow_col(const struct erow *e, const struct node *n)
 	unsigned char *p = e->cols.p, *end = p + e->cols.len;
 
 	for (; p < end; p += ecol_len(p))
-		if (ecol_len(p) == 3 + n->famlen + n->qual.len &&
-		    p[0] == n->famlen && !memcmp(p + 3, n->fam, n->famlen) &&
-		    (!n->qual.len || !memcmp(p + 3 + n->famlen, n->qual.p,
+		if (ecol_len(p) == 4 + n->famlen + n->qual.len &&
+		    p[0] == n->famlen && !memcmp(p + 4, n->fam, n->famlen) &&
+		    (!n->qual.len || !memcmp(p + 4 + n->famlen, n->qual.p,
 					     n->qual.len)))
 			return p;
 	return NULL;
@@ -1114,13 +1117,15 @@ static int erow_has_col(const struct erow *e, const struct node *n)
 	return erow_col(e, n) != NULL;
 }
 
-/* With mu held: e forgets n's column (its cell is deleted). */
+/* With mu held: e forgets n's column after a DeleteColumn at now, unless
+ * a version of it was written with a timestamp past the clock (the
+ * Delete leaves that one: HBase's TimestampTestBase.doTestDelete). */
 static void erow_col_del(struct erow *e, const struct node *n)
 {
 	unsigned char *p = erow_col(e, n);
 	size_t l;
 
-	if (!p)
+	if (!p || (p[3] & ECOL_FUTURE))
 		return;
 	l = ecol_len(p);
 	memmove(p, p + l, (size_t)(e->cols.p + e->cols.len - p) - l);
@@ -1139,18 +1144,22 @@ static int erow_kept(const char *table, const struct buf *row)
 	return e && e->kept;
 }
 
-/* A cell of n's column was written in n's row (after the engine write).
+/* A cell of n's column was written in n's row (after the engine write),
+ * at version ts (CF_TS_NOW: at the clock, as appends are).
  * A row whose cells the daemon knows (found empty, and written since only
  * through here) remembers the column, so that a lookup of another cell
  * of it still asks the engine nothing (cp -r, rsync and tar make a row,
  * then its cells); any other row's erow goes, and its stripe's gen moves
  * on, so that an erow a mkdir is making now (its engine read done before
  * this write) is not believed. */
-static void erow_written(const struct node *n)
+static void erow_written(const struct node *n, int64_t ts)
 {
 	struct erow **pp, *e;
-	unsigned char h[3];
+	unsigned char h[4], *p;
 	int track;
+	/* read after the write: a later Delete at now has a time at least
+	 * this, so covers every version not past it */
+	int future = ts != CF_TS_NOW && ts > env_now_ms();
 
 	pthread_mutex_lock(&mu);
 	pp = erow_find(n->table, &n->key);
@@ -1158,11 +1167,15 @@ static void erow_written(const struct node *n)
 	track = erow_valid(e) && e->ncols < ECOLS_MAX &&
 		n->famlen <= 255 && n->qual.len <= 65535 &&
 		(e->ncols || ecolrows < ECOLS_ROWS);
-	if (track && !erow_has_col(e, n)) {
+	if (track && (p = erow_col(e, n)) != NULL) {
+		if (future)
+			p[3] |= ECOL_FUTURE;
+	} else if (track) {
 		h[0] = (unsigned char)n->famlen;
 		h[1] = (unsigned char)n->qual.len;
 		h[2] = (unsigned char)(n->qual.len >> 8);
-		if (buf_append(&e->cols, h, 3) ||
+		h[3] = future ? ECOL_FUTURE : 0;
+		if (buf_append(&e->cols, h, 4) ||
 		    buf_append(&e->cols, n->fam, n->famlen) ||
 		    (n->qual.len && buf_append(&e->cols, n->qual.p,
 					       n->qual.len)))
@@ -2771,7 +2784,7 @@ static int cell_put(struct node *n, const struct buf *data, int64_t ts)
 	cf_table_close(t);
 	if (rc)
 		return rc;
-	erow_written(n);
+	erow_written(n, ts);
 	pthread_mutex_lock(&mu);
 	fill = fill && n->agen == gen;
 	/* n's own attributes need no notification when the kernel holds
@@ -2824,7 +2837,7 @@ static int file_flush(struct fileh *h)
 				cf_table_close(t);
 			}
 			if (!rc) {
-				erow_written(n);
+				erow_written(n, CF_TS_NOW);
 				cell_changed(n, NULL, 0);
 			}
 		} else
