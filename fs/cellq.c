@@ -368,8 +368,6 @@ static int counter_delta(const struct buf *in, int partial, int64_t *d)
 
 	if (len && in->p[len - 1] == '\n')
 		len--;
-	else if (!partial && len)
-		return EINVAL;
 	if (i < len && (in->p[i] == '+' || in->p[i] == '-'))
 		neg = in->p[i++] == '-';
 	if (i == len && !partial)

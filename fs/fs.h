@@ -63,6 +63,12 @@ int fs_control_text(cf_db *db, enum fs_ctl which, const char *table,
 int fs_control_write(cf_db *db, enum fs_ctl which, const char *table,
 		     const char *p, size_t len, const char **why);
 
+/* Applies one write(2) of T/.batch, p[0..len): whole lines, parsed
+ * before anything is applied (fs/batch.c).  CF_EINVAL on a bad line,
+ * CF_ECANCELED when a check fails (nothing applied either way); *why
+ * (static or thread-local) says which line and why. */
+int fs_batch_write(cf_table *t, const char *p, size_t len, const char **why);
+
 /* --- MNT/tsd/ (SPEC section 6; fs/tsdfs.c) ------------------------------
  * ops.c keeps one node kind for the tsd subtree and asks these functions
  * what a node means.  Functions returning int return 0 or an errno; those
