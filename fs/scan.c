@@ -300,12 +300,11 @@ int fs_scan_open(cf_db *db, const char *table, const char *qs,
 
 	*out = NULL;
 	if (!s)
-		return ENOMEM;
+		return CF_ENOMEM;
 	s->db = db;
-	rc = query_parse(qs, &s->q, why, whylen);
-	if (rc) {
+	if (query_parse(qs, &s->q, why, whylen)) {
 		free(s);
-		return rc;
+		return CF_EINVAL;
 	}
 	rc = cf_table_open(db, table, &s->t);
 	for (i = 0; !rc && i < s->q.ncols; i++)
@@ -318,7 +317,7 @@ int fs_scan_open(cf_db *db, const char *table, const char *qs,
 		}
 	if (rc) {
 		fs_scan_close(s);
-		return fs_errno(rc);
+		return rc;
 	}
 	*out = s;
 	return 0;

@@ -16,7 +16,8 @@ struct fs_scan;
 /* 0 if q is a well-formed query. */
 int fs_scan_check(const char *q, char *why, size_t whylen);
 /* Opens the scan query q of table; *out is the caller's until
- * fs_scan_close().  Nothing is read before the first fs_scan_read. */
+ * fs_scan_close().  Nothing is read before the first fs_scan_read.
+ * Returns a CF_* code (CF_EINVAL, CF_ENOTFOUND: an unknown family). */
 int fs_scan_open(cf_db *db, const char *table, const char *q,
 		 struct fs_scan **out, char *why, size_t whylen);
 /* Up to n bytes of the result at offset off into dst.  Reads at
