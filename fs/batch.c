@@ -209,7 +209,7 @@ int fs_batch_write(cf_table *t, const char *p, size_t len, const char **why)
 			rc = cf_batch_put(b, ROWP(row), row.len, tok[2], famlen,
 					  ROWP(qual), qual.len, ts, ROWP(val),
 					  val.len);
-		} else if (IS(0, "delete") && nt == 2) {
+		} else if ((IS(0, "delete") || IS(0, "deleteall")) && nt == 2) {
 			rc = cf_batch_delete(b, CF_DEL_ROW, ROWP(row), row.len,
 					     NULL, 0, NULL, 0, CF_TS_NOW);
 		} else if (IS(0, "delete") || IS(0, "deletecolumn") ||
