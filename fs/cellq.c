@@ -341,19 +341,20 @@ int fs_hq_open(cf_db *db, enum fs_hq_kind k, const struct fs_hq_target *t,
 	return 0;
 }
 
-int fs_hq_read(struct fs_hq_file *f, void *dst, size_t n, uint64_t off,
-	       size_t *got, char *why, size_t whylen)
+int fs_hq_read(struct fs_hq_file *f, size_t n, uint64_t off,
+	       const void **p, size_t *got, char *why, size_t whylen)
 {
 	*got = 0;
+	*p = NULL;
 	*why = 0;
 	if (f->scan)
-		return fs_scan_read(f->scan, dst, n, off, got, why, whylen);
+		return fs_scan_read(f->scan, n, off, p, got, why, whylen);
 	if (f->writable)
 		return EBADF;
 	if (off < f->text.len) {
 		*got = f->text.len - (size_t)off < n ?
 		       f->text.len - (size_t)off : n;
-		memcpy(dst, f->text.p + off, *got);
+		*p = f->text.p + off;
 	}
 	return 0;
 }

@@ -149,8 +149,10 @@ int fs_hq_stat(cf_db *db, enum fs_hq_kind k, const struct fs_hq_target *t,
  * fs_hq_close(). */
 int fs_hq_open(cf_db *db, enum fs_hq_kind k, const struct fs_hq_target *t,
 	       int flags, struct fs_hq_file **out, char *why, size_t whylen);
-int fs_hq_read(struct fs_hq_file *f, void *dst, size_t n, uint64_t off,
-	       size_t *got, char *why, size_t whylen);
+/* Up to n bytes at offset off: *p (valid until the next call on f or
+ * its close; the caller serializes them) and *got. */
+int fs_hq_read(struct fs_hq_file *f, size_t n, uint64_t off,
+	       const void **p, size_t *got, char *why, size_t whylen);
 /* One write(2) to a counter: checked at once, applied at flush. */
 int fs_hq_write(struct fs_hq_file *f, const void *p, size_t n, char *why,
 		size_t whylen);

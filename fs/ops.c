@@ -3257,24 +3257,21 @@ static void read_tsd(fuse_req_t req, struct fileh *h, size_t size,
 
 static void read_hq(fuse_req_t req, struct fileh *h, size_t size, off_t off)
 {
-	char *out = malloc(size ? size : 1), why[160];
+	const void *p;
+	char why[160];
 	size_t got;
 	int err;
 
-	if (!out) {
-		fail(req, ENOMEM, "read %s", h->n->name);
-		return;
-	}
-	/* a scan file keeps its place between reads: one at a time */
+	/* a scan file keeps its place between reads: one at a time, and
+	 * the reply is sent from its buffer before the next may move it */
 	pthread_mutex_lock(&h->lock);
-	err = fs_hq_read(h->hf, out, size, (uint64_t)off, &got, why,
+	err = fs_hq_read(h->hf, size, (uint64_t)off, &p, &got, why,
 			 sizeof why);
+	if (!err)
+		fuse_reply_buf(req, p, got);
 	pthread_mutex_unlock(&h->lock);
 	if (err)
 		fail(req, err, "read %s: %s", h->n->name, why);
-	else
-		fuse_reply_buf(req, out, got);
-	free(out);
 }
 
 /* Applies what was written to a counter (a flush or the release); 0 or

@@ -359,6 +359,27 @@ static int cell_passes(const struct query *q, const struct cf_cell *c)
 	return 1;
 }
 
+/* Appends " TS " (ts >= 0). */
+static int put_ts(struct buf *b, int64_t ts)
+{
+	char d[24];
+	size_t n = 0;
+	uint64_t v = (uint64_t)ts;
+	int rc = buf_reserve(b, sizeof d + 2);
+
+	if (rc)
+		return rc;
+	do {
+		d[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	b->p[b->len++] = ' ';
+	while (n)
+		b->p[b->len++] = (unsigned char)d[--n];
+	b->p[b->len++] = ' ';
+	return 0;
+}
+
 /* Appends the lines of row r; *shown says whether it had any. */
 static int row_lines(struct fs_scan *s, const cf_row *r, int *shown)
 {
@@ -382,15 +403,20 @@ static int row_lines(struct fs_scan *s, const cf_row *r, int *shown)
 			nv = 1;
 		prev = c;
 		*shown = 1;
+		/* no printf: this is the scan's inner loop */
 		rc = klen ? cf_escape(k, klen, &s->out)
 			  : buf_append(&s->out, "''", 2);
 		if (!rc)
-			rc = buf_printf(&s->out, " %.*s:", (int)c->famlen,
-					c->fam);
-		if (!rc)
+			rc = buf_reserve(&s->out, c->famlen + 24);
+		if (!rc) {
+			s->out.p[s->out.len++] = ' ';
+			memcpy(s->out.p + s->out.len, c->fam, c->famlen);
+			s->out.len += c->famlen;
+			s->out.p[s->out.len++] = ':';
 			rc = cf_escape(c->qual, c->qlen, &s->out);
+		}
 		if (!rc)
-			rc = buf_printf(&s->out, " %" PRId64 " ", c->ts);
+			rc = put_ts(&s->out, c->ts);
 		if (!rc)
 			rc = fs_value_text(c->val, c->vlen, &s->out);
 		if (!rc)
@@ -399,7 +425,7 @@ static int row_lines(struct fs_scan *s, const cf_row *r, int *shown)
 	return rc;
 }
 
-int fs_scan_read(struct fs_scan *s, void *dst, size_t n, uint64_t off,
+int fs_scan_read(struct fs_scan *s, size_t n, uint64_t off, const void **p,
 		 size_t *got, char *why, size_t whylen)
 {
 	const cf_row *r;
@@ -407,6 +433,7 @@ int fs_scan_read(struct fs_scan *s, void *dst, size_t n, uint64_t off,
 	int rc = 0, shown;
 
 	*got = 0;
+	*p = NULL;
 	if (off < s->out_off || !s->s) {
 		/* from the start (a first read, or a reader going back) */
 		if (s->s)
@@ -445,7 +472,7 @@ int fs_scan_read(struct fs_scan *s, void *dst, size_t n, uint64_t off,
 	}
 	if (off == s->out_off) {
 		*got = s->out.len < n ? s->out.len : n;
-		memcpy(dst, s->out.p, *got);
+		*p = s->out.p;
 	}
 	return 0;
 }

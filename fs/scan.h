@@ -20,10 +20,11 @@ int fs_scan_check(const char *q, char *why, size_t whylen);
  * Returns a CF_* code (CF_EINVAL, CF_ENOTFOUND: an unknown family). */
 int fs_scan_open(cf_db *db, const char *table, const char *q,
 		 struct fs_scan **out, char *why, size_t whylen);
-/* Up to n bytes of the result at offset off into dst.  Reads at
- * increasing offsets continue the scan; an earlier offset starts it
- * again.  Memory: the bytes of one read and of one row's lines. */
-int fs_scan_read(struct fs_scan *s, void *dst, size_t n, uint64_t off,
+/* Up to n bytes of the result at offset off: *p (valid until the next
+ * call on s) and *got.  Reads at increasing offsets continue the scan;
+ * an earlier offset starts it again.  Memory: the bytes of one read and
+ * of one row's lines. */
+int fs_scan_read(struct fs_scan *s, size_t n, uint64_t off, const void **p,
 		 size_t *got, char *why, size_t whylen);
 void fs_scan_close(struct fs_scan *s);
 
