@@ -11,6 +11,10 @@
  *   colprefix=P qualifier=Q        HBase ColumnPrefixFilter,
  *   value=V ts=T[,T...]            QualifierFilter, ValueFilter (equal),
  *                                  TimestampsFilter
+ *   raw                            RAW => true: every cell still held,
+ *                                  delete markers as @Delete,
+ *                                  @DeleteColumn, @DeleteFamily in
+ *                                  the value's place; versions= ignored
  *
  * Keys and values are escaped as names are (SPEC section 2).  A read
  * gives one line per cell, `ROW FAM:QUAL TS VALUE`, rows in key order,
@@ -48,6 +52,7 @@ struct query {
 	uint64_t limit;
 	int64_t ts[TS_MAX];
 	size_t nts;
+	int raw;
 };
 
 struct fs_scan {
@@ -112,6 +117,10 @@ static int param(struct query *q, const char *p, size_t len,
 	uint64_t n;
 
 	*what = "unknown parameter";
+	if (len == 3 && !memcmp(p, "raw", 3)) {
+		q->raw = 1;
+		return 0;
+	}
 	if (!eq)
 		return -1;
 	kl = (size_t)(eq - p);
@@ -269,6 +278,7 @@ static int scan_start(struct fs_scan *s)
 	}
 	o.read.columns = q->ncols ? s->cols : NULL;
 	o.read.ncolumns = q->ncols;
+	o.read.raw = q->raw;
 	o.read.min_ts = q->tmin;
 	o.read.max_ts = q->tmax;
 	/* filters apply before versions are counted: every kept one */
@@ -347,7 +357,7 @@ static int cell_passes(const struct query *q, const struct cf_cell *c)
 	if (q->has_qualifier && (c->qlen != q->qualifier.len ||
 	    (c->qlen && memcmp(c->qual, q->qualifier.p, c->qlen))))
 		return 0;
-	if (q->has_value && (c->vlen != q->value.len ||
+	if (q->has_value && (c->kind || c->vlen != q->value.len ||
 	    (c->vlen && memcmp(c->val, q->value.p, c->vlen))))
 		return 0;
 	if (q->nts) {
@@ -397,7 +407,7 @@ static int row_lines(struct fs_scan *s, const cf_row *r, int *shown)
 		if (prev && prev->famlen == c->famlen && prev->qlen == c->qlen
 		    && !memcmp(prev->fam, c->fam, c->famlen) &&
 		    (!c->qlen || !memcmp(prev->qual, c->qual, c->qlen))) {
-			if (++nv > s->q.versions)
+			if (++nv > s->q.versions && !s->q.raw)
 				continue;
 		} else
 			nv = 1;
@@ -417,7 +427,14 @@ static int row_lines(struct fs_scan *s, const cf_row *r, int *shown)
 		}
 		if (!rc)
 			rc = put_ts(&s->out, c->ts);
-		if (!rc)
+		if (!rc && c->kind)
+			/* a marker (raw): '@' in a value is always %40 */
+			rc = buf_append(&s->out, c->kind == CF_DEL_VERSION ?
+					"@Delete" : c->kind == CF_DEL_COLUMN ?
+					"@DeleteColumn" : "@DeleteFamily",
+					c->kind == CF_DEL_VERSION ? 7 :
+					c->kind == CF_DEL_COLUMN ? 13 : 13);
+		else if (!rc)
 			rc = fs_value_text(c->val, c->vlen, &s->out);
 		if (!rc)
 			rc = buf_putc(&s->out, '\n');

@@ -71,6 +71,50 @@ test_expect_success 'the same after flush and after major_compact' '
 	echo major_compact >"$MNT/t/.ctl" && scans
 '
 
+test_expect_success 'raw: delete markers and what they cover, until major_compact' '
+	mkdir "$MNT/w" &&
+	printf "f VERSIONS=3\n" >"$MNT/w/.schema" &&
+	printf "put r f:a@1000 a1\nput r f:a@2000 a2\nput r f:b@1000 b1\n" \
+		>"$MNT/w/.batch" &&
+	echo "deletecolumns r f:a@1500" >"$MNT/w/.batch" &&
+	echo "delete r f:b@1000" >"$MNT/w/.batch" &&
+	echo "deletefamily r f@500" >"$MNT/w/.batch" &&
+	cat >expect <<-\EOF &&
+	r f: 500 @DeleteFamily
+	r f:a 2000 a2
+	r f:a 1500 @DeleteColumn
+	r f:a 1000 a1
+	r f:b 1000 @Delete
+	r f:b 1000 b1
+	EOF
+	cat "$MNT/w/.scan/raw" >out && test_cmp expect out &&
+	echo "r f:a 2000 a2" >expect.live &&
+	cat "$MNT/w/.scan/all" >out && test_cmp expect.live out &&
+	echo flush >"$MNT/w/.ctl" &&
+	cat "$MNT/w/.scan/raw" >out && test_cmp expect out &&
+	printf "r f:a 1500 @DeleteColumn\nr f:a 1000 a1\nr f:b 1000 @Delete\nr f:b 1000 b1\n" \
+		>expect.ts &&
+	cat "$MNT/w/.scan/raw&ts=1500,1000&column=f:b&column=f:a" >out &&
+	test_cmp expect.ts out &&
+	echo "r f:b 1000 b1" >expect.v &&
+	cat "$MNT/w/.scan/raw&value=b1" >out && test_cmp expect.v out &&
+	cat "$MNT/w/.scan/raw&time=1001,1600" >out &&
+	echo "r f:a 1500 @DeleteColumn" >expect.t && test_cmp expect.t out &&
+	echo major_compact >"$MNT/w/.ctl" &&
+	cat "$MNT/w/.scan/raw" >out && test_cmp expect.live out
+'
+
+test_expect_success 'raw with KEEP_DELETED_CELLS: major_compact keeps them' '
+	mkdir "$MNT/kd" &&
+	printf "f VERSIONS=3 KEEP_DELETED_CELLS=TRUE\n" >"$MNT/kd/.schema" &&
+	printf "put r f:a@1000 a1\n" >"$MNT/kd/.batch" &&
+	echo "deletecolumns r f:a@1500" >"$MNT/kd/.batch" &&
+	printf "r f:a 1500 @DeleteColumn\nr f:a 1000 a1\n" >expect &&
+	echo major_compact >"$MNT/kd/.ctl" &&
+	cat "$MNT/kd/.scan/raw" >out && test_cmp expect out &&
+	cat "$MNT/kd/.scan/all" >out && test_must_be_empty out
+'
+
 test_expect_success '.scan lists nothing and is unlisted' '
 	ls -A "$MNT/t/.scan" >out && test_must_be_empty out &&
 	ls -A "$MNT/t" >out && ! grep scan out
