@@ -228,9 +228,14 @@ struct cf_read_opts {
 	int64_t max_ts;		/* 0 and INT64_MAX: everything */
 	int max_versions;	/* per column; 0 means 1; INT32_MAX: all kept */
 	int keys_only;		/* values not returned (vlen still set) */
+	int raw;		/* scans (cf_scan_open) only: every cell the
+				 * store still holds in the time range (HBase
+				 * RAW => true): masked and crowded-out puts
+				 * and the delete markers, whose kind is in
+				 * cf_cell.kind; max_versions is ignored */
 };
 
-#define CF_READ_OPTS_INIT { NULL, 0, 0, INT64_MAX, 1, 0 }
+#define CF_READ_OPTS_INIT { NULL, 0, 0, INT64_MAX, 1, 0, 0 }
 
 /* One cell of a result.  Pointers stay valid as long as the cf_row. */
 struct cf_cell {
@@ -241,6 +246,8 @@ struct cf_cell {
 	int64_t ts;
 	const unsigned char *val;	/* NULL with keys_only */
 	size_t vlen;
+	int kind;		/* 0: a Put; with raw, a delete marker's
+				 * enum cf_delete_kind (no value) */
 };
 
 /* A row of a result: its cells in order (family, qualifier ascending,

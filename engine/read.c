@@ -23,6 +23,7 @@ struct cellref {
 	const unsigned char *vp;	/* a pinned value (not in scratch) */
 	int64_t ts;
 	int has_val;
+	int kind;		/* cf_cell.kind */
 };
 
 /* Where a gathered cell's key and value lie in a row's scratch. */
@@ -209,6 +210,9 @@ static int row_add(cf_row *r, const struct rcell *c, const struct gcell *x,
 	ref->val = ref->has_val && !ref->vp ? (size_t)(c->val - base) : 0;
 	ref->vlen = c->vlen;
 	ref->ts = c->k.ts;
+	ref->kind = c->k.type == KT_PUT ? 0 :
+		    c->k.type == KT_DELETE ? CF_DEL_VERSION :
+		    c->k.type == KT_DELETE_COLUMN ? CF_DEL_COLUMN : CF_DEL_FAMILY;
 	r->n++;
 	return CF_OK;
 }
@@ -228,6 +232,7 @@ static void row_finish(cf_row *r)
 		c->ts = f->ts;
 		c->val = !f->has_val ? NULL : f->vp ? f->vp : base + f->val;
 		c->vlen = f->vlen;
+		c->kind = f->kind;
 	}
 }
 
@@ -281,7 +286,17 @@ static int emit_family(const struct cf_family *f, cf_row *out,
 	vc.read_max_ts = max_ts;
 	vc.expiring = 0;
 	vis_classify(&vc, raw, n);
-	for (size_t i = 0, shown = 0; i < n && rc == CF_OK; i++) {
+	for (size_t i = 0; o && o->raw && i < n && rc == CF_OK; i++) {
+		/* everything held, but what this read's snapshot cannot see */
+		struct rcell *c = &raw[i];
+		if (c->state == VIS_FUTURE || c->k.ts < min_ts ||
+		    c->k.ts >= max_ts || !col_wanted(o, &c->k))
+			continue;
+		rc = row_add(out, c, &out->gc[g + i],
+			     !keys_only && c->k.type == KT_PUT);
+	}
+	for (size_t i = 0, shown = 0; !(o && o->raw) && i < n &&
+	     rc == CF_OK; i++) {
 		struct rcell *c = &raw[i];
 		if (i > 0 && bytes_cmp(c->k.qual, c->k.qlen, raw[i - 1].k.qual,
 				       raw[i - 1].k.qlen) != 0)
@@ -522,7 +537,8 @@ int read_row(struct cf_db *db, struct cf_table *t, struct iter *it,
 				cs.puts++;
 				cs.last_ts = x.ts;
 			}
-			if (!cs.deletes && cs.puts >= cs.versions) {
+			if (!cs.deletes && cs.puts >= cs.versions &&
+			    !(o && o->raw)) {
 				cs.skipping = 1;
 				cs.skipped = 0;
 				/* the Get's last column has all the cells

@@ -207,7 +207,6 @@ int sfile_may_match(struct cf_db *db, struct sfile *f,
 {
 	const struct sst_meta *m;
 	int64_t min_ts = o ? o->min_ts : 0;
-	int64_t max_ts = o ? o->max_ts : INT64_MAX;
 
 	if (!f->sst)
 		return 1;	/* unknown content: the read must fail */
@@ -215,8 +214,10 @@ int sfile_may_match(struct cf_db *db, struct sfile *f,
 	if (m->cells == 0)
 		return 0;
 	/* A delete marker may carry any ts, so only files without
-	 * markers can be skipped by time. */
-	if (m->deletes == 0 && (m->max_ts < min_ts || m->min_ts >= max_ts)) {
+	 * markers can be skipped by time; and only files wholly older
+	 * than the range: a newer put, out of the range, still crowds
+	 * older ones in it out (VERSIONS, docs/engine.md rule 3). */
+	if (m->deletes == 0 && m->max_ts < min_ts) {
 		atomic_fetch_add(&db->st.files_skipped, 1);
 		return FM_SKIP;
 	}

@@ -11,8 +11,6 @@
 #include "util/escape.h"
 #include "util/log.h"
 
-static _Thread_local char whybuf[160];
-
 static int stats_text(const struct cf_stats *s, const char *table,
 		      struct buf *out)
 {
@@ -233,138 +231,6 @@ int fs_control_text(cf_db *db, enum fs_ctl which, const char *table,
 	return rc;
 }
 
-/* Splits line at single spaces into at most max tokens; the last token
- * takes the rest.  Returns the count. */
-static size_t tokens(const char *p, size_t len, const char **tok,
-		     size_t *tlen, size_t max)
-{
-	size_t n = 0, i = 0, j;
-
-	while (i <= len && n < max) {
-		if (n == max - 1) {
-			j = len;
-		} else {
-			for (j = i; j < len && p[j] != ' '; j++)
-				;
-		}
-		tok[n] = p + i;
-		tlen[n++] = j - i;
-		if (j >= len)
-			break;
-		i = j + 1;
-	}
-	return n;
-}
-
-/* Parses "FAM:QUAL[@TS]" of a batch line. */
-static int parse_col(cf_table *t, const char *p, size_t len, size_t *famlen,
-		     struct buf *qual, int64_t *ts)
-{
-	const char *colon = memchr(p, ':', len), *at;
-	char num[24];
-	char *e;
-	size_t qlen;
-
-	if (!colon || !cf_family_name_valid(p, (size_t)(colon - p)) ||
-	    !cf_table_has_family(t, p, (size_t)(colon - p)))
-		return CF_EINVAL;
-	*famlen = (size_t)(colon - p);
-	at = memchr(colon, '@', len - *famlen);
-	qlen = (size_t)((at ? at : p + len) - colon - 1);
-	*ts = CF_TS_NOW;
-	if (at) {
-		size_t nl = len - (size_t)(at + 1 - p);
-		if (nl == 0 || nl >= sizeof num || at[1] < '0' || at[1] > '9')
-			return CF_EINVAL;
-		memcpy(num, at + 1, nl);
-		num[nl] = 0;
-		*ts = strtoll(num, &e, 10);
-		if (*e || *ts < 0 || *ts == INT64_MAX)
-			return CF_EINVAL;
-	}
-	buf_reset(qual);
-	return cf_unescape(colon + 1, qlen, qual);
-}
-
-static int batch_write(cf_table *t, const char *p, size_t len,
-		       const char **why)
-{
-	struct buf row = BUF_INIT, qual = BUF_INIT, val = BUF_INIT;
-	cf_batch *b = NULL;
-	const char *tok[4];
-	size_t tl[4], nt, i = 0, j, famlen, lineno = 0;
-	int64_t ts;
-	int rc;
-
-	rc = cf_batch_new(&b);
-	while (!rc && i < len) {
-		for (j = i; j < len && p[j] != '\n'; j++)
-			;
-		lineno++;
-		if (j == i) {
-			i = j + 1;
-			continue;
-		}
-		nt = tokens(p + i, j - i, tok, tl, 4);
-		buf_reset(&row);
-		buf_reset(&val);
-		rc = CF_EINVAL;
-		if (nt >= 2 && !(tl[1] == 2 && !memcmp(tok[1], "''", 2)) &&
-		    cf_unescape(tok[1], tl[1], &row))
-			goto bad;
-		if (nt >= 3 && tl[0] == 3 && !memcmp(tok[0], "put", 3)) {
-			if (parse_col(t, tok[2], tl[2], &famlen, &qual, &ts))
-				goto bad;
-			if (nt == 4 && cf_unescape(tok[3], tl[3], &val))
-				goto bad;
-			rc = cf_batch_put(b, row.p ? (void *)row.p : "",
-					  row.len, tok[2], famlen,
-					  qual.p ? (void *)qual.p : "",
-					  qual.len, ts,
-					  val.p ? (void *)val.p : "",
-					  val.len);
-		} else if (nt >= 2 && nt <= 3 && tl[0] == 6 &&
-			   !memcmp(tok[0], "delete", 6)) {
-			if (nt == 2) {
-				rc = cf_batch_delete(b, CF_DEL_ROW,
-					row.p ? (void *)row.p : "", row.len,
-					NULL, 0, NULL, 0, CF_TS_NOW);
-			} else {
-				if (parse_col(t, tok[2], tl[2], &famlen,
-					      &qual, &ts))
-					goto bad;
-				rc = cf_batch_delete(b, ts == CF_TS_NOW ?
-					CF_DEL_COLUMN : CF_DEL_VERSION,
-					row.p ? (void *)row.p : "", row.len,
-					tok[2], famlen,
-					qual.p ? (void *)qual.p : "",
-					qual.len, ts);
-			}
-		} else
-			goto bad;
-		i = j + 1;
-		continue;
-bad:
-		snprintf(whybuf, sizeof whybuf, "line %zu: not 'put ROW "
-			 "FAM:QUAL[@TS] VALUE' or 'delete ROW "
-			 "[FAM:QUAL[@TS]]' with a known family", lineno);
-		*why = whybuf;
-		break;
-	}
-	if (!rc) {
-		rc = cf_table_apply(t, b);
-		if (rc)
-			*why = cf_strerror(rc);
-		else
-			fs_table_changed(cf_table_name(t), 0);
-	}
-	cf_batch_free(b);
-	buf_release(&row);
-	buf_release(&qual);
-	buf_release(&val);
-	return rc;
-}
-
 static int ctl_word(cf_db *db, enum fs_ctl which, const char *table,
 		    const char *w, size_t len, const char **why)
 {
@@ -431,7 +297,7 @@ int fs_control_write(cf_db *db, enum fs_ctl which, const char *table,
 		rc = cf_table_open(db, table, &t);
 		if (rc)
 			return rc;
-		rc = batch_write(t, p, len, why);
+		rc = fs_batch_write(t, p, len, why);
 		cf_table_close(t);
 		return rc;
 	}

@@ -21,6 +21,7 @@ static const int table[CF_ECOUNT] = {
 	[-CF_ECLOSED] = ENOENT,	/* a dropped table is simply gone */
 	[-CF_ERANGE] = ERANGE,
 	[-CF_EXDEV] = EXDEV,
+	[-CF_ECANCELED] = ECANCELED,
 };
 
 int fs_errno(int rc)

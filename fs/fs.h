@@ -63,6 +63,12 @@ int fs_control_text(cf_db *db, enum fs_ctl which, const char *table,
 int fs_control_write(cf_db *db, enum fs_ctl which, const char *table,
 		     const char *p, size_t len, const char **why);
 
+/* Applies one write(2) of T/.batch, p[0..len): whole lines, parsed
+ * before anything is applied (fs/batch.c).  CF_EINVAL on a bad line,
+ * CF_ECANCELED when a check fails (nothing applied either way); *why
+ * (static or thread-local) says which line and why. */
+int fs_batch_write(cf_table *t, const char *p, size_t len, const char **why);
+
 /* --- MNT/tsd/ (SPEC section 6; fs/tsdfs.c) ------------------------------
  * ops.c keeps one node kind for the tsd subtree and asks these functions
  * what a node means.  Functions returning int return 0 or an errno; those
@@ -110,5 +116,58 @@ const char *fs_tsd_file_name(const struct fs_tsd_file *f);
 void fs_tsd_file_close(struct fs_tsd_file *f);
 /* Appends the tsd counters in the Prometheus text format; CF_* code. */
 int fs_tsd_stats_text(struct buf *out);
+
+/* --- HBase reads and counters beyond plain cells -----------------------
+ * (fs/cellq.c: a cell's F:Q@SPEC names; fs/scan.c: T/.scan/QUERY.)  ops.c
+ * keeps one node kind for them and leaves the rest to these functions;
+ * int functions return 0 or an errno, and fill why (up to whylen bytes)
+ * with the reason for MNT/.log. */
+enum fs_hq_kind {
+	FQ_CELL,	/* ROW/F:Q@T1,T2[,v=N] or F:Q@v=N: read only */
+	FQ_COUNTER,	/* ROW/F:Q@counter: read as decimal, write adds */
+	FQ_SCANS,	/* T/.scan/: lists nothing, any query resolves */
+	FQ_SCAN		/* T/.scan/QUERY: read only, produced while read */
+};
+/* What a special name stands for (pointers borrowed from the node). */
+struct fs_hq_target {
+	const char *table;
+	const void *row;	/* FQ_CELL, FQ_COUNTER */
+	size_t rowlen;
+	const char *fam;
+	size_t famlen;
+	const void *qual;
+	size_t qlen;
+	const char *arg;	/* the text after '@', or the scan query */
+};
+struct fs_hq_file;
+
+/* For a cell name whose '@' is followed by spec (NUL-terminated): 1 and
+ * *kind if spec is a query or "counter", 0 if it is a plain version
+ * (digits: ops.c's F:Q@TS), EINVAL if malformed. */
+int fs_hq_cell_kind(const char *spec, enum fs_hq_kind *kind);
+/* 0 if the scan query q is well formed, else EINVAL with why. */
+int fs_hq_scan_check(const char *q, char *why, size_t whylen);
+/* Whether the name exists, and its size and time into st. */
+int fs_hq_stat(cf_db *db, enum fs_hq_kind k, const struct fs_hq_target *t,
+	       struct stat *st, char *why, size_t whylen);
+/* Opens it with open(2) flags; *out is the caller's until
+ * fs_hq_close(). */
+int fs_hq_open(cf_db *db, enum fs_hq_kind k, const struct fs_hq_target *t,
+	       int flags, struct fs_hq_file **out, char *why, size_t whylen);
+/* Up to n bytes at offset off: *p (valid until the next call on f or
+ * its close; the caller serializes them) and *got. */
+int fs_hq_read(struct fs_hq_file *f, size_t n, uint64_t off,
+	       const void **p, size_t *got, char *why, size_t whylen);
+/* One write(2) to a counter: checked at once, applied at flush. */
+int fs_hq_write(struct fs_hq_file *f, const void *p, size_t n, char *why,
+		size_t whylen);
+/* Applies what was written (the increment): *changed is 1 when a cell
+ * changed; the next flush applies nothing more. */
+int fs_hq_flush(struct fs_hq_file *f, int *changed, char *why,
+		size_t whylen);
+void fs_hq_close(struct fs_hq_file *f);
+/* Appends a value as lines show it: escaped as names are (SPEC section
+ * 2), the empty value as ''. */
+int fs_value_text(const void *v, size_t len, struct buf *out);
 
 #endif

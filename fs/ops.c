@@ -46,7 +46,9 @@ enum kind {
 	K_ROOT, K_ROOT_CTL, K_ROOT_STATS, K_ROOT_LOG,
 	K_TABLE, K_SCHEMA, K_TCTL, K_TSTATS, K_REGIONS, K_BATCH,
 	K_REGION, K_PREFIXES, K_PREFIX, K_ROW, K_VERSIONS, K_CELL, K_STAGE,
-	K_TSD		/* MNT/tsd/ and below: tk says which (fs/tsdfs.c) */
+	K_TSD,		/* MNT/tsd/ and below: tk says which (fs/tsdfs.c) */
+	K_HQ		/* F:Q@query, F:Q@counter, T/.scan/: hk says which
+			 * (fs/cellq.c, fs/scan.c) */
 };
 
 struct node {
@@ -67,6 +69,7 @@ struct node {
 	int64_t ts;		/* K_CELL: CF_TS_NOW for the latest version */
 	struct fileh *writer;	/* K_CELL open for writing, not yet put */
 	enum fs_tsd_node tk;	/* K_TSD: its meaning; key holds the name */
+	enum fs_hq_kind hk;	/* K_HQ: its meaning */
 	unsigned twriters;	/* K_TSD: opens for writing (a new metric
 				 * exists for fstat before its first point) */
 	/* K_CELL: what the engine last said of the cell (see "the
@@ -109,6 +112,7 @@ struct fileh {
 				 * (op_rename); atomic, set under mu */
 	int64_t ts;		/* timestamp of the Put at flush */
 	struct fs_tsd_file *tf;	/* K_TSD: everything is done by tsdfs.c */
+	struct fs_hq_file *hf;	/* K_HQ: everything is done by cellq.c */
 	struct buf tail;	/* .batch, .ctl: a line not finished yet */
 	int skip;		/* ... the rest of a refused line follows */
 	pthread_mutex_t lock;
@@ -136,11 +140,14 @@ struct erow {
 	int kept;		/* its directory stays with no cell in it
 				 * (mkdir, rm); 0: only cols is known */
 	unsigned ncols;		/* the columns written through this daemon */
-	struct buf cols;	/* since gen: u8 famlen, u16le quallen, fam,
-				 * qual, each */
+	struct buf cols;	/* since gen: u8 famlen, u16le quallen, u8
+				 * ECOL_FUTURE or 0, fam, qual, each */
 };
 #define EROW_UNSURE UINT64_MAX
 #define ECOLS_MAX 32		/* columns an erow remembers */
+/* A cols entry's flag: a version of the column was written with a
+ * timestamp past the clock, which a DeleteColumn at now leaves. */
+#define ECOL_FUTURE 1
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static cf_db *db;
@@ -733,6 +740,8 @@ static int is_dir(const struct node *n)
 
 	if (k == K_TSD)
 		return fs_tsd_is_dir(n->tk);
+	if (k == K_HQ)
+		return n->hk == FQ_SCANS;
 	return k == K_ROOT || k == K_TABLE || k == K_REGION ||
 	       k == K_PREFIXES || k == K_PREFIX || k == K_ROW ||
 	       k == K_VERSIONS;
@@ -754,6 +763,13 @@ static int parse_cell(const char *name, struct node *n)
 	end = at ? at : colon + strlen(colon);
 	n->ts = CF_TS_NOW;
 	if (at) {
+		int q = fs_hq_cell_kind(at + 1, &n->hk);
+		if (q == 1)
+			n->kind = K_HQ;	/* a query or counter name */
+		else if (q)
+			return CF_EINVAL;
+	}
+	if (at && n->kind != K_HQ) {
 		if (at[1] < '0' || at[1] > '9')
 			return CF_EINVAL;
 		errno = 0;
@@ -817,7 +833,10 @@ static int resolve(struct node *parent, const char *name, struct node *tmp,
 			tmp->kind = K_BATCH;
 		else if (!strcmp(name, ".prefix"))
 			tmp->kind = K_PREFIXES;
-		else if (name[0] == '.')
+		else if (!strcmp(name, ".scan")) {
+			tmp->kind = K_HQ;
+			tmp->hk = FQ_SCANS;
+		} else if (name[0] == '.')
 			tmp->kind = K_STAGE;
 		else if (name[0] == '@') {
 			tmp->kind = K_REGION;
@@ -833,6 +852,17 @@ static int resolve(struct node *parent, const char *name, struct node *tmp,
 		tmp->kind = K_TSD;
 		return fs_tsd_resolve(parent->tk, name, &tmp->tk, &tmp->key,
 				      why);
+	case K_HQ: {
+		static __thread char qwhy[160];
+		if (parent->hk != FQ_SCANS) {
+			*why = "not a directory";
+			return ENOTDIR;
+		}
+		tmp->kind = K_HQ;
+		tmp->hk = FQ_SCAN;
+		*why = qwhy;
+		return fs_hq_scan_check(name, qwhy, sizeof qwhy);
+	}
 	case K_PREFIXES:
 		tmp->kind = K_PREFIX;
 		if (cf_unescape(name, strlen(name), &tmp->key)) {
@@ -865,7 +895,9 @@ static int resolve(struct node *parent, const char *name, struct node *tmp,
 		}
 		tmp->kind = K_CELL;
 		if (parse_cell(tmp->name, tmp)) {
-			*why = "not a cell name FAM:QUAL[@TS]";
+			*why = "not a cell name FAM:QUAL[@TS], "
+			       "FAM:QUAL@[T1],[T2][,v=N], FAM:QUAL@v=N or "
+			       "FAM:QUAL@counter";
 			return EINVAL;
 		}
 		return 0;
@@ -1127,11 +1159,11 @@ static int erow_valid(const struct erow *e)
 	       e->gen == erow_gen(e->table, &e->row);
 }
 
-/* The length of the cols entry at p (u8 famlen, u16le quallen, fam,
- * qual). */
+/* The length of the cols entry at p (u8 famlen, u16le quallen, u8
+ * flags, fam, qual). */
 static size_t ecol_len(const unsigned char *p)
 {
-	return 3 + (size_t)p[0] + ((size_t)p[1] | (size_t)p[2] << 8);
+	return 4 + (size_t)p[0] + ((size_t)p[1] | (size_t)p[2] << 8);
 }
 
 /* With mu held: e's entry for n's column, or NULL. */
@@ -1140,9 +1172,9 @@ static unsigned char *erow_col(const struct erow *e, const struct node *n)
 	unsigned char *p = e->cols.p, *end = p + e->cols.len;
 
 	for (; p < end; p += ecol_len(p))
-		if (ecol_len(p) == 3 + n->famlen + n->qual.len &&
-		    p[0] == n->famlen && !memcmp(p + 3, n->fam, n->famlen) &&
-		    (!n->qual.len || !memcmp(p + 3 + n->famlen, n->qual.p,
+		if (ecol_len(p) == 4 + n->famlen + n->qual.len &&
+		    p[0] == n->famlen && !memcmp(p + 4, n->fam, n->famlen) &&
+		    (!n->qual.len || !memcmp(p + 4 + n->famlen, n->qual.p,
 					     n->qual.len)))
 			return p;
 	return NULL;
@@ -1154,13 +1186,15 @@ static int erow_has_col(const struct erow *e, const struct node *n)
 	return erow_col(e, n) != NULL;
 }
 
-/* With mu held: e forgets n's column (its cell is deleted). */
+/* With mu held: e forgets n's column after a DeleteColumn at now, unless
+ * a version of it was written with a timestamp past the clock (the
+ * Delete leaves that one: HBase's TimestampTestBase.doTestDelete). */
 static void erow_col_del(struct erow *e, const struct node *n)
 {
 	unsigned char *p = erow_col(e, n);
 	size_t l;
 
-	if (!p)
+	if (!p || (p[3] & ECOL_FUTURE))
 		return;
 	l = ecol_len(p);
 	memmove(p, p + l, (size_t)(e->cols.p + e->cols.len - p) - l);
@@ -1179,18 +1213,22 @@ static int erow_kept(const char *table, const struct buf *row)
 	return e && e->kept;
 }
 
-/* A cell of n's column was written in n's row (after the engine write).
+/* A cell of n's column was written in n's row (after the engine write),
+ * at version ts (CF_TS_NOW: at the clock, as appends are).
  * A row whose cells the daemon knows (found empty, and written since only
  * through here) remembers the column, so that a lookup of another cell
  * of it still asks the engine nothing (cp -r, rsync and tar make a row,
  * then its cells); any other row's erow goes, and its stripe's gen moves
  * on, so that an erow a mkdir is making now (its engine read done before
  * this write) is not believed. */
-static void erow_written(const struct node *n)
+static void erow_written(const struct node *n, int64_t ts)
 {
 	struct erow **pp, *e;
-	unsigned char h[3];
+	unsigned char h[4], *p;
 	int track;
+	/* read after the write: a later Delete at now has a time at least
+	 * this, so covers every version not past it */
+	int future = ts != CF_TS_NOW && ts > env_now_ms();
 
 	pthread_mutex_lock(&mu);
 	pp = erow_find(n->table, &n->key);
@@ -1198,11 +1236,15 @@ static void erow_written(const struct node *n)
 	track = erow_valid(e) && e->ncols < ECOLS_MAX &&
 		n->famlen <= 255 && n->qual.len <= 65535 &&
 		(e->ncols || ecolrows < ECOLS_ROWS);
-	if (track && !erow_has_col(e, n)) {
+	if (track && (p = erow_col(e, n)) != NULL) {
+		if (future)
+			p[3] |= ECOL_FUTURE;
+	} else if (track) {
 		h[0] = (unsigned char)n->famlen;
 		h[1] = (unsigned char)n->qual.len;
 		h[2] = (unsigned char)(n->qual.len >> 8);
-		if (buf_append(&e->cols, h, 3) ||
+		h[3] = future ? ECOL_FUTURE : 0;
+		if (buf_append(&e->cols, h, 4) ||
 		    buf_append(&e->cols, n->fam, n->famlen) ||
 		    (n->qual.len && buf_append(&e->cols, n->qual.p,
 					       n->qual.len)))
@@ -1328,6 +1370,23 @@ static void set_time(struct stat *st, int64_t ms)
 	st->st_atim = st->st_ctim = st->st_mtim;
 }
 
+/* What the special name n stands for (pointers into n). */
+static void hq_target(const struct node *n, struct fs_hq_target *tg)
+{
+	const char *at = n->hk == FQ_SCAN ? NULL : strchr(n->name, '@');
+
+	memset(tg, 0, sizeof *tg);
+	tg->table = n->table;
+	tg->row = n->key.p ? (const void *)n->key.p : "";
+	tg->rowlen = n->key.len;
+	tg->fam = n->fam;
+	tg->famlen = n->famlen;
+	tg->qual = n->qual.p ? (const void *)n->qual.p : "";
+	tg->qlen = n->qual.len;
+	/* a cell's qualifier never holds a raw '@': the spec follows it */
+	tg->arg = n->hk == FQ_SCAN ? n->name : at ? at + 1 : "";
+}
+
 /* 1 if a family of t has a TTL (its cells vanish with time); 1 also when
  * the schema cannot be read. */
 static int table_ttl(cf_table *t)
@@ -1444,6 +1503,17 @@ static int node_stat(struct node *n, struct stat *st)
 		pthread_mutex_lock(&mu);
 		if (rc == ENOENT && n->twriters)
 			rc = 0;
+		pthread_mutex_unlock(&mu);
+		return rc;
+	}
+	case K_HQ: {
+		char why[160];
+		struct fs_hq_target tg;
+		hq_target(n, &tg);
+		rc = fs_hq_stat(db, n->hk, &tg, st, why, sizeof why);
+		pthread_mutex_lock(&mu);
+		if (rc == ENOENT && n->writer)
+			rc = 0;	/* a counter being created */
 		pthread_mutex_unlock(&mu);
 		return rc;
 	}
@@ -2882,7 +2952,7 @@ static int cell_put(struct node *n, const struct buf *data, int64_t ts)
 	cf_table_close(t);
 	if (rc)
 		return rc;
-	erow_written(n);
+	erow_written(n, ts);
 	pthread_mutex_lock(&mu);
 	fill = fill && n->agen == gen;
 	/* n's own attributes need no notification when the kernel holds
@@ -2935,7 +3005,7 @@ static int file_flush(struct fileh *h)
 				cf_table_close(t);
 			}
 			if (!rc) {
-				erow_written(n);
+				erow_written(n, CF_TS_NOW);
 				cell_changed(n, NULL, 0);
 			}
 		} else
@@ -2993,6 +3063,7 @@ static void fileh_free(struct fileh *h)
 	buf_release(&h->data);
 	buf_release(&h->tail);
 	fs_tsd_file_close(h->tf);
+	fs_hq_close(h->hf);
 	pthread_mutex_destroy(&h->lock);
 	pthread_mutex_lock(&mu);
 	if (n->writer == h)
@@ -3026,11 +3097,26 @@ static int file_open(struct node *n, int flags, int created,
 	h->writable = acc != O_RDONLY;
 	pthread_mutex_lock(&mu);
 	n->nopen++;
-	if (h->writable && n->kind == K_CELL)
+	if (h->writable && (n->kind == K_CELL || n->kind == K_HQ))
 		n->writer = h;
 	if (h->writable && n->kind == K_TSD)
 		n->twriters++;
 	pthread_mutex_unlock(&mu);
+	if (n->kind == K_HQ) {
+		static __thread char qwhy[160];
+		struct fs_hq_target tg;
+		int err;
+		hq_target(n, &tg);
+		err = fs_hq_open(db, n->hk, &tg, flags, &h->hf, qwhy,
+				 sizeof qwhy);
+		*why = qwhy;
+		if (err) {
+			fileh_free(h);
+			return err;
+		}
+		*out = h;
+		return 0;
+	}
 	if (n->kind == K_TSD) {
 		static __thread char twhy[320];
 		int err = fs_tsd_open(n->tk, &n->key, flags, &h->tf, twhy,
@@ -3227,6 +3313,12 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 			why = "no file can be created here";
 		}
 		break;
+	case K_HQ:
+		if (n->hk != FQ_COUNTER) {
+			err = EPERM;
+			why = "a query name is read-only";
+		}
+		break;
 	default:
 		err = EPERM;
 		why = "no file can be created here";
@@ -3274,6 +3366,45 @@ static void read_tsd(fuse_req_t req, struct fileh *h, size_t size,
 	free(out);
 }
 
+static void read_hq(fuse_req_t req, struct fileh *h, size_t size, off_t off)
+{
+	const void *p;
+	char why[160];
+	size_t got;
+	int err;
+
+	/* a scan file keeps its place between reads: one at a time, and
+	 * the reply is sent from its buffer before the next may move it */
+	pthread_mutex_lock(&h->lock);
+	err = fs_hq_read(h->hf, size, (uint64_t)off, &p, &got, why,
+			 sizeof why);
+	if (!err)
+		fuse_reply_buf(req, p, got);
+	pthread_mutex_unlock(&h->lock);
+	if (err)
+		fail(req, err, "read %s: %s", h->n->name, why);
+}
+
+/* Applies what was written to a counter (a flush or the release); 0 or
+ * errno (logged). */
+static int flush_hq(struct fileh *h)
+{
+	char why[160];
+	int err, changed;
+
+	pthread_mutex_lock(&h->lock);
+	err = fs_hq_flush(h->hf, &changed, why, sizeof why);
+	pthread_mutex_unlock(&h->lock);
+	if (err)
+		cf_log(CF_LOG_WARN, "write %s: %s: %s", h->n->name, why,
+		       strerror(err));
+	if (changed) {
+		erow_written(h->n, CF_TS_NOW);
+		cell_changed(h->n, NULL, 0);
+	}
+	return err;
+}
+
 static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		    struct fuse_file_info *fi)
 {
@@ -3283,6 +3414,10 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 
 	if (h->tf) {
 		read_tsd(req, h, size, off);
+		return;
+	}
+	if (h->hf) {
+		read_hq(req, h, size, off);
 		return;
 	}
 	if (h->fv) {
@@ -3410,6 +3545,17 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *p,
 			fuse_reply_write(req, size);
 		return;
 	}
+	if (h->hf) {
+		char qwhy[160];
+		pthread_mutex_lock(&h->lock);
+		rc = fs_hq_write(h->hf, p, size, qwhy, sizeof qwhy);
+		pthread_mutex_unlock(&h->lock);
+		if (rc)
+			fail(req, rc, "write %s: %s", n->name, qwhy);
+		else
+			fuse_reply_write(req, size);
+		return;
+	}
 	if (n->kind == K_ROOT_CTL || n->kind == K_TCTL ||
 	    n->kind == K_BATCH) {
 		pthread_mutex_lock(&h->lock);
@@ -3489,6 +3635,10 @@ static void op_flush(fuse_req_t req, fuse_ino_t ino,
 			fuse_reply_err(req, 0);
 		return;
 	}
+	if (h->hf) {
+		fuse_reply_err(req, flush_hq(h));
+		return;
+	}
 	pthread_mutex_lock(&h->lock);
 	if (h->tail.len) {
 		const char *why;
@@ -3516,7 +3666,9 @@ static void op_release(fuse_req_t req, fuse_ino_t ino,
 		if (lines_finish(h, &why))
 			cf_log(CF_LOG_WARN, "write %s: %s", h->n->name, why);
 	}
-	if (!h->failed && !h->tf)
+	if (h->hf)
+		flush_hq(h);
+	else if (!h->failed && !h->tf)
 		file_flush(h);	/* errors were logged and told at flush */
 	fileh_free(h);
 	fuse_reply_err(req, 0);

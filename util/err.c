@@ -17,6 +17,7 @@ static const char *const msgs[CF_ECOUNT] = {
 	"closed or dropped",
 	"out of range",
 	"crosses rows",
+	"check failed",
 };
 
 const char *cf_strerror(int rc)

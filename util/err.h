@@ -24,7 +24,8 @@ enum {
 	CF_ECLOSED = -12,	/* handle of a dropped table or closed db */
 	CF_ERANGE = -13,	/* counter overflow, UID space exhausted */
 	CF_EXDEV = -14,		/* operation would cross rows */
-	CF_ECOUNT = 15
+	CF_ECANCELED = -15,	/* a check-and-mutate's check failed */
+	CF_ECOUNT = 16
 };
 
 /* A static, human-readable description of rc (never NULL). */

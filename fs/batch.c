@@ -1,0 +1,408 @@
+/*
+ * batch.c: the lines written to T/.batch (SPEC section 5, docs/usage.md
+ * "Bulk writes and HBase mutations").  One write(2) is parsed whole
+ * before anything is applied; a bad line applies none of its lines.
+ *
+ *   put ROW FAM:QUAL[@TS] VALUE
+ *   delete ROW                            every version of the row (now)
+ *   delete ROW FAM:QUAL                   DeleteColumn at now
+ *   delete ROW FAM:QUAL@TS                the version TS only
+ *   deletecolumn ROW FAM:QUAL[@TS]        Delete.addColumn: version TS
+ *                                         (without TS: the latest one)
+ *   deletecolumns ROW FAM:QUAL[@TS]       Delete.addColumns: every
+ *                                         version <= TS (default now)
+ *   deletefamily ROW FAM[@TS]             Delete.addFamily: <= TS
+ *   deletefamilyversion ROW FAM@TS        Delete.addFamilyVersion
+ *   deleteall ROW [@TS]                   the row, versions <= TS
+ *   deleteall ROW FAM[:QUAL][@TS]         shell deleteall of a column
+ *                                         or family
+ *   incr ROW FAM:QUAL [DELTA]             Increment (alone in its write)
+ *   checkandput ROW FAM:QUAL EXPECT FAM2:QUAL2[@TS] VALUE
+ *   checkanddelete ROW FAM:QUAL EXPECT [FAM2[:QUAL2]][@TS]
+ *                                         CheckAndPut / CheckAndDelete
+ *                                         (of the row, a family or a
+ *                                         column's versions <= TS); EXPECT
+ *                                         is a value or @none (absent)
+ *   ifequals ROW FAM:QUAL VALUE           CheckAndMutate: the lines after
+ *   ifnotexists ROW FAM:QUAL              it in its write(2), all of ROW,
+ *                                         apply iff the check holds
+ *
+ * The puts and deletes of one write are one cf_batch: every row's lines
+ * are one atomic mutation (HBase RowMutations), and an error applies
+ * none.  A check line must be the first of its write; if the check fails
+ * nothing is applied and the write fails with ECANCELED.
+ * DeleteFamilyVersion is made of Deletes of the versions at TS that the
+ * family holds when the write is applied (the same reads, since a delete
+ * masks only what was written before it: docs/engine.md).
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fs/fs.h"
+#include "util/escape.h"
+
+static _Thread_local char whybuf[200];
+
+/* Splits line at single spaces into at most max tokens; the last token
+ * takes the rest.  Returns the count. */
+static size_t tokens(const char *p, size_t len, const char **tok,
+		     size_t *tlen, size_t max)
+{
+	size_t n = 0, i = 0, j;
+
+	while (i <= len && n < max) {
+		if (n == max - 1) {
+			j = len;
+		} else {
+			for (j = i; j < len && p[j] != ' '; j++)
+				;
+		}
+		tok[n] = p + i;
+		tlen[n++] = j - i;
+		if (j >= len)
+			break;
+		i = j + 1;
+	}
+	return n;
+}
+
+/* "@TS" at p (len bytes, '@' included) into *ts. */
+static int parse_at(const char *p, size_t len, int64_t *ts)
+{
+	uint64_t v = 0;
+	size_t i;
+
+	if (len < 2 || len > 20 || p[0] != '@')
+		return CF_EINVAL;
+	for (i = 1; i < len; i++) {
+		if (p[i] < '0' || p[i] > '9')
+			return CF_EINVAL;
+		v = v * 10 + (uint64_t)(p[i] - '0');
+	}
+	if (v >= INT64_MAX)
+		return CF_EINVAL;
+	*ts = (int64_t)v;
+	return 0;
+}
+
+/* Parses "FAM[:QUAL][@TS]" of a known family: *hasq says whether the
+ * qualifier was given (with need_q, it must be). */
+static int parse_col(cf_table *t, const char *p, size_t len, size_t *famlen,
+		     int *hasq, struct buf *qual, int64_t *ts)
+{
+	const char *at = memchr(p, '@', len), *colon;
+	size_t end = at ? (size_t)(at - p) : len;
+
+	colon = memchr(p, ':', end);
+	*famlen = colon ? (size_t)(colon - p) : end;
+	*hasq = colon != NULL;
+	*ts = CF_TS_NOW;
+	if (!cf_family_name_valid(p, *famlen) ||
+	    !cf_table_has_family(t, p, *famlen))
+		return CF_EINVAL;
+	if (at && parse_at(at, len - end, ts))
+		return CF_EINVAL;
+	buf_reset(qual);
+	if (colon && cf_unescape(colon + 1, end - *famlen - 1, qual))
+		return CF_EINVAL;
+	return 0;
+}
+
+/* A value token: escaped, '' the empty value. */
+static int parse_val(const char *p, size_t len, struct buf *val)
+{
+	buf_reset(val);
+	if (len == 2 && !memcmp(p, "''", 2))
+		return 0;
+	return cf_unescape(p, len, val);
+}
+
+/* The Deletes of DeleteFamilyVersion: every version at ts of fam. */
+static int family_version(cf_table *t, cf_batch *b, const struct buf *row,
+			  const char *fam, size_t famlen, int64_t ts)
+{
+	struct cf_column col = { fam, famlen, NULL, 0 };
+	struct cf_read_opts o = CF_READ_OPTS_INIT;
+	const struct cf_cell *c;
+	cf_row *r = NULL;
+	size_t i;
+	int rc;
+
+	o.columns = &col;
+	o.ncolumns = 1;
+	o.min_ts = ts;
+	o.max_ts = ts + 1;
+	o.max_versions = INT32_MAX;
+	o.keys_only = 1;
+	rc = cf_table_get(t, row->len ? (void *)row->p : "", row->len, &o,
+			  &r);
+	for (i = 0; !rc && i < cf_row_count(r); i++) {
+		c = cf_row_cell(r, i);
+		if (c->ts == ts)
+			rc = cf_batch_delete(b, CF_DEL_VERSION,
+					     row->len ? (void *)row->p : "",
+					     row->len, fam, famlen,
+					     c->qlen ? (const void *)c->qual
+						     : "", c->qlen, ts);
+	}
+	cf_row_free(r);
+	return rc;
+}
+
+#define IS(i, s) (tl[i] == sizeof(s) - 1 && !memcmp(tok[i], s, tl[i]))
+#define ROWP(r) ((r).len ? (const void *)(r).p : "")
+
+int fs_batch_write(cf_table *t, const char *p, size_t len, const char **why)
+{
+	struct buf row = BUF_INIT, qual = BUF_INIT, val = BUF_INIT;
+	struct buf crow = BUF_INIT, cqual = BUF_INIT, cval = BUF_INIT;
+	char cfam[CF_FAMILY_MAX + 1];
+	cf_batch *b = NULL;
+	const char *tok[4], *bad = NULL;
+	size_t tl[4], nt, i = 0, j, famlen, cfamlen = 0, lineno = 0;
+	size_t lines = 0;
+	int64_t ts, delta = 0, res;
+	int rc, hasq, check = 0, incr = 0, applied = 0, oneline = 0;
+	enum cf_delete_kind kind;
+
+	*why = "";
+	rc = cf_batch_new(&b);
+	while (!rc && i < len) {
+		for (j = i; j < len && p[j] != '\n'; j++)
+			;
+		lineno++;
+		if (j == i) {
+			i = j + 1;
+			continue;
+		}
+		lines++;
+		nt = tokens(p + i, j - i, tok, tl, 4);
+		rc = CF_EINVAL;
+		bad = "not a known verb with its arguments and a known family";
+		if (nt < 2)
+			goto bad;
+		buf_reset(&row);
+		if (!IS(1, "''") && cf_unescape(tok[1], tl[1], &row)) {
+			bad = "malformed escape in the row";
+			goto bad;
+		}
+		if (incr || oneline) {
+			bad = incr ? "incr goes alone in its write" :
+			      "checkandput and checkanddelete go alone in "
+			      "their write";
+			goto bad;
+		}
+		if (check && (row.len != crow.len ||
+			      (row.len && memcmp(row.p, crow.p, row.len)))) {
+			bad = "the lines after a check change its row only";
+			goto bad;
+		}
+		if (IS(0, "put")) {
+			/* no value: the empty value */
+			if (nt < 3 || parse_col(t, tok[2], tl[2], &famlen,
+						&hasq, &qual, &ts) || !hasq ||
+			    parse_val(nt == 4 ? tok[3] : "", nt == 4 ? tl[3]
+				      : 0, &val))
+				goto bad;
+			rc = cf_batch_put(b, ROWP(row), row.len, tok[2], famlen,
+					  ROWP(qual), qual.len, ts, ROWP(val),
+					  val.len);
+		} else if ((IS(0, "delete") || IS(0, "deleteall")) && nt == 2) {
+			rc = cf_batch_delete(b, CF_DEL_ROW, ROWP(row), row.len,
+					     NULL, 0, NULL, 0, CF_TS_NOW);
+		} else if (IS(0, "delete") || IS(0, "deletecolumn") ||
+			   IS(0, "deletecolumns") || IS(0, "deleteall") ||
+			   IS(0, "deletefamily")) {
+			if (nt != 3)
+				goto bad;
+			if (IS(0, "deleteall") && tok[2][0] == '@') {
+				if (parse_at(tok[2], tl[2], &ts))
+					goto bad;
+				rc = cf_batch_delete(b, CF_DEL_ROW, ROWP(row),
+						     row.len, NULL, 0, NULL, 0,
+						     ts);
+				goto next;
+			}
+			if (parse_col(t, tok[2], tl[2], &famlen, &hasq, &qual,
+				      &ts))
+				goto bad;
+			if (IS(0, "deletefamily") ||
+			    (IS(0, "deleteall") && !hasq)) {
+				if (hasq)
+					goto bad;
+				kind = CF_DEL_FAMILY;
+			} else if (!hasq) {
+				goto bad;
+			} else if (IS(0, "deletecolumn") ||
+				   (IS(0, "delete") && ts != CF_TS_NOW)) {
+				kind = CF_DEL_VERSION;
+			} else {
+				kind = CF_DEL_COLUMN;
+			}
+			rc = cf_batch_delete(b, kind, ROWP(row), row.len,
+					     tok[2], famlen, ROWP(qual),
+					     qual.len, ts);
+		} else if (IS(0, "deletefamilyversion")) {
+			if (nt != 3 || parse_col(t, tok[2], tl[2], &famlen,
+						 &hasq, &qual, &ts) || hasq ||
+			    ts == CF_TS_NOW)
+				goto bad;
+			rc = family_version(t, b, &row, tok[2], famlen, ts);
+		} else if (IS(0, "incr")) {
+			delta = 1;
+			if (lines > 1 || nt < 3 ||
+			    parse_col(t, tok[2], tl[2], &famlen, &hasq,
+				      &qual, &ts) || !hasq ||
+			    ts != CF_TS_NOW) {
+				bad = "not 'incr ROW FAM:QUAL [DELTA]' alone in "
+				      "its write";
+				goto bad;
+			}
+			if (nt == 4) {
+				char num[24], *e;
+				if (tl[3] == 0 || tl[3] >= sizeof num)
+					goto bad;
+				memcpy(num, tok[3], tl[3]);
+				num[tl[3]] = 0;
+				delta = strtoll(num, &e, 10);
+				if (*e || num[0] == ' ')
+					goto bad;
+			}
+			incr = 1;
+			cfamlen = famlen;
+			memcpy(cfam, tok[2], famlen);
+			buf_reset(&crow);
+			buf_reset(&cqual);
+			rc = buf_append(&crow, row.p, row.len);
+			if (!rc)
+				rc = buf_append(&cqual, qual.p, qual.len);
+		} else if (IS(0, "checkandput") || IS(0, "checkanddelete")) {
+			/* ROW FAM:QUAL EXPECT REST: the check, then REST as
+			 * a put or delete line of ROW */
+			size_t t4[3], n4 = 0;
+			const char *k4[3];
+			int put = IS(0, "checkandput");
+			if (nt == 4)
+				n4 = tokens(tok[3], tl[3], k4, t4, put ? 3 : 2);
+			if (lines > 1 || nt != 4 || (put ? n4 != 3 : n4 < 1)) {
+				bad = "not 'checkandput ROW FAM:QUAL EXPECT "
+				      "FAM:QUAL[@TS] VALUE' or 'checkanddelete "
+				      "ROW FAM:QUAL EXPECT [FAM[:QUAL]][@TS]' "
+				      "alone in its write";
+				goto bad;
+			}
+			if (parse_col(t, tok[2], tl[2], &famlen, &hasq, &qual,
+				      &ts) || !hasq || ts != CF_TS_NOW)
+				goto bad;
+			check = 1;
+			if (t4[0] == 5 && !memcmp(k4[0], "@none", 5))
+				check = 2;
+			else if (parse_val(k4[0], t4[0], &cval))
+				goto bad;
+			cfamlen = famlen;
+			memcpy(cfam, tok[2], famlen);
+			rc = buf_append(&crow, row.p, row.len);
+			if (!rc)
+				rc = buf_append(&cqual, qual.p, qual.len);
+			if (rc)
+				goto bad;
+			rc = CF_EINVAL;
+			oneline = 1;
+			if (put) {
+				if (parse_col(t, k4[1], t4[1], &famlen, &hasq,
+					      &qual, &ts) || !hasq ||
+				    parse_val(k4[2], t4[2], &val))
+					goto bad;
+				rc = cf_batch_put(b, ROWP(row), row.len, k4[1],
+						  famlen, ROWP(qual), qual.len,
+						  ts, ROWP(val), val.len);
+			} else if (n4 == 1) {
+				rc = cf_batch_delete(b, CF_DEL_ROW, ROWP(row),
+						     row.len, NULL, 0, NULL, 0,
+						     CF_TS_NOW);
+			} else if (k4[1][0] == '@') {
+				if (parse_at(k4[1], t4[1], &ts))
+					goto bad;
+				rc = cf_batch_delete(b, CF_DEL_ROW, ROWP(row),
+						     row.len, NULL, 0, NULL, 0,
+						     ts);
+			} else {
+				if (parse_col(t, k4[1], t4[1], &famlen, &hasq,
+					      &qual, &ts))
+					goto bad;
+				rc = cf_batch_delete(b, hasq ? CF_DEL_COLUMN :
+						     CF_DEL_FAMILY, ROWP(row),
+						     row.len, k4[1], famlen,
+						     ROWP(qual), qual.len, ts);
+			}
+		} else if (IS(0, "ifequals") || IS(0, "ifnotexists")) {
+			if (lines > 1) {
+				bad = "a check is the first line of its write";
+				goto bad;
+			}
+			if (nt != (IS(0, "ifequals") ? 4u : 3u) ||
+			    parse_col(t, tok[2], tl[2], &famlen, &hasq,
+				      &qual, &ts) || !hasq ||
+			    ts != CF_TS_NOW ||
+			    (nt == 4 && parse_val(tok[3], tl[3], &cval)))
+				goto bad;
+			check = IS(0, "ifequals") ? 1 : 2;
+			cfamlen = famlen;
+			memcpy(cfam, tok[2], famlen);
+			rc = buf_append(&crow, row.p, row.len);
+			if (!rc)
+				rc = buf_append(&cqual, qual.p, qual.len);
+		} else
+			goto bad;
+next:
+		i = j + 1;
+		continue;
+bad:
+		snprintf(whybuf, sizeof whybuf, "line %zu: %s", lineno, bad);
+		*why = whybuf;
+		break;
+	}
+	if (rc)
+		goto out;
+	if (incr) {
+		rc = cf_table_increment(t, ROWP(crow), crow.len, cfam, cfamlen,
+					ROWP(cqual), cqual.len, delta, &res);
+		if (rc == CF_EINVAL)
+			*why = "incr: the cell holds no 8-byte counter";
+		else if (rc == CF_ERANGE)
+			*why = "incr: the counter would overflow";
+	} else if (check && !oneline && lines < 2) {
+		rc = CF_EINVAL;
+		*why = "line 1: a check needs the lines it guards in the same "
+		       "write(2)";
+	} else if (check) {
+		rc = cf_table_check_and_apply(t, ROWP(crow), crow.len, cfam,
+					      cfamlen, ROWP(cqual), cqual.len,
+					      check == 1 ? ROWP(cval) : NULL,
+					      cval.len, b, &applied);
+		if (!rc && !applied) {
+			rc = CF_ECANCELED;
+			*why = check == 1 ? "line 1: check failed: the cell "
+			       "holds another value or none; nothing applied"
+			       : "line 1: check failed: the cell exists; "
+			       "nothing applied";
+		}
+	} else if (lines) {
+		rc = cf_table_apply(t, b);
+	}
+	if (rc && !**why)
+		*why = cf_strerror(rc);
+	if (!rc)
+		fs_table_changed(cf_table_name(t), 0);
+out:
+	cf_batch_free(b);
+	buf_release(&row);
+	buf_release(&qual);
+	buf_release(&val);
+	buf_release(&crow);
+	buf_release(&cqual);
+	buf_release(&cval);
+	return rc;
+}

@@ -1,0 +1,31 @@
+/*
+ * scan.h: the scan file T/.scan/QUERY (fs/scan.c), reached through the
+ * fs_hq_* dispatch of fs/cellq.c.  Functions return 0 or an errno and
+ * fill why (up to whylen bytes) with the reason for MNT/.log.
+ */
+#ifndef CF_FS_SCAN_H
+#define CF_FS_SCAN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "engine/cellfs.h"
+
+struct fs_scan;
+
+/* 0 if q is a well-formed query. */
+int fs_scan_check(const char *q, char *why, size_t whylen);
+/* Opens the scan query q of table; *out is the caller's until
+ * fs_scan_close().  Nothing is read before the first fs_scan_read.
+ * Returns a CF_* code (CF_EINVAL, CF_ENOTFOUND: an unknown family). */
+int fs_scan_open(cf_db *db, const char *table, const char *q,
+		 struct fs_scan **out, char *why, size_t whylen);
+/* Up to n bytes of the result at offset off: *p (valid until the next
+ * call on s) and *got.  Reads at increasing offsets continue the scan;
+ * an earlier offset starts it again.  Memory: the bytes of one read and
+ * of one row's lines. */
+int fs_scan_read(struct fs_scan *s, size_t n, uint64_t off, const void **p,
+		 size_t *got, char *why, size_t whylen);
+void fs_scan_close(struct fs_scan *s);
+
+#endif

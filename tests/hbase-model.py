@@ -1,0 +1,337 @@
+#!/usr/bin/env python3
+"""hbase-model.py MNT TABLE SEED OPS: drives table TABLE of a cellfs mount
+with OPS random HBase operations (cell files, .batch verbs, counters,
+flush and major compaction) and compares every read with an in-memory
+model of the engine's semantics (docs/engine.md "Versions and deletes":
+HBase with NEW_VERSION_BEHAVIOR, a delete masks only what was written
+before it).  Prints one line per mismatch and exits 1 on the first; 0
+when every read agreed.  The table must exist with the schema SCHEMA.
+
+The model keeps, per column, the puts that are still alive (a dead put
+never comes back).  A put dies when a delete written after it covers it,
+when the same version is written again, or once VERSIONS puts with a
+higher timestamp are alive together.  Explicit timestamps are small
+(1000..6000), so a delete "at now" covers every one of them; counters
+live in family c, whose versions (at now) are compared by value only.
+"""
+import errno
+import os
+import random
+import sys
+
+SCHEMA = "f VERSIONS=3\ng VERSIONS=2\nc VERSIONS=1\n"
+VERSIONS = {"f": 3, "g": 2, "c": 1}
+ROWS = ["r0", "r1", "r2"]
+QUALS = ["a", "b"]
+TSS = [1000, 2000, 3000, 4000, 5000, 6000]
+VALS = ["v1", "v2", "v3", "xx", "yy"]
+
+
+class Model:
+    def __init__(self):
+        # (row, fam, qual) -> list of [ts, value] alive
+        self.cols = {}
+
+    def alive(self, row, fam, qual):
+        return sorted(self.cols.get((row, fam, qual), []), key=lambda p: -p[0])
+
+    def put(self, row, fam, qual, ts, val):
+        col = self.cols.setdefault((row, fam, qual), [])
+        col[:] = [p for p in col if p[0] != ts]
+        col.append([ts, val])
+        self.trim(row, fam, qual)
+
+    def trim(self, row, fam, qual):
+        col = self.alive(row, fam, qual)
+        self.cols[(row, fam, qual)] = col[:VERSIONS[fam]]
+
+    def columns(self, row=None, fam=None):
+        return [k for k in self.cols if (row is None or k[0] == row) and
+                (fam is None or k[1] == fam)]
+
+    def kill(self, key, pred):
+        self.cols[key] = [p for p in self.cols.get(key, []) if not pred(p)]
+
+    def latest(self, row, fam, qual):
+        a = self.alive(row, fam, qual)
+        return a[0] if a else None
+
+    def cells(self):
+        out = []
+        for (row, fam, qual) in sorted(self.cols):
+            for p in self.alive(row, fam, qual):
+                out.append((row, fam, qual, p[0], p[1]))
+        return out
+
+
+class Mismatch(Exception):
+    pass
+
+
+def run(mnt, table, seed, nops):
+    rnd = random.Random(seed)
+    t = os.path.join(mnt, table)
+    m = Model()
+    counters = {}  # (row, qual) -> int
+    log = []
+
+    def batch(text):
+        fd = os.open(os.path.join(t, ".batch"), os.O_WRONLY)
+        try:
+            os.write(fd, text.encode())
+            return 0
+        except OSError as e:
+            return e.errno
+        finally:
+            os.close(fd)
+
+    def read(path):
+        try:
+            with open(os.path.join(t, path), "rb") as f:
+                return f.read().decode()
+        except OSError as e:
+            return e.errno
+
+    def expect(what, got, want):
+        if got != want:
+            if os.environ.get("HBASE_MODEL_LOG"):
+                sys.stderr.write("\n".join(log) + "\n")
+            raise Mismatch("%s: got %r, model %r (after %s)" %
+                           (what, got, want, "; ".join(log[-6:])))
+
+    def check_scan():
+        got = read(".scan/versions=9")
+        want = []
+        for (row, fam, qual, ts, val) in m.cells():
+            if fam == "c":
+                continue
+            want.append("%s %s:%s %d %s\n" % (row, fam, qual, ts, val))
+        lines = [l for l in got.splitlines(True) if " c:" not in l] \
+            if isinstance(got, str) else got
+        expect("scan versions=9", "".join(lines) if isinstance(got, str)
+               else got, "".join(want))
+
+    def check_cell(row, fam, qual):
+        lt = m.latest(row, fam, qual)
+        got = read("%s/%s:%s" % (row, fam, qual))
+        expect("cat %s/%s:%s" % (row, fam, qual), got,
+               lt[1] if lt else errno.ENOENT)
+        n = rnd.randint(1, 4)
+        lo = rnd.choice([0] + TSS)
+        hi = rnd.choice([x for x in TSS + [9000] if x > lo])
+        vs = [p for p in m.alive(row, fam, qual) if lo <= p[0] < hi][:n]
+        got = read("%s/%s:%s@%d,%d,v=%d" % (row, fam, qual, lo, hi, n))
+        expect("versions %s/%s:%s@%d,%d,v=%d" % (row, fam, qual, lo, hi, n),
+               got, "".join("%d %s\n" % (p[0], p[1]) for p in vs)
+               if vs else errno.ENOENT)
+        got = read("%s/%s:%s@%d,%d" % (row, fam, qual, lo, hi))
+        expect("range %s/%s:%s@%d,%d" % (row, fam, qual, lo, hi), got,
+               vs[0][1] if vs else errno.ENOENT)
+
+    def check_counter(row, q):
+        got = read("%s/c:%s@counter" % (row, q))
+        want = counters.get((row, q))
+        expect("counter %s/c:%s" % (row, q), got,
+               "%d\n" % want if want is not None else errno.ENOENT)
+
+    def check_filtered():
+        ts = rnd.choice(TSS)
+        val = rnd.choice(VALS)
+        q = rnd.choice(["ts=%d&versions=9" % ts, "value=%s&versions=9" % val,
+                        "column=f&versions=2", "time=2000,5000",
+                        "prefix=r1&versions=9&column=g"])
+        got = read(".scan/" + q)
+        want = []
+        for (row, fam, qual) in sorted(m.cols):
+            if fam == "c":
+                continue
+            vs = m.alive(row, fam, qual)
+            if q.startswith("ts="):
+                vs = [p for p in vs if p[0] == ts]
+            elif q.startswith("value="):
+                vs = [p for p in vs if p[1] == val]
+            elif q.startswith("column=f"):
+                vs = vs[:2] if fam == "f" else []
+            elif q.startswith("time="):
+                vs = [p for p in vs if 2000 <= p[0] < 5000][:1]
+            else:
+                vs = vs if row == "r1" and fam == "g" else []
+            want += ["%s %s:%s %d %s\n" % (row, fam, qual, p[0], p[1])
+                     for p in vs]
+        if isinstance(got, str):
+            got = "".join(l for l in got.splitlines(True) if " c:" not in l)
+        expect("scan " + q, got, "".join(want))
+
+    for i in range(nops):
+        row = rnd.choice(ROWS)
+        fam = rnd.choice(["f", "g"])
+        qual = rnd.choice(QUALS)
+        ts = rnd.choice(TSS)
+        val = rnd.choice(VALS)
+        op = rnd.randrange(20)
+        if op <= 3:
+            log.append("put %s %s:%s@%d %s" % (row, fam, qual, ts, val))
+            if op <= 1:
+                try:
+                    os.mkdir(os.path.join(t, row))
+                except FileExistsError:
+                    pass
+                with open(os.path.join(t, row, "%s:%s@%d" % (fam, qual, ts)),
+                          "w") as f:
+                    f.write(val)
+                rc = 0
+            else:
+                rc = batch("put %s %s:%s@%d %s\n" % (row, fam, qual, ts, val))
+            expect("put", rc, 0)
+            m.put(row, fam, qual, ts, val)
+        elif op == 4:
+            log.append("rm %s/%s:%s" % (row, fam, qual))
+            try:
+                os.unlink(os.path.join(t, row, "%s:%s" % (fam, qual)))
+            except OSError:
+                pass
+            m.kill((row, fam, qual), lambda p: True)
+        elif op == 5:
+            log.append("rm %s/%s:%s@%d" % (row, fam, qual, ts))
+            try:
+                os.unlink(os.path.join(t, row, "%s:%s@%d" % (fam, qual, ts)))
+            except OSError:
+                pass
+            m.kill((row, fam, qual), lambda p: p[0] == ts)
+        elif op == 6:
+            latest = rnd.random() < 0.5
+            line = "deletecolumn %s %s:%s%s" % (row, fam, qual,
+                                                "" if latest else "@%d" % ts)
+            log.append(line)
+            expect(line, batch(line + "\n"), 0)
+            lt = m.latest(row, fam, qual)
+            if latest and lt:
+                m.kill((row, fam, qual), lambda p: p[0] == lt[0])
+            elif not latest:
+                m.kill((row, fam, qual), lambda p: p[0] == ts)
+        elif op == 7:
+            line = "deletecolumns %s %s:%s@%d" % (row, fam, qual, ts)
+            log.append(line)
+            expect(line, batch(line + "\n"), 0)
+            m.kill((row, fam, qual), lambda p: p[0] <= ts)
+        elif op == 8:
+            line = "deletefamily %s %s@%d" % (row, fam, ts)
+            log.append(line)
+            expect(line, batch(line + "\n"), 0)
+            for k in m.columns(row, fam):
+                m.kill(k, lambda p: p[0] <= ts)
+        elif op == 9:
+            line = "deletefamilyversion %s %s@%d" % (row, fam, ts)
+            log.append(line)
+            expect(line, batch(line + "\n"), 0)
+            for k in m.columns(row, fam):
+                m.kill(k, lambda p: p[0] == ts)
+        elif op == 10:
+            now = rnd.random() < 0.2
+            line = "deleteall %s" % row if now else \
+                "deleteall %s @%d" % (row, ts)
+            log.append(line)
+            expect(line, batch(line + "\n"), 0)
+            for k in m.columns(row):
+                m.kill(k, (lambda p: True) if now else
+                       (lambda p: p[0] <= ts))
+            if now:
+                for k in list(counters):
+                    if k[0] == row:
+                        del counters[k]
+        elif op == 11:
+            q = rnd.choice(QUALS)
+            d = rnd.randint(-5, 9)
+            if rnd.random() < 0.5:
+                line = "incr %s c:%s %d" % (row, q, d)
+                log.append(line)
+                expect(line, batch(line + "\n"), 0)
+            else:
+                log.append("echo %d >> %s/c:%s@counter" % (d, row, q))
+                try:
+                    os.mkdir(os.path.join(t, row))
+                except FileExistsError:
+                    pass
+                with open(os.path.join(t, row, "c:%s@counter" % q), "a") as f:
+                    f.write("%d\n" % d)
+            counters[(row, q)] = counters.get((row, q), 0) + d
+        elif op == 12:
+            lt = m.latest(row, fam, qual)
+            exp = rnd.choice([lt[1] if lt else "@none", val, "@none"])
+            target = rnd.choice(QUALS)
+            line = "checkandput %s %s:%s %s %s:%s@%d %s" % (
+                row, fam, qual, exp, fam, target, ts, val + "c")
+            log.append(line)
+            ok = (exp == "@none" and lt is None) or (lt and lt[1] == exp)
+            expect(line, batch(line + "\n"), 0 if ok else errno.ECANCELED)
+            if ok:
+                m.put(row, fam, target, ts, val + "c")
+        elif op == 13:
+            lt = m.latest(row, fam, qual)
+            exp = rnd.choice([lt[1] if lt else "@none", val])
+            target = rnd.choice(QUALS)
+            line = "checkanddelete %s %s:%s %s %s:%s@%d" % (
+                row, fam, qual, exp, fam, target, ts)
+            log.append(line)
+            ok = (exp == "@none" and lt is None) or (lt and lt[1] == exp)
+            expect(line, batch(line + "\n"), 0 if ok else errno.ECANCELED)
+            if ok:
+                m.kill((row, fam, target), lambda p: p[0] <= ts)
+        elif op == 14:
+            lt = m.latest(row, fam, qual)
+            exp = lt[1] if lt and rnd.random() < 0.7 else val
+            lines = ["ifequals %s %s:%s %s" % (row, fam, qual, exp),
+                     "put %s f:a@%d %s" % (row, ts, val + "m"),
+                     "deletecolumns %s g:b@%d" % (row, ts),
+                     "put %s g:a@%d %s" % (row, ts, val + "n")]
+            log.append(" / ".join(lines))
+            ok = lt is not None and lt[1] == exp
+            expect(lines[0], batch("\n".join(lines) + "\n"),
+                   0 if ok else errno.ECANCELED)
+            if ok:
+                m.put(row, "f", "a", ts, val + "m")
+                m.kill((row, "g", "b"), lambda p: p[0] <= ts)
+                m.put(row, "g", "a", ts, val + "n")
+        elif op == 15:
+            # a bad line: nothing of the write applies
+            line = "put %s %s:%s@%d %s\ndeletefamily %s %s:x\n" % (
+                row, fam, qual, ts, val, row, fam)
+            log.append("bad batch")
+            expect("bad batch", batch(line), errno.EINVAL)
+        elif op == 16 and rnd.random() < 0.3:
+            w = rnd.choice(["flush", "major_compact", "compact"])
+            log.append(w)
+            with open(os.path.join(t, ".ctl"), "w") as f:
+                f.write(w + "\n")
+        # reads after every operation
+        check_cell(row, fam, qual)
+        check_cell(rnd.choice(ROWS), rnd.choice(["f", "g"]),
+                   rnd.choice(QUALS))
+        check_counter(row, rnd.choice(QUALS))
+        if i % 5 == 0:
+            check_scan()
+        if i % 7 == 0:
+            check_filtered()
+    check_scan()
+    for row in ROWS:
+        for q in QUALS:
+            check_counter(row, q)
+
+
+def main():
+    mnt, table, seed, nops = sys.argv[1], sys.argv[2], int(sys.argv[3]), \
+        int(sys.argv[4])
+    if len(sys.argv) > 5 and sys.argv[5] == "--schema":
+        sys.stdout.write(SCHEMA)
+        return 0
+    try:
+        run(mnt, table, seed, nops)
+    except Mismatch as e:
+        print("seed %d: %s" % (seed, e))
+        return 1
+    print("seed %d: %d operations, every read agreed" % (seed, nops))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
