@@ -160,9 +160,14 @@ static int fs_stats_text(struct buf *out)
 		"# HELP cellfs_fuse_inodes Nodes the daemon keeps for the "
 		"kernel's inodes (freed as the kernel forgets them).\n"
 		"# TYPE cellfs_fuse_inodes gauge\n"
-		"cellfs_fuse_inodes %" PRIu64 "\n",
+		"cellfs_fuse_inodes %" PRIu64 "\n"
+		"# HELP cellfs_fuse_notify_refused_total Cache invalidations "
+		"the kernel refused with an error other than ENOENT.\n"
+		"# TYPE cellfs_fuse_notify_refused_total counter\n"
+		"cellfs_fuse_notify_refused_total %" PRIu64 "\n",
 		c.lookups, c.getattrs, c.readdirplus_entries,
-		c.names_too_long, c.names_unlisted, c.inodes);
+		c.names_too_long, c.names_unlisted, c.inodes,
+		c.notify_refused);
 }
 
 int fs_control_text(cf_db *db, enum fs_ctl which, const char *table,

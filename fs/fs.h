@@ -47,6 +47,8 @@ struct fs_counters {
 					 * escaped name is over 255 bytes */
 	uint64_t inodes;		/* nodes the daemon keeps for the
 					 * kernel's inodes and open files */
+	uint64_t notify_refused;	/* cache invalidations the kernel
+					 * refused (an error but ENOENT) */
 };
 void fs_counters(struct fs_counters *c);
 

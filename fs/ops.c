@@ -213,6 +213,11 @@ static uint64_t rows_gen(const char *table)
 	return __atomic_load_n(lgen_of(table), __ATOMIC_SEQ_CST);
 }
 
+static void count(uint64_t *c)
+{
+	__atomic_fetch_add(c, 1, __ATOMIC_RELAXED);
+}
+
 /* --- replies that log --------------------------------------------------- */
 
 __attribute__((format(printf, 3, 4)))
@@ -472,9 +477,14 @@ static void neg_keep(struct node *n)
 	}
 }
 
+/* A name to invalidate.  Its parent node stays pinned (nopen) until the
+ * notification is sent: were it freed in between (the kernel forgetting
+ * it, drop_caches), its address, the inode number, could be given to a
+ * new node, a cell, and the kernel would refuse an entry invalidation
+ * under a file with ENOTDIR (or drop a name of another directory). */
 struct inval {
 	struct inval *next;
-	fuse_ino_t parent;
+	struct node *parent;
 	char name[];
 };
 
@@ -486,9 +496,18 @@ static int istop;
 static pthread_t ithread;
 static int ithread_started;
 
+/* Counts what the kernel refused of a notification's result: ENOENT
+ * only says it holds nothing of the name or inode any more. */
+static void notified(int res)
+{
+	if (res < 0 && res != -ENOENT)
+		count(&counters.notify_refused);
+}
+
 static void *invalidator(void *arg)
 {
 	struct inval *e;
+	struct node *dead = NULL;
 
 	(void)arg;
 	pthread_mutex_lock(&imu);
@@ -503,8 +522,14 @@ static void *invalidator(void *arg)
 			itail = &ihead;
 		iqueued--;
 		pthread_mutex_unlock(&imu);
-		fuse_lowlevel_notify_inval_entry(session, e->parent, e->name,
-						 strlen(e->name));
+		notified(fuse_lowlevel_notify_inval_entry(session,
+			 ino_of(e->parent), e->name, strlen(e->name)));
+		pthread_mutex_lock(&mu);
+		e->parent->nopen--;
+		node_unref_defer(e->parent, &dead);
+		pthread_mutex_unlock(&mu);
+		node_free_list(dead);
+		dead = NULL;
 		free(e);
 		pthread_mutex_lock(&imu);
 	}
@@ -521,11 +546,11 @@ static void inval_name(struct node *n)
 	if (!session || n->nlookup == 0 || !(e = malloc(sizeof *e + len + 1)))
 		return;
 	e->next = NULL;
-	e->parent = n->parent == &root ? FUSE_ROOT_ID
-				       : (fuse_ino_t)(uintptr_t)n->parent;
+	e->parent = n->parent;
 	memcpy(e->name, n->name, len + 1);
 	pthread_mutex_lock(&imu);
 	if (iqueued < (1u << 20)) {
+		e->parent->nopen++;	/* until sent (struct inval) */
 		*itail = e;
 		itail = &e->next;
 		iqueued++;
@@ -564,7 +589,8 @@ static void inval_attrs(struct inos *a)
 	size_t i;
 
 	for (i = 0; session && i < a->n; i++)
-		fuse_lowlevel_notify_inval_inode(session, a->v[i], -1, 0);
+		notified(fuse_lowlevel_notify_inval_inode(session, a->v[i],
+							  -1, 0));
 	free(a->v);
 }
 
@@ -697,14 +723,11 @@ void fs_counters(struct fs_counters *c)
 					    __ATOMIC_RELAXED);
 	c->names_unlisted = __atomic_load_n(&counters.names_unlisted,
 					    __ATOMIC_RELAXED);
+	c->notify_refused = __atomic_load_n(&counters.notify_refused,
+					    __ATOMIC_RELAXED);
 	pthread_mutex_lock(&mu);
 	c->inodes = hcount;
 	pthread_mutex_unlock(&mu);
-}
-
-static void count(uint64_t *c)
-{
-	__atomic_fetch_add(c, 1, __ATOMIC_RELAXED);
 }
 
 /* --- names ------------------------------------------------------------- */
