@@ -170,7 +170,7 @@ int region_write_info(struct cf_db *db, struct region *r)
 
 	rc = region_dir(db, t, (int64_t)r->id, &path);
 	if (!rc)
-		rc = env_mkdir_p((const char *)path.p, 0755);
+		rc = env_mkdir_p((const char *)path.p, 0700);
 	buf_printf(&b, "cellfs-regioninfo 1\ntable %s\ntableid %" PRId64
 		   "\nregion %016" PRIx64 "\nstart ", t->name, t->id, r->id);
 	hex(&b, r->start.p, r->start.len);
@@ -1132,6 +1132,10 @@ int cf_table_create(cf_db *db, const char *name, const struct cf_family *fams,
 	rc = meta_begin(db->meta);
 	if (!rc)
 		rc = meta_table_add(db->meta, name, &tid);
+	/* a new table starts with the defaults, whatever was set on the
+	 * name before (cf_db_access_set) */
+	if (!rc)
+		rc = meta_access_del(db->meta, name);
 	if (!rc)
 		rc = put_families(db, tid, fams, n);
 	if (!rc) {

@@ -37,6 +37,33 @@ void fs_set_readdirplus(int always);
  * the table is gone (dropped). */
 void fs_table_changed(const char *table, int dropped);
 
+/* --- who may do what (fs/perm.c) -------------------------------------- */
+struct fs_perm_opts {
+	uid_t uid;		/* owner of what has no owner of its own */
+	gid_t gid;
+	mode_t umask;		/* taken from 0777 (directories) and 0666 */
+};
+/* What a node's attributes carry (st_mode's type and bits, owner). */
+enum fs_perm_class {
+	FP_DATA_DIR,	/* root, table, region, row ... directories */
+	FP_DATA_FILE,	/* cells, staged files, .batch, tsd files */
+	FP_CTL,		/* .ctl, .schema: writable by the owner only */
+	FP_STATUS	/* .stats, .log, .regions: read-only */
+};
+/* Reads every access row of db (borrowed until fs_perm_teardown); CF_*
+ * code. */
+int fs_perm_setup(cf_db *db, const struct fs_perm_opts *o);
+void fs_perm_teardown(void);
+/* Fills st_mode, st_uid, st_gid of a node of class c under top, the
+ * table's name, "tsd", or "" above them (the mount's defaults). */
+void fs_perm_attrs(const char *top, enum fs_perm_class c, struct stat *st);
+/* chmod/chown of top's directory (mode, uid, gid: NULL when not set);
+ * kept in the catalog.  0 or an errno with *why for .log. */
+int fs_perm_set(const char *top, const mode_t *mode, const uid_t *uid,
+		const gid_t *gid, const char **why);
+/* top was dropped or made anew: back to the defaults. */
+void fs_perm_forget(const char *top);
+
 /* Request counters of the daemon, for MNT/.stats. */
 struct fs_counters {
 	uint64_t lookups;		/* LOOKUP requests */

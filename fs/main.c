@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "fs/fs.h"
 #include "util/log.h"
@@ -20,8 +21,12 @@ struct config {
 	int nonopts;
 	char *flush_size, *split_size, *block_cache, *sync, *sync_ms;
 	char *max_value, *wal;
+	char *uid, *gid, *umask;
 	int rdplus_always;	/* readdirplus=always (else auto) */
+	int shared;		/* allow_other or allow_root given */
 };
+
+enum { KEY_SHARED = 1 };
 
 #define OPT(t, f) { t, offsetof(struct config, f), 0 }
 static const struct fuse_opt cellfs_opts[] = {
@@ -32,6 +37,11 @@ static const struct fuse_opt cellfs_opts[] = {
 	OPT("sync_ms=%s", sync_ms),
 	OPT("max_value=%s", max_value),
 	OPT("wal=%s", wal),
+	OPT("uid=%s", uid),
+	OPT("gid=%s", gid),
+	OPT("umask=%s", umask),
+	FUSE_OPT_KEY("allow_other", KEY_SHARED),
+	FUSE_OPT_KEY("allow_root", KEY_SHARED),
 	{ "readdirplus=always", offsetof(struct config, rdplus_always), 1 },
 	{ "readdirplus=auto", offsetof(struct config, rdplus_always), 0 },
 	FUSE_OPT_END
@@ -42,6 +52,10 @@ static int opt_proc(void *data, const char *arg, int key,
 {
 	struct config *c = data;
 
+	if (key == KEY_SHARED) {
+		c->shared = 1;
+		return 1;	/* FUSE's too */
+	}
 	if (key != FUSE_OPT_KEY_NONOPT)
 		return 1;
 	if (c->nonopts++ == 0) {
@@ -120,6 +134,38 @@ static int make_options(const struct config *c, struct cf_options *o)
 	return 0;
 }
 
+/* uid=, gid= (decimal) and umask= (octal) into *p. */
+static int parse_ids(const struct config *c, struct fs_perm_opts *p)
+{
+	const char *name[3] = { "uid", "gid", "umask" };
+	const char *val[3] = { c->uid, c->gid, c->umask };
+	unsigned long v[3];
+	char *end;
+
+	p->uid = getuid();
+	p->gid = getgid();
+	p->umask = 022;
+	for (int i = 0; i < 3; i++) {
+		if (!val[i])
+			continue;
+		errno = 0;
+		v[i] = strtoul(val[i], &end, i == 2 ? 8 : 10);
+		if (errno || end == val[i] || *end || val[i][0] == '-' ||
+		    v[i] > (i == 2 ? 0777ul : 0xFFFFFFFEul)) {
+			fprintf(stderr, "cellfs: bad value for %s: '%s'\n",
+				name[i], val[i]);
+			return -1;
+		}
+	}
+	if (val[0])
+		p->uid = (uid_t)v[0];
+	if (val[1])
+		p->gid = (gid_t)v[1];
+	if (val[2])
+		p->umask = (mode_t)v[2];
+	return 0;
+}
+
 static void usage(const char *prog)
 {
 	printf("usage: %s [-f] [-o OPT[,OPT...]] DATADIR MOUNTPOINT\n\n"
@@ -133,7 +179,13 @@ static void usage(const char *prog)
 	       "    -o wal=mmap|write     WAL records through a mapping of\n"
 	       "                          the segment, or with write(2)\n"
 	       "    -o readdirplus=auto|always  attributes with every listing\n"
-	       "                          page, or as the kernel sees fit\n\n",
+	       "                          page, or as the kernel sees fit\n"
+	       "    -o uid=N,gid=N        owner of the tree (default: the\n"
+	       "                          daemon's user)\n"
+	       "    -o umask=OOO          mode bits taken away (default 022)\n"
+	       "    -o allow_other        other users may use the mount; the\n"
+	       "                          kernel then checks permissions\n"
+	       "                          (default_permissions, always)\n\n",
 	       prog);
 	fuse_cmdline_help();
 	fuse_lowlevel_help();
@@ -147,6 +199,7 @@ int main(int argc, char **argv)
 	struct fuse_session *se = NULL;
 	struct config c;
 	struct cf_options o;
+	struct fs_perm_opts po;
 	cf_db *db = NULL;
 	char *abs;
 	int rc, ret = 1, mounted = 0, handlers = 0;
@@ -172,7 +225,12 @@ int main(int argc, char **argv)
 			"MOUNTPOINT (--help for options)\n", argv[0]);
 		goto out;
 	}
-	if (make_options(&c, &o))
+	if (make_options(&c, &o) || parse_ids(&c, &po))
+		goto out;
+	/* Other users only ever see the mount with the kernel checking
+	 * their permissions against the modes and owners we give (SPEC 4,
+	 * docs/usage.md "Who may do what"). */
+	if (c.shared && fuse_opt_add_arg(&args, "-odefault_permissions"))
 		goto out;
 	if (mkdir(c.datadir, 0700) != 0 && errno != EEXIST) {
 		fprintf(stderr, "cellfs: %s: %s\n", c.datadir,
@@ -220,6 +278,12 @@ int main(int argc, char **argv)
 		       cf_strerror(rc));
 		goto out;
 	}
+	rc = fs_perm_setup(db, &po);
+	if (rc) {
+		cf_log(CF_LOG_ERROR, "cannot read table access of %s: %s",
+		       c.datadir, cf_strerror(rc));
+		goto out;
+	}
 	fs_setup(db, c.datadir, o.max_value);
 	fs_set_session(se);
 	fs_set_readdirplus(c.rdplus_always);
@@ -244,6 +308,7 @@ out:
 		fuse_session_destroy(se);
 	if (db) {
 		fs_teardown();	/* the tsd layer first: it uses db */
+		fs_perm_teardown();
 		cf_db_close(db);
 	}
 	cf_log_release();
@@ -256,6 +321,9 @@ out:
 	free(c.sync_ms);
 	free(c.max_value);
 	free(c.wal);
+	free(c.uid);
+	free(c.gid);
+	free(c.umask);
 	fuse_opt_free_args(&args);
 	return ret;
 }

@@ -146,8 +146,6 @@ static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static cf_db *db;
 static char *datadir;
 static uint64_t max_value;
-static uid_t uid;		/* owner of every file: the daemon's user */
-static gid_t gid;
 static struct node root = { .kind = K_ROOT, .nlookup = 1, .table = "" };
 static struct node **htab;
 static size_t hcap, hcount;
@@ -676,6 +674,8 @@ void fs_table_changed(const char *table, int dropped)
 			    (dropped && n->kind == K_TABLE))
 				inval_name(n);
 		}
+	if (dropped)
+		fs_perm_forget(table);
 	/* a table made again under the name starts without the old one's
 	 * empty rows */
 	for (i = 0; dropped && i < ecap; i++) {
@@ -731,6 +731,27 @@ void fs_counters(struct fs_counters *c)
 }
 
 /* --- names ------------------------------------------------------------- */
+
+static int is_dir(const struct node *n);
+
+/* n's type, permission bits and owner into st (fs/perm.c). */
+static void node_perm(const struct node *n, struct stat *st)
+{
+	enum fs_perm_class c;
+
+	switch (n->kind) {
+	case K_ROOT_CTL: case K_TCTL: case K_SCHEMA:
+		c = FP_CTL;
+		break;
+	case K_ROOT_STATS: case K_ROOT_LOG: case K_TSTATS: case K_REGIONS:
+		c = FP_STATUS;
+		break;
+	default:
+		c = is_dir(n) ? FP_DATA_DIR : FP_DATA_FILE;
+		break;
+	}
+	fs_perm_attrs(n->kind == K_TSD ? "tsd" : n->table, c, st);
+}
 
 static int is_dir(const struct node *n)
 {
@@ -1410,10 +1431,8 @@ static int node_stat(struct node *n, struct stat *st)
 
 	memset(st, 0, sizeof *st);
 	st->st_ino = ino_of(n);
-	st->st_uid = uid;
-	st->st_gid = gid;
 	st->st_nlink = is_dir(n) ? 2 : 1;
-	st->st_mode = is_dir(n) ? S_IFDIR | 0755 : S_IFREG | 0644;
+	node_perm(n, st);
 	switch (n->kind) {
 	case K_ROOT: case K_ROOT_CTL: case K_ROOT_STATS: case K_ROOT_LOG:
 		return 0;
@@ -1781,11 +1800,9 @@ static int pending_attrs(struct node *n, struct fuse_file_info *fi,
 	*err = fs_errno(rc);
 	memset(st, 0, sizeof *st);
 	st->st_ino = ino_of(n);
-	st->st_uid = uid;
-	st->st_gid = gid;
 	/* a writer whose cell mv replaced writes to no name (op_rename) */
 	st->st_nlink = orphan ? 0 : 1;
-	st->st_mode = S_IFREG | 0644;
+	node_perm(n, st);
 	st->st_size = (off_t)(clen + len);
 	set_time(st, ts != CF_TS_NOW ? ts : now_ms());
 	return 1;
@@ -2230,10 +2247,8 @@ static int dent_stat(struct dirh *d, const struct dent *e, struct node *n,
 		return node_stat(n, st);
 	memset(st, 0, sizeof *st);
 	st->st_ino = ino_of(n);
-	st->st_uid = uid;
-	st->st_gid = gid;
 	st->st_nlink = e->dir ? 2 : 1;
-	st->st_mode = e->dir ? S_IFDIR | 0755 : S_IFREG | 0644;
+	node_perm(n, st);
 	st->st_size = (off_t)e->size;
 	if (!e->dir)
 		set_time(st, e->mtime);
@@ -2507,6 +2522,8 @@ static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name,
 	case K_TABLE:
 		cf_family_default(&f, "cf");
 		rc = cf_table_create(db, name, &f, 1);
+		if (!rc)
+			fs_perm_forget(name);	/* the engine's defaults */
 		break;
 	case K_REGION:
 		rc = topen(n->table, &t);
@@ -2565,10 +2582,8 @@ static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name,
 		/* just made: no need to ask the engine again */
 		memset(&st, 0, sizeof st);
 		st.st_ino = ino_of(n);
-		st.st_uid = uid;
-		st.st_gid = gid;
 		st.st_nlink = 2;
-		st.st_mode = S_IFDIR | 0755;
+		node_perm(n, &st);
 	} else if (!err)
 		err = node_stat(n, &st);
 	if (err) {
@@ -3158,10 +3173,8 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	}
 	memset(&st, 0, sizeof st);
 	st.st_ino = ino_of(n);
-	st.st_mode = S_IFREG | 0644;
 	st.st_nlink = 1;
-	st.st_uid = uid;
-	st.st_gid = gid;
+	node_perm(n, &st);
 	set_time(&st, now_ms());
 	reply_open(req, h, fi, &st, n);
 	node_release(n);
@@ -3574,7 +3587,28 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 			return;
 		}
 	}
-	/* chmod, chown and atime are accepted and ignored. */
+	/* chmod and chown of a table's directory, or of tsd/, set who may
+	 * use it (fs/perm.c); elsewhere they are accepted and ignored, as
+	 * is atime (rsync and cp -a set them on every file). */
+	if ((to_set & (FUSE_SET_ATTR_MODE | FUSE_SET_ATTR_UID |
+		       FUSE_SET_ATTR_GID)) &&
+	    (n->kind == K_TABLE || (n->kind == K_TSD && n->parent == &root))) {
+		const char *why = "";
+		mode_t mode = attr->st_mode;
+		uid_t u = attr->st_uid;
+		gid_t g = attr->st_gid;
+		const char *top = n->kind == K_TSD ? "tsd" : n->table;
+		err = fs_perm_set(top,
+				  to_set & FUSE_SET_ATTR_MODE ? &mode : NULL,
+				  to_set & FUSE_SET_ATTR_UID ? &u : NULL,
+				  to_set & FUSE_SET_ATTR_GID ? &g : NULL, &why);
+		if (err) {
+			fail(req, err, "chmod/chown %s: %s", n->name, why);
+			return;
+		}
+		/* the kernel keeps attributes of what is below it */
+		fs_table_changed(n->kind == K_TSD ? "" : n->table, 0);
+	}
 	err = node_stat(n, &st);
 	if (err) {
 		fuse_reply_err(req, err);
@@ -4043,8 +4077,6 @@ void fs_setup(cf_db *d, const char *dir, uint64_t maxv)
 {
 	db = d;
 	fs_tsd_setup(d);
-	uid = getuid();
-	gid = getgid();
 	datadir = realpath(dir, NULL);
 	if (!datadir)
 		datadir = strdup(dir);
