@@ -64,6 +64,17 @@ int fs_perm_set(const char *top, const mode_t *mode, const uid_t *uid,
 /* top was dropped or made anew: back to the defaults. */
 void fs_perm_forget(const char *top);
 
+/* --- memory of files open for writing (fs/budget.c) -------------------- */
+#define FS_WRITE_BUFFERS_DEFAULT (1ull << 30)
+/* Before the first request. */
+void fs_budget_setup(uint64_t limit);
+/* Charges n bytes: CF_OK, or CF_ENOSPC (counted) when the bytes held
+ * would pass the limit. */
+int fs_budget_take(uint64_t n);
+void fs_budget_give(uint64_t n);
+/* Bytes held, the limit, charges refused. */
+void fs_budget_stats(uint64_t *held, uint64_t *limit, uint64_t *refused);
+
 /* Request counters of the daemon, for MNT/.stats. */
 struct fs_counters {
 	uint64_t lookups;		/* LOOKUP requests */

@@ -21,7 +21,7 @@ struct config {
 	int nonopts;
 	char *flush_size, *split_size, *block_cache, *sync, *sync_ms;
 	char *max_value, *wal;
-	char *uid, *gid, *umask;
+	char *uid, *gid, *umask, *write_buffers;
 	int rdplus_always;	/* readdirplus=always (else auto) */
 	int shared;		/* allow_other or allow_root given */
 };
@@ -40,6 +40,7 @@ static const struct fuse_opt cellfs_opts[] = {
 	OPT("uid=%s", uid),
 	OPT("gid=%s", gid),
 	OPT("umask=%s", umask),
+	OPT("write_buffers=%s", write_buffers),
 	FUSE_OPT_KEY("allow_other", KEY_SHARED),
 	FUSE_OPT_KEY("allow_root", KEY_SHARED),
 	{ "readdirplus=always", offsetof(struct config, rdplus_always), 1 },
@@ -180,6 +181,8 @@ static void usage(const char *prog)
 	       "                          the segment, or with write(2)\n"
 	       "    -o readdirplus=auto|always  attributes with every listing\n"
 	       "                          page, or as the kernel sees fit\n"
+	       "    -o write_buffers=BYTES  memory of all files open for\n"
+	       "                          writing together (default 1G)\n"
 	       "    -o uid=N,gid=N        owner of the tree (default: the\n"
 	       "                          daemon's user)\n"
 	       "    -o umask=OOO          mode bits taken away (default 022)\n"
@@ -200,6 +203,7 @@ int main(int argc, char **argv)
 	struct config c;
 	struct cf_options o;
 	struct fs_perm_opts po;
+	uint64_t wbuf = FS_WRITE_BUFFERS_DEFAULT;
 	cf_db *db = NULL;
 	char *abs;
 	int rc, ret = 1, mounted = 0, handlers = 0;
@@ -225,7 +229,8 @@ int main(int argc, char **argv)
 			"MOUNTPOINT (--help for options)\n", argv[0]);
 		goto out;
 	}
-	if (make_options(&c, &o) || parse_ids(&c, &po))
+	if (make_options(&c, &o) || parse_ids(&c, &po) ||
+	    parse_size("write_buffers", c.write_buffers, &wbuf))
 		goto out;
 	/* Other users only ever see the mount with the kernel checking
 	 * their permissions against the modes and owners we give (SPEC 4,
@@ -284,6 +289,7 @@ int main(int argc, char **argv)
 		       c.datadir, cf_strerror(rc));
 		goto out;
 	}
+	fs_budget_setup(wbuf);
 	fs_setup(db, c.datadir, o.max_value);
 	fs_set_session(se);
 	fs_set_readdirplus(c.rdplus_always);
@@ -324,6 +330,7 @@ out:
 	free(c.uid);
 	free(c.gid);
 	free(c.umask);
+	free(c.write_buffers);
 	fuse_opt_free_args(&args);
 	return ret;
 }

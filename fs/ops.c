@@ -111,6 +111,8 @@ struct fileh {
 	struct fs_tsd_file *tf;	/* K_TSD: everything is done by tsdfs.c */
 	struct buf tail;	/* .batch, .ctl: a line not finished yet */
 	int skip;		/* ... the rest of a refused line follows */
+	uint64_t held;		/* bytes of data and tail charged to the
+				 * write budget (fs/budget.c) */
 	pthread_mutex_t lock;
 };
 
@@ -2916,6 +2918,7 @@ static void fileh_free(struct fileh *h)
 {
 	struct node *n = h->n;
 
+	fs_budget_give(h->held);
 	fval_put(h->fv);
 	buf_release(&h->data);
 	buf_release(&h->tail);
@@ -2992,6 +2995,16 @@ static int file_open(struct node *n, int flags, int created,
 			cf_table_close(t);
 			if (!rc && !found)
 				rc = CF_ENOTFOUND;
+			/* read before it is charged: a bounded overshoot
+			 * of one value per open in flight */
+			if (!rc && h->data.cap) {
+				rc = fs_budget_take(h->data.cap);
+				if (rc)
+					*why = "files open for writing hold "
+					       "write_buffers bytes";
+				else
+					h->held = h->data.cap;
+			}
 		}
 		break;
 	case K_STAGE:
@@ -3019,6 +3032,16 @@ static int file_open(struct node *n, int flags, int created,
 		if (acc == O_WRONLY && n->kind != K_SCHEMA)
 			break;
 		rc = control_text(n, &h->data);
+		/* a .batch dump is the whole table: it counts against the
+		 * write budget while the file is open */
+		if (n->kind == K_BATCH && !rc && h->data.cap) {
+			if (fs_budget_take(h->data.cap))
+				rc = CF_ETOOBIG;
+			else
+				h->held = h->data.cap;
+		}
+		if (rc == CF_ETOOBIG && n->kind == K_BATCH)
+			*why = "the dump would pass write_buffers bytes";
 		break;
 	case K_ROOT_CTL: case K_TCTL:
 		break;
@@ -3245,6 +3268,24 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	free(copy);
 }
 
+/* With h->lock held (or h not yet shared): charges the growth of b, h's
+ * data or tail, to len bytes to the write budget before it happens, as
+ * the capacity buf_reserve will give it.  CF_ENOSPC over the budget. */
+static int hold(struct fileh *h, const struct buf *b, uint64_t len)
+{
+	uint64_t cap = b->cap ? b->cap : 64;
+	int rc;
+
+	if (len <= b->cap)
+		return CF_OK;
+	while (cap < len)
+		cap = cap * 2 > cap ? cap * 2 : len;
+	rc = fs_budget_take(cap - b->cap);
+	if (!rc)
+		h->held += cap - b->cap;
+	return rc;
+}
+
 static int resize(struct buf *b, uint64_t len)
 {
 	if (len > b->len) {
@@ -3285,6 +3326,11 @@ static int lines_write(struct fileh *h, const char *p, size_t size,
 	if (h->tail.len + size > 3 * max_value + 65536) {
 		*why = "line longer than 3 x max_value";
 		rc = CF_ETOOBIG;
+		goto refused;
+	}
+	if (hold(h, &h->tail, h->tail.len + size)) {
+		*why = "files open for writing hold write_buffers bytes";
+		rc = CF_ENOSPC;
 		goto refused;
 	}
 	if (last == 0)
@@ -3358,6 +3404,13 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *p,
 		pthread_mutex_unlock(&h->lock);
 		fail(req, EFBIG, "write %s: value over max_value %" PRIu64,
 		     n->name, max_value);
+		return;
+	}
+	if (hold(h, &h->data, end > h->data.len ? end : h->data.len)) {
+		h->failed = ENOSPC;
+		pthread_mutex_unlock(&h->lock);
+		fail(req, ENOSPC, "write %s: files open for writing hold "
+		     "write_buffers bytes", n->name);
 		return;
 	}
 	/* a write at the end (cp, a shell redirection: every one) appends,
@@ -3527,8 +3580,12 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 		if (h && (n->kind == K_CELL || n->kind == K_STAGE ||
 			  n->kind == K_SCHEMA)) {
 			pthread_mutex_lock(&h->lock);
-			rc = resize(&h->data, (uint64_t)attr->st_size);
-			h->dirty = h->written = 1;
+			rc = hold(h, &h->data, (uint64_t)attr->st_size);
+			if (!rc)
+				rc = resize(&h->data,
+					    (uint64_t)attr->st_size);
+			if (!rc)
+				h->dirty = h->written = 1;
 			pthread_mutex_unlock(&h->lock);
 		} else if (n->kind == K_CELL) {
 			rc = topen(n->table, &t);
