@@ -18,15 +18,23 @@ stat_of() {
 	sed -n "s/^$1 //p" "$MNT/.stats"
 }
 
-# wait_for N GLOB: polls (up to 60 s) until N files match GLOB
+# wait_for N GLOB: polls (up to 300 s: sanitizer builds are slow) until
+# N files match GLOB
 wait_for() {
 	i=0
 	while test "$(ls $2 2>/dev/null | wc -l)" -lt "$1"; do
 		i=$((i + 1))
-		test $i -lt 600 || return 1
+		test $i -lt 3000 || return 1
 		sleep 0.1
 	done
 }
+
+# The writers wait for "go" whatever happens, so none outlives the test.
+release_writers() {
+	touch "$SHARNESS_TRASH_DIRECTORY/go"
+}
+final_cleanup="release_writers; $final_cleanup"
+trap 'release_writers; cellfs_umount; die' EXIT
 
 test_expect_success 'mount with max_value=4M, write_buffers=16M' '
 	cellfs_mount max_value=4M,write_buffers=16M &&
@@ -46,24 +54,29 @@ test_expect_success '50 writers of one cell near max_value at once' '
 		(
 			head -c $((4 * MiB)) /dev/zero | tr "\0" x >&3 2>/dev/null
 			echo $? >st/$w.tmp && mv st/$w.tmp st/$w
-			while ! test -e go; do sleep 0.1; done
+			while ! test -e "$SHARNESS_TRASH_DIRECTORY/go"; do
+				sleep 0.1
+			done
 		) 3>"$R/cf:big" &
 	done &&
-	wait_for 50 "st/*[0-9]" &&
+	{ wait_for 50 "st/*[0-9]" || echo timeout >fail; } &&
 	held=$(stat_of cellfs_write_buffer_bytes) &&
-	test "$held" -le $((16 * MiB)) &&
 	hwm_kb >peak &&
-	touch go &&
+	release_writers &&
+	test ! -e fail &&
+	test "$held" -le $((16 * MiB)) &&
 	cat st/[0-9]* | sed -n "/^0$/p" | wc -l >ok &&
 	test "$(cat ok)" -le 4 &&
 	test "$(stat_of cellfs_write_buffer_refused_total)" -ge 46 &&
 	grep -a "write cf:big: files open for writing hold write_buffers bytes: No space left on device" "$MNT/.log"
 '
 
+# 50 values are 200 MiB: +264 MiB without the bound.  With it: +17 MiB,
+# +40 MiB under ASan, +85 MiB under TSan (its shadow of what is held).
 test_expect_success 'the peak stayed within the bound (not 50 values)' '
 	test -s peak &&
 	echo "VmHWM $(cat base) kB before, $(cat peak) kB with 50 writers" &&
-	test $(( $(cat peak) - $(cat base) )) -lt $((48 * 1024))
+	test $(( $(cat peak) - $(cat base) )) -lt $((128 * 1024))
 '
 
 # The writers grow their values side by side, so often none of them
