@@ -323,6 +323,29 @@ struct cf_stats {
 int cf_db_stats(cf_db *db, struct cf_stats *s);
 int cf_table_stats(cf_table *t, struct cf_stats *s);
 
+/* --- access: who may use a table (engine/access.c) ----------------------
+ * The daemon's permission bits and owner of a table, or of another name
+ * it serves at the top of its tree (tsd), as chmod and chown set them;
+ * kept in the catalog.  cf_table_create starts a table without one (the
+ * daemon's defaults), cf_table_drop removes it with the table. */
+struct cf_access {
+	uint32_t mode;		/* permission bits, 0 to 07777 */
+	uint32_t uid, gid;
+};
+/* Calls fn for every name with an access (by name), under the engine's
+ * catalog lock: fn must not call the engine.  CF_* code, or fn's
+ * non-zero return. */
+int cf_db_access_list(cf_db *db,
+		      int (*fn)(const char *name, const struct cf_access *a,
+				void *arg),
+		      void *arg);
+/* Stores name's access, or removes it with a NULL.  A name with the
+ * syntax of a table must be a table (CF_ENOTFOUND, checked under the
+ * lock that serializes create and drop) unless it is in others, a
+ * NULL-terminated list of the names the caller serves itself. */
+int cf_db_access_set(cf_db *db, const char *name, const struct cf_access *a,
+		     const char *const *others);
+
 /* --- offline check and repair (cellfs-fsck) ---------------------------- */
 
 /* Reports one problem: the file it concerns and what is wrong. */

@@ -321,7 +321,7 @@ static int compact_files(struct cf_db *db, struct region *r, const char *fam,
 	if (!rc) {
 		char *slash = strrchr((char *)path.p, '/');
 		*slash = 0;
-		rc = env_mkdir_p((const char *)path.p, 0755);
+		rc = env_mkdir_p((const char *)path.p, 0700);
 		*slash = '/';
 	}
 	if (!rc)

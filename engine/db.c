@@ -1011,6 +1011,10 @@ int cf_table_create(cf_db *db, const char *name, const struct cf_family *fams,
 	rc = meta_begin(db->meta);
 	if (!rc)
 		rc = meta_table_add(db->meta, name, now, &tid);
+	/* a new table starts with the defaults, whatever was set on the
+	 * name before (cf_db_access_set) */
+	if (!rc)
+		rc = meta_access_del(db->meta, name);
 	if (!rc)
 		rc = put_families(db, tid, fams, n);
 	if (!rc) {

@@ -92,7 +92,7 @@ static int flush_memstore(struct cf_db *db, struct region *r,
 				/* the family directory */
 				char *slash = strrchr((char *)path.p, '/');
 				*slash = 0;
-				rc = env_mkdir_p((const char *)path.p, 0755);
+				rc = env_mkdir_p((const char *)path.p, 0700);
 				*slash = '/';
 			}
 			if (!rc)

@@ -309,7 +309,7 @@ int region_write_info(struct cf_db *db, struct region *r)
 
 	rc = region_dir(db, t, (int64_t)r->id, &path);
 	if (!rc)
-		rc = env_mkdir_p((const char *)path.p, 0755);
+		rc = env_mkdir_p((const char *)path.p, 0700);
 	buf_printf(&b, "cellfs-regioninfo 1\ntable %s\ntableid %" PRId64
 		   "\nregion %016" PRIx64 "\nstart ", t->name, t->id, r->id);
 	hex(&b, r->start.p, r->start.len);

@@ -111,9 +111,14 @@ static int regions_text(cf_table *t, struct buf *out)
 	return rc;
 }
 
-/* Every kept version of every cell as `put ROW FAM:QUAL@TS VALUE`. */
+/* Every kept version of every cell as `put ROW FAM:QUAL@TS VALUE`.
+ * The dump is built whole at open, so its growth is charged to the write
+ * budget as it goes (fs/budget.c) and given back at the end, for the
+ * caller to charge what it keeps: CF_ETOOBIG once the budget is spent
+ * (over by at most one row). */
 static int batch_dump(cf_table *t, struct buf *out)
 {
+	uint64_t charged = 0;
 	struct cf_scan_opts so;
 	cf_scanner *s = NULL;
 	const cf_row *r;
@@ -148,7 +153,14 @@ static int batch_dump(cf_table *t, struct buf *out)
 			if (!rc)
 				rc = buf_putc(out, '\n');
 		}
+		if (!rc && out->cap > charged) {
+			if (fs_budget_take(out->cap - charged))
+				rc = CF_ETOOBIG;
+			else
+				charged = out->cap;
+		}
 	}
+	fs_budget_give(charged);
 	if (s)
 		cf_scan_close(s);
 	return rc;
@@ -158,9 +170,12 @@ static int batch_dump(cf_table *t, struct buf *out)
 static int fs_stats_text(struct buf *out)
 {
 	struct fs_counters c;
+	uint64_t held, limit, refused;
+	int rc;
 
 	fs_counters(&c);
-	return buf_printf(out,
+	fs_budget_stats(&held, &limit, &refused);
+	rc = buf_printf(out,
 		"# HELP cellfs_fuse_lookups_total FUSE lookups served.\n"
 		"# TYPE cellfs_fuse_lookups_total counter\n"
 		"cellfs_fuse_lookups_total %" PRIu64 "\n"
@@ -183,9 +198,30 @@ static int fs_stats_text(struct buf *out)
 		"# HELP cellfs_fuse_inodes Nodes the daemon keeps for the "
 		"kernel's inodes (freed as the kernel forgets them).\n"
 		"# TYPE cellfs_fuse_inodes gauge\n"
-		"cellfs_fuse_inodes %" PRIu64 "\n",
+		"cellfs_fuse_inodes %" PRIu64 "\n"
+		"# HELP cellfs_fuse_notify_refused_total Cache invalidations "
+		"the kernel refused with an error other than ENOENT.\n"
+		"# TYPE cellfs_fuse_notify_refused_total counter\n"
+		"cellfs_fuse_notify_refused_total %" PRIu64 "\n",
 		c.lookups, c.getattrs, c.readdirplus_entries,
-		c.names_too_long, c.names_unlisted, c.inodes);
+		c.names_too_long, c.names_unlisted, c.inodes,
+		c.notify_refused);
+	if (rc)
+		return rc;
+	return buf_printf(out,
+		"# HELP cellfs_write_buffer_bytes Memory held by files open "
+		"for writing (values before their close, unfinished lines).\n"
+		"# TYPE cellfs_write_buffer_bytes gauge\n"
+		"cellfs_write_buffer_bytes %" PRIu64 "\n"
+		"# HELP cellfs_write_buffer_limit_bytes Their bound, "
+		"write_buffers.\n"
+		"# TYPE cellfs_write_buffer_limit_bytes gauge\n"
+		"cellfs_write_buffer_limit_bytes %" PRIu64 "\n"
+		"# HELP cellfs_write_buffer_refused_total Writes refused "
+		"(ENOSPC) because the bound was reached.\n"
+		"# TYPE cellfs_write_buffer_refused_total counter\n"
+		"cellfs_write_buffer_refused_total %" PRIu64 "\n",
+		held, limit, refused);
 }
 
 int fs_control_text(cf_db *db, enum fs_ctl which, const char *table,

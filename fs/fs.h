@@ -37,6 +37,44 @@ void fs_set_readdirplus(int always);
  * the table is gone (dropped). */
 void fs_table_changed(const char *table, int dropped);
 
+/* --- who may do what (fs/perm.c) -------------------------------------- */
+struct fs_perm_opts {
+	uid_t uid;		/* owner of what has no owner of its own */
+	gid_t gid;
+	mode_t umask;		/* taken from 0777 (directories) and 0666 */
+};
+/* What a node's attributes carry (st_mode's type and bits, owner). */
+enum fs_perm_class {
+	FP_DATA_DIR,	/* root, table, region, row ... directories */
+	FP_DATA_FILE,	/* cells, staged files, .batch, tsd files */
+	FP_CTL,		/* .ctl, .schema: writable by the owner only */
+	FP_STATUS	/* .stats, .log, .regions: read-only */
+};
+/* Reads every access row of db (borrowed until fs_perm_teardown); CF_*
+ * code. */
+int fs_perm_setup(cf_db *db, const struct fs_perm_opts *o);
+void fs_perm_teardown(void);
+/* Fills st_mode, st_uid, st_gid of a node of class c under top, the
+ * table's name, "tsd", or "" above them (the mount's defaults). */
+void fs_perm_attrs(const char *top, enum fs_perm_class c, struct stat *st);
+/* chmod/chown of top's directory (mode, uid, gid: NULL when not set);
+ * kept in the catalog.  0 or an errno with *why for .log. */
+int fs_perm_set(const char *top, const mode_t *mode, const uid_t *uid,
+		const gid_t *gid, const char **why);
+/* top was dropped or made anew: back to the defaults. */
+void fs_perm_forget(const char *top);
+
+/* --- memory of files open for writing (fs/budget.c) -------------------- */
+#define FS_WRITE_BUFFERS_DEFAULT (1ull << 30)
+/* Before the first request. */
+void fs_budget_setup(uint64_t limit);
+/* Charges n bytes: CF_OK, or CF_ENOSPC (counted) when the bytes held
+ * would pass the limit. */
+int fs_budget_take(uint64_t n);
+void fs_budget_give(uint64_t n);
+/* Bytes held, the limit, charges refused. */
+void fs_budget_stats(uint64_t *held, uint64_t *limit, uint64_t *refused);
+
 /* Request counters of the daemon, for MNT/.stats. */
 struct fs_counters {
 	uint64_t lookups;		/* LOOKUP requests */
@@ -47,6 +85,8 @@ struct fs_counters {
 					 * escaped name is over 255 bytes */
 	uint64_t inodes;		/* nodes the daemon keeps for the
 					 * kernel's inodes and open files */
+	uint64_t notify_refused;	/* cache invalidations the kernel
+					 * refused (an error but ENOENT) */
 };
 void fs_counters(struct fs_counters *c);
 

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "fs/fs.h"
 #include "fs/notify.h"
@@ -26,9 +27,13 @@ struct config {
 	char *flush_size, *split_size, *block_cache, *sync, *sync_ms;
 	char *max_value, *wal;
 	char *tsd_http, *tsd_telnet;	/* ADDR:PORT of the servers */
+	char *uid, *gid, *umask, *write_buffers;
 	int rdplus_always;	/* readdirplus=always (else auto) */
 	int fsname, subtype;	/* given by the user: not set by us */
+	int shared;		/* allow_other or allow_root given */
 };
+
+enum { KEY_SHARED = 1 };
 
 #define OPT(t, f) { t, offsetof(struct config, f), 0 }
 static const struct fuse_opt cellfs_opts[] = {
@@ -41,6 +46,12 @@ static const struct fuse_opt cellfs_opts[] = {
 	OPT("wal=%s", wal),
 	OPT("tsd_http=%s", tsd_http),
 	OPT("tsd_telnet=%s", tsd_telnet),
+	OPT("uid=%s", uid),
+	OPT("gid=%s", gid),
+	OPT("umask=%s", umask),
+	OPT("write_buffers=%s", write_buffers),
+	FUSE_OPT_KEY("allow_other", KEY_SHARED),
+	FUSE_OPT_KEY("allow_root", KEY_SHARED),
 	{ "readdirplus=always", offsetof(struct config, rdplus_always), 1 },
 	{ "readdirplus=auto", offsetof(struct config, rdplus_always), 0 },
 	FUSE_OPT_END
@@ -75,6 +86,10 @@ static int opt_proc(void *data, const char *arg, int key,
 {
 	struct config *c = data;
 
+	if (key == KEY_SHARED) {
+		c->shared = 1;
+		return 1;	/* FUSE's too */
+	}
 	if (key == FUSE_OPT_KEY_OPT) {
 		if (mount_opt_ignored(arg))
 			return 0;
@@ -222,6 +237,38 @@ static int check_net(const struct config *c)
 	return 0;
 }
 
+/* uid=, gid= (decimal) and umask= (octal) into *p. */
+static int parse_ids(const struct config *c, struct fs_perm_opts *p)
+{
+	const char *name[3] = { "uid", "gid", "umask" };
+	const char *val[3] = { c->uid, c->gid, c->umask };
+	unsigned long v[3];
+	char *end;
+
+	p->uid = getuid();
+	p->gid = getgid();
+	p->umask = 022;
+	for (int i = 0; i < 3; i++) {
+		if (!val[i])
+			continue;
+		errno = 0;
+		v[i] = strtoul(val[i], &end, i == 2 ? 8 : 10);
+		if (errno || end == val[i] || *end || val[i][0] == '-' ||
+		    v[i] > (i == 2 ? 0777ul : 0xFFFFFFFEul)) {
+			fprintf(stderr, "cellfs: bad value for %s: '%s'\n",
+				name[i], val[i]);
+			return -1;
+		}
+	}
+	if (val[0])
+		p->uid = (uid_t)v[0];
+	if (val[1])
+		p->gid = (gid_t)v[1];
+	if (val[2])
+		p->umask = (mode_t)v[2];
+	return 0;
+}
+
 static void usage(const char *prog)
 {
 	printf("usage: %s [-f] [-o OPT[,OPT...]] DATADIR MOUNTPOINT\n\n"
@@ -237,7 +284,15 @@ static void usage(const char *prog)
 	       "    -o readdirplus=auto|always  attributes with every listing\n"
 	       "                          page, or as the kernel sees fit\n"
 	       "    -o tsd_http=[ADDR:]PORT    OpenTSDB's HTTP API (docs/api.md)\n"
-	       "    -o tsd_telnet=[ADDR:]PORT  OpenTSDB's telnet put port\n\n",
+	       "    -o tsd_telnet=[ADDR:]PORT  OpenTSDB's telnet put port\n"
+	       "    -o write_buffers=BYTES  memory of all files open for\n"
+	       "                          writing together (default 1G)\n"
+	       "    -o uid=N,gid=N        owner of the tree (default: the\n"
+	       "                          daemon's user)\n"
+	       "    -o umask=OOO          mode bits taken away (default 022)\n"
+	       "    -o allow_other        other users may use the mount; the\n"
+	       "                          kernel then checks permissions\n"
+	       "                          (default_permissions, always)\n\n",
 	       prog);
 	fuse_cmdline_help();
 	fuse_lowlevel_help();
@@ -251,6 +306,8 @@ int main(int argc, char **argv)
 	struct fuse_session *se = NULL;
 	struct config c;
 	struct cf_options o;
+	struct fs_perm_opts po;
+	uint64_t wbuf = FS_WRITE_BUFFERS_DEFAULT;
 	cf_db *db = NULL;
 	net_http *http = NULL;
 	net_telnet *telnet = NULL;
@@ -278,7 +335,13 @@ int main(int argc, char **argv)
 			"MOUNTPOINT (--help for options)\n", argv[0]);
 		goto out;
 	}
-	if (make_options(&c, &o) || check_net(&c))
+	if (make_options(&c, &o) || check_net(&c) || parse_ids(&c, &po) ||
+	    parse_size("write_buffers", c.write_buffers, &wbuf))
+		goto out;
+	/* Other users only ever see the mount with the kernel checking
+	 * their permissions against the modes and owners we give (SPEC 4,
+	 * docs/usage.md "Who may do what"). */
+	if (c.shared && fuse_opt_add_arg(&args, "-odefault_permissions"))
 		goto out;
 	if (mkdir(c.datadir, 0700) != 0 && errno != EEXIST) {
 		fprintf(stderr, "cellfs: %s: %s\n", c.datadir,
@@ -328,6 +391,13 @@ int main(int argc, char **argv)
 		       cf_strerror(rc));
 		goto out;
 	}
+	rc = fs_perm_setup(db, &po);
+	if (rc) {
+		cf_log(CF_LOG_ERROR, "cannot read table access of %s: %s",
+		       c.datadir, cf_strerror(rc));
+		goto out;
+	}
+	fs_budget_setup(wbuf);
 	fs_setup(db, c.datadir, o.max_value);
 	fs_set_session(se);
 	fs_set_readdirplus(c.rdplus_always);
@@ -360,6 +430,7 @@ out:
 		fuse_session_destroy(se);
 	if (db) {
 		fs_teardown();	/* the tsd layer first: it uses db */
+		fs_perm_teardown();
 		cf_db_close(db);
 	}
 	cf_log_release();
@@ -374,6 +445,10 @@ out:
 	free(c.wal);
 	free(c.tsd_http);
 	free(c.tsd_telnet);
+	free(c.uid);
+	free(c.gid);
+	free(c.umask);
+	free(c.write_buffers);
 	fuse_opt_free_args(&args);
 	return ret;
 }

@@ -115,6 +115,8 @@ struct fileh {
 	struct fs_hq_file *hf;	/* K_HQ: everything is done by cellq.c */
 	struct buf tail;	/* .batch, .ctl: a line not finished yet */
 	int skip;		/* ... the rest of a refused line follows */
+	uint64_t held;		/* bytes of data and tail charged to the
+				 * write budget (fs/budget.c) */
 	pthread_mutex_t lock;
 };
 
@@ -153,8 +155,6 @@ static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static cf_db *db;
 static char *datadir;
 static uint64_t max_value;
-static uid_t uid;		/* owner of every file: the daemon's user */
-static gid_t gid;
 static struct node root = { .kind = K_ROOT, .nlookup = 1, .table = "" };
 static struct node **htab;
 static size_t hcap, hcount;
@@ -218,6 +218,11 @@ static void rows_changed(const char *table)
 static uint64_t rows_gen(const char *table)
 {
 	return __atomic_load_n(lgen_of(table), __ATOMIC_SEQ_CST);
+}
+
+static void count(uint64_t *c)
+{
+	__atomic_fetch_add(c, 1, __ATOMIC_RELAXED);
 }
 
 /* --- replies that log --------------------------------------------------- */
@@ -481,9 +486,14 @@ static void neg_keep(struct node *n)
 	}
 }
 
+/* A name to invalidate.  Its parent node stays pinned (nopen) until the
+ * notification is sent: were it freed in between (the kernel forgetting
+ * it, drop_caches), its address, the inode number, could be given to a
+ * new node, a cell, and the kernel would refuse an entry invalidation
+ * under a file with ENOTDIR (or drop a name of another directory). */
 struct inval {
 	struct inval *next;
-	fuse_ino_t parent;
+	struct node *parent;
 	char name[];
 };
 
@@ -495,9 +505,18 @@ static int istop;
 static pthread_t ithread;
 static int ithread_started;
 
+/* Counts what the kernel refused of a notification's result: ENOENT
+ * only says it holds nothing of the name or inode any more. */
+static void notified(int res)
+{
+	if (res < 0 && res != -ENOENT)
+		count(&counters.notify_refused);
+}
+
 static void *invalidator(void *arg)
 {
 	struct inval *e;
+	struct node *dead = NULL;
 
 	(void)arg;
 	pthread_mutex_lock(&imu);
@@ -512,8 +531,14 @@ static void *invalidator(void *arg)
 			itail = &ihead;
 		iqueued--;
 		pthread_mutex_unlock(&imu);
-		fuse_lowlevel_notify_inval_entry(session, e->parent, e->name,
-						 strlen(e->name));
+		notified(fuse_lowlevel_notify_inval_entry(session,
+			 ino_of(e->parent), e->name, strlen(e->name)));
+		pthread_mutex_lock(&mu);
+		e->parent->nopen--;
+		node_unref_defer(e->parent, &dead);
+		pthread_mutex_unlock(&mu);
+		node_free_list(dead);
+		dead = NULL;
 		free(e);
 		pthread_mutex_lock(&imu);
 	}
@@ -530,11 +555,11 @@ static void inval_name(struct node *n)
 	if (!session || n->nlookup == 0 || !(e = malloc(sizeof *e + len + 1)))
 		return;
 	e->next = NULL;
-	e->parent = n->parent == &root ? FUSE_ROOT_ID
-				       : (fuse_ino_t)(uintptr_t)n->parent;
+	e->parent = n->parent;
 	memcpy(e->name, n->name, len + 1);
 	pthread_mutex_lock(&imu);
 	if (iqueued < (1u << 20)) {
+		e->parent->nopen++;	/* until sent (struct inval) */
 		*itail = e;
 		itail = &e->next;
 		iqueued++;
@@ -573,7 +598,8 @@ static void inval_attrs(struct inos *a)
 	size_t i;
 
 	for (i = 0; session && i < a->n; i++)
-		fuse_lowlevel_notify_inval_inode(session, a->v[i], -1, 0);
+		notified(fuse_lowlevel_notify_inval_inode(session, a->v[i],
+							  -1, 0));
 	free(a->v);
 }
 
@@ -675,6 +701,8 @@ void fs_table_changed(const char *table, int dropped)
 			    (dropped && n->kind == K_TABLE))
 				inval_name(n);
 		}
+	if (dropped)
+		fs_perm_forget(table);
 	/* a table made again under the name starts without the old one's
 	 * empty rows */
 	for (i = 0; dropped && i < ecap; i++) {
@@ -722,17 +750,35 @@ void fs_counters(struct fs_counters *c)
 					    __ATOMIC_RELAXED);
 	c->names_unlisted = __atomic_load_n(&counters.names_unlisted,
 					    __ATOMIC_RELAXED);
+	c->notify_refused = __atomic_load_n(&counters.notify_refused,
+					    __ATOMIC_RELAXED);
 	pthread_mutex_lock(&mu);
 	c->inodes = hcount;
 	pthread_mutex_unlock(&mu);
 }
 
-static void count(uint64_t *c)
-{
-	__atomic_fetch_add(c, 1, __ATOMIC_RELAXED);
-}
-
 /* --- names ------------------------------------------------------------- */
+
+static int is_dir(const struct node *n);
+
+/* n's type, permission bits and owner into st (fs/perm.c). */
+static void node_perm(const struct node *n, struct stat *st)
+{
+	enum fs_perm_class c;
+
+	switch (n->kind) {
+	case K_ROOT_CTL: case K_TCTL: case K_SCHEMA:
+		c = FP_CTL;
+		break;
+	case K_ROOT_STATS: case K_ROOT_LOG: case K_TSTATS: case K_REGIONS:
+		c = FP_STATUS;
+		break;
+	default:
+		c = is_dir(n) ? FP_DATA_DIR : FP_DATA_FILE;
+		break;
+	}
+	fs_perm_attrs(n->kind == K_TSD ? "tsd" : n->table, c, st);
+}
 
 static int is_dir(const struct node *n)
 {
@@ -1488,10 +1534,8 @@ static int node_stat(struct node *n, struct stat *st)
 
 	memset(st, 0, sizeof *st);
 	st->st_ino = ino_of(n);
-	st->st_uid = uid;
-	st->st_gid = gid;
 	st->st_nlink = is_dir(n) ? 2 : 1;
-	st->st_mode = is_dir(n) ? S_IFDIR | 0755 : S_IFREG | 0644;
+	node_perm(n, st);
 	switch (n->kind) {
 	case K_ROOT: case K_ROOT_CTL: case K_ROOT_STATS: case K_ROOT_LOG:
 		return 0;
@@ -1900,11 +1944,9 @@ static int pending_attrs(struct node *n, struct fuse_file_info *fi,
 	*err = fs_errno(rc);
 	memset(st, 0, sizeof *st);
 	st->st_ino = ino_of(n);
-	st->st_uid = uid;
-	st->st_gid = gid;
 	/* a writer whose cell mv replaced writes to no name (op_rename) */
 	st->st_nlink = orphan ? 0 : 1;
-	st->st_mode = S_IFREG | 0644;
+	node_perm(n, st);
 	st->st_size = (off_t)(clen + len);
 	set_time(st, ts != CF_TS_NOW ? ts : now_ms());
 	return 1;
@@ -2372,10 +2414,8 @@ static int dent_stat(struct dirh *d, const struct dent *e, struct node *n,
 		return node_stat(n, st);
 	memset(st, 0, sizeof *st);
 	st->st_ino = ino_of(n);
-	st->st_uid = uid;
-	st->st_gid = gid;
 	st->st_nlink = e->dir ? 2 : 1;
-	st->st_mode = e->dir ? S_IFDIR | 0755 : S_IFREG | 0644;
+	node_perm(n, st);
 	st->st_size = (off_t)e->size;
 	set_time(st, e->mtime);
 	(void)d;
@@ -2649,6 +2689,8 @@ static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name,
 	case K_TABLE:
 		cf_family_default(&f, "cf");
 		rc = cf_table_create(db, name, &f, 1);
+		if (!rc)
+			fs_perm_forget(name);	/* the engine's defaults */
 		break;
 	case K_REGION:
 		rc = topen(n->table, &t);
@@ -2720,10 +2762,8 @@ static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name,
 		}
 		memset(&st, 0, sizeof st);
 		st.st_ino = ino_of(n);
-		st.st_uid = uid;
-		st.st_gid = gid;
 		st.st_nlink = 2;
-		st.st_mode = S_IFDIR | 0755;
+		node_perm(n, &st);
 	} else if (!err)
 		err = node_stat(n, &st);
 	if (err) {
@@ -3059,6 +3099,7 @@ static void fileh_free(struct fileh *h)
 {
 	struct node *n = h->n;
 
+	fs_budget_give(h->held);
 	fval_put(h->fv);
 	buf_release(&h->data);
 	buf_release(&h->tail);
@@ -3151,6 +3192,16 @@ static int file_open(struct node *n, int flags, int created,
 			cf_table_close(t);
 			if (!rc && !found)
 				rc = CF_ENOTFOUND;
+			/* read before it is charged: a bounded overshoot
+			 * of one value per open in flight */
+			if (!rc && h->data.cap) {
+				rc = fs_budget_take(h->data.cap);
+				if (rc)
+					*why = "files open for writing hold "
+					       "write_buffers bytes";
+				else
+					h->held = h->data.cap;
+			}
 		}
 		break;
 	case K_STAGE:
@@ -3178,6 +3229,16 @@ static int file_open(struct node *n, int flags, int created,
 		if (acc == O_WRONLY && n->kind != K_SCHEMA)
 			break;
 		rc = control_text(n, &h->data);
+		/* a .batch dump is the whole table: it counts against the
+		 * write budget while the file is open */
+		if (n->kind == K_BATCH && !rc && h->data.cap) {
+			if (fs_budget_take(h->data.cap))
+				rc = CF_ETOOBIG;
+			else
+				h->held = h->data.cap;
+		}
+		if (rc == CF_ETOOBIG && n->kind == K_BATCH)
+			*why = "the dump would pass write_buffers bytes";
 		break;
 	case K_ROOT_CTL: case K_TCTL:
 		break;
@@ -3338,10 +3399,8 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	}
 	memset(&st, 0, sizeof st);
 	st.st_ino = ino_of(n);
-	st.st_mode = S_IFREG | 0644;
 	st.st_nlink = 1;
-	st.st_uid = uid;
-	st.st_gid = gid;
+	node_perm(n, &st);
 	set_time(&st, now_ms());
 	reply_open(req, h, fi, &st, n);
 	node_release(n);
@@ -3455,6 +3514,24 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	free(copy);
 }
 
+/* With h->lock held (or h not yet shared): charges the growth of b, h's
+ * data or tail, to len bytes to the write budget before it happens, as
+ * the capacity buf_reserve will give it.  CF_ENOSPC over the budget. */
+static int hold(struct fileh *h, const struct buf *b, uint64_t len)
+{
+	uint64_t cap = b->cap ? b->cap : 64;
+	int rc;
+
+	if (len <= b->cap)
+		return CF_OK;
+	while (cap < len)
+		cap = cap * 2 > cap ? cap * 2 : len;
+	rc = fs_budget_take(cap - b->cap);
+	if (!rc)
+		h->held += cap - b->cap;
+	return rc;
+}
+
 static int resize(struct buf *b, uint64_t len)
 {
 	if (len > b->len) {
@@ -3495,6 +3572,11 @@ static int lines_write(struct fileh *h, const char *p, size_t size,
 	if (h->tail.len + size > 3 * max_value + 65536) {
 		*why = "line longer than 3 x max_value";
 		rc = CF_ETOOBIG;
+		goto refused;
+	}
+	if (hold(h, &h->tail, h->tail.len + size)) {
+		*why = "files open for writing hold write_buffers bytes";
+		rc = CF_ENOSPC;
 		goto refused;
 	}
 	if (last == 0)
@@ -3579,6 +3661,13 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *p,
 		pthread_mutex_unlock(&h->lock);
 		fail(req, EFBIG, "write %s: value over max_value %" PRIu64,
 		     n->name, max_value);
+		return;
+	}
+	if (hold(h, &h->data, end > h->data.len ? end : h->data.len)) {
+		h->failed = ENOSPC;
+		pthread_mutex_unlock(&h->lock);
+		fail(req, ENOSPC, "write %s: files open for writing hold "
+		     "write_buffers bytes", n->name);
 		return;
 	}
 	/* a write at the end (cp, a shell redirection: every one) appends,
@@ -3754,8 +3843,12 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 		if (h && (n->kind == K_CELL || n->kind == K_STAGE ||
 			  n->kind == K_SCHEMA)) {
 			pthread_mutex_lock(&h->lock);
-			rc = resize(&h->data, (uint64_t)attr->st_size);
-			h->dirty = h->written = 1;
+			rc = hold(h, &h->data, (uint64_t)attr->st_size);
+			if (!rc)
+				rc = resize(&h->data,
+					    (uint64_t)attr->st_size);
+			if (!rc)
+				h->dirty = h->written = 1;
 			pthread_mutex_unlock(&h->lock);
 		} else if (n->kind == K_CELL) {
 			rc = topen(n->table, &t);
@@ -3814,7 +3907,28 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 			return;
 		}
 	}
-	/* chmod, chown and atime are accepted and ignored. */
+	/* chmod and chown of a table's directory, or of tsd/, set who may
+	 * use it (fs/perm.c); elsewhere they are accepted and ignored, as
+	 * is atime (rsync and cp -a set them on every file). */
+	if ((to_set & (FUSE_SET_ATTR_MODE | FUSE_SET_ATTR_UID |
+		       FUSE_SET_ATTR_GID)) &&
+	    (n->kind == K_TABLE || (n->kind == K_TSD && n->parent == &root))) {
+		const char *why = "";
+		mode_t mode = attr->st_mode;
+		uid_t u = attr->st_uid;
+		gid_t g = attr->st_gid;
+		const char *top = n->kind == K_TSD ? "tsd" : n->table;
+		err = fs_perm_set(top,
+				  to_set & FUSE_SET_ATTR_MODE ? &mode : NULL,
+				  to_set & FUSE_SET_ATTR_UID ? &u : NULL,
+				  to_set & FUSE_SET_ATTR_GID ? &g : NULL, &why);
+		if (err) {
+			fail(req, err, "chmod/chown %s: %s", n->name, why);
+			return;
+		}
+		/* the kernel keeps attributes of what is below it */
+		fs_table_changed(n->kind == K_TSD ? "" : n->table, 0);
+	}
 	err = node_stat(n, &st);
 	if (err) {
 		fuse_reply_err(req, err);
@@ -4283,8 +4397,6 @@ void fs_setup(cf_db *d, const char *dir, uint64_t maxv)
 {
 	db = d;
 	fs_tsd_setup(d);
-	uid = getuid();
-	gid = getgid();
 	datadir = realpath(dir, NULL);
 	if (!datadir)
 		datadir = strdup(dir);

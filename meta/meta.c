@@ -39,6 +39,7 @@
 #include <string.h>
 
 #include "meta/meta.h"
+#include "util/env.h"
 #include "util/err.h"
 #include "util/log.h"
 
@@ -58,6 +59,7 @@ enum {
 	S_REG_PUT, S_REG_DEL, S_REG_DEL_TABLE, S_REG_FLUSHED, S_REG_LIST,
 	S_FILE_ADD, S_FILE_DEL, S_FILE_DEL_REGION, S_FILE_DEL_TABLE,
 	S_FILE_LIST, S_FILE_REFS,
+	S_ACC_PUT, S_ACC_DEL, S_ACC_DEL_TABLE, S_ACC_LIST,
 	S_COUNT
 };
 
@@ -106,6 +108,13 @@ static const char *const sql[S_COUNT] = {
 			"max_seq, lo, hi FROM files WHERE region_id = ?1 "
 			"ORDER BY id",
 	[S_FILE_REFS] = "SELECT count(*) FROM files WHERE id = ?1",
+	[S_ACC_PUT] = "INSERT OR REPLACE INTO access(name, mode, uid, gid) "
+		      "VALUES (?1, ?2, ?3, ?4)",
+	[S_ACC_DEL] = "DELETE FROM access WHERE name = ?1",
+	/* before the table's row goes: it finds the name through it */
+	[S_ACC_DEL_TABLE] = "DELETE FROM access WHERE name = "
+			    "(SELECT name FROM tables WHERE id = ?1)",
+	[S_ACC_LIST] = "SELECT name, mode, uid, gid FROM access ORDER BY name",
 };
 
 /*
@@ -136,14 +145,19 @@ static const char schema[] =
 	" lo BLOB, hi BLOB, PRIMARY KEY(region_id, id));"
 	"CREATE INDEX files_by_id ON files(id);"
 	"CREATE TABLE kv(key TEXT PRIMARY KEY, value INTEGER NOT NULL);"
+	"CREATE TABLE access(name TEXT PRIMARY KEY, mode INTEGER NOT NULL,"
+	" uid INTEGER NOT NULL, gid INTEGER NOT NULL);"
 	"PRAGMA user_version = 2;";
 
-/* Version 1 -> 2: the times of tables and regions (0: unknown). */
+/* Version 1 -> 2: the times of tables and regions (0: unknown), and who
+ * may use each table (meta_access_put). */
 static const char migrate_1_2[] =
 	"ALTER TABLE tables ADD COLUMN created_ms INTEGER NOT NULL DEFAULT 0;"
 	"ALTER TABLE tables ADD COLUMN schema_ms INTEGER NOT NULL DEFAULT 0;"
 	"ALTER TABLE regions ADD COLUMN created_ms INTEGER NOT NULL "
 	"DEFAULT 0;"
+	"CREATE TABLE access(name TEXT PRIMARY KEY, mode INTEGER NOT NULL,"
+	" uid INTEGER NOT NULL, gid INTEGER NOT NULL);"
 	"PRAGMA user_version = 2;";
 
 struct meta {
@@ -331,10 +345,11 @@ static int once(struct meta *m, const char *q, char *text, size_t textlen,
 }
 
 /*
- * Brings a new database to the current schema, or refuses one that is
- * not ours.  An existing catalog is only read here, so opening it never
- * waits for the write lock; creating takes BEGIN IMMEDIATE and looks
- * again, so two openers cannot both create the schema.
+ * Brings a new database to the current schema, migrates an older catalog
+ * (version 1) to it, or refuses one that is not ours.  A current catalog
+ * is only read here, so opening it never waits for the write lock;
+ * creating or migrating takes BEGIN IMMEDIATE and looks again, so two
+ * openers cannot both do it.
  */
 static int setup(struct meta *m, const char *path)
 {
@@ -363,7 +378,7 @@ static int setup(struct meta *m, const char *path)
 			sqlite3_free(err);
 		} else
 			cf_log(CF_LOG_INFO, "catalog %s: upgraded from schema "
-			       "version 1 to 2", path);
+			       "version 1 to 2 (times, table access)", path);
 		goto out;
 	}
 	if (ver != 0 || objects != 0) {
@@ -398,6 +413,9 @@ int meta_open(const char *path, struct meta **out)
 	m = calloc(1, sizeof *m);
 	if (!m)
 		return CF_ENOMEM;
+	/* never created world-readable (docs/catalog.md); when this
+	 * fails, SQLite's open below fails with its reason */
+	(void)env_create_private(path);
 	e = sqlite3_open_v2(path, &m->db, SQLITE_OPEN_READWRITE |
 			    SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
 	if (e != SQLITE_OK) {
@@ -604,7 +622,8 @@ int meta_table_del(struct meta *m, int64_t id)
 {
 	/* files first: they find the table through its regions */
 	static const int steps[] = { S_FILE_DEL_TABLE, S_REG_DEL_TABLE,
-				     S_FAM_DEL_TABLE, S_TABLE_DEL };
+				     S_FAM_DEL_TABLE, S_ACC_DEL_TABLE,
+				     S_TABLE_DEL };
 	int rc;
 
 	rc = meta_begin(m);
@@ -869,4 +888,54 @@ int meta_file_refs(struct meta *m, uint64_t id, int64_t *count)
 		rc = fail(m, e, "count file references");
 	done(s);
 	return rc;
+}
+
+int meta_access_put(struct meta *m, const char *name,
+		    const struct meta_access *a)
+{
+	sqlite3_stmt *s = m->st[S_ACC_PUT];
+
+	bind_text(s, 1, name);
+	sqlite3_bind_int64(s, 2, a->mode);
+	sqlite3_bind_int64(s, 3, a->uid);
+	sqlite3_bind_int64(s, 4, a->gid);
+	return run(m, S_ACC_PUT, "put access");
+}
+
+int meta_access_del(struct meta *m, const char *name)
+{
+	bind_text(m->st[S_ACC_DEL], 1, name);
+	return run(m, S_ACC_DEL, "delete access");
+}
+
+struct access_cb {
+	int (*fn)(const char *name, const struct meta_access *a, void *arg);
+	void *arg;
+};
+
+static int access_row(sqlite3_stmt *s, void *cb)
+{
+	struct access_cb *c = cb;
+	struct meta_access a;
+	const char *name = col_text(s, 0);
+
+	if (!name)
+		return CF_ENOMEM;
+	a.mode = (uint32_t)sqlite3_column_int64(s, 1);
+	a.uid = (uint32_t)sqlite3_column_int64(s, 2);
+	a.gid = (uint32_t)sqlite3_column_int64(s, 3);
+	return c->fn(name, &a, c->arg);
+}
+
+int meta_access_list(struct meta *m,
+		     int (*fn)(const char *name, const struct meta_access *a,
+			       void *arg),
+		     void *arg)
+{
+	struct access_cb c = { fn, arg };
+	int rc = list_start(m, S_ACC_LIST, "list access");
+
+	if (rc)
+		return rc;
+	return list_run(m, S_ACC_LIST, "list access", access_row, &c);
 }

@@ -142,4 +142,24 @@ int meta_file_list(struct meta *m, int64_t region_id,
 /* How many file rows (any region) name physical file id. */
 int meta_file_refs(struct meta *m, uint64_t id, int64_t *count);
 
+/* Who may use a table (or another top-level directory of the daemon,
+ * such as tsd), as chmod and chown set it: permission bits and owner.
+ * A name without a row has the daemon's defaults.  The row of a table
+ * goes with meta_table_del. */
+struct meta_access {
+	uint32_t mode;		/* permission bits, 0 to 07777 */
+	uint32_t uid, gid;
+};
+
+/* Inserts or replaces name's access row. */
+int meta_access_put(struct meta *m, const char *name,
+		    const struct meta_access *a);
+/* No such row: CF_OK. */
+int meta_access_del(struct meta *m, const char *name);
+/* Every access row, by name; the name is valid during the call only. */
+int meta_access_list(struct meta *m,
+		     int (*fn)(const char *name, const struct meta_access *a,
+			       void *arg),
+		     void *arg);
+
 #endif

@@ -8,11 +8,15 @@
  *                                         write, close (close's error too)
  *   helper-errno rename FROM TO
  *   helper-errno read PATH               open O_RDONLY, read to EOF, close
+ *   helper-errno mmap PATH shared|private  open O_RDWR, mmap the file's
+ *                                         size with PROT_READ|PROT_WRITE,
+ *                                         print its bytes then a newline
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -46,6 +50,32 @@ static int run(int argc, char **argv)
 		}
 		return close(fd);
 	}
+	if (argc == 4 && !strcmp(argv[1], "mmap")) {
+		int shared = !strcmp(argv[3], "shared"), e;
+		void *p;
+		if (!shared && strcmp(argv[3], "private"))
+			goto usage;
+		fd = open(argv[2], O_RDWR);
+		if (fd < 0 || fstat(fd, &st) != 0 || st.st_size == 0) {
+			e = fd < 0 || st.st_size ? errno : EINVAL;
+			if (fd >= 0)
+				close(fd);
+			errno = e;
+			return -1;
+		}
+		p = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE,
+			 shared ? MAP_SHARED : MAP_PRIVATE, fd, 0);
+		if (p == MAP_FAILED) {
+			e = errno;
+			close(fd);
+			errno = e;
+			return -1;
+		}
+		fwrite(p, 1, (size_t)st.st_size, stdout);
+		putchar('\n');
+		munmap(p, (size_t)st.st_size);
+		return close(fd);
+	}
 	if (argc == 4 && !strcmp(argv[1], "rename"))
 		return rename(argv[2], argv[3]);
 	if (argc == 4 && !strcmp(argv[1], "write")) {
@@ -61,6 +91,7 @@ static int run(int argc, char **argv)
 		}
 		return close(fd);
 	}
+usage:
 	fprintf(stderr, "usage: helper-errno OP PATH [ARG]\n");
 	errno = EINVAL;
 	return -2;

@@ -1240,6 +1240,62 @@ static int check_seq(const struct meta_file *f, void *arg)
 	return 0;
 }
 
+static int access_cb(const char *name, const struct meta_access *a,
+		     void *arg)
+{
+	char *out = arg;
+	size_t len = strlen(out);
+
+	snprintf(out + len, 256 - len, "%s:%o:%u:%u;", name,
+		 (unsigned)a->mode, (unsigned)a->uid, (unsigned)a->gid);
+	return 0;
+}
+
+static void test_access(void)
+{
+	struct meta_access a = { 0750, 1000, 65534 }, b = { 0777, 0, 0 };
+	struct meta *m;
+	char v[64] = "", list[256] = "";
+	int64_t tid = 0;
+	struct stat st;
+
+	/* a version 1 catalog: version 2 without the access table */
+	rm_catalog();
+	m = open_ok();
+	ok(stat(dbpath, &st) == 0 && (st.st_mode & 0777) == 0600,
+	   "a new catalog is 0600");
+	is_int(meta_table_add(m, "t", &tid), CF_OK, "a table in it");
+	meta_close(m);
+	raw_sql("DROP TABLE access", NULL, 0);
+	raw_sql("PRAGMA user_version = 1", NULL, 0);
+	is_int(meta_open(dbpath, &m), CF_OK, "a version 1 catalog opens");
+	ok(log_has("upgraded from schema version 1 to 2"),
+	   "the migration is logged");
+	raw_sql("PRAGMA user_version", v, sizeof v);
+	is_str(v, "2", "and is version 2");
+	is_int(meta_access_put(m, "t", &a), CF_OK, "access of a table");
+	is_int(meta_access_put(m, "tsd", &b), CF_OK, "access of another name");
+	is_int(meta_access_put(m, "tsd", &b), CF_OK, "put again replaces");
+	is_int(meta_access_list(m, access_cb, list), CF_OK, "listed");
+	is_str(list, "t:750:1000:65534;tsd:777:0:0;", "by name, as put");
+	meta_close(m);
+	m = open_ok();
+	list[0] = 0;
+	meta_access_list(m, access_cb, list);
+	is_str(list, "t:750:1000:65534;tsd:777:0:0;", "kept across a reopen");
+	is_int(meta_table_del(m, tid), CF_OK, "drop the table");
+	list[0] = 0;
+	meta_access_list(m, access_cb, list);
+	is_str(list, "tsd:777:0:0;", "its access went with it");
+	is_int(meta_access_del(m, "tsd"), CF_OK, "delete an access");
+	is_int(meta_access_del(m, "tsd"), CF_OK, "again: no such row is fine");
+	list[0] = 0;
+	meta_access_list(m, access_cb, list);
+	is_str(list, "", "none left");
+	meta_close(m);
+	rm_catalog();
+}
+
 static void test_crash(void)
 {
 	uint64_t last = 0, moved = 0;
@@ -1310,6 +1366,7 @@ int main(void)
 	test_migrate();
 	test_damaged();
 	test_write_failure();
+	test_access();
 	test_crash();
 
 	tap_rmdir(dir);

@@ -436,7 +436,7 @@ int env_open(const char *path, enum env_open_mode mode, struct env_file **out)
 		return rc;
 	if ((flags & O_CREAT) && is_tracking())
 		existed = stat(path, &st) == 0;
-	RETRY(fd, open(path, flags | O_CLOEXEC, 0644));
+	RETRY(fd, open(path, flags | O_CLOEXEC, 0600));
 	if (fd < 0)
 		return from_errno(errno);
 	f = calloc(1, sizeof *f);
@@ -1237,6 +1237,19 @@ out:
 	return rc;
 }
 
+int env_create_private(const char *path)
+{
+	int fd, rc;
+
+	if ((rc = fault_check(ENV_OP_OPEN, path, NULL, NULL)))
+		return rc;
+	RETRY(fd, open(path, O_RDONLY | O_CREAT | O_CLOEXEC, 0600));
+	if (fd < 0)
+		return from_errno(errno);
+	close(fd);
+	return CF_OK;
+}
+
 int env_lock_file(const char *path, struct env_file **out)
 {
 	struct env_file *f = NULL;
@@ -1247,7 +1260,7 @@ int env_lock_file(const char *path, struct env_file **out)
 		return rc;
 	/* not through env_open: a lock file holds no data and is not
 	 * tracked for the power-loss simulation */
-	RETRY(fd, open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644));
+	RETRY(fd, open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600));
 	if (fd < 0)
 		return from_errno(errno);
 	/* flock, not fcntl: a second open in the same process conflicts

@@ -147,6 +147,11 @@ int env_write_file_atomic(const char *path, const void *p, size_t n);
 /* Takes an exclusive advisory lock on path (created if missing); the
  * returned file holds it until env_close().  CF_EBUSY when held. */
 int env_lock_file(const char *path, struct env_file **out);
+/* Creates path empty, readable by its owner only, if it is missing (a
+ * file another library fills, such as the SQLite catalog, which would
+ * otherwise be made 0644; SQLite gives its -wal and -shm files the
+ * database's mode).  Not tracked for the power-loss simulation. */
+int env_create_private(const char *path);
 
 /* --- the clock ------------------------------------------------------- */
 
