@@ -1259,14 +1259,18 @@ static void test_access(void)
 	int64_t tid = 0;
 	struct stat st;
 
-	/* a version 1 catalog: version 2 without the access table */
+	/* a version 1 catalog: version 2 without the access table and the
+	 * times */
 	rm_catalog();
 	m = open_ok();
 	ok(stat(dbpath, &st) == 0 && (st.st_mode & 0777) == 0600,
 	   "a new catalog is 0600");
-	is_int(meta_table_add(m, "t", &tid), CF_OK, "a table in it");
+	is_int(meta_table_add(m, "t", 0, &tid), CF_OK, "a table in it");
 	meta_close(m);
 	raw_sql("DROP TABLE access", NULL, 0);
+	raw_sql("ALTER TABLE tables DROP COLUMN created_ms", NULL, 0);
+	raw_sql("ALTER TABLE tables DROP COLUMN schema_ms", NULL, 0);
+	raw_sql("ALTER TABLE regions DROP COLUMN created_ms", NULL, 0);
 	raw_sql("PRAGMA user_version = 1", NULL, 0);
 	is_int(meta_open(dbpath, &m), CF_OK, "a version 1 catalog opens");
 	ok(log_has("upgraded from schema version 1 to 2"),
