@@ -162,6 +162,19 @@ static int parse_info(const char *text, struct rinfo *r)
 		       CF_OK : CF_ECORRUPT;
 }
 
+int check_regioninfo_parse(const char *text)
+{
+	struct rinfo r;
+	int rc;
+
+	memset(&r, 0, sizeof r);
+	rc = parse_info(text, &r);
+	buf_release(&r.start);
+	buf_release(&r.end);
+	buf_release(&r.fams);
+	return rc;
+}
+
 static void path_set(struct buf *b, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 

@@ -322,3 +322,9 @@ size_t region_file_count(struct view *v);
 
 /* Writes DATADIR/data/T/REGION/.regioninfo (docs/engine.md). */
 int region_write_info(struct cf_db *db, struct region *r);
+
+/* --- the offline check (check.c) -------------------------------------- */
+
+/* Parses the text of a .regioninfo file (NUL-terminated), as
+ * cellfs-fsck reads it: CF_OK, CF_ECORRUPT (tests/fuzz). */
+int check_regioninfo_parse(const char *text);
