@@ -5,11 +5,14 @@
 #include <string.h>
 
 #include "engine/block.h"
+#include "engine/key.h"
 #include "tests/fuzz/fuzz.h"
 
 static void walk(const struct block *b, const uint8_t *data, size_t size)
 {
 	struct block_iter it;
+	struct ikey k = { 0 };
+	unsigned char target[64];
 	size_t n = 0;
 
 	block_iter_init(&it);
@@ -17,7 +20,15 @@ static void walk(const struct block *b, const uint8_t *data, size_t size)
 	for (block_iter_seek_first(&it); it.valid && n < 100000;
 	     block_iter_next(&it), n++)
 		;
-	block_iter_seek(&it, data, size < 32 ? size : 32);
+	/* the engine seeks with whole keys: one whose row is the input's
+	 * first bytes */
+	k.row = data;
+	k.rowlen = size < 16 ? size : 16;
+	k.fam = (const unsigned char *)"cf";
+	k.famlen = 2;
+	k.ts = 1000;
+	k.type = KT_PUT;
+	block_iter_seek(&it, target, ikey_encode(target, &k));
 	if (it.valid)
 		block_iter_next(&it);
 	block_iter_release(&it);
