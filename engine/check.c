@@ -109,14 +109,26 @@ static void debris(struct chk *c, const char *path, const char *fmt, ...)
 		c->say(c->arg, CF_CHECK_DEBRIS, path, what);
 }
 
+static int hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* Two hex digits a byte, up to the end of the line or the text. */
 static int unhex(const char *s, struct buf *out)
 {
 	buf_reset(out);
 	for (; s[0] && s[0] != '\n'; s += 2) {
-		unsigned v;
-		if (!s[1] || sscanf(s, "%2x", &v) != 1)
+		int hi = hexval(s[0]), lo = hexval(s[1]);
+		if (hi < 0 || lo < 0)
 			return CF_ECORRUPT;
-		if (buf_putc(out, (int)v))
+		if (buf_putc(out, hi << 4 | lo))
 			return CF_ENOMEM;
 	}
 	return CF_OK;
@@ -143,15 +155,19 @@ static int parse_info(const char *text, struct rinfo *r)
 		} else if (!strncmp(p, "region ", 7)) {
 			r->id = strtoull(p + 7, NULL, 16);
 			have |= 4;
-		} else if (!strncmp(p, "start ", 6) || !strcmp(p, "start")) {
+		} else if (!strncmp(p, "start ", 6)) {
 			if (unhex(p + 6, &r->start))
 				return CF_ECORRUPT;
 			have |= 8;
-		} else if (!strncmp(p, "start\n", 6)) {
+		} else if (n == 5 && !strncmp(p, "start", 5)) {
+			buf_reset(&r->start);	/* "start" alone: empty */
 			have |= 8;
 		} else if (!strncmp(p, "end ", 4)) {
 			if (unhex(p + 4, &r->end))
 				return CF_ECORRUPT;
+			have |= 16;
+		} else if (n == 3 && !strncmp(p, "end", 3)) {
+			buf_reset(&r->end);
 			have |= 16;
 		} else if (!strncmp(p, "family ", 7)) {
 			buf_append(&r->fams, p + 7, n - 7);
