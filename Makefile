@@ -37,6 +37,7 @@ FS_LIB_SRC := $(filter-out $(FS_MAIN) $(FSCK_MAIN),$(FS_SRC))
 TEST_SRC := $(wildcard tests/test-*.c)
 HELPER_SRC := $(wildcard tests/helper-*.c)
 BENCH_SRC := $(wildcard tests/bench/*.c)
+SOAK := $(if $(wildcard tests/soak/soak.c),$(B)/tests/soak/soak)
 FUZZ_SRC := $(wildcard tests/fuzz/fuzz-*.c)
 FUZZ_NAMES := $(FUZZ_SRC:tests/fuzz/fuzz-%.c=%)
 
@@ -59,9 +60,9 @@ FUZZ_DEBS := clang libclang-rt-14-dev
 
 .SECONDARY:
 .PHONY: all deps check check-build check-thread run bench bench-quick clean \
-	fuzz fuzz-build fuzz-run
+	fuzz fuzz-build fuzz-run soak
 all: $(B)/libcellfs.a $(DAEMON) $(FSCK) $(TEST_BIN) $(HELPER_BIN) $(BENCH_BIN) \
-	$(FUZZ_BIN)
+	$(FUZZ_BIN) $(SOAK)
 ifeq ($(VARIANT),default)
 all: $(if $(DAEMON),cellfs) $(if $(FSCK),cellfs-fsck)
 cellfs: $(B)/cellfs
@@ -138,6 +139,18 @@ endif
 $(B)/tests/fuzz/%: $(B)/tests/fuzz/%.o $(B)/tests/fuzz/common.o $(FUZZ_MAIN) \
 		$(FS_LIB_OBJ) $(B)/libcellfs.a
 	$(CC) $(LDFLAGS) $(FUZZ_LINK) -o $@ $^ $(FUSE_LIBS) $(LIBS)
+
+# The kill -9 / power-cut soak (tests/soak/soak.c, docs/testing.md): a
+# program of its own, needing only libc; it runs the daemon it is given.
+$(B)/tests/soak/soak: $(B)/tests/soak/soak.o
+	$(CC) $(LDFLAGS) -o $@ $^
+
+# make soak SOAK_KILLS=1000 SOAK_SYNC=always [SOAK_POWER=1]: the long run.
+SOAK_KILLS ?= 200
+SOAK_SYNC ?= batch
+soak: all
+	nice $(SOAK) -b $(CURDIR)/$(B) -k $(SOAK_KILLS) -s $(SOAK_SYNC) \
+		$(if $(SOAK_POWER),-p)
 
 # make fuzz: every target under libFuzzer, ASan and UBSan.  make fuzz-run
 # FUZZ_S=60: each for FUZZ_S seconds (nice), new inputs kept under
