@@ -206,7 +206,7 @@ static int load_family(const char *name, const char *settings, void *arg)
 	struct load_ctx *c = arg;
 	struct cf_table *t = c->t;
 	struct cf_family f, *n;
-	const char *why;
+	const char *why = "its settings name another family";
 
 	if (cf_family_parse(settings, strlen(settings), &f, &why) ||
 	    strcmp(f.name, name) != 0) {
