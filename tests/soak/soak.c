@@ -181,10 +181,15 @@ static void mount_daemon(void)
 		_exit(127);
 	}
 	daemon_pid = pid;
+	/* replay and the sweep take seconds on a loaded machine */
 	for (int i = 0; !is_mounted(); i++) {
 		int st;
-		if (i > 300 || waitpid(pid, &st, WNOHANG) == pid)
-			die("cellfs did not mount (see %s)", log);
+		if (waitpid(pid, &st, WNOHANG) == pid) {
+			daemon_pid = 0;
+			die("cellfs exited before it mounted (see %s)", log);
+		}
+		if (i > 3000)
+			die("cellfs did not mount in 60 s (see %s)", log);
 		usleep(20000);
 	}
 }
@@ -200,8 +205,7 @@ static void reap_daemon(void)
 {
 	char cmd[4096];
 
-	for (int i = 0; waitpid(daemon_pid, NULL, WNOHANG) != daemon_pid;
-	     i++) {
+	for (int i = 0; waitpid(daemon_pid, NULL, WNOHANG) == 0; i++) {
 		if (i == 250) {
 			hung_kills++;
 			say("the killed daemon is stuck (an entry "
