@@ -39,6 +39,9 @@ FS_LIB_SRC := $(filter-out $(FS_MAIN) $(FSCK_MAIN),$(FS_SRC))
 TEST_SRC := $(wildcard tests/test-*.c)
 HELPER_SRC := $(wildcard tests/helper-*.c)
 BENCH_SRC := $(wildcard tests/bench/*.c)
+SOAK := $(if $(wildcard tests/soak/soak.c),$(B)/tests/soak/soak)
+FUZZ_SRC := $(wildcard tests/fuzz/fuzz-*.c)
+FUZZ_NAMES := $(FUZZ_SRC:tests/fuzz/fuzz-%.c=%)
 
 LIB_OBJ := $(LIB_SRC:%.c=$(B)/%.o)
 FS_LIB_OBJ := $(FS_LIB_SRC:%.c=$(B)/%.o)
@@ -46,6 +49,7 @@ NET_OBJ := $(NET_SRC:%.c=$(B)/%.o)
 TEST_BIN := $(TEST_SRC:tests/%.c=$(B)/tests/%)
 HELPER_BIN := $(HELPER_SRC:tests/%.c=$(B)/tests/%)
 BENCH_BIN := $(BENCH_SRC:tests/bench/%.c=$(B)/tests/bench/%)
+FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=$(B)/tests/fuzz/%)
 DAEMON := $(if $(wildcard $(FS_MAIN)),$(B)/cellfs)
 FSCK := $(if $(wildcard $(FSCK_MAIN)),$(B)/cellfs-fsck)
 
@@ -57,11 +61,15 @@ DEBS := build-essential pkg-config libfuse3-dev fuse3 libsnappy-dev \
 	libsqlite3-dev sqlite3 sharness rsync tar attr gnuplot-nox \
 	libleveldb-dev librocksdb-dev liblmdb-dev libpcre2-dev cmake curl \
 	python3 man-db libmicrohttpd-dev libjansson-dev zlib1g-dev
+# Only `make fuzz` needs these (clang and libFuzzer's runtime): make check
+# runs the fuzz targets over their corpus with a plain driver instead.
+FUZZ_DEBS := clang libclang-rt-14-dev
 
 .SECONDARY:
 .PHONY: all deps check check-build check-thread run bench bench-quick clean \
-	peers install uninstall
-all: $(B)/libcellfs.a $(DAEMON) $(FSCK) $(TEST_BIN) $(HELPER_BIN) $(BENCH_BIN)
+	peers install uninstall fuzz fuzz-build fuzz-run soak
+all: $(B)/libcellfs.a $(DAEMON) $(FSCK) $(TEST_BIN) $(HELPER_BIN) $(BENCH_BIN) \
+	$(FUZZ_BIN) $(SOAK)
 ifeq ($(VARIANT),default)
 all: $(if $(DAEMON),cellfs) $(if $(FSCK),cellfs-fsck)
 cellfs: $(B)/cellfs
@@ -73,7 +81,7 @@ endif
 # Installs what is missing (as root through apt-get; otherwise says what
 # to install).
 deps:
-	@missing=$$(for p in $(DEBS); do \
+	@missing=$$(for p in $(DEBS) $(EXTRA_DEBS); do \
 		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | \
 		grep -q 'install ok installed' || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
@@ -138,6 +146,61 @@ $(B)/tests/bench/memfs: $(B)/tests/bench/memfs.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(FUSE_LIBS)
 $(B)/tests/bench/fs_bench: $(B)/tests/bench/fs_bench.o
 	$(CC) $(LDFLAGS) -o $@ $^
+
+# Fuzz targets (tests/fuzz/fuzz-NAME.c, docs/testing.md): linked with
+# libFuzzer in the fuzz variant (clang, build/fuzz/), with driver.c (runs
+# each file of a corpus once) in every other.  The fs objects are linked
+# in for the .batch and .ctl parsers.
+ifeq ($(VARIANT),fuzz)
+FUZZ_MAIN :=
+FUZZ_LINK := -fsanitize=fuzzer
+else
+FUZZ_MAIN := $(B)/tests/fuzz/driver.o
+FUZZ_LINK :=
+endif
+$(B)/tests/fuzz/%: $(B)/tests/fuzz/%.o $(B)/tests/fuzz/common.o $(FUZZ_MAIN) \
+		$(FS_LIB_OBJ) $(B)/libcellfs.a
+	$(CC) $(LDFLAGS) $(FUZZ_LINK) -o $@ $^ $(FUSE_LIBS) $(LIBS)
+
+# The kill -9 / power-cut soak (tests/soak/soak.c, docs/testing.md): a
+# program of its own, needing only libc; it runs the daemon it is given.
+$(B)/tests/soak/soak: $(B)/tests/soak/soak.o
+	$(CC) $(LDFLAGS) -o $@ $^
+
+# make soak SOAK_KILLS=1000 SOAK_SYNC=always [SOAK_POWER=1]: the long run.
+SOAK_KILLS ?= 200
+SOAK_SYNC ?= batch
+soak: all
+	nice $(SOAK) -b $(CURDIR)/$(B) -k $(SOAK_KILLS) -s $(SOAK_SYNC) \
+		$(if $(SOAK_POWER),-p)
+
+# make fuzz: every target under libFuzzer, ASan and UBSan.  make fuzz-run
+# FUZZ_S=60: each for FUZZ_S seconds (nice), new inputs kept under
+# build/fuzz/corpus/NAME/, the seeds read from tests/fuzz/corpus/NAME/, a
+# crash saved as build/fuzz/crash-NAME-*.  FUZZ=NAME...: only those.
+FUZZ_S ?= 60
+FUZZ ?= $(FUZZ_NAMES)
+FUZZ_SAN := -fsanitize=fuzzer-no-link,address,undefined \
+	-fno-sanitize-recover=all -fno-omit-frame-pointer
+fuzz:
+	@$(MAKE) --no-print-directory EXTRA_DEBS="$(FUZZ_DEBS)" deps
+	@$(MAKE) --no-print-directory VARIANT=fuzz CC=clang OPT="-O1 -g" \
+		SANFLAGS="$(FUZZ_SAN)" fuzz-build
+fuzz-build: $(FUZZ_BIN)
+
+fuzz-run: fuzz
+	@for t in $(FUZZ); do \
+		mkdir -p build/fuzz/corpus/$$t && \
+		echo "fuzz-$$t: $(FUZZ_S) s" && \
+		nice build/fuzz/tests/fuzz/fuzz-$$t -max_total_time=$(FUZZ_S) \
+			-timeout=20 -rss_limit_mb=1024 -print_final_stats=1 \
+			-artifact_prefix=build/fuzz/crash-$$t- \
+			build/fuzz/corpus/$$t tests/fuzz/corpus/$$t \
+			2>build/fuzz/fuzz-$$t.log || \
+		{ tail -n 40 build/fuzz/fuzz-$$t.log; exit 1; }; \
+		grep -E "^stat::(number_of_executed_units|peak_rss_mb)" \
+			build/fuzz/fuzz-$$t.log; \
+	done
 
 # bench-quick: at most 2 minutes, 100k entries; bench: at most 15.
 # fs_bench.sh mounts cellfs, memfs and tmpfs (root) and prints a table

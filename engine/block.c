@@ -580,6 +580,12 @@ static void parse_next(struct block_iter *it)
 	if (unshared)
 		memcpy(it->key.p + shared, p + h, (size_t)unshared);
 	it->key.len = (size_t)(shared + unshared);
+	if (!ikey_valid(it->key.p, it->key.len)) {
+		/* keys are compared in place: a malformed one would be
+		 * read past its end */
+		corrupt(it);
+		return;
+	}
 	it->cur = it->next;
 	it->val = p + h + unshared;
 	it->vlen = (size_t)vlen;
@@ -648,7 +654,7 @@ void block_iter_seek(struct block_iter *it, const unsigned char *target,
 		uint64_t shared, unshared, vlen;
 		size_t h = entry_header(p, limit, &shared, &unshared, &vlen);
 
-		if (!h || shared != 0 || unshared < KEY_OVERHEAD) {
+		if (!h || shared != 0 || !ikey_valid(p + h, (size_t)unshared)) {
 			corrupt(it);
 			return;
 		}

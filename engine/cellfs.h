@@ -348,23 +348,36 @@ int cf_db_access_set(cf_db *db, const char *name, const struct cf_access *a,
 
 /* --- offline check and repair (cellfs-fsck) ---------------------------- */
 
-/* Reports one problem: the file it concerns and what is wrong. */
-typedef void (*cf_check_say)(void *arg, const char *path, const char *what);
+/* What a finding is: damage to committed data, or debris that an
+ * unclean stop (kill -9, a power cut) leaves and the next mount removes. */
+enum cf_check_kind { CF_CHECK_DAMAGE, CF_CHECK_DEBRIS };
+
+/* Reports one finding: its kind, the file it concerns and what it is. */
+typedef void (*cf_check_say)(void *arg, enum cf_check_kind kind,
+			     const char *path, const char *what);
 
 /*
  * Checks the data directory dir, which no daemon may have open (CF_EBUSY
  * otherwise): every checksum of every store file and WAL segment, and the
  * catalog against the disk (missing or unknown files, regions that leave
- * gaps or overlap, region directories without .regioninfo).  Each problem
- * is passed to say; *problems gets their number.
+ * gaps or overlap, region directories without .regioninfo).  Each finding
+ * is passed to say; *problems gets the number of damages, *debris (if
+ * non-NULL) the number of debris.
  *
- * With repair: a missing, damaged or inconsistent catalog is moved aside
- * and rebuilt from the region directories' .regioninfo files; unreadable
- * store files and unknown files are moved under dir/lost+found/ (never
- * deleted); a damaged WAL segment is cut at the damage, the rest moved to
- * lost+found/.  *problems then counts what was found before repairing.
+ * Debris, recognised only when the catalog is sound: store files (whole
+ * or torn) and region or table directories the catalog does not name,
+ * and a torn tail of the newest WAL segment.  Damage: everything else,
+ * including a bad record in any WAL segment but the newest (lost data).
+ *
+ * With repair: debris is removed as the next mount would remove it (the
+ * newest segment cut at its last whole record); a missing, damaged or
+ * inconsistent catalog is moved aside and rebuilt from the region
+ * directories' .regioninfo files; unreadable store files and unknown
+ * files are moved under dir/lost+found/ (never deleted); a damaged WAL
+ * segment is cut at the damage after a copy of it is kept in
+ * lost+found/.  The counts are then of what was found before repairing.
  */
 int cf_check(const char *dir, int repair, cf_check_say say, void *arg,
-	     unsigned *problems);
+	     unsigned *problems, unsigned *debris);
 
 #endif

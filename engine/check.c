@@ -3,7 +3,17 @@
  * run by cellfs-fsck).  It reads what the engine writes: the catalog, the
  * region directories with their .regioninfo, the store files and the WAL.
  *
- * Repair never deletes: whatever cannot be used goes to lost+found/.  A
+ * Findings come in two kinds.  Debris is what an unclean stop (kill -9,
+ * a power cut) leaves and what the next mount removes: store files and
+ * region or table directories the catalog does not name (a flush,
+ * compaction, split, create or drop cut short; torn or whole), and a
+ * torn tail of the newest WAL segment.  Debris is only recognised against
+ * a sound catalog.  Everything else is damage (problems): committed data
+ * that is unreadable, missing or inconsistent, and any bad record in a
+ * WAL segment other than the newest one (records lost).
+ *
+ * Repair removes debris as the next mount would.  Otherwise it never
+ * deletes: whatever cannot be used goes to lost+found/.  A
  * catalog that is missing, damaged, or disagrees with the disk (regions
  * with gaps or overlaps, store files it names that are gone) is rebuilt
  * from the region directories: each .regioninfo names its table (and the
@@ -25,6 +35,8 @@
 #include "meta/meta.h"
 #include "util/env.h"
 
+struct cat;
+
 struct rinfo {
 	char table[CF_TABLE_MAX + 1];
 	int64_t tableid;
@@ -39,6 +51,7 @@ struct cfile {			/* a file the catalog names */
 	int64_t region, home;
 	uint64_t id;
 	char fam[CF_FAMILY_MAX + 1];
+	int bad;		/* fails its checks */
 };
 
 struct chk {
@@ -46,7 +59,9 @@ struct chk {
 	int repair;
 	cf_check_say say;
 	void *arg;
-	unsigned problems;
+	unsigned problems;	/* damage */
+	unsigned debris;
+	struct cat *cat;	/* the catalog's regions, when it is sound */
 	int rebuild;		/* the catalog must be rebuilt */
 	struct rinfo *ri;
 	size_t nri;
@@ -75,17 +90,45 @@ static void problem(struct chk *c, const char *path, const char *fmt, ...)
 	va_end(ap);
 	c->problems++;
 	if (c->say)
-		c->say(c->arg, path, what);
+		c->say(c->arg, CF_CHECK_DAMAGE, path, what);
 }
 
+static void debris(struct chk *c, const char *path, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void debris(struct chk *c, const char *path, const char *fmt, ...)
+{
+	char what[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof what, fmt, ap);
+	va_end(ap);
+	c->debris++;
+	if (c->say)
+		c->say(c->arg, CF_CHECK_DEBRIS, path, what);
+}
+
+static int hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* Two hex digits a byte, up to the end of the line or the text. */
 static int unhex(const char *s, struct buf *out)
 {
 	buf_reset(out);
 	for (; s[0] && s[0] != '\n'; s += 2) {
-		unsigned v;
-		if (!s[1] || sscanf(s, "%2x", &v) != 1)
+		int hi = hexval(s[0]), lo = hexval(s[1]);
+		if (hi < 0 || lo < 0)
 			return CF_ECORRUPT;
-		if (buf_putc(out, (int)v))
+		if (buf_putc(out, hi << 4 | lo))
 			return CF_ENOMEM;
 	}
 	return CF_OK;
@@ -112,15 +155,19 @@ static int parse_info(const char *text, struct rinfo *r)
 		} else if (!strncmp(p, "region ", 7)) {
 			r->id = strtoull(p + 7, NULL, 16);
 			have |= 4;
-		} else if (!strncmp(p, "start ", 6) || !strcmp(p, "start")) {
+		} else if (!strncmp(p, "start ", 6)) {
 			if (unhex(p + 6, &r->start))
 				return CF_ECORRUPT;
 			have |= 8;
-		} else if (!strncmp(p, "start\n", 6)) {
+		} else if (n == 5 && !strncmp(p, "start", 5)) {
+			buf_reset(&r->start);	/* "start" alone: empty */
 			have |= 8;
 		} else if (!strncmp(p, "end ", 4)) {
 			if (unhex(p + 4, &r->end))
 				return CF_ECORRUPT;
+			have |= 16;
+		} else if (n == 3 && !strncmp(p, "end", 3)) {
+			buf_reset(&r->end);
 			have |= 16;
 		} else if (!strncmp(p, "family ", 7)) {
 			buf_append(&r->fams, p + 7, n - 7);
@@ -129,6 +176,19 @@ static int parse_info(const char *text, struct rinfo *r)
 	}
 	return (have & 31) == 31 && cf_table_name_valid(r->table) ?
 		       CF_OK : CF_ECORRUPT;
+}
+
+int check_regioninfo_parse(const char *text)
+{
+	struct rinfo r;
+	int rc;
+
+	memset(&r, 0, sizeof r);
+	rc = parse_info(text, &r);
+	buf_release(&r.start);
+	buf_release(&r.end);
+	buf_release(&r.fams);
+	return rc;
 }
 
 static void path_set(struct buf *b, const char *fmt, ...)
@@ -173,19 +233,29 @@ static int lose(struct chk *c, const char *path)
 	return rc;
 }
 
+/* Verifies a store file quietly; 0 if good, else why into why. */
+static int sst_bad(const char *path, char *why, size_t size)
+{
+	uint64_t bad = 0;
+	int rc = sst_verify(path, &bad);
+
+	if (rc == CF_ECORRUPT)
+		snprintf(why, size, "checksum mismatch at offset %" PRIu64,
+			 bad);
+	else if (rc)
+		snprintf(why, size, "unreadable: %s", cf_strerror(rc));
+	return rc;
+}
+
 /* Verifies a store file; 0 if good, else says why. */
 static int verify_sst(struct chk *c, const char *path, uint64_t *max_seq)
 {
-	uint64_t bad = 0;
+	char why[128];
 	struct sst *s;
-	int rc = sst_verify(path, &bad);
+	int rc = sst_bad(path, why, sizeof why);
 
-	if (rc == CF_ECORRUPT) {
-		problem(c, path, "checksum mismatch at offset %" PRIu64, bad);
-		return rc;
-	}
 	if (rc) {
-		problem(c, path, "unreadable: %s", cf_strerror(rc));
+		problem(c, path, "%s", why);
 		return rc;
 	}
 	if (max_seq) {
@@ -213,6 +283,8 @@ struct cat {
 	const char *table;
 	struct creg *regs;
 	size_t nregs;
+	char (*tabs)[CF_TABLE_MAX + 1];	/* every table's name */
+	size_t ntabs;
 };
 
 static int cat_file(const struct meta_file *f, void *arg)
@@ -255,8 +327,14 @@ static int cat_table(const struct meta_table *t, void *arg)
 {
 	struct cat *k = arg;
 	size_t first = k->nregs;
+	char (*tabs)[CF_TABLE_MAX + 1];
 	int rc;
 
+	tabs = realloc(k->tabs, (k->ntabs + 1) * sizeof *tabs);
+	if (!tabs)
+		return CF_ENOMEM;
+	k->tabs = tabs;
+	snprintf(k->tabs[k->ntabs++], sizeof *tabs, "%s", t->name);
 	k->table = t->name;
 	rc = meta_region_list(k->c->m, t->id, cat_region, k);
 	if (rc)
@@ -295,15 +373,71 @@ static int cat_table(const struct meta_table *t, void *arg)
 	return 0;
 }
 
+/* 0 if the catalog names no such file, 1 if it does, 2 if the file it
+ * names failed its checks. */
 static int cat_named(struct chk *c, const char *table, uint64_t home,
 		     uint64_t id)
 {
+	int named = 0;
+
 	for (size_t i = 0; i < c->ncf; i++)
 		if ((uint64_t)c->cf[i].home == home && c->cf[i].id == id &&
+		    !strcmp(c->cf[i].table, table))
+			named = c->cf[i].bad ? 2 : 1;
+	return named;
+}
+
+static int cf_same(const struct cfile *a, const struct cfile *b)
+{
+	return a->home == b->home && a->id == b->id &&
+	       !strcmp(a->table, b->table);
+}
+
+/* 1 if a file the catalog names before c->cf[i] is the same file (a
+ * split's daughters share their parent's): each is checked once. */
+static int cf_seen(const struct chk *c, size_t i)
+{
+	for (size_t j = 0; j < i; j++)
+		if (cf_same(&c->cf[j], &c->cf[i]))
+			return 1;
+	return 0;
+}
+
+/* 1 when the catalog is sound, so that what it does not name is debris */
+static int sound(const struct chk *c)
+{
+	return c->cat && !c->rebuild;
+}
+
+static int cat_has_table(const struct chk *c, const char *table)
+{
+	for (size_t i = 0; i < c->cat->ntabs; i++)
+		if (!strcmp(c->cat->tabs[i], table))
+			return 1;
+	return 0;
+}
+
+/* As the mount's sweep: a region of the table, or the home of a file
+ * one of them uses (a split parent). */
+static int cat_region_in_use(const struct chk *c, const char *table,
+			     const char *name)
+{
+	uint64_t id;
+
+	if (strlen(name) != 16 || sscanf(name, "%16" SCNx64, &id) != 1)
+		return 0;
+	for (size_t i = 0; i < c->cat->nregs; i++)
+		if (c->cat->regs[i].id == id &&
+		    !strcmp(c->cat->regs[i].table, table))
+			return 1;
+	for (size_t i = 0; i < c->ncf; i++)
+		if ((uint64_t)c->cf[i].home == id &&
 		    !strcmp(c->cf[i].table, table))
 			return 1;
 	return 0;
 }
+
+#define DEBRIS_TAIL ", removed by the next mount"
 
 /* --- walking the disk ----------------------------------------------- */
 
@@ -311,6 +445,7 @@ static int walk_files(const char *name, void *arg)
 {
 	struct chk *c = arg;
 	size_t mark = c->path.len;
+	int named;
 	uint64_t id;
 	char tail[8];
 	const char *p;
@@ -324,17 +459,26 @@ static int walk_files(const char *name, void *arg)
 		problem(c, p, "not a store file");
 		if (c->repair)
 			lose(c, p);
-	} else if (verify_sst(c, p, NULL) != CF_OK) {
-		/* moved now even when a rebuild follows: the rebuild moves
-		 * a bad file only from a region that owns its own files, so
-		 * one in the directory of a split region stayed */
+	} else if ((named = cat_named(c, c->table, c->region, id)) == 2) {
+		/* reported when the catalog's files were checked; moved now
+		 * even though a rebuild follows: the rebuild moves a bad
+		 * file only from a region that owns its own files, so one
+		 * in the directory of a split region stayed */
 		if (c->repair)
 			lose(c, p);
-		if (cat_named(c, c->table, c->region, id))
-			c->rebuild = 1;
-	} else if (c->m && !c->rebuild &&
-		   !cat_named(c, c->table, c->region, id)) {
-		problem(c, p, "not in the catalog");
+	} else if (!named && sound(c)) {
+		/* a flush or compaction cut short (torn or whole), or the
+		 * inputs of a committed compaction not yet removed */
+		char why[128];
+		if (sst_bad(p, why, sizeof why))
+			debris(c, p, "not in the catalog, %s" DEBRIS_TAIL,
+			       why);
+		else
+			debris(c, p, "not in the catalog" DEBRIS_TAIL);
+		if (c->repair)
+			env_unlink(p);
+	} else if (!named && verify_sst(c, p, NULL) != CF_OK) {
+		/* no sound catalog: the rebuild adds the good ones */
 		if (c->repair)
 			lose(c, p);
 	}
@@ -370,6 +514,15 @@ static int walk_regions(const char *name, void *arg)
 	buf_printf(&c->path, "/%s", name);
 	buf_putc(&c->path, 0);
 	c->path.len--;
+	if (sound(c) && !cat_region_in_use(c, c->table, name)) {
+		/* a split cut short, or a parent whose last reference went */
+		debris(c, (const char *)c->path.p, "a region directory not "
+		       "in the catalog" DEBRIS_TAIL);
+		if (c->repair)
+			env_remove_tree((const char *)c->path.p);
+		c->path.len = mark;
+		return 0;
+	}
 	c->region = strtoull(name, NULL, 16);
 	{
 		struct buf ip = BUF_INIT;
@@ -406,6 +559,15 @@ static int walk_tables(const char *name, void *arg)
 	buf_printf(&c->path, "/%s", name);
 	buf_putc(&c->path, 0);
 	c->path.len--;
+	if (sound(c) && !cat_has_table(c, name)) {
+		/* a create or a drop cut short */
+		debris(c, (const char *)c->path.p, "a table directory not "
+		       "in the catalog" DEBRIS_TAIL);
+		if (c->repair)
+			env_remove_tree((const char *)c->path.p);
+		c->path.len = mark;
+		return 0;
+	}
 	snprintf(c->table, sizeof c->table, "%s", name);
 	env_list_dir((const char *)c->path.p, walk_regions, c);
 	c->path.len = mark;
@@ -414,6 +576,35 @@ static int walk_tables(const char *name, void *arg)
 
 /* --- the WAL ---------------------------------------------------------- */
 
+/* Keeps a copy of a damaged segment in lost+found/, then cuts it at end. */
+static void cut_damaged(struct chk *c, const char *path, uint64_t id,
+			uint64_t end)
+{
+	struct buf to = BUF_INIT;
+	char *data = NULL;
+	size_t dl;
+	struct env_file *f;
+
+	path_set(&to, "%s/lost+found", c->dir);
+	env_mkdir_p((const char *)to.p, 0700);
+	path_set(&to, "%s/lost+found/wal-%016" PRIx64 ".log", c->dir, id);
+	if (env_read_file(path, &data, &dl) == CF_OK)
+		env_write_file_atomic((const char *)to.p, data, dl);
+	free(data);
+	buf_release(&to);
+	if (env_open(path, ENV_RDWR, &f) == CF_OK) {
+		env_truncate(f, end);
+		env_sync(f);
+		env_close(f);
+	}
+}
+
+/*
+ * Only the newest segment may end torn: a segment is cut back to its
+ * records and synced before the next one is created (docs/wal_format.md),
+ * and replay cuts the newest one's tail before it starts the next.  So a
+ * torn tail there is debris; anywhere else, a bad record is lost data.
+ */
 static void check_wal(struct chk *c)
 {
 	struct buf dir = BUF_INIT;
@@ -431,7 +622,7 @@ static void check_wal(struct chk *c)
 		struct wal_reader *r;
 		const void *rec;
 		size_t len;
-		int rc;
+		int rc, newest = i + 1 == n;
 
 		wal_segment_path(path, sizeof path, (const char *)dir.p, ids[i]);
 		rc = wal_reader_open(path, &r);
@@ -448,21 +639,17 @@ static void check_wal(struct chk *c)
 			uint64_t end = wal_reader_valid_end(r);
 			problem(c, path, "damaged record after offset %" PRIu64,
 				end);
-			if (c->repair) {
-				/* keep a copy, then cut at the damage */
-				struct buf to = BUF_INIT;
-				char *data = NULL;
-				size_t dl;
-				path_set(&to, "%s/lost+found", c->dir);
-				env_mkdir_p((const char *)to.p, 0700);
-				path_set(&to, "%s/lost+found/wal-%016" PRIx64
-					 ".log", c->dir, ids[i]);
-				if (env_read_file(path, &data, &dl) == CF_OK)
-					env_write_file_atomic(
-						(const char *)to.p, data, dl);
-				free(data);
-				buf_release(&to);
-				{
+			if (c->repair)
+				cut_damaged(c, path, ids[i], end);
+		} else if (wal_reader_torn(r)) {
+			uint64_t end = wal_reader_valid_end(r);
+			int zeros = wal_reader_zero_tail(r);
+			if (newest) {
+				debris(c, path, "%s after offset %" PRIu64 " in "
+				       "the newest segment, cut there by the "
+				       "next mount", zeros ? "zeros" :
+				       "a torn record", end);
+				if (c->repair) {
 					struct env_file *f;
 					if (env_open(path, ENV_RDWR, &f) ==
 					    CF_OK) {
@@ -471,6 +658,13 @@ static void check_wal(struct chk *c)
 						env_close(f);
 					}
 				}
+			} else {
+				problem(c, path, "%s after offset %" PRIu64
+					" in a segment older than the newest: "
+					"records after it are lost", zeros ?
+					"zeros" : "a torn record", end);
+				if (c->repair)
+					cut_damaged(c, path, ids[i], end);
 			}
 		}
 		wal_reader_close(r);
@@ -727,7 +921,7 @@ static int rebuild(struct chk *c)
 }
 
 int cf_check(const char *dir, int repair, cf_check_say say, void *arg,
-	     unsigned *problems)
+	     unsigned *problems, unsigned *ndebris)
 {
 	struct chk c = { .dir = dir, .repair = repair, .say = say, .arg = arg };
 	struct env_file *lock = NULL;
@@ -736,6 +930,8 @@ int cf_check(const char *dir, int repair, cf_check_say say, void *arg,
 	int rc;
 
 	*problems = 0;
+	if (ndebris)
+		*ndebris = 0;
 	path_set(&p, "%s/LOCK", dir);
 	if (!env_exists(dir))
 		return CF_ENOTFOUND;
@@ -760,6 +956,8 @@ int cf_check(const char *dir, int repair, cf_check_say say, void *arg,
 				cf_strerror(rc));
 			c.rebuild = 1;
 			rc = CF_OK;
+		} else {
+			c.cat = &k;
 		}
 		/* every file the catalog names must exist */
 		for (size_t i = 0; i < c.ncf; i++) {
@@ -772,6 +970,13 @@ int cf_check(const char *dir, int repair, cf_check_say say, void *arg,
 				problem(&c, (const char *)fp.p,
 					"named by the catalog but missing");
 				c.rebuild = 1;
+			} else if (!cf_seen(&c, i) &&
+				   verify_sst(&c, (const char *)fp.p,
+					      NULL) != CF_OK) {
+				for (size_t j = i; j < c.ncf; j++)
+					if (cf_same(&c.cf[j], &c.cf[i]))
+						c.cf[j].bad = 1;
+				c.rebuild = 1;
 			}
 			buf_release(&fp);
 		}
@@ -783,6 +988,8 @@ int cf_check(const char *dir, int repair, cf_check_say say, void *arg,
 	if (repair && c.rebuild)
 		rc = rebuild(&c);
 	*problems = c.problems;
+	if (ndebris)
+		*ndebris = c.debris;
 out:
 	if (c.m)
 		meta_close(c.m);
@@ -798,6 +1005,7 @@ out:
 		buf_release(&k.regs[i].end);
 	}
 	free(k.regs);
+	free(k.tabs);
 	buf_release(&c.path);
 	buf_release(&p);
 	env_close(lock);

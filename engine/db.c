@@ -72,7 +72,7 @@ static int load_family(const char *name, const char *settings, void *arg)
 	struct load_ctx *c = arg;
 	struct cf_table *t = c->t;
 	struct cf_family f, *n;
-	const char *why;
+	const char *why = "its settings name another family";
 
 	if (cf_family_parse(settings, strlen(settings), &f, &why) ||
 	    strcmp(f.name, name) != 0) {
@@ -371,7 +371,17 @@ static int replay(struct cf_db *db, uint64_t *max_seq, uint64_t **segs,
 		if (rc == CF_ECORRUPT)
 			cf_log(CF_LOG_ERROR, "wal %s: corrupted record; "
 			       "refusing to open (run cellfs-fsck)", path);
-		if (rc == CF_OK && wal_reader_torn(r)) {
+		if (rc == CF_OK && wal_reader_torn(r) && i + 1 < *nsegs) {
+			/* a segment is cut back and synced before the next
+			 * is created: a bad tail here is lost data, never
+			 * the debris of a crash.  Left as it is for
+			 * cellfs-fsck --repair, which keeps a copy. */
+			cf_log(CF_LOG_ERROR, "wal %s: %s after offset %" PRIu64
+			       " in a segment older than the newest: records "
+			       "after it are lost (run cellfs-fsck)", path,
+			       wal_reader_zero_tail(r) ? "zeros" :
+			       "a torn record", wal_reader_valid_end(r));
+		} else if (rc == CF_OK && wal_reader_torn(r)) {
 			struct env_file *f;
 			uint64_t end = wal_reader_valid_end(r);
 			if (wal_reader_zero_tail(r))

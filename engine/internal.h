@@ -378,3 +378,9 @@ int store_path(struct cf_db *db, struct cf_table *t, int64_t region_id,
 	       const char *fam, uint64_t file_id, struct buf *out);
 /* Writes DATADIR/data/T/REGION/.regioninfo (docs/engine.md). */
 int region_write_info(struct cf_db *db, struct region *r);
+
+/* --- the offline check (check.c) -------------------------------------- */
+
+/* Parses the text of a .regioninfo file (NUL-terminated), as
+ * cellfs-fsck reads it: CF_OK, CF_ECORRUPT (tests/fuzz). */
+int check_regioninfo_parse(const char *text);

@@ -44,6 +44,19 @@ static inline size_t ikey_size(const struct ikey *k)
 	return KEY_OVERHEAD + k->rowlen + k->famlen + k->qlen;
 }
 
+/* 1 if p[0..n) has the layout of an internal key (what ikey_decode
+ * checks), so ikey_cmp may read it; 0 for a malformed one. */
+static inline int ikey_valid(const unsigned char *p, size_t n)
+{
+	size_t rowlen;
+
+	if (n < KEY_OVERHEAD)
+		return 0;
+	rowlen = ((size_t)p[0] << 8) | p[1];
+	return rowlen <= 32767 && 2 + rowlen + 1 + KEY_TRAILER <= n &&
+	       KEY_OVERHEAD + rowlen + p[2 + rowlen] <= n;
+}
+
 /* Writes k at dst (ikey_size(k) bytes); returns the size. */
 size_t ikey_encode(unsigned char *dst, const struct ikey *k);
 /* Parses n bytes at p; pointers in *k point into p.  CF_ECORRUPT if

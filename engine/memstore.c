@@ -49,7 +49,6 @@
  * sees their bits, and the filter pointer is published with release
  * after the bits of every entry already in the list are set.
  */
-#include <assert.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -451,8 +450,11 @@ int memstore_add(struct memstore *m, const struct ikey *k, const void *val,
 	}
 	/* c is 0 only if the last full comparison met an equal key, which
 	 * is then prev[0]'s successor.  seq makes keys unique: a duplicate
-	 * would hide one of the two */
-	assert(c != 0);
+	 * (only a damaged log replayed can bring one) would hide one of the
+	 * two, so it is refused; its arena bytes stay until the memstore
+	 * goes, nothing is linked yet */
+	if (c == 0)
+		return CF_EEXIST;
 	if (h > cur) {
 		for (level = cur; level < h; level++)
 			prev[level] = m->head;

@@ -24,8 +24,8 @@ void memstore_ref(struct memstore *m);
 void memstore_unref(struct memstore *m);	/* frees at zero */
 
 /* Inserts (key, value); the key must not already be present (seq makes
- * keys unique).  Copies both.  CF_ENOMEM; CF_ETOOBIG for a key or value
- * of 4 GiB or more. */
+ * keys unique): CF_EEXIST if it is (nothing inserted).  Copies both.
+ * CF_ENOMEM; CF_ETOOBIG for a key or value of 4 GiB or more. */
 int memstore_add(struct memstore *m, const struct ikey *k, const void *val,
 		 size_t vlen);
 

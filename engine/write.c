@@ -851,8 +851,9 @@ int wal_record_replay(struct cf_db *db, const void *rec, size_t n,
 							    k.rowlen);
 			if (k.seq <= r->flushed_seq)
 				continue;	/* in a store file */
-			if (memstore_add(r->view->mem, &k, val, vlen))
-				return CF_ENOMEM;
+			int rc = memstore_add(r->view->mem, &k, val, vlen);
+			if (rc)	/* a key twice in the log is damage */
+				return rc == CF_EEXIST ? CF_ECORRUPT : rc;
 		}
 	}
 	return p == end ? CF_OK : CF_ECORRUPT;

@@ -3,9 +3,16 @@
  *
  *   cellfs-fsck [--repair] DATADIR
  *
- * Prints one line per problem ("PATH: WHAT") and exits 0 when there is
- * none, 1 when there are (after --repair: when there were), 2 when the
- * check itself could not run (e.g. a daemon has the directory open).
+ * Prints one line per finding, "PATH: WHAT" for damage to committed data
+ * and "PATH: debris: WHAT" for what an unclean stop leaves (the next
+ * mount removes it), then a summary line per kind found:
+ *
+ *   N item(s) of debris from an unclean stop[ removed]
+ *   N problem(s) found[ and repaired]
+ *
+ * Exits 0 when there is no damage (debris or not), 1 when there is
+ * (after --repair: when there was), 2 when the check itself could not
+ * run (e.g. a daemon has the directory open).
  */
 #include <stdio.h>
 #include <string.h>
@@ -13,10 +20,12 @@
 #include "engine/cellfs.h"
 #include "util/log.h"
 
-static void say(void *arg, const char *path, const char *what)
+static void say(void *arg, enum cf_check_kind kind, const char *path,
+		const char *what)
 {
 	(void)arg;
-	printf("%s: %s\n", path, what);
+	printf("%s: %s%s\n", path, kind == CF_CHECK_DEBRIS ? "debris: " : "",
+	       what);
 }
 
 static int usage(void)
@@ -28,7 +37,7 @@ static int usage(void)
 int main(int argc, char **argv)
 {
 	int repair = 0, rc;
-	unsigned problems = 0;
+	unsigned problems = 0, debris = 0;
 	const char *dir = NULL;
 
 	for (int i = 1; i < argc; i++) {
@@ -41,7 +50,7 @@ int main(int argc, char **argv)
 	}
 	if (!dir)
 		return usage();
-	rc = cf_check(dir, repair, say, NULL, &problems);
+	rc = cf_check(dir, repair, say, NULL, &problems, &debris);
 	cf_log_release();
 	if (rc) {
 		fprintf(stderr, "cellfs-fsck: %s: %s\n", dir,
@@ -49,6 +58,9 @@ int main(int argc, char **argv)
 			cf_strerror(rc));
 		return 2;
 	}
+	if (debris)
+		printf("%u item%s of debris from an unclean stop%s\n", debris,
+		       debris == 1 ? "" : "s", repair ? " removed" : "");
 	if (problems)
 		printf("%u problem%s%s\n", problems, problems == 1 ? "" : "s",
 		       repair ? " found and repaired" : " found");

@@ -101,10 +101,12 @@ static void child(const char *dir, int fd, uint64_t seed)
 	}
 }
 
-static void say(void *arg, const char *path, const char *what)
+static void say(void *arg, enum cf_check_kind kind, const char *path,
+		const char *what)
 {
 	(void)arg;
-	diag("fsck: %s: %s", path, what);
+	diag("fsck: %s: %s%s", path, kind == CF_CHECK_DEBRIS ? "debris: " :
+	     "", what);
 }
 
 int main(void)
@@ -262,7 +264,7 @@ int main(void)
 		/* and the directory is whole: no gap, overlap, lost file */
 		{
 			unsigned problems = 0;
-			rc = cf_check(dir, 0, say, NULL, &problems);
+			rc = cf_check(dir, 0, say, NULL, &problems, NULL);
 			if (rc || problems) {
 				diag("round %d: cellfs-fsck: %s, %u problems",
 				     round, cf_strerror(rc), problems);

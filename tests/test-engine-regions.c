@@ -25,11 +25,13 @@
 static const char *dir;
 static char said[65536];
 
-static void say(void *arg, const char *path, const char *what)
+static void say(void *arg, enum cf_check_kind kind, const char *path,
+		const char *what)
 {
 	size_t n = strlen(said);
 	(void)arg;
-	snprintf(said + n, sizeof said - n, "%s: %s\n", path, what);
+	snprintf(said + n, sizeof said - n, "%s: %s%s\n", path,
+		 kind == CF_CHECK_DEBRIS ? "debris: " : "", what);
 }
 
 /* values that do not compress, so the store grows past split_size */
@@ -213,7 +215,7 @@ int main(void)
 
 	/* --- fsck: clean ---------------------------------------------- */
 	said[0] = 0;
-	is_int(cf_check(dir, 0, say, NULL, &problems), CF_OK, "fsck runs");
+	is_int(cf_check(dir, 0, say, NULL, &problems, NULL), CF_OK, "fsck runs");
 	is_int(problems, 0, "a healthy directory has no problem");
 	if (problems)
 		diag("%s", said);
@@ -252,13 +254,13 @@ int main(void)
 	snprintf(path, sizeof path, "%s/catalog.db-shm", dir);
 	unlink(path);
 	said[0] = 0;
-	cf_check(dir, 0, say, NULL, &problems);
+	cf_check(dir, 0, say, NULL, &problems, NULL);
 	ok(problems > 0 && strstr(said, "catalog is missing"),
 	   "fsck reports the missing catalog");
 	said[0] = 0;
-	is_int(cf_check(dir, 1, say, NULL, &problems), CF_OK, "fsck --repair");
+	is_int(cf_check(dir, 1, say, NULL, &problems, NULL), CF_OK, "fsck --repair");
 	said[0] = 0;
-	cf_check(dir, 0, say, NULL, &problems);
+	cf_check(dir, 0, say, NULL, &problems, NULL);
 	is_int(problems, 0, "after the repair fsck is clean");
 	if (problems)
 		diag("%s", said);
@@ -280,13 +282,13 @@ int main(void)
 			 "start LIMIT 1)\"", dir);
 		is_int(system(cmd), 0, "damage the catalog's region map");
 		said[0] = 0;
-		cf_check(dir, 0, say, NULL, &problems);
+		cf_check(dir, 0, say, NULL, &problems, NULL);
 		ok(problems > 0 && (strstr(said, "a gap") ||
 				    strstr(said, "an overlap")),
 		   "fsck reports the gap or overlap");
-		cf_check(dir, 1, say, NULL, &problems);
+		cf_check(dir, 1, say, NULL, &problems, NULL);
 		said[0] = 0;
-		cf_check(dir, 0, say, NULL, &problems);
+		cf_check(dir, 0, say, NULL, &problems, NULL);
 		is_int(problems, 0, "repair rebuilds a consistent map");
 		if (cf_db_open(dir, &o, &db) || cf_table_open(db, "t", &t))
 			bail("open after repair");
@@ -303,7 +305,7 @@ int main(void)
 		ok(find_sst(path, sst, sizeof sst), "a store file to damage");
 		flip_byte(sst, 100);
 		said[0] = 0;
-		cf_check(dir, 0, say, NULL, &problems);
+		cf_check(dir, 0, say, NULL, &problems, NULL);
 		ok(problems > 0 && strstr(said, sst) &&
 		   strstr(said, "checksum mismatch"),
 		   "fsck names the damaged file and why");
@@ -321,13 +323,13 @@ int main(void)
 		fputs("junk", fp);
 		fclose(fp);
 		said[0] = 0;
-		cf_check(dir, 0, say, NULL, &problems);
+		cf_check(dir, 0, say, NULL, &problems, NULL);
 		ok(strstr(said, "deadbeef") != NULL, "fsck reports a stray file");
 		said[0] = 0;
-		cf_check(dir, 1, say, NULL, &problems);
+		cf_check(dir, 1, say, NULL, &problems, NULL);
 		snprintf(path, sizeof path, "%s/lost+found", dir);
 		if (!ok(access(stray, F_OK) != 0 && access(path, F_OK) == 0,
-			"repair moves it to lost+found, deleting nothing"))
+			"repair removes it (debris, or moved to lost+found)"))
 			diag("stray %s: %s; lost+found: %s; repair said:\n%s",
 			     stray, access(stray, F_OK) ? "gone" : "still there",
 			     access(path, F_OK) ? "missing" : "there", said);

@@ -1746,9 +1746,11 @@ static void test_kill(void)
 
 /* --- a killed engine and cellfs-fsck ------------------------------------ */
 
-static void say(void *arg, const char *path, const char *what)
+static void say(void *arg, enum cf_check_kind kind, const char *path,
+		const char *what)
 {
-	diag("fsck: %s: %s", path, what);
+	diag("fsck: %s: %s%s", path, kind == CF_CHECK_DEBRIS ? "debris: " :
+	     "", what);
 }
 
 /* The engine killed without closing: fsck finds nothing wrong in the
@@ -1794,7 +1796,7 @@ static void test_engine_killed(void)
 	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) ||
 	    WEXITSTATUS(st))
 		bail("engine child: status %d", st);
-	is_int(cf_check(dir, 0, say, NULL, &problems), CF_OK,
+	is_int(cf_check(dir, 0, say, NULL, &problems, NULL), CF_OK,
 	       "cellfs-fsck of a store killed mid-segment");
 	is_int(problems, 0, "finds no problem in the WAL's tail");
 	if (cf_db_open(dir, NULL, &db) || cf_table_open(db, "t", &t))
@@ -1813,7 +1815,7 @@ static void test_engine_killed(void)
 	is_int(bad, 0, "reopened: all 3000 puts there");
 	cf_table_close(t);
 	cf_db_close(db);
-	is_int(cf_check(dir, 0, say, NULL, &problems), CF_OK, "fsck again");
+	is_int(cf_check(dir, 0, say, NULL, &problems, NULL), CF_OK, "fsck again");
 	is_int(problems, 0, "no problem");
 	{
 		char wdir[4200];
