@@ -138,6 +138,7 @@ test_expect_success SQLITE3 'a catalog of schema version 1 is upgraded; its time
 	sqlite3 "$DATA/catalog.db" "ALTER TABLE tables DROP COLUMN created_ms;
 		ALTER TABLE tables DROP COLUMN schema_ms;
 		ALTER TABLE regions DROP COLUMN created_ms;
+		DROP TABLE access;
 		PRAGMA user_version = 1;" &&
 	cellfs_mount &&
 	grep "upgraded from schema version 1 to 2" "$MNT/.log" &&
