@@ -99,3 +99,8 @@ run_session() {
 
 final_cleanup="cellfs_umount"
 trap 'cellfs_umount; die' EXIT
+
+# last_log: the newest line of MNT/.log, without its time stamp
+last_log() {
+	tail -1 "$MNT/.log" | cut -d" " -f2-
+}

@@ -7,11 +7,6 @@ test_description='cellfs: refused operations through ordinary commands: malforme
 
 FSCK="$CELLFS_BUILD/cellfs-fsck"
 
-# last_log: the newest line of MNT/.log, without its time stamp
-last_log() {
-	tail -1 "$MNT/.log" | cut -d" " -f2-
-}
-
 test_expect_success 'mount' '
 	cellfs_mount &&
 	mkdir "$MNT/t" && mkdir "$MNT/t/r" && echo v >"$MNT/t/r/cf:q"

@@ -5,11 +5,6 @@ test_description='cellfs: points written through MNT/tsd/ land in tsdb and tsdb-
 . /usr/share/sharness/sharness.sh
 . "$SHARNESS_TEST_DIRECTORY/lib-cellfs.sh"
 
-# last_log: the newest line of MNT/.log, without its time stamp
-last_log() {
-	tail -1 "$MNT/.log" | cut -d" " -f2-
-}
-
 # hex FILE: the bytes of FILE as one string of lower-case hex digits
 hex() {
 	od -An -v -tx1 "$1" | tr -d " \n" && echo

@@ -5,11 +5,6 @@ test_description='cellfs: MNT/tsd/q/ queries: times, aggregators, interpolation,
 . /usr/share/sharness/sharness.sh
 . "$SHARNESS_TEST_DIRECTORY/lib-cellfs.sh"
 
-# last_log: the newest line of MNT/.log, without its time stamp
-last_log() {
-	tail -1 "$MNT/.log" | cut -d" " -f2-
-}
-
 # q QUERY: the result of QUERY, its lines joined by ";"
 q() {
 	cat "$MNT/tsd/q/$1" >qout && tr "\n" ";" <qout && echo

@@ -28,11 +28,6 @@ is() {
 	test_cmp expect body
 }
 
-# last_log: the newest line of MNT/.log, without its time stamp
-last_log() {
-	tail -1 "$MNT/.log" | cut -d" " -f2-
-}
-
 T=1356998400
 
 test_expect_success 'mount with the HTTP API on a free port' '

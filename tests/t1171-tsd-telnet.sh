@@ -12,10 +12,6 @@ tel() {
 	$CLIENT telnet $TP >out
 }
 
-last_log() {
-	tail -1 "$MNT/.log" | cut -d" " -f2-
-}
-
 T=1356998400
 
 test_expect_success 'mount with the telnet port on a free port' '
