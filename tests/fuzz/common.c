@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "engine/cellfs.h"
 #include "tests/fuzz/fuzz.h"
 #include "util/env.h"
 
@@ -47,4 +48,40 @@ int fuzz_write(const char *path, const void *data, size_t size)
 		size -= (size_t)w;
 	}
 	return close(fd);
+}
+
+static cf_db *db;
+static char db_path[512];
+
+static void db_close(void)
+{
+	if (db)
+		cf_db_close(db);
+	db = NULL;
+	env_remove_tree(db_path);
+}
+
+cf_db *fuzz_db(const char *name, unsigned every, int *fresh)
+{
+	static unsigned calls;
+	struct cf_options o;
+
+	*fresh = 0;
+	if (db && ++calls % every != 0)
+		return db;
+	if (!db) {
+		/* after fuzz_dir()'s own: exit handlers run last first, so
+		 * the db closes before its directory goes */
+		fuzz_dir();
+		atexit(db_close);
+	}
+	db_close();
+	snprintf(db_path, sizeof db_path, "%s/%s", fuzz_dir(), name);
+	cf_options_default(&o);
+	o.background = 0;
+	o.sync_mode = CF_SYNC_NONE;
+	if (cf_db_open(db_path, &o, &db))
+		abort();
+	*fresh = 1;
+	return db;
 }

@@ -9,20 +9,7 @@
 #include "tests/fuzz/fuzz.h"
 #include "util/env.h"
 
-static cf_db *db;
-static unsigned runs;
-static int registered;
-static char path[512];
-
-static void db_close(void)
-{
-	if (db)
-		cf_db_close(db);
-	db = NULL;
-	env_remove_tree(path);
-}
-
-static void table_make(void)
+static void table_make(cf_db *db)
 {
 	struct cf_family f;
 	cf_table *t;
@@ -45,41 +32,23 @@ static void table_make(void)
 	}
 }
 
-static void db_make(void)
-{
-	struct cf_options o;
-
-	snprintf(path, sizeof path, "%s/ctl", fuzz_dir());
-	env_remove_tree(path);
-	cf_options_default(&o);
-	o.background = 0;
-	o.sync_mode = CF_SYNC_NONE;
-	if (cf_db_open(path, &o, &db))
-		abort();
-	table_make();
-	if (!registered++)
-		atexit(db_close);
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const char *why;
 	struct buf out = BUF_INIT;
 	enum fs_ctl which;
+	int fresh;
+	cf_db *db;
 
 	if (!size)
 		return 0;
-	if (!db) {
-		db_make();
-	} else if (++runs % 256 == 0) {
-		cf_db_close(db);
-		db = NULL;
-		db_make();
-	}
+	db = fuzz_db("ctl", 256, &fresh);
+	if (fresh)
+		table_make(db);
 	which = data[0] & 1 ? FS_ROOT_CTL : FS_TCTL;
 	fs_control_write(db, which, "t", (const char *)data + 1, size - 1,
 			 &why);
-	table_make();	/* again if dropped; EEXIST otherwise */
+	table_make(db);	/* again if dropped; EEXIST otherwise */
 	fs_control_text(db, FS_REGIONS, "t", &out);
 	buf_release(&out);
 	return 0;
