@@ -3,15 +3,20 @@
  * SQLite, LMDB), all linked into this one binary, on the same db_bench
  * style workloads and settings:
  *
- *   16-byte keys (16 decimal digits), 100-byte values half compressible,
- *   snappy where the store has it, WAL (or journal) on without fsync,
- *   10 bloom bits per key, 64 MiB block cache and 64 MiB write buffer,
- *   4 KiB blocks (the peers' default; cellfs's family default is HBase's
- *   64 KiB, so the bench sets BLOCKSIZE 4096 unless -b says otherwise:
- *   -b 0 keeps the family default).
+ *   16-byte keys (16 decimal digits), 100-byte values half compressible
+ *   (-c RATIO: db_bench's --compression_ratio; 1 for values no store
+ *   can compress), snappy where the store has it, WAL (or journal) on
+ *   without fsync, 10 bloom bits per key, 64 MiB block cache, 64 MiB
+ *   write buffer and at most two of them in memory before a writer waits
+ *   (LevelDB's memtable and immutable one, RocksDB's
+ *   max_write_buffer_number 2, cellfs's memstore_limit 128 MiB), 4 KiB
+ *   blocks (the peers' default; cellfs's family default is HBase's 64
+ *   KiB, so the bench sets BLOCKSIZE 4096 unless -b says otherwise: -b 0
+ *   keeps the family default).  A full scan fills no store's block cache
+ *   (cellfs's scans never do; the peers' readseq sets fill_cache false).
  *
  *   db_bench [-n N] [-s STORES] [-w WORKLOADS] [-d DIR] [-b CELLFS_BLOCKSIZE]
- *            [-r RUNS]
+ *            [-r RUNS] [-c RATIO] [-S]
  *
  * -r RUNS: every store runs RUNS times, the stores taking turns (each
  * round starts one store later), and each workload's row is its best
@@ -27,11 +32,20 @@
  *
  * Order per store: fillseq (fresh directory, closed after), fillrandom
  * (fresh directory: every key once, in random order), overwrite (N
- * random puts), close; then with a 64 MiB cache readrandom (hot),
- * readmissing, seekrandom, readseq, readwhilewriting, close; then the
- * store's files are dropped from the page cache (fdatasync and
- * POSIX_FADV_DONTNEED, on these files only) and it is reopened with an
- * 8 MiB cache for readrandom cold.
+ * random puts), close; then with a 64 MiB cache the settle step, untimed
+ * (every store compacts what it holds: flush and major compaction,
+ * CompactRange over everything, a WAL checkpoint; -S skips it, so the
+ * reads race the compactions the reopen starts), readrandom (hot, one
+ * thread and two), readmissing, seekrandom, readseq, readwhilewriting,
+ * close; then the store is opened, settled and closed again, its files
+ * are dropped from the page cache (fdatasync and POSIX_FADV_DONTNEED, on
+ * these files only) and it is reopened with an 8 MiB cache for
+ * readrandom cold.
+ *
+ * Every get checks the value it got against the one written (a value
+ * depends on its key only, so overwrites keep it), every readmissing get
+ * must find nothing and readseq must see every key once: a store that
+ * answers wrongly stops the run.
  */
 #include <dirent.h>
 #include <fcntl.h>
@@ -76,6 +90,7 @@
 #define HOT_CACHE (64u * MiB)
 #define COLD_CACHE (8u * MiB)
 #define WRITE_BUFFER (64u * MiB)
+#define WRITE_BUFFERS 2		/* in memory before a writer waits */
 /* Read workloads stop after this many seconds (the table shows the ops
  * that ran); fills always run to the end so every key exists. */
 #define READ_SECS_MAX 60.0
@@ -131,6 +146,7 @@ struct store {
 	const char *name;
 	int (*open)(const char *dir, uint64_t cache);
 	void (*close)(void);
+	int (*settle)(void);	/* compacts everything it holds, untimed */
 	void *(*ctx_new)(void);
 	void (*ctx_free)(void *ctx);
 	int (*put)(void *ctx, const char *k, const char *v);
@@ -161,6 +177,7 @@ static int cellfs_open(const char *dir, uint64_t cache)
 	o.sync_mode = CF_SYNC_NONE;
 	o.block_cache = cache;
 	o.flush_size = WRITE_BUFFER;
+	o.memstore_limit = (uint64_t)WRITE_BUFFERS * WRITE_BUFFER;
 	/* CELLFS_SEEK_BYTES=0: no read-driven compaction (docs/engine.md),
 	 * to see what it does to the reads */
 	if (getenv("CELLFS_SEEK_BYTES"))
@@ -179,6 +196,11 @@ static int cellfs_open(const char *dir, uint64_t cache)
 	if (rc && rc != CF_EEXIST)
 		return -1;
 	return cf_table_open(cdb, "b", &ctab) ? -1 : 0;
+}
+
+static int cellfs_settle(void)
+{
+	return cf_db_flush(cdb) || cf_db_compact(cdb, 1) ? -1 : 0;
 }
 
 static void cellfs_close(void)
@@ -270,7 +292,7 @@ static leveldb_t *ldb;
 static leveldb_options_t *lopt;
 static leveldb_cache_t *lcache;
 static leveldb_filterpolicy_t *lbloom;
-static leveldb_readoptions_t *lro;
+static leveldb_readoptions_t *lro, *lro_scan;
 static leveldb_writeoptions_t *lwo;
 
 static int leveldb_open_(const char *dir, uint64_t cache)
@@ -292,6 +314,8 @@ static int leveldb_open_(const char *dir, uint64_t cache)
 		return -1;
 	}
 	lro = leveldb_readoptions_create();
+	lro_scan = leveldb_readoptions_create();
+	leveldb_readoptions_set_fill_cache(lro_scan, 0);
 	lwo = leveldb_writeoptions_create();
 	leveldb_writeoptions_set_sync(lwo, 0);
 	return 0;
@@ -301,10 +325,17 @@ static void leveldb_close_(void)
 {
 	leveldb_close(ldb);
 	leveldb_readoptions_destroy(lro);
+	leveldb_readoptions_destroy(lro_scan);
 	leveldb_writeoptions_destroy(lwo);
 	leveldb_options_destroy(lopt);
 	leveldb_filterpolicy_destroy(lbloom);
 	leveldb_cache_destroy(lcache);
+}
+
+static int leveldb_settle_(void)
+{
+	leveldb_compact_range(ldb, NULL, 0, NULL, 0);
+	return 0;
 }
 
 static void *no_ctx_new(void)
@@ -364,7 +395,7 @@ static int leveldb_seek_(void *ctx, const char *k, int n)
 
 static uint64_t leveldb_scan_(void *ctx)
 {
-	leveldb_iterator_t *it = leveldb_create_iterator(ldb, lro);
+	leveldb_iterator_t *it = leveldb_create_iterator(ldb, lro_scan);
 	uint64_t n = 0;
 	size_t kl, vl;
 
@@ -383,7 +414,7 @@ static uint64_t leveldb_scan_(void *ctx)
 static rocksdb_t *rdb;
 static rocksdb_options_t *ropt;
 static rocksdb_cache_t *rcache;
-static rocksdb_readoptions_t *rro;
+static rocksdb_readoptions_t *rro, *rro_scan;
 static rocksdb_writeoptions_t *rwo;
 
 static int rocksdb_open_(const char *dir, uint64_t cache)
@@ -402,6 +433,7 @@ static int rocksdb_open_(const char *dir, uint64_t cache)
 	rocksdb_options_set_create_if_missing(ropt, 1);
 	rocksdb_options_set_compression(ropt, rocksdb_snappy_compression);
 	rocksdb_options_set_write_buffer_size(ropt, WRITE_BUFFER);
+	rocksdb_options_set_max_write_buffer_number(ropt, WRITE_BUFFERS);
 	rdb = rocksdb_open(ropt, dir, &err);
 	if (err) {
 		fprintf(stderr, "rocksdb: %s\n", err);
@@ -409,6 +441,8 @@ static int rocksdb_open_(const char *dir, uint64_t cache)
 		return -1;
 	}
 	rro = rocksdb_readoptions_create();
+	rro_scan = rocksdb_readoptions_create();
+	rocksdb_readoptions_set_fill_cache(rro_scan, 0);
 	rwo = rocksdb_writeoptions_create();
 	rocksdb_writeoptions_set_sync(rwo, 0);
 	return 0;
@@ -418,9 +452,16 @@ static void rocksdb_close_(void)
 {
 	rocksdb_close(rdb);
 	rocksdb_readoptions_destroy(rro);
+	rocksdb_readoptions_destroy(rro_scan);
 	rocksdb_writeoptions_destroy(rwo);
 	rocksdb_options_destroy(ropt);
 	rocksdb_cache_destroy(rcache);
+}
+
+static int rocksdb_settle_(void)
+{
+	rocksdb_compact_range(rdb, NULL, 0, NULL, 0);
+	return 0;
 }
 
 static int rocksdb_put_(void *ctx, const char *k, const char *v)
@@ -470,7 +511,7 @@ static int rocksdb_seek_(void *ctx, const char *k, int n)
 
 static uint64_t rocksdb_scan_(void *ctx)
 {
-	rocksdb_iterator_t *it = rocksdb_create_iterator(rdb, rro);
+	rocksdb_iterator_t *it = rocksdb_create_iterator(rdb, rro_scan);
 	uint64_t n = 0;
 	size_t kl, vl;
 
@@ -574,6 +615,19 @@ static void sqlite_close_(void)
 {
 }
 
+/* moves the WAL into the database file, as the others compact */
+static int sqlite_settle(void)
+{
+	struct sq_ctx *c = sqlite_ctx_new();
+	int rc;
+
+	if (!c)
+		return -1;
+	rc = sq_exec(c->db, "PRAGMA wal_checkpoint(TRUNCATE)");
+	sqlite_ctx_free(c);
+	return rc;
+}
+
 static int sqlite_put(void *ctx, const char *k, const char *v)
 {
 	struct sq_ctx *c = ctx;
@@ -660,6 +714,12 @@ static int lmdb_open_(const char *dir, uint64_t cache)
 static void lmdb_close_(void)
 {
 	mdb_env_close(menv);
+}
+
+/* a B+tree written in place: nothing to compact */
+static int lmdb_settle(void)
+{
+	return 0;
 }
 
 static void *lmdb_ctx_new(void)
@@ -750,28 +810,33 @@ static uint64_t lmdb_scan(void *ctx)
 }
 
 static const struct store stores[] = {
-	{ "cellfs", cellfs_open, cellfs_close, cellfs_ctx_new,
+	{ "cellfs", cellfs_open, cellfs_close, cellfs_settle, cellfs_ctx_new,
 	  cellfs_ctx_free, cellfs_put, cellfs_get, cellfs_seek, cellfs_scan },
-	{ "leveldb", leveldb_open_, leveldb_close_, no_ctx_new, no_ctx_free,
-	  leveldb_put_, leveldb_get_, leveldb_seek_, leveldb_scan_ },
-	{ "rocksdb", rocksdb_open_, rocksdb_close_, no_ctx_new, no_ctx_free,
-	  rocksdb_put_, rocksdb_get_, rocksdb_seek_, rocksdb_scan_ },
-	{ "sqlite", sqlite_open_, sqlite_close_, sqlite_ctx_new,
-	  sqlite_ctx_free, sqlite_put, sqlite_get, sqlite_seek, sqlite_scan },
-	{ "lmdb", lmdb_open_, lmdb_close_, lmdb_ctx_new, lmdb_ctx_free,
-	  lmdb_put, lmdb_get, lmdb_seek, lmdb_scan },
+	{ "leveldb", leveldb_open_, leveldb_close_, leveldb_settle_,
+	  no_ctx_new, no_ctx_free, leveldb_put_, leveldb_get_, leveldb_seek_,
+	  leveldb_scan_ },
+	{ "rocksdb", rocksdb_open_, rocksdb_close_, rocksdb_settle_,
+	  no_ctx_new, no_ctx_free, rocksdb_put_, rocksdb_get_, rocksdb_seek_,
+	  rocksdb_scan_ },
+	{ "sqlite", sqlite_open_, sqlite_close_, sqlite_settle,
+	  sqlite_ctx_new, sqlite_ctx_free, sqlite_put, sqlite_get,
+	  sqlite_seek, sqlite_scan },
+	{ "lmdb", lmdb_open_, lmdb_close_, lmdb_settle, lmdb_ctx_new,
+	  lmdb_ctx_free, lmdb_put, lmdb_get, lmdb_seek, lmdb_scan },
 };
 #define NSTORES (sizeof stores / sizeof stores[0])
 
 /* --- workloads and results ---------------------------------------------- */
 
 enum {
-	W_FILLSEQ, W_FILLRANDOM, W_OVERWRITE, W_READRANDOM, W_READMISSING,
-	W_SEEKRANDOM, W_READSEQ, W_READWHILEWRITING, W_READCOLD, NWORK
+	W_FILLSEQ, W_FILLRANDOM, W_OVERWRITE, W_READRANDOM, W_READRANDOM2,
+	W_READMISSING, W_SEEKRANDOM, W_READSEQ, W_READWHILEWRITING,
+	W_READCOLD, NWORK
 };
 static const char *const work_names[NWORK] = {
-	"fillseq", "fillrandom", "overwrite", "readrandom", "readmissing",
-	"seekrandom", "readseq", "readwhilewriting", "readrandom_cold",
+	"fillseq", "fillrandom", "overwrite", "readrandom", "readrandom_2t",
+	"readmissing", "seekrandom", "readseq", "readwhilewriting",
+	"readrandom_cold",
 };
 
 struct result {
@@ -814,6 +879,10 @@ static double rate(const struct result *r)
 }
 
 static uint64_t n_entries = 1000000;
+/* -S clears it: no settle step before the reads */
+static int settle = 1;
+/* -c: the random part of each value (db_bench's --compression_ratio) */
+static double value_ratio = 0.5;
 static float *lat;		/* per-op latency of the running workload */
 
 static int cmp_float(const void *a, const void *b)
@@ -942,20 +1011,29 @@ static void reads(uint64_t ops, uint64_t space, int missing, int seek,
 		  uint64_t sd, float *l, struct result *r)
 {
 	void *c = ctx_new();
-	char k[KEY_LEN], v[VAL_LEN];
+	char k[KEY_LEN], v[VAL_LEN], want[VAL_LEN];
 	uint64_t found = 0, i;
 	double start = now();
 
 	for (i = 0; i < ops; i++) {
 		double t0 = now();
+		uint64_t id = rnd(&sd) % space + (missing ? space : 0);
 		int got;
 
-		make_key(rnd(&sd) % space + (missing ? space : 0), k);
+		make_key(id, k);
 		got = seek ? cur->seek(c, k, SEEK_ROWS) : cur->get(c, k, v);
 		if (got < 0)
 			die(cur->name, "read failed");
 		found += (uint64_t)got;
 		l[i] = (float)((now() - t0) * 1e6);
+		if (!seek && got && !missing) {
+			make_value(id, want);
+			if (memcmp(v, want, VAL_LEN))
+				die(cur->name, "a get returned a value that "
+				    "was never written for its key");
+		}
+		if (!seek && got && missing)
+			die(cur->name, "a get found a key never written");
 		if ((i & 1023) == 1023 && now() - start > READ_SECS_MAX) {
 			i++;
 			break;
@@ -975,6 +1053,8 @@ static void readseq(struct result *r)
 
 	r->ops = cur->scan(c);
 	r->secs = now() - start;
+	if (r->ops != n_entries)
+		die(cur->name, "a full scan did not see every key once");
 	r->found = r->ops;
 	r->bytes = (double)r->ops * ENTRY_LEN;
 	cur->ctx_free(c);
@@ -1017,18 +1097,22 @@ static void *writer_main(void *arg)
 	return NULL;
 }
 
-/* Two readers doing readrandom while one writer overwrites; the result
- * is the readers' (the writer's rate goes in writes/write_secs). */
-static void readwhilewriting(uint64_t ops, struct result *r)
+/* Two readers doing readrandom, while one writer overwrites (writer
+ * set); the result is the readers' (the writer's rate goes in
+ * writes/write_secs). */
+static void two_readers(uint64_t ops, int writer, uint64_t sd,
+			struct result *r)
 {
 	struct rww rd[2], wr = { .sd = seed ^ 0x5555 };
 	pthread_t th[3];
 	double start = now(), end = start;
 
 	readers_done = 0;
-	pthread_create(&th[2], NULL, writer_main, &wr);
+	if (writer)
+		pthread_create(&th[2], NULL, writer_main, &wr);
 	for (int i = 0; i < 2; i++) {
-		rd[i] = (struct rww){ .ops = ops / 2, .sd = seed + 77 * (uint64_t)i + 1,
+		rd[i] = (struct rww){ .ops = ops / 2,
+				      .sd = sd + 77 * (uint64_t)i,
 				      .lat = lat + i * (ops / 2) };
 		pthread_create(&th[i], NULL, reader_main, &rd[i]);
 	}
@@ -1038,7 +1122,8 @@ static void readwhilewriting(uint64_t ops, struct result *r)
 			end = now();
 	}
 	__atomic_store_n(&readers_done, 1, __ATOMIC_RELEASE);
-	pthread_join(th[2], NULL);
+	if (writer)
+		pthread_join(th[2], NULL);
 	r->ops = rd[0].r.ops + rd[1].r.ops;
 	r->found = rd[0].r.found + rd[1].r.found;
 	r->secs = end - start;
@@ -1138,6 +1223,8 @@ static void run_store(int si, const char *base, const int *want)
 		any_read |= want[w];
 	if (any_read) {
 		open_store(dir, HOT_CACHE);
+		if (settle && cur->settle())
+			die(cur->name, "settle (compaction) failed");
 		if (want[W_READRANDOM]) {
 			struct result *r = &res[W_READRANDOM];
 			cf_snap(W_READRANDOM, 0);
@@ -1149,6 +1236,11 @@ static void run_store(int si, const char *base, const int *want)
 				fprintf(stderr, "db_bench: %s: %" PRIu64
 					" of %" PRIu64 " found\n", cur->name,
 					r->found, r->ops);
+		}
+		if (want[W_READRANDOM2]) {
+			cf_snap(W_READRANDOM2, 0);
+			two_readers(n, 0, seed + 5, &res[W_READRANDOM2]);
+			progress(W_READRANDOM2, &res[W_READRANDOM2]);
 		}
 		if (want[W_READMISSING]) {
 			struct result *r = &res[W_READMISSING];
@@ -1173,8 +1265,8 @@ static void run_store(int si, const char *base, const int *want)
 		}
 		if (want[W_READWHILEWRITING]) {
 			cf_snap(W_READWHILEWRITING, 0);
-			readwhilewriting(n / 2 ? n / 2 : 2,
-					 &res[W_READWHILEWRITING]);
+			two_readers(n / 2 ? n / 2 : 2, 1, seed + 1,
+				    &res[W_READWHILEWRITING]);
 			progress(W_READWHILEWRITING, &res[W_READWHILEWRITING]);
 		}
 		cur->close();
@@ -1182,6 +1274,12 @@ static void run_store(int si, const char *base, const int *want)
 
 	if (want[W_READCOLD]) {
 		struct result *r = &res[W_READCOLD];
+		if (settle) {
+			open_store(dir, HOT_CACHE);
+			if (cur->settle())
+				die(cur->name, "settle (compaction) failed");
+			cur->close();
+		}
 		nftw(dir, drop_one, 16, FTW_PHYS);
 		open_store(dir, COLD_CACHE);
 		cf_snap(W_READCOLD, 0);
@@ -1209,6 +1307,7 @@ static const char *const work_notes[NWORK] = {
 	"fresh directory; every key once, random order",
 	"N random puts over the fillrandom load",
 	"N random gets, 64 MiB cache",
+	"2 threads, N/2 random gets each, 64 MiB cache; both threads' rate",
 	"N gets of keys never written",
 	"N/10 seeks, each reading 11 entries",
 	"one full scan",
@@ -1364,15 +1463,13 @@ int main(int argc, char **argv)
 	double start = now();
 	int c;
 
-	bench_values_init();
-
 	for (size_t s = 0; s < NSTORES; s++) {
 		store_names[s] = stores[s].name;
 		want_store[s] = 1;
 	}
 	for (int w = 0; w < NWORK; w++)
 		want[w] = 1;
-	while ((c = getopt(argc, argv, "n:s:w:d:b:r:")) != -1) {
+	while ((c = getopt(argc, argv, "n:s:w:d:b:r:c:S")) != -1) {
 		if (c == 'n') {
 			n_entries = strtoull(optarg, NULL, 10);
 		} else if (c == 'r') {
@@ -1388,13 +1485,17 @@ int main(int argc, char **argv)
 			dir = optarg;
 		} else if (c == 'b') {
 			cf_blocksize = (uint32_t)strtoul(optarg, NULL, 10);
+		} else if (c == 'c') {
+			value_ratio = strtod(optarg, NULL);
+		} else if (c == 'S') {
+			settle = 0;
 		} else {
 			fprintf(stderr, "usage: db_bench [-n N] [-s cellfs,"
 				"leveldb,rocksdb,sqlite,lmdb] [-w fillseq,"
 				"fillrandom,overwrite,readrandom,readmissing,"
 				"seekrandom,readseq,readwhilewriting,"
 				"readrandom_cold] [-d DIR] [-b CELLFS_BLOCKSIZE] "
-				"[-r RUNS]\n");
+				"[-r RUNS] [-c COMPRESSION_RATIO] [-S]\n");
 			return 2;
 		}
 	}
@@ -1402,6 +1503,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "db_bench: -n between 10 and 2^32-1\n");
 		return 2;
 	}
+	if (!(value_ratio > 0 && value_ratio <= 1)) {
+		fprintf(stderr, "db_bench: -c between 0 and 1\n");
+		return 2;
+	}
+	bench_values_init_ratio(value_ratio);
 	if (reps < 1 || reps > 10) {
 		fprintf(stderr, "db_bench: -r between 1 and 10\n");
 		return 2;
@@ -1458,8 +1564,12 @@ int main(int argc, char **argv)
 	       "BLOCKSIZE %" PRIu32 "%s\n\n", n_entries, KEY_LEN, VAL_LEN,
 	       cf_blocksize ? cf_blocksize : 65536,
 	       cf_blocksize ? "" : " (family default)");
-	printf("Values: 50 random printable bytes repeated (db_bench's "
-	       "compression ratio 0.5).  LevelDB and RocksDB: %s.\n\n",
+	printf("Values: %.0f random printable bytes of every 100, repeated "
+	       "(db_bench's compression ratio %.2f).  Write buffers: %d of "
+	       "%u MiB.  Reads %s.  LevelDB and RocksDB: %s.\n\n",
+	       value_ratio * 100, value_ratio, WRITE_BUFFERS,
+	       WRITE_BUFFER / MiB, settle ? "after a settle step (every "
+	       "store compacted, untimed)" : "without a settle step (-S)",
 	       PEER_BUILD);
 	if (reps > 1)
 		printf("Each store ran %d times, taking turns; every workload's "

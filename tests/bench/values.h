@@ -5,7 +5,9 @@
  * A 1 MiB pool is filled once from a fixed-seed generator in pieces of
  * 100 bytes; each piece is 50 random printable bytes (95 symbols, about
  * 6.6 bits each) followed by those 50 bytes again, so a compressor can
- * halve it and no more.  bench_value(i) is the 100 bytes of piece i (a
+ * halve it and no more.  bench_values_init_ratio(r) makes r * 100 bytes
+ * of each piece random and repeats them (db_bench's CompressibleString):
+ * 1.0 gives values no compressor can shrink.  bench_value(i) is the 100 bytes of piece i (a
  * value depends on its key only, so every store gets the same bytes);
  * bench_fill() copies the pool over a larger buffer.
  *
@@ -34,15 +36,27 @@ static inline uint64_t bench_next(uint64_t *s)
 	return z ^ (z >> 31);
 }
 
-static inline void bench_values_init(void)
+/* ratio in (0, 1]: the part of each piece that is random */
+static inline void bench_values_init_ratio(double ratio)
 {
 	uint64_t s = 301;
+	size_t raw = (size_t)(ratio * BENCH_PIECE + 0.5);
+
+	if (raw < 1)
+		raw = 1;
+	if (raw > BENCH_PIECE)
+		raw = BENCH_PIECE;
 	for (size_t p = 0; p < BENCH_POOL; p += BENCH_PIECE) {
-		for (size_t j = 0; j < BENCH_PIECE / 2; j++)
+		for (size_t j = 0; j < raw; j++)
 			bench_pool[p + j] = (char)(' ' + bench_next(&s) % 95);
-		memcpy(bench_pool + p + BENCH_PIECE / 2, bench_pool + p,
-		       BENCH_PIECE / 2);
+		for (size_t j = raw; j < BENCH_PIECE; j++)
+			bench_pool[p + j] = bench_pool[p + j - raw];
 	}
+}
+
+static inline void bench_values_init(void)
+{
+	bench_values_init_ratio(0.5);
 }
 
 /* Copies the len bytes of value i (len <= BENCH_PIECE) into v. */
