@@ -7,15 +7,15 @@ test_description='soak: kill -9 (and power cuts) under writes, splits, flushes a
 
 SOAK="$CELLFS_BUILD/tests/soak/soak"
 
-# tests/soak/soak.c; make soak runs the long version.  Here 20 kills:
-# each round (kill, cellfs-fsck, remount, reading back 256 cells) takes
-# about 1.5 s on a busy 2-core machine, so 50 would take over a minute.
-test_expect_success '20 kills, sync=batch: nothing lost or corrupted, fsck finds no damage' '
+# tests/soak/soak.c; make soak runs the long version.  Here 50 kills:
+# each round (kill, cellfs-fsck, remount, reading back 256
+# cells) takes about 1.5 s on a busy 2-core machine, so over a minute.
+test_expect_success '50 kills, sync=batch: nothing lost or corrupted, fsck finds no damage' '
 	TMPDIR="$SHARNESS_TRASH_DIRECTORY" "$SOAK" -b "$CELLFS_BUILD" \
-		-k 20 -t 500 -s batch >out 2>&1 ||
+		-k 50 -t 500 -s batch >out 2>&1 ||
 	{ cat out; false; } &&
 	tail -n 1 out >last &&
-	grep "^soak: PASS: 20 kills, sync=batch: [0-9]* acknowledged writes checked, 0 lost, 0 corrupted, 0 fsck damage, 0 writer errors before a kill" last &&
+	grep "^soak: PASS: 50 kills, sync=batch: [0-9]* acknowledged writes checked, 0 lost, 0 corrupted, 0 fsck damage, 0 writer errors before a kill" last &&
 	n=$(sed "s/.*sync=batch: \([0-9]*\) acknowledged.*/\1/" last) &&
 	test "$n" -gt 1000
 '
