@@ -869,9 +869,12 @@ struct shared {
 };
 
 static struct shared *sh;
-/* -r: runs of every store; best[][] keeps each workload's best */
+/* -r: runs of every store; best[][] keeps each workload's best, runs[]
+ * every run's rate (ops/s) for the ratios' median and range */
+#define MAX_REPS 10
 static int reps = 1;
 static struct result best[NSTORES][NWORK];
+static double runs[MAX_REPS][NSTORES][NWORK];
 
 static double rate(const struct result *r)
 {
@@ -1315,6 +1318,53 @@ static const char *const work_notes[NWORK] = {
 	"N/10 gets after reopen with an 8 MiB cache, page cache dropped",
 };
 
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* With -r: the ratio of each run (cellfs's run i over the peer's run i),
+ * as median and range over the runs. */
+static void print_run_ratios(const int *run_store_, const int *want)
+{
+	printf("### cellfs / peer, run by run: median (min-max) of %d runs\n\n",
+	       reps);
+	printf("| workload         |");
+	for (size_t s = 1; s < NSTORES; s++)
+		if (run_store_[s])
+			printf(" %17s |", stores[s].name);
+	printf("\n|------------------|");
+	for (size_t s = 1; s < NSTORES; s++)
+		if (run_store_[s])
+			printf("------------------:|");
+	printf("\n");
+	for (int w = 0; w < NWORK; w++) {
+		if (!want[w])
+			continue;
+		printf("| %-16s |", work_names[w]);
+		for (size_t s = 1; s < NSTORES; s++) {
+			double q[MAX_REPS];
+			int k = 0;
+
+			if (!run_store_[s])
+				continue;
+			for (int i = 0; i < reps; i++)
+				if (runs[i][0][w] > 0 && runs[i][s][w] > 0)
+					q[k++] = runs[i][0][w] / runs[i][s][w];
+			if (!k) {
+				printf(" %17s |", "-");
+				continue;
+			}
+			qsort(q, (size_t)k, sizeof *q, cmp_double);
+			printf(" %5.2f (%4.2f-%4.2f) |", k % 2 ? q[k / 2] :
+			       (q[k / 2 - 1] + q[k / 2]) / 2, q[0], q[k - 1]);
+		}
+		printf("\n");
+	}
+	printf("\n");
+}
+
 static void print_tables(const int *run_store_,
 			 const int *want)
 {
@@ -1428,6 +1478,8 @@ static void print_tables(const int *run_store_,
 		printf("\n");
 	}
 	printf("\n");
+	if (reps > 1)
+		print_run_ratios(run_store_, want);
 }
 
 /* Sets flags[i] for each name of the comma list that names[i] matches. */
@@ -1508,8 +1560,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	bench_values_init_ratio(value_ratio);
-	if (reps < 1 || reps > 10) {
-		fprintf(stderr, "db_bench: -r between 1 and 10\n");
+	if (reps < 1 || reps > MAX_REPS) {
+		fprintf(stderr, "db_bench: -r between 1 and %d\n", MAX_REPS);
 		return 2;
 	}
 	/* the reads need the fillrandom load */
@@ -1550,6 +1602,9 @@ int main(int argc, char **argv)
 			    !WIFEXITED(status) || WEXITSTATUS(status))
 				fprintf(stderr, "db_bench: %s failed\n",
 					stores[s].name);
+			for (int w = 0; w < NWORK; w++)
+				if (sh->r[s][w].ran)
+					runs[rep][s][w] = rate(&sh->r[s][w]);
 			for (int w = 0; w < NWORK; w++)
 				if (sh->r[s][w].ran &&
 				    (!best[s][w].ran ||
