@@ -271,11 +271,17 @@ struct cf_scan_opts {
 	const void *prefix;	/* only rows beginning with prefix */
 	size_t prefixlen;
 	uint64_t limit;		/* at most this many rows; 0: no limit */
+	int reversed;		/* HBase REVERSED => true: rows in
+				 * descending order (the cells of a row
+				 * still in their order); start is then the
+				 * greatest row (inclusive), stop the lower
+				 * bound (exclusive); an empty start or stop
+				 * is no bound */
 };
 
 /* Opens a scan.  It sees each row at one consistent point; rows written
  * while it runs may or may not be seen.  Rows with no visible cell are
- * skipped. */
+ * skipped.  Memory: one row and one seek key (a reversed scan too). */
 int cf_scan_open(cf_table *t, const struct cf_scan_opts *o, cf_scanner **out);
 /* The next row into *row (owned by the scanner, valid until the next call
  * or close), or *row = NULL at the end. */
