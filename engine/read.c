@@ -900,6 +900,10 @@ struct cf_scanner {
 	int has_next;			/* more regions to visit;
 					 * reversed: next is a bound */
 	int reversed;
+	int known;			/* reversed: next is the row to
+					 * read, not a bound */
+	int rdone;			/* reversed: no region left */
+	struct buf below;		/* reversed: the row below next */
 	struct region *r;
 	struct view *v;
 	struct iter *it;
@@ -926,6 +930,7 @@ static void scanner_free(cf_scanner *s)
 	buf_release(&s->stop);
 	buf_release(&s->prefix);
 	buf_release(&s->next);
+	buf_release(&s->below);
 	free(s);
 }
 
@@ -944,7 +949,7 @@ static void scan_spare_init(void)
 static cf_scanner *scanner_new(void)
 {
 	cf_scanner *s;
-	struct buf keep[5];
+	struct buf keep[6];
 
 	pthread_once(&scan_spare_once, scan_spare_init);
 	if (!scan_spare_ok || !(s = pthread_getspecific(scan_spare_key)))
@@ -955,17 +960,20 @@ static cf_scanner *scanner_new(void)
 	keep[2] = s->stop;
 	keep[3] = s->prefix;
 	keep[4] = s->next;
+	keep[5] = s->below;
 	memset(s, 0, sizeof *s);
 	s->colbuf = keep[0];
 	s->start = keep[1];
 	s->stop = keep[2];
 	s->prefix = keep[3];
 	s->next = keep[4];
+	s->below = keep[5];
 	buf_reset(&s->colbuf);
 	buf_reset(&s->start);
 	buf_reset(&s->stop);
 	buf_reset(&s->prefix);
 	buf_reset(&s->next);
+	buf_reset(&s->below);
 	return s;
 }
 
@@ -987,7 +995,7 @@ void cf_scan_close(cf_scanner *s)
 	s->t = NULL;
 	pthread_once(&scan_spare_once, scan_spare_init);
 	if (scan_spare_ok && s->colbuf.cap + s->start.cap + s->stop.cap +
-	    s->prefix.cap + s->next.cap <= SCAN_SPARE_MAX &&
+	    s->prefix.cap + s->next.cap + s->below.cap <= SCAN_SPARE_MAX &&
 	    !pthread_getspecific(scan_spare_key) &&
 	    pthread_setspecific(scan_spare_key, s) == 0)
 		return;
@@ -1236,67 +1244,119 @@ static int seek_row(cf_scanner *s, const void *row, size_t rowlen,
 	return CF_OK;
 }
 
+/* The region ran out below s->next: the bound becomes its first row
+ * and the region before it takes over (none: the scan is over). */
+static int rscan_region_done(cf_scanner *s)
+{
+	iter_destroy(s->it);
+	s->it = NULL;
+	s->known = 0;
+	if (!s->r->start.len) {
+		s->rdone = 1;
+		return CF_OK;
+	}
+	buf_reset(&s->next);
+	s->has_next = 1;
+	return buf_append(&s->next, s->r->start.p, s->r->start.len);
+}
+
+/* 1 when row (rl bytes) lies in the current region (at or past its
+ * start: the iterator holds nothing at or past its end). */
+static int in_region(const cf_scanner *s, const unsigned char *row,
+		     size_t rl)
+{
+	return bytes_cmp(row, rl, s->r->start.p, s->r->start.len) >= 0;
+}
+
+/*
+ * Each step: s->next is the row to read (known) or the bound below
+ * which the next row lies (a seek_lt finds it).  Seeking to the last
+ * entry before the row's first cell finds the row below it (the next
+ * step's row), and one next() from there is the row's first cell, so a
+ * row costs one backward seek in each source plus the forward reads of
+ * the row itself.
+ */
 static int rscan_next(cf_scanner *s, const cf_row **row)
 {
-	int rc;
+	const unsigned char *rk = NULL;
+	size_t kl, rl = 0;
+	int rc, below;
 
 	while (!s->limit || s->rows < s->limit) {
-		const unsigned char *k, *rk = NULL;
-		size_t kl, rl = 0;
-
-		if (!s->it && (rc = rscan_region(s)))
-			return rc;
-		if (!s->has_next)
-			iter_seek_lt(s->it, NULL, 0);
-		else if ((rc = seek_row(s, s->next.p, s->next.len, 1)))
-			return rc;
-		if (iter_valid(s->it)) {
-			k = iter_key(s->it, &kl);
-			rk = ikey_row(k, &rl);
-		}
-		if (!iter_valid(s->it) ||
-		    bytes_cmp(rk, rl, s->r->start.p, s->r->start.len) < 0) {
-			if ((rc = iter_status(s->it)))
-				return rc;
-			/* below this region: the one before takes over */
-			iter_destroy(s->it);
-			s->it = NULL;
-			if (!s->r->start.len)
+		if (!s->it) {
+			if (s->rdone)
 				break;
+			if (s->has_next && s->has_stop &&
+			    bytes_cmp(s->next.p, s->next.len, s->stop.p,
+				      s->stop.len) <= 0)
+				break;
+			if (s->has_next && s->prefix.len &&
+			    bytes_cmp(s->next.p, s->next.len, s->prefix.p,
+				      s->prefix.len) <= 0)
+				break;
+			if ((rc = rscan_region(s)))
+				return rc;
+		}
+		if (!s->known) {
+			if (!s->has_next)
+				iter_seek_lt(s->it, NULL, 0);
+			else if ((rc = seek_row(s, s->next.p, s->next.len, 1)))
+				return rc;
+			if (iter_valid(s->it))
+				rk = ikey_row(iter_key(s->it, &kl), &rl);
+			if (!iter_valid(s->it) || !in_region(s, rk, rl)) {
+				if ((rc = iter_status(s->it)) ||
+				    (rc = rscan_region_done(s)))
+					return rc;
+				continue;
+			}
 			buf_reset(&s->next);
-			if ((rc = buf_append(&s->next, s->r->start.p,
-					     s->r->start.len)))
+			if ((rc = buf_append(&s->next, rk, rl)))
 				return rc;
 			s->has_next = 1;
-			if (s->has_stop && bytes_cmp(s->next.p, s->next.len,
-						     s->stop.p,
-						     s->stop.len) <= 0)
-				break;
-			if (s->prefix.len && bytes_cmp(s->next.p, s->next.len,
-						       s->prefix.p,
-						       s->prefix.len) <= 0)
-				break;
-			continue;
+			s->known = 1;
 		}
-		if (s->has_stop && bytes_cmp(rk, rl, s->stop.p,
+		/* s->next is the row to read */
+		if (s->has_stop && bytes_cmp(s->next.p, s->next.len, s->stop.p,
 					     s->stop.len) <= 0)
 			break;
-		buf_reset(&s->next);
-		if ((rc = buf_append(&s->next, rk, rl)))
-			return rc;
-		s->has_next = 1;
-		if (s->prefix.len && (rl < s->prefix.len ||
-				      memcmp(rk, s->prefix.p, s->prefix.len))) {
-			if (bytes_cmp(rk, rl, s->prefix.p, s->prefix.len) < 0)
+		if (s->prefix.len && (s->next.len < s->prefix.len ||
+				      memcmp(s->next.p, s->prefix.p,
+					     s->prefix.len))) {
+			if (bytes_cmp(s->next.p, s->next.len, s->prefix.p,
+				      s->prefix.len) < 0)
 				break;
-			continue;	/* above the prefix's rows */
+			s->known = 0;	/* above the prefix's rows */
+			continue;
 		}
-		if ((rc = seek_row(s, s->next.p, s->next.len, 0)))
+		if ((rc = seek_row(s, s->next.p, s->next.len, 1)))
 			return rc;
+		below = iter_valid(s->it);
+		if (below) {
+			rk = ikey_row(iter_key(s->it, &kl), &rl);
+			below = in_region(s, rk, rl);
+		}
+		buf_reset(&s->below);
+		if (below) {
+			if ((rc = buf_append(&s->below, rk, rl)))
+				return rc;
+			iter_next(s->it);	/* the row's first cell */
+		} else {
+			if ((rc = iter_status(s->it)) ||
+			    (rc = seek_row(s, s->next.p, s->next.len, 0)))
+				return rc;
+		}
 		rc = read_row(s->t->db, s->t, s->it, &s->ro, s->snap, NULL,
 			      s->row);
 		if (rc)
 			return rc;
+		if (below) {
+			struct buf tmp = s->next;
+			s->next = s->below;
+			s->below = tmp;
+		} else if ((rc = rscan_region_done(s))) {
+			return rc;
+		}
 		if (s->row->n == 0)
 			continue;
 		s->rows++;
