@@ -167,7 +167,7 @@ int main(void)
 	char first_saved[4200];
 	int good, errs, wrong, rc;
 
-	plan(19);
+	plan(20);
 	dir = tap_tmpdir("corrupt");
 	cf_options_default(&o);
 	o.background = 0;
