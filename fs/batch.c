@@ -288,8 +288,8 @@ int fs_batch_write(cf_table *t, const char *p, size_t len, const char **why)
 			/* ROW then FAM:QUAL VALUE pairs; the puts carry the
 			 * data to append */
 			const char *q = tok[1] + tl[1], *end = p + j;
-			const char *pt[2];
-			size_t pl[2];
+			const char *pt[3];
+			size_t pl[3];
 			bad = "not 'append ROW FAM:QUAL VALUE [FAM:QUAL "
 			      "VALUE ...]' alone in its write, without @TS";
 			if (lines > 1 || nt < 4)
