@@ -674,9 +674,10 @@ void block_iter_seek(struct block_iter *it, const unsigned char *target,
 /*
  * A block links its entries forward only (each key is stored as the
  * bytes after the part it shares with the one before), so the entry
- * before a target is found forward from the restart before it: one walk
- * finds its offset, a second decodes its key.  At most 2 x
- * BLOCK_RESTART_INTERVAL entries decoded per step.
+ * before a target is found forward from the restart before it: the walk
+ * keeps a copy of the last key below the target (a key too long for
+ * that takes a second walk).  At most BLOCK_RESTART_INTERVAL entries
+ * decoded per step, twice that for long keys.
  */
 
 /* Sets *r to the last restart whose key is < target (target NULL: the
@@ -717,9 +718,12 @@ static int restart_below(struct block_iter *it, const unsigned char *target,
 void block_iter_seek_lt(struct block_iter *it, const unsigned char *target,
 			size_t n)
 {
+	unsigned char prev[256];	/* the last entry < target, when its
+					 * key fits: no second walk */
+	size_t want, plen = 0, pnext = 0, pvlen = 0;
+	const unsigned char *pval = NULL;
 	uint32_t r;
-	size_t want;
-	int found = restart_below(it, target, n, &r);
+	int found = restart_below(it, target, n, &r), saved;
 
 	if (found <= 0) {
 		it->valid = 0;
@@ -728,16 +732,35 @@ void block_iter_seek_lt(struct block_iter *it, const unsigned char *target,
 	seek_restart(it, r);
 	if (!it->valid)
 		return;
-	want = it->cur;		/* the restart's key is < target */
 	for (;;) {
+		/* the current entry is < target */
+		want = it->cur;
+		saved = it->key.len <= sizeof prev;
+		if (saved) {
+			memcpy(prev, it->key.p, it->key.len);
+			plen = it->key.len;
+			pnext = it->next;
+			pval = it->val;
+			pvlen = it->vlen;
+		}
 		parse_next(it);
 		if (!it->valid || (target && ikey_cmp(it->key.p, it->key.len,
 						      target, n) >= 0))
 			break;
-		want = it->cur;
 	}
 	if (it->status)
 		return;
+	if (saved) {
+		/* the key buffer held this key before: it is large enough */
+		memcpy(it->key.p, prev, plen);
+		it->key.len = plen;
+		it->cur = want;
+		it->next = pnext;
+		it->val = pval;
+		it->vlen = pvlen;
+		it->valid = 1;
+		return;
+	}
 	seek_restart(it, r);
 	while (it->valid && it->cur != want)
 		parse_next(it);

@@ -1004,14 +1004,14 @@ void cf_scan_close(cf_scanner *s)
 
 /*
  * A reversed scan (HBase REVERSED => true) walks rows downward: s->next
- * holds the bound the rows left are below (has_next 0: none yet, the
- * table's end).  Each step seeks the merged iterator to the last entry
- * below the bound's first cell (iter_seek_lt, every child steps back
- * on its own), takes that entry's row, seeks forward to the row's first
- * cell and reads the row as a forward scan does, so its cells come in
- * the same order and pass the same visibility rules.  The row becomes
- * the bound.  Past a region's first row the region before it takes
- * over.  Memory: one row and one bound, as forward.
+ * holds the row to read next (known) or the bound the rows left are
+ * below (has_next 0: none yet, the table's end).  A step back
+ * (iter_seek_lt: every child steps back on its own) to the last entry
+ * below a bound's first cell finds the row under it.  The row is read
+ * forward from its first cell as a forward scan reads it, so its cells
+ * come in the same order and pass the same visibility rules (see
+ * rscan_next).  Past a region's first row the region before it takes
+ * over.  Memory: one row and two row keys.
  */
 
 /* The bound from start (inclusive: the bound is start + 0x00) and the

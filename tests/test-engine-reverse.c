@@ -207,11 +207,13 @@ static void fixed(void)
 	cf_table_close(t);
 }
 
-/* Keys with shared prefixes, an empty-ish tail and high bytes. */
-static const char *const ROWS[] = {
+/* Keys with shared prefixes, an empty-ish tail and high bytes; the last
+ * two (made by main) are longer than a block walk keeps a copy of. */
+static char long1[320], long2[320];
+static const char *ROWS[] = {
 	"a", "a0", "a00", "a01", "a1", "ab", "abc", "abd", "b", "b\x7f",
 	"ba", "bb", "c", "c\xff", "c\xff\xff", "ca", "d", "da", "db", "dba",
-	"e", "f", "fa", "fb", "g", "\xff", "\xff\x01", "\xff\xff",
+	"e", "f", "fa", "fb", "g", "\xff", "\xff\x01", "\xff\xff", long1, long2,
 };
 #define NROWS (sizeof ROWS / sizeof ROWS[0])
 
@@ -357,6 +359,10 @@ int main(void)
 	const char *dir;
 
 	no_plan();
+	memset(long1, 'x', 300);
+	long1[0] = 'c';
+	memcpy(long2, long1, 300);
+	long2[300] = 'y';
 	dir = tap_tmpdir("engine-reverse");
 	env_clock_set(1700000000000LL);
 	cf_options_default(&o);
