@@ -240,7 +240,8 @@ check-build: all
 # The concurrent tests under ThreadSanitizer (the whole suite under TSan
 # would take too long on two cores).
 TSAN_TESTS := $(basename $(notdir $(wildcard $(addprefix tests/,\
-	test-engine-concurrent.c test-memstore.c test-wal.c test-cache.c \
+	test-engine-concurrent.c test-engine-append.c test-memstore.c \
+	test-wal.c test-cache.c \
 	test-sst.c test-tsd.c))))
 check-thread: deps
 	@$(MAKE) --no-print-directory SANITIZE=thread \

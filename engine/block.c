@@ -668,3 +668,100 @@ void block_iter_seek(struct block_iter *it, const unsigned char *target,
 	while (it->valid && ikey_cmp(it->key.p, it->key.len, target, n) < 0)
 		parse_next(it);
 }
+
+/* --- stepping back (a reversed scan) ---------------------------------- */
+
+/*
+ * A block links its entries forward only (each key is stored as the
+ * bytes after the part it shares with the one before), so the entry
+ * before a target is found forward from the restart before it: the walk
+ * keeps a copy of the last key below the target (a key too long for
+ * that takes a second walk).  At most BLOCK_RESTART_INTERVAL entries
+ * decoded per step, twice that for long keys.
+ */
+
+/* Sets *r to the last restart whose key is < target (target NULL: the
+ * last restart).  0 when restart 0's key is not < target either (no
+ * entry of the block is), -1 when corrupt, 1 otherwise. */
+static int restart_below(struct block_iter *it, const unsigned char *target,
+			 size_t n, uint32_t *r)
+{
+	const struct block *b = it->b;
+	const unsigned char *limit = b->data + b->restarts;
+	uint32_t lo = 0, hi = b->nrestarts;	/* restarts < hi qualify */
+
+	if (!target) {
+		*r = b->nrestarts - 1;
+		return 1;
+	}
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		const unsigned char *p = b->data + restart_at(b, mid);
+		uint64_t shared, unshared, vlen;
+		size_t h = entry_header(p, limit, &shared, &unshared, &vlen);
+
+		if (!h || shared != 0 || !ikey_valid(p + h, (size_t)unshared)) {
+			corrupt(it);
+			return -1;
+		}
+		if (ikey_cmp(p + h, (size_t)unshared, target, n) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0)
+		return 0;
+	*r = lo - 1;
+	return 1;
+}
+
+void block_iter_seek_lt(struct block_iter *it, const unsigned char *target,
+			size_t n)
+{
+	unsigned char prev[256];	/* the last entry < target, when its
+					 * key fits: no second walk */
+	size_t want, plen = 0, pnext = 0, pvlen = 0;
+	const unsigned char *pval = NULL;
+	uint32_t r;
+	int found = restart_below(it, target, n, &r), saved;
+
+	if (found <= 0) {
+		it->valid = 0;
+		return;
+	}
+	seek_restart(it, r);
+	if (!it->valid)
+		return;
+	for (;;) {
+		/* the current entry is < target */
+		want = it->cur;
+		saved = it->key.len <= sizeof prev;
+		if (saved) {
+			memcpy(prev, it->key.p, it->key.len);
+			plen = it->key.len;
+			pnext = it->next;
+			pval = it->val;
+			pvlen = it->vlen;
+		}
+		parse_next(it);
+		if (!it->valid || (target && ikey_cmp(it->key.p, it->key.len,
+						      target, n) >= 0))
+			break;
+	}
+	if (it->status)
+		return;
+	if (saved) {
+		/* the key buffer held this key before: it is large enough */
+		memcpy(it->key.p, prev, plen);
+		it->key.len = plen;
+		it->cur = want;
+		it->next = pnext;
+		it->val = pval;
+		it->vlen = pvlen;
+		it->valid = 1;
+		return;
+	}
+	seek_restart(it, r);
+	while (it->valid && it->cur != want)
+		parse_next(it);
+}

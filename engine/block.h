@@ -139,5 +139,9 @@ void block_iter_seek_first(struct block_iter *it);
 void block_iter_seek(struct block_iter *it, const unsigned char *target,
 		     size_t n);
 void block_iter_next(struct block_iter *it);
+/* The last entry with key < target (target NULL: the last entry), or
+ * invalid (status CF_OK when the block has none). */
+void block_iter_seek_lt(struct block_iter *it, const unsigned char *target,
+			size_t n);
 
 #endif

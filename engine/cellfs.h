@@ -198,6 +198,17 @@ int cf_table_append(cf_table *t, const void *row, size_t rowlen,
 		    const char *fam, size_t famlen, const void *qual,
 		    size_t qlen, const void *data, size_t dlen,
 		    struct buf *out);
+/* HBase Append of several columns of one row: every put of cols (each
+ * of row; its timestamp is ignored) appends its value to the latest
+ * value of its cell (absent = empty), a column named twice both values
+ * in order; all new values are written as one atomic mutation at a
+ * timestamp never below the versions read.  cols stays the caller's.
+ * CF_EINVAL (cols empty or holding a delete), CF_EXDEV (a put of
+ * another row), CF_ENOTFOUND (a family the table lacks), CF_ETOOBIG (a
+ * new value over max_value), and cf_table_apply's errors; on error
+ * nothing is written. */
+int cf_table_append_row(cf_table *t, const void *row, size_t rowlen,
+			const cf_batch *cols);
 /* HBase Increment: the cell holds an 8-byte big-endian signed counter
  * (absent = 0); adds delta atomically and returns the result.
  * CF_EINVAL if the current value is not 8 bytes; CF_ERANGE on overflow. */
@@ -271,11 +282,17 @@ struct cf_scan_opts {
 	const void *prefix;	/* only rows beginning with prefix */
 	size_t prefixlen;
 	uint64_t limit;		/* at most this many rows; 0: no limit */
+	int reversed;		/* HBase REVERSED => true: rows in
+				 * descending order (the cells of a row
+				 * still in their order); start is then the
+				 * greatest row (inclusive), stop the lower
+				 * bound (exclusive); an empty start or stop
+				 * is no bound */
 };
 
 /* Opens a scan.  It sees each row at one consistent point; rows written
  * while it runs may or may not be seen.  Rows with no visible cell are
- * skipped. */
+ * skipped.  Memory: one row and one seek key (a reversed scan too). */
 int cf_scan_open(cf_table *t, const struct cf_scan_opts *o, cf_scanner **out);
 /* The next row into *row (owned by the scanner, valid until the next call
  * or close), or *row = NULL at the end. */

@@ -13,12 +13,20 @@
  * comparison per entry, and a switch of child no more than before: the
  * rival's comparison is the first step of the sift.
  *
+ * A step back (seek_lt) puts every child on its last entry below the
+ * key and makes the greatest of those current without building a heap
+ * (`back`): a reversed scan asks that once a row and then seeks forward
+ * to the row's start anyway.  A next() from there first seeks every
+ * child forward to the current key, so the merge goes on as after a
+ * seek.
+ *
  * A child that fails ends the merge: valid() turns 0 and status() keeps
  * reporting the first error seen, also across later seeks, so no reader
  * sees entries past a failure or mistakes a failed scan for a short one.
  */
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "engine/iter.h"
 #include "engine/key.h"
@@ -38,6 +46,8 @@ struct merge {
 	size_t nheap;
 	size_t rival;		/* heap position (1 or 2) of the smaller of
 				 * heap[1] and heap[2]; 0: not known */
+	size_t back;		/* 1 + the child current after a seek_lt
+				 * (no heap then); 0: the heap's top is */
 	int rc;			/* sticky: the first child error */
 };
 
@@ -91,6 +101,7 @@ static void rebuild(struct merge *m)
 {
 	m->nheap = 0;
 	m->rival = 0;
+	m->back = 0;
 	for (size_t i = 0; i < m->n; i++)
 		if (settle(m, i))
 			m->heap[m->nheap++] = i;
@@ -116,11 +127,52 @@ static void mg_seek(struct iter *it, const unsigned char *k, size_t n)
 	rebuild(m);
 }
 
+static void mg_seek_lt(struct iter *it, const unsigned char *k, size_t n)
+{
+	struct merge *m = (struct merge *)it;
+	size_t best = 0;
+
+	m->nheap = 0;
+	m->rival = 0;
+	for (size_t i = 0; i < m->n; i++) {
+		iter_seek_lt(m->kids[i].it, k, n);
+		if (!settle(m, i))
+			continue;
+		/* among equal keys the higher child comes last */
+		if (!best || ikey_cmp(m->kids[i].key, m->kids[i].klen,
+				      m->kids[best - 1].key,
+				      m->kids[best - 1].klen) >= 0)
+			best = i + 1;
+	}
+	m->back = best;
+}
+
+/* From a seek_lt's entry: every child forward to it, a heap again. */
+static void leave_back(struct merge *m)
+{
+	const struct kid *c = &m->kids[m->back - 1];
+	unsigned char stack[256], *key = stack;
+	size_t kl = c->klen;
+
+	if (kl > sizeof stack && !(key = malloc(kl))) {
+		m->rc = CF_ENOMEM;
+		return;
+	}
+	memcpy(key, c->key, kl);
+	for (size_t i = 0; i < m->n; i++)
+		iter_seek(m->kids[i].it, key, kl);
+	rebuild(m);
+	if (key != stack)
+		free(key);
+}
+
 static void mg_next(struct iter *it)
 {
 	struct merge *m = (struct merge *)it;
 	size_t top;
 
+	if (m->back && !m->rc)
+		leave_back(m);
 	if (!m->nheap || m->rc)
 		return;
 	top = m->heap[0];
@@ -152,13 +204,13 @@ static int mg_valid(const struct iter *it)
 {
 	const struct merge *m = (const struct merge *)it;
 
-	return m->nheap > 0 && !m->rc;
+	return (m->nheap > 0 || m->back) && !m->rc;
 }
 
 static const unsigned char *mg_key(const struct iter *it, size_t *n)
 {
 	const struct merge *m = (const struct merge *)it;
-	const struct kid *k = &m->kids[m->heap[0]];
+	const struct kid *k = &m->kids[m->back ? m->back - 1 : m->heap[0]];
 
 	*n = k->klen;
 	return k->key;
@@ -168,7 +220,7 @@ static const unsigned char *mg_value(const struct iter *it, size_t *n)
 {
 	const struct merge *m = (const struct merge *)it;
 
-	return iter_value(m->kids[m->heap[0]].it, n);
+	return iter_value(m->kids[m->back ? m->back - 1 : m->heap[0]].it, n);
 }
 
 static int mg_status(const struct iter *it)
@@ -190,12 +242,12 @@ static int mg_pin(struct iter *it, struct iter_pin *p)
 {
 	struct merge *m = (struct merge *)it;
 
-	return iter_pin(m->kids[m->heap[0]].it, p);
+	return iter_pin(m->kids[m->back ? m->back - 1 : m->heap[0]].it, p);
 }
 
 static const struct iter_ops merge_ops = {
 	mg_seek_first, mg_seek, mg_next, mg_valid, mg_key, mg_value,
-	mg_status, mg_destroy, mg_pin,
+	mg_status, mg_destroy, mg_pin, mg_seek_lt,
 };
 
 struct iter *iter_merge(struct iter **children, size_t n)

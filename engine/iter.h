@@ -32,6 +32,9 @@ struct iter_ops {
 	void (*destroy)(struct iter *it);
 	/* NULL, or as iter_pin */
 	int (*pin)(struct iter *it, struct iter_pin *p);
+	/* as iter_seek_lt (NULL only in a test iterator that never steps
+	 * back) */
+	void (*seek_lt)(struct iter *it, const unsigned char *key, size_t n);
 };
 
 struct iter {
@@ -67,6 +70,16 @@ static inline void iter_destroy(struct iter *it)
 static inline int iter_pin(struct iter *it, struct iter_pin *p)
 {
 	return it->ops->pin ? it->ops->pin(it, p) : 0;
+}
+
+/* Positions at the last entry < key (an encoded ikey); key NULL: the
+ * last entry.  Invalid when there is none.  next() then goes on forward
+ * from there, as after a seek.  A reversed scan steps from row to row
+ * down with it (engine/read.c).  Every engine iterator has the op. */
+static inline void iter_seek_lt(struct iter *it, const unsigned char *k,
+				size_t n)
+{
+	it->ops->seek_lt(it, k, n);
 }
 
 /* A merging iterator over children[0..n) (ownership of the children

@@ -357,6 +357,28 @@ static struct node *find_ge(struct memstore *m, const unsigned char *key,
 	}
 }
 
+/* The last node < key (key NULL: the last node) at level 0, or NULL;
+ * for readers (a reversed scan). */
+static struct node *find_lt(struct memstore *m, const unsigned char *key,
+			    size_t klen)
+{
+	struct node *x = m->head, *last = NULL;
+	int level = atomic_load_explicit(&m->height, memory_order_relaxed) - 1;
+
+	for (;;) {
+		struct node *n = next_acq(x, level);
+		if (n && n != last &&
+		    (!key || ikey_cmp(node_key(n), n->klen, key, klen) < 0)) {
+			x = n;
+			continue;
+		}
+		if (level == 0)
+			return x == m->head ? NULL : x;
+		last = n;
+		level--;
+	}
+}
+
 /*
  * Does the key (kp, klen; row prefix kpfx) fall between the finger's
  * level-0 node and that node's successor?  The finger's node is the last
@@ -544,6 +566,13 @@ static void mi_seek(struct iter *it, const unsigned char *key, size_t n)
 	mi->cur = find_ge(mi->m, key, n);
 }
 
+static void mi_seek_lt(struct iter *it, const unsigned char *key, size_t n)
+{
+	struct miter *mi = (struct miter *)it;
+
+	mi->cur = find_lt(mi->m, key, n);
+}
+
 static void mi_next(struct iter *it)
 {
 	struct miter *mi = (struct miter *)it;
@@ -592,7 +621,7 @@ static void mi_destroy(struct iter *it)
  * for as long as it is open). */
 static const struct iter_ops miter_ops = {
 	mi_seek_first, mi_seek, mi_next, mi_valid, mi_key, mi_value,
-	mi_status, mi_destroy, NULL,
+	mi_status, mi_destroy, NULL, mi_seek_lt,
 };
 
 struct iter *memstore_iter(struct memstore *m)

@@ -829,6 +829,9 @@ struct sst_iter {
 	unsigned char *ra;
 	uint64_t ra_off;
 	size_t ra_len;
+	int back;		/* the last positioning was a seek_lt: the
+				 * blocks wanted next lie before, and a
+				 * read-ahead ends at the block's end */
 };
 
 /* A long scan reads this much of the file at a time: data blocks lie in
@@ -859,16 +862,18 @@ static int read_ahead(struct sst_iter *it, const struct handle *hd,
 		return block_read(it->s->f, hd->off, hd->size, b);
 	if (!it->ra_len || hd->off < it->ra_off ||
 	    end > it->ra_off + it->ra_len) {
+		uint64_t from = hd->off;
+		if (it->back)
+			from = end > READ_AHEAD ? end - READ_AHEAD : 0;
 		it->ra_len = 0;
 		if (!it->ra && !(it->ra = malloc(READ_AHEAD)))
 			return CF_ENOMEM;
-		rc = env_pread_some(it->s->f, it->ra, READ_AHEAD, hd->off,
-				    &got);
+		rc = env_pread_some(it->s->f, it->ra, READ_AHEAD, from, &got);
 		if (rc)
 			return rc;
-		if (got < end - hd->off)
+		if (got < end - from)
 			return CF_ECORRUPT;	/* the file ends early */
-		it->ra_off = hd->off;
+		it->ra_off = from;
 		it->ra_len = got;
 	}
 	return block_decode(it->ra + (hd->off - it->ra_off), hd->size, b);
@@ -945,6 +950,7 @@ static void it_seek_first(struct iter *base)
 	struct sst_iter *it = (struct sst_iter *)base;
 
 	it->status = CF_OK;
+	it->back = 0;
 	if (it->s->index.n == 0) {
 		drop_block(it);
 		return;
@@ -961,6 +967,7 @@ static void it_seek(struct iter *base, const unsigned char *key, size_t n)
 	size_t i;
 
 	it->status = CF_OK;
+	it->back = 0;
 	i = index_find(&it->s->index, key, n);
 	if (i == it->s->index.n) {
 		drop_block(it);
@@ -970,6 +977,35 @@ static void it_seek(struct iter *base, const unsigned char *key, size_t n)
 		return;
 	block_iter_seek(&it->bit, key, n);
 	skip_forward(it);
+}
+
+/* The entry before key lies in the block that would hold key, or is the
+ * last of an earlier block (an index key is its block's last key). */
+static void it_seek_lt(struct iter *base, const unsigned char *key, size_t n)
+{
+	struct sst_iter *it = (struct sst_iter *)base;
+	size_t i;
+
+	it->status = CF_OK;
+	it->back = 1;
+	i = key ? index_find(&it->s->index, key, n) : it->s->index.n;
+	if (i < it->s->index.n) {
+		if (load_block(it, i))
+			return;
+		block_iter_seek_lt(&it->bit, key, n);
+	} else {
+		drop_block(it);
+		it->bit.status = CF_OK;
+	}
+	while (!it->bit.valid && !it->bit.status && i > 0) {
+		if (load_block(it, --i))
+			return;
+		block_iter_seek_lt(&it->bit, NULL, 0);
+	}
+	if (it->bit.status)
+		it->status = it->bit.status;
+	if (!it->bit.valid)
+		drop_block(it);
 }
 
 static void it_next(struct iter *base)
@@ -1115,6 +1151,7 @@ static const struct iter_ops sst_iter_ops = {
 	.status = it_status,
 	.destroy = it_destroy,
 	.pin = it_pin,
+	.seek_lt = it_seek_lt,
 };
 
 struct iter *sst_iter(struct sst *s, int fill_cache)

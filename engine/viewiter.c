@@ -34,6 +34,7 @@ struct bounded {
 	struct iter *in;
 	const struct buf *lo, *hi;
 	int lo_set, hi_set;
+	int below;		/* a seek_lt went below lo: invalid */
 };
 
 static int b_in_range(const struct bounded *b)
@@ -41,7 +42,7 @@ static int b_in_range(const struct bounded *b)
 	size_t kl, rl;
 	const unsigned char *k, *row;
 
-	if (!iter_valid(b->in))
+	if (b->below || !iter_valid(b->in))
 		return 0;
 	if (!b->hi_set)
 		return 1;
@@ -67,6 +68,7 @@ static void b_seek(struct iter *it, const unsigned char *key, size_t n)
 	size_t rl;
 	const unsigned char *row = ikey_row(key, &rl);
 
+	b->below = 0;
 	if (b->lo_set && bytes_cmp(row, rl, b->lo->p, b->lo->len) < 0)
 		b_seek_lo(b);
 	else
@@ -77,15 +79,46 @@ static void b_seek_first(struct iter *it)
 {
 	struct bounded *b = (struct bounded *)it;
 
+	b->below = 0;
 	if (b->lo_set)
 		b_seek_lo(b);
 	else
 		iter_seek_first(b->in);
 }
 
+/* Below hi's first cell at most; nothing below lo. */
+static void b_seek_lt(struct iter *it, const unsigned char *key, size_t n)
+{
+	struct bounded *b = (struct bounded *)it;
+	size_t rl, kl;
+	const unsigned char *row, *k;
+
+	b->below = 0;
+	if (b->hi_set && (!key || (row = ikey_row(key, &rl),
+				   bytes_cmp(row, rl, b->hi->p,
+					     b->hi->len) >= 0))) {
+		unsigned char *tmp = malloc(b->hi->len + KEY_OVERHEAD);
+		if (!tmp)
+			abort();	/* out of memory on the read path */
+		iter_seek_lt(b->in, tmp, row_start_key(tmp, b->hi->p,
+							  b->hi->len));
+		free(tmp);
+	} else {
+		iter_seek_lt(b->in, key, n);
+	}
+	if (b->lo_set && iter_valid(b->in)) {
+		k = iter_key(b->in, &kl);
+		row = ikey_row(k, &rl);
+		b->below = bytes_cmp(row, rl, b->lo->p, b->lo->len) < 0;
+	}
+}
+
 static void b_next(struct iter *it)
 {
-	iter_next(((struct bounded *)it)->in);
+	struct bounded *b = (struct bounded *)it;
+
+	if (!b->below)
+		iter_next(b->in);
 }
 
 static int b_valid(const struct iter *it)
@@ -122,7 +155,7 @@ static int b_pin(struct iter *it, struct iter_pin *p)
 
 static const struct iter_ops bounded_ops = {
 	b_seek_first, b_seek, b_next, b_valid, b_key, b_value, b_status,
-	b_destroy, b_pin,
+	b_destroy, b_pin, b_seek_lt,
 };
 
 /* An iterator that is only an error: a read that needs an unreadable
@@ -140,6 +173,10 @@ static void e_seek(struct iter *it, const unsigned char *k, size_t n)
 	(void)n;
 }
 static void e_next(struct iter *it) { (void)it; }
+static void e_seek_lt(struct iter *it, const unsigned char *k, size_t n)
+{
+	e_seek(it, k, n);
+}
 static int e_valid(const struct iter *it) { (void)it; return 0; }
 static const unsigned char *e_kv(const struct iter *it, size_t *n)
 {
@@ -155,7 +192,7 @@ static void e_destroy(struct iter *it) { free(it); }
 
 static const struct iter_ops err_ops = {
 	e_seek_first, e_seek, e_next, e_valid, e_kv, e_kv, e_status,
-	e_destroy, NULL,
+	e_destroy, NULL, e_seek_lt,
 };
 
 struct iter *sfile_iter(struct sfile *f, int fill_cache)
@@ -186,6 +223,7 @@ struct iter *sfile_iter(struct sfile *f, int fill_cache)
 	b->hi = &f->hi;
 	b->lo_set = f->lo_set;
 	b->hi_set = f->hi_set;
+	b->below = 0;
 	return &b->it;
 }
 

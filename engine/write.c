@@ -709,6 +709,115 @@ out:
 	return rc;
 }
 
+/* The bytes of op's field at off (len) in batch b. */
+static const unsigned char *bop_bytes(const cf_batch *b, size_t off)
+{
+	return b->data.p + off;
+}
+
+static const unsigned char *bop_val(const cf_batch *b, const struct bop *o)
+{
+	return o->ext ? o->ext : b->data.p + o->val;
+}
+
+static int same_column(const cf_batch *b, const struct bop *x,
+		       const struct bop *y)
+{
+	return bytes_cmp(bop_bytes(b, x->fam), x->famlen, bop_bytes(b, y->fam),
+			 y->famlen) == 0 &&
+	       bytes_cmp(bop_bytes(b, x->qual), x->qlen, bop_bytes(b, y->qual),
+			 y->qlen) == 0;
+}
+
+/*
+ * Every column's new value is computed under the row's stripe (reads of
+ * the latest versions), then all are written as one batch: a reader sees
+ * all of them or none, as HBase's Append of several columns.  Memory:
+ * the new values together, plus one column's current value.
+ */
+int cf_table_append_row(cf_table *t, const void *row, size_t rowlen,
+			const cf_batch *cols)
+{
+	cf_batch out = { 0 };
+	struct buf cur = BUF_INIT;
+	unsigned char *done = NULL;
+	unsigned stripe;
+	int64_t now, ts;
+	int rc = CF_OK;
+
+	if (cols->n == 0)
+		rc = CF_EINVAL;
+	for (size_t i = 0; !rc && i < cols->n; i++) {
+		const struct bop *o = &cols->ops[i];
+		if (o->kind != BOP_PUT)
+			rc = CF_EINVAL;
+		else if (bytes_cmp(bop_bytes(cols, o->row), o->rowlen, row,
+				   rowlen) != 0)
+			rc = CF_EXDEV;
+		else if (!table_family(t, (const char *)bop_bytes(cols, o->fam),
+				       o->famlen)) {
+			cf_log(CF_LOG_WARN, "%s: no family '%.*s'", t->name,
+			       (int)o->famlen,
+			       (const char *)bop_bytes(cols, o->fam));
+			rc = CF_ENOTFOUND;
+		}
+	}
+	if (rc)
+		goto out;
+	rc = rmw_begin(t, row, rowlen,
+		       (const char *)bop_bytes(cols, cols->ops[0].fam),
+		       cols->ops[0].famlen, &stripe);
+	if (rc)
+		goto out;
+	if (!(done = calloc(cols->n, 1)))
+		rc = CF_ENOMEM;
+	now = env_now_ms();
+	for (size_t i = 0; !rc && i < cols->n; i++) {
+		const struct bop *o = &cols->ops[i];
+		if (done[i])
+			continue;
+		buf_reset(&cur);
+		ts = 0;
+		rc = table_get_latest(t, row, rowlen,
+				      (const char *)bop_bytes(cols, o->fam),
+				      o->famlen, bop_bytes(cols, o->qual),
+				      o->qlen, &cur, &ts);
+		if (rc == CF_ENOTFOUND)
+			rc = CF_OK;
+		/* a column named twice gets both, in order */
+		for (size_t j = i; !rc && j < cols->n; j++)
+			if (j == i || (!done[j] &&
+				       same_column(cols, o, &cols->ops[j]))) {
+				done[j] = 1;
+				rc = buf_append(&cur, bop_val(cols,
+							      &cols->ops[j]),
+						cols->ops[j].vlen);
+			}
+		if (!rc)
+			rc = cf_batch_put(&out, row, rowlen,
+					  (const char *)bop_bytes(cols, o->fam),
+					  o->famlen, bop_bytes(cols, o->qual),
+					  o->qlen, now > ts ? now : ts, cur.p,
+					  cur.len);
+	}
+	if (!rc)
+		rc = begin_write(t, &out);
+	if (!rc)
+		rc = apply_locked(t, &out);
+	rmw_end(t, stripe);
+	if (!rc) {
+		atomic_fetch_add(&t->st.appends, out.n);
+		atomic_fetch_add(&t->db->st.appends, out.n);
+	}
+out:
+	count_error(t, rc);
+	free(done);
+	free(out.ops);
+	buf_release(&out.data);
+	buf_release(&cur);
+	return rc;
+}
+
 int cf_table_increment(cf_table *t, const void *row, size_t rowlen,
 		       const char *fam, size_t famlen, const void *qual,
 		       size_t qlen, int64_t delta, int64_t *result)

@@ -17,6 +17,10 @@
  *   deleteall ROW FAM[:QUAL][@TS]         shell deleteall of a column
  *                                         or family
  *   incr ROW FAM:QUAL [DELTA]             Increment (alone in its write)
+ *   append ROW FAM:QUAL VALUE [FAM:QUAL VALUE ...]
+ *                                         Append of one or several
+ *                                         columns of ROW, atomic (alone
+ *                                         in its write)
  *   checkandput ROW FAM:QUAL EXPECT FAM2:QUAL2[@TS] VALUE
  *   checkanddelete ROW FAM:QUAL EXPECT [FAM2[:QUAL2]][@TS]
  *                                         CheckAndPut / CheckAndDelete
@@ -165,6 +169,7 @@ int fs_batch_write(cf_table *t, const char *p, size_t len, const char **why)
 	size_t lines = 0;
 	int64_t ts, delta = 0, res;
 	int rc, hasq, check = 0, incr = 0, applied = 0, oneline = 0;
+	int append = 0;
 	enum cf_delete_kind kind;
 
 	*why = "";
@@ -188,8 +193,9 @@ int fs_batch_write(cf_table *t, const char *p, size_t len, const char **why)
 			bad = "malformed escape in the row";
 			goto bad;
 		}
-		if (incr || oneline) {
+		if (incr || oneline || append) {
 			bad = incr ? "incr goes alone in its write" :
+			      append ? "append goes alone in its write" :
 			      "checkandput and checkanddelete go alone in "
 			      "their write";
 			goto bad;
@@ -278,6 +284,35 @@ int fs_batch_write(cf_table *t, const char *p, size_t len, const char **why)
 			rc = buf_append(&crow, row.p, row.len);
 			if (!rc)
 				rc = buf_append(&cqual, qual.p, qual.len);
+		} else if (IS(0, "append")) {
+			/* ROW then FAM:QUAL VALUE pairs; the puts carry the
+			 * data to append */
+			const char *q = tok[1] + tl[1], *end = p + j;
+			const char *pt[3];
+			size_t pl[3];
+			bad = "not 'append ROW FAM:QUAL VALUE [FAM:QUAL "
+			      "VALUE ...]' alone in its write, without @TS";
+			if (lines > 1 || nt < 4)
+				goto bad;
+			while (q < end) {
+				if (tokens(q + 1, (size_t)(end - q - 1), pt, pl,
+					   3) < 2 ||
+				    parse_col(t, pt[0], pl[0], &famlen, &hasq,
+					      &qual, &ts) || !hasq ||
+				    ts != CF_TS_NOW || pl[1] == 0 ||
+				    parse_val(pt[1], pl[1], &val))
+					goto bad;
+				rc = cf_batch_put(b, ROWP(row), row.len, pt[0],
+						  famlen, ROWP(qual), qual.len,
+						  CF_TS_NOW, ROWP(val),
+						  val.len);
+				if (rc)
+					goto bad;
+				rc = CF_EINVAL;
+				q = pt[1] + pl[1];
+			}
+			append = 1;
+			rc = buf_append(&crow, row.p, row.len);
 		} else if (IS(0, "checkandput") || IS(0, "checkanddelete")) {
 			/* ROW FAM:QUAL EXPECT REST: the check, then REST as
 			 * a put or delete line of ROW */
@@ -366,7 +401,11 @@ bad:
 	}
 	if (rc)
 		goto out;
-	if (incr) {
+	if (append) {
+		rc = cf_table_append_row(t, ROWP(crow), crow.len, b);
+		if (rc == CF_ETOOBIG)
+			*why = "append: a new value would pass max_value";
+	} else if (incr) {
 		rc = cf_table_increment(t, ROWP(crow), crow.len, cfam, cfamlen,
 					ROWP(cqual), cqual.len, delta, &res);
 		if (rc == CF_EINVAL)

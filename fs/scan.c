@@ -15,10 +15,16 @@
  *                                  delete markers as @Delete,
  *                                  @DeleteColumn, @DeleteFamily in
  *                                  the value's place; versions= ignored
+ *   reversed                       REVERSED => true: rows in descending
+ *                                  order (a row's cells as forward);
+ *                                  start= is then the greatest row
+ *                                  (inclusive), stop= the lower bound
+ *                                  (exclusive)
  *
  * Keys and values are escaped as names are (SPEC section 2).  A read
- * gives one line per cell, `ROW FAM:QUAL TS VALUE`, rows in key order,
- * cells as the engine orders them (family, qualifier, newest first).
+ * gives one line per cell, `ROW FAM:QUAL TS VALUE`, rows in key order
+ * (descending with reversed), cells as the engine orders them (family,
+ * qualifier, newest first).
  *
  * The result is produced while read: the scan advances as far as the
  * read needs and no further, so `head` of a huge table stops the work,
@@ -53,6 +59,7 @@ struct query {
 	int64_t ts[TS_MAX];
 	size_t nts;
 	int raw;
+	int reversed;
 };
 
 struct fs_scan {
@@ -119,6 +126,10 @@ static int param(struct query *q, const char *p, size_t len,
 	*what = "unknown parameter";
 	if (len == 3 && !memcmp(p, "raw", 3)) {
 		q->raw = 1;
+		return 0;
+	}
+	if (len == 8 && !memcmp(p, "reversed", 8)) {
+		q->reversed = 1;
 		return 0;
 	}
 	if (!eq)
@@ -296,6 +307,7 @@ static int scan_start(struct fs_scan *s)
 		o.prefix = q->prefix.p;
 		o.prefixlen = q->prefix.len;
 	}
+	o.reversed = q->reversed;
 	s->rows = 0;
 	s->done = 0;
 	return cf_scan_open(s->t, &o, &s->s);

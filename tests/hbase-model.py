@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """hbase-model.py MNT TABLE SEED OPS: drives table TABLE of a cellfs mount
 with OPS random HBase operations (cell files, .batch verbs, counters,
-flush and major compaction) and compares every read with an in-memory
+appends of several columns, flush and major compaction) and compares
+every read (cells, versions, scans forward and reversed) with an in-memory
 model of the engine's semantics (docs/engine.md "Versions and deletes":
 HBase with NEW_VERSION_BEHAVIOR, a delete masks only what was written
 before it).  Prints one line per mismatch and exits 1 on the first; 0
@@ -12,15 +13,19 @@ never comes back).  A put dies when a delete written after it covers it,
 when the same version is written again, or once VERSIONS puts with a
 higher timestamp are alive together.  Explicit timestamps are small
 (1000..6000), so a delete "at now" covers every one of them; counters
-live in family c, whose versions (at now) are compared by value only.
+live in family c, whose versions (at now) are compared by value only;
+so do the columns c:x, c:y, d:x, d:y that multi-column appends (at now)
+write, checked through a scan of them that must show all of one append
+or none.
 """
 import errno
 import os
 import random
 import sys
 
-SCHEMA = "f VERSIONS=3\ng VERSIONS=2\nc VERSIONS=1\n"
-VERSIONS = {"f": 3, "g": 2, "c": 1}
+SCHEMA = "f VERSIONS=3\ng VERSIONS=2\nc VERSIONS=1\nd VERSIONS=1\n"
+VERSIONS = {"f": 3, "g": 2, "c": 1, "d": 1}
+APPEND_COLS = ["c:x", "c:y", "d:x", "d:y"]
 ROWS = ["r0", "r1", "r2"]
 QUALS = ["a", "b"]
 TSS = [1000, 2000, 3000, 4000, 5000, 6000]
@@ -73,6 +78,7 @@ def run(mnt, table, seed, nops):
     t = os.path.join(mnt, table)
     m = Model()
     counters = {}  # (row, qual) -> int
+    appended = {}  # (row, "fam:qual") -> str, of APPEND_COLS
     log = []
 
     def batch(text):
@@ -99,17 +105,34 @@ def run(mnt, table, seed, nops):
             raise Mismatch("%s: got %r, model %r (after %s)" %
                            (what, got, want, "; ".join(log[-6:])))
 
+    def only_fg(got):
+        if not isinstance(got, str):
+            return got
+        return "".join(l for l in got.splitlines(True)
+                       if " c:" not in l and " d:" not in l)
+
+    def by_row(lines, reverse):
+        """lines of rows in key order -> rows reversed, a row's lines
+        kept in their order (HBase's reversed scan)"""
+        if not reverse:
+            return "".join(lines)
+        rows = []
+        for l in lines:
+            if rows and rows[-1][0].split(" ", 1)[0] == l.split(" ", 1)[0]:
+                rows[-1].append(l)
+            else:
+                rows.append([l])
+        return "".join("".join(r) for r in reversed(rows))
+
     def check_scan():
-        got = read(".scan/versions=9")
         want = []
         for (row, fam, qual, ts, val) in m.cells():
-            if fam == "c":
+            if fam in ("c", "d"):
                 continue
             want.append("%s %s:%s %d %s\n" % (row, fam, qual, ts, val))
-        lines = [l for l in got.splitlines(True) if " c:" not in l] \
-            if isinstance(got, str) else got
-        expect("scan versions=9", "".join(lines) if isinstance(got, str)
-               else got, "".join(want))
+        rev = rnd.random() < 0.5
+        q = "versions=9&reversed" if rev else "versions=9"
+        expect("scan " + q, only_fg(read(".scan/" + q)), by_row(want, rev))
 
     def check_cell(row, fam, qual):
         lt = m.latest(row, fam, qual)
@@ -134,33 +157,60 @@ def run(mnt, table, seed, nops):
         expect("counter %s/c:%s" % (row, q), got,
                "%d\n" % want if want is not None else errno.ENOENT)
 
+    def check_appended(row):
+        got = read(".scan/prefix=%s&column=c:x&column=c:y&column=d:x"
+                   "&column=d:y" % row)
+        if isinstance(got, str):
+            got = "".join(" ".join(l.split(" ")[i] for i in (0, 1, 3))
+                          for l in got.splitlines(True))
+        want = "".join("%s %s %s\n" % (row, c, appended[(row, c)])
+                       for c in APPEND_COLS if (row, c) in appended)
+        expect("appended columns of " + row, got, want)
+
     def check_filtered():
         ts = rnd.choice(TSS)
         val = rnd.choice(VALS)
+        lim = rnd.randint(1, 3)
         q = rnd.choice(["ts=%d&versions=9" % ts, "value=%s&versions=9" % val,
                         "column=f&versions=2", "time=2000,5000",
-                        "prefix=r1&versions=9&column=g"])
+                        "prefix=r1&versions=9&column=g",
+                        "reversed&start=r1&versions=9",
+                        "reversed&start=r2&stop=r0&column=g",
+                        "column=f&column=g&versions=9&reversed&limit=%d"
+                        % lim])
+        rev = "reversed" in q
+        if not rev and rnd.random() < 0.3:
+            q += "&reversed"
+            rev = True
         got = read(".scan/" + q)
         want = []
         for (row, fam, qual) in sorted(m.cols):
-            if fam == "c":
+            if fam in ("c", "d"):
                 continue
             vs = m.alive(row, fam, qual)
             if q.startswith("ts="):
                 vs = [p for p in vs if p[0] == ts]
             elif q.startswith("value="):
                 vs = [p for p in vs if p[1] == val]
-            elif q.startswith("column=f"):
+            elif q.startswith("column=f&versions=2"):
                 vs = vs[:2] if fam == "f" else []
             elif q.startswith("time="):
                 vs = [p for p in vs if 2000 <= p[0] < 5000][:1]
-            else:
+            elif q.startswith("prefix="):
                 vs = vs if row == "r1" and fam == "g" else []
+            elif q.startswith("reversed&start=r1"):
+                vs = vs if row <= "r1" else []
+            elif q.startswith("reversed&start=r2"):
+                vs = vs[:1] if "r0" < row <= "r2" and fam == "g" else []
             want += ["%s %s:%s %d %s\n" % (row, fam, qual, p[0], p[1])
                      for p in vs]
-        if isinstance(got, str):
-            got = "".join(l for l in got.splitlines(True) if " c:" not in l)
-        expect("scan " + q, got, "".join(want))
+        want = by_row(want, rev)
+        if "limit=" in q:
+            keep = sorted({l.split(" ", 1)[0] for l in
+                           want.splitlines()}, reverse=True)[:lim]
+            want = "".join(l for l in want.splitlines(True)
+                           if l.split(" ", 1)[0] in keep)
+        expect("scan " + q, only_fg(got), want)
 
     for i in range(nops):
         row = rnd.choice(ROWS)
@@ -168,7 +218,7 @@ def run(mnt, table, seed, nops):
         qual = rnd.choice(QUALS)
         ts = rnd.choice(TSS)
         val = rnd.choice(VALS)
-        op = rnd.randrange(20)
+        op = rnd.randrange(21)
         if op <= 3:
             log.append("put %s %s:%s@%d %s" % (row, fam, qual, ts, val))
             if op <= 1:
@@ -239,6 +289,9 @@ def run(mnt, table, seed, nops):
                 for k in list(counters):
                     if k[0] == row:
                         del counters[k]
+                for k in list(appended):
+                    if k[0] == row:
+                        del appended[k]
         elif op == 11:
             q = rnd.choice(QUALS)
             d = rnd.randint(-5, 9)
@@ -298,6 +351,18 @@ def run(mnt, table, seed, nops):
                 row, fam, qual, ts, val, row, fam)
             log.append("bad batch")
             expect("bad batch", batch(line), errno.EINVAL)
+        elif op == 17:
+            # HBase Append of several columns of one row, atomic
+            cols = [rnd.choice(APPEND_COLS)
+                    for _ in range(rnd.randint(1, 4))]
+            vals = [rnd.choice(VALS) for _ in cols]
+            line = "append %s %s" % (row, " ".join(
+                "%s %s" % cv for cv in zip(cols, vals)))
+            log.append(line)
+            expect(line, batch(line + "\n"), 0)
+            for c, v in zip(cols, vals):
+                appended[(row, c)] = appended.get((row, c), "") + v
+            check_appended(row)
         elif op == 16 and rnd.random() < 0.3:
             w = rnd.choice(["flush", "major_compact", "compact"])
             log.append(w)
@@ -314,6 +379,7 @@ def run(mnt, table, seed, nops):
             check_filtered()
     check_scan()
     for row in ROWS:
+        check_appended(row)
         for q in QUALS:
             check_counter(row, q)
 

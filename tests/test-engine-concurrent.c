@@ -118,12 +118,34 @@ static void *reader(void *arg)
 			struct cf_scan_opts so = { .read = CF_READ_OPTS_INIT };
 			cf_scanner *s;
 			const cf_row *row;
-			so.prefix = "w1-";
+			char last[32] = "";
+			size_t lastlen = 0, kl;
+			const unsigned char *key;
+			/* w2- rows lie on both sides of a split; a reversed
+			 * scan crosses it downward */
+			so.prefix = rand_r(&seed) % 2 ? "w1-" : "w2-";
 			so.prefixlen = 3;
+			so.reversed = (int)(rand_r(&seed) % 2);
 			if (cf_scan_open(t, &so, &s) == CF_OK) {
-				while (cf_scan_next(s, &row) == CF_OK && row)
+				while (cf_scan_next(s, &row) == CF_OK && row) {
+					int c;
 					if (!check_row(row))
 						atomic_fetch_add(&failures, 1);
+					key = cf_row_key(row, &kl);
+					c = memcmp(key, last, kl < lastlen ? kl
+						   : lastlen);
+					c = c ? c : (kl > lastlen) -
+						    (kl < lastlen);
+					if (lastlen && (so.reversed ? c >= 0
+								    : c <= 0)) {
+						diag("scan rows out of order");
+						atomic_fetch_add(&failures, 1);
+					}
+					if (kl < sizeof last) {
+						memcpy(last, key, kl);
+						lastlen = kl;
+					}
+				}
 				cf_scan_close(s);
 			}
 		}

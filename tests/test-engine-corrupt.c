@@ -167,7 +167,7 @@ int main(void)
 	char first_saved[4200];
 	int good, errs, wrong, rc;
 
-	plan(19);
+	plan(20);
 	dir = tap_tmpdir("corrupt");
 	cf_options_default(&o);
 	o.background = 0;
@@ -222,6 +222,14 @@ int main(void)
 		cf_scan_close(s);
 		is_int(rc, CF_ECORRUPT, "a scan over it fails (after %d rows)",
 		       n);
+		so.reversed = 1;
+		n = 0;
+		cf_scan_open(t, &so, &s);
+		while ((rc = cf_scan_next(s, &row)) == CF_OK && row)
+			n++;
+		cf_scan_close(s);
+		is_int(rc, CF_ECORRUPT, "a reversed scan over it fails too "
+		       "(after %d rows)", n);
 	}
 	cf_table_close(t);
 	cf_db_close(db);

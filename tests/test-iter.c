@@ -406,7 +406,7 @@ static void fi_destroy(struct iter *it)
 
 static const struct iter_ops fail_ops = {
 	fi_seek_first, fi_seek, fi_next, fi_valid, fi_key, fi_value,
-	fi_status, fi_destroy, NULL,
+	fi_status, fi_destroy, NULL, NULL,
 };
 
 static struct iter *failiter_new_rc(const struct ent *e, size_t n, size_t k,

@@ -8,8 +8,10 @@
  * DIR/data through the engine, flushes them, and times (best of ROUNDS,
  * default 3) a scan of every row with cf_scan_next; then mounts DIR/data
  * at DIR/mnt with CELLFS_BINARY and times reading DIR/mnt/s/.scan/all to
- * its end in 128 KiB reads.  Prints cells/s of both and their ratio.  A
- * measurement, not a test; DIR must not be mounted.
+ * its end in 128 KiB reads.  The same for a reversed scan (HBase
+ * REVERSED => true; cf_scan_opts.reversed, T/.scan/reversed).  Prints
+ * cells/s of each and the ratios mount / engine.  A measurement, not a
+ * test; DIR must not be mounted.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -74,7 +76,7 @@ static void load(cf_db *db, uint64_t n, size_t vbytes)
 	free(val);
 }
 
-static double engine_scan(cf_db *db, uint64_t *cells)
+static double engine_scan(cf_db *db, int reversed, uint64_t *cells)
 {
 	struct cf_scan_opts o;
 	const cf_row *r;
@@ -86,6 +88,7 @@ static double engine_scan(cf_db *db, uint64_t *cells)
 	memset(&o, 0, sizeof o);
 	o.read.max_ts = INT64_MAX;
 	o.read.max_versions = 1;
+	o.reversed = reversed;
 	*cells = 0;
 	if ((rc = cf_table_open(db, "s", &t)))
 		die("open", rc);
@@ -128,8 +131,8 @@ int main(int argc, char **argv)
 	uint64_t n = 200000, cells;
 	size_t vbytes = 16;
 	int rounds = 3, c, i, rc;
-	double best_e = 1e9, best_m = 1e9, s;
-	char data[4096], mnt[4096], file[4200];
+	double best_e = 1e9, best_m = 1e9, best_er = 1e9, best_mr = 1e9, s;
+	char data[4096], mnt[4096], file[4200], rfile[4200];
 	cf_db *db;
 	pid_t pid;
 
@@ -151,6 +154,7 @@ int main(int argc, char **argv)
 	snprintf(data, sizeof data, "%s/data", argv[optind + 1]);
 	snprintf(mnt, sizeof mnt, "%s/mnt", argv[optind + 1]);
 	snprintf(file, sizeof file, "%s/s/.scan/all", mnt);
+	snprintf(rfile, sizeof rfile, "%s/s/.scan/reversed", mnt);
 	mkdir(argv[optind + 1], 0755);
 	mkdir(mnt, 0755);
 	cf_options_default(&o);
@@ -158,10 +162,14 @@ int main(int argc, char **argv)
 		die("open", rc);
 	load(db, n, vbytes);
 	for (i = 0; i < rounds; i++) {
-		s = engine_scan(db, &cells);
+		s = engine_scan(db, 0, &cells);
 		if (cells != n)
 			die("engine scan: wrong count", CF_EINVAL);
 		best_e = s < best_e ? s : best_e;
+		s = engine_scan(db, 1, &cells);
+		if (cells != n)
+			die("engine reversed scan: wrong count", CF_EINVAL);
+		best_er = s < best_er ? s : best_er;
 	}
 	cf_db_close(db);
 
@@ -184,6 +192,11 @@ int main(int argc, char **argv)
 			fprintf(stderr, "scan_bench: mount scan: %" PRIu64
 				" lines\n", cells);
 		best_m = s < best_m ? s : best_m;
+		s = mount_scan(rfile, &cells);
+		if (cells != n)
+			fprintf(stderr, "scan_bench: mount reversed scan: %"
+				PRIu64 " lines\n", cells);
+		best_mr = s < best_mr ? s : best_mr;
 	}
 	if (fork() == 0) {
 		execlp("fusermount3", "fusermount3", "-u", mnt, (char *)NULL);
@@ -198,6 +211,11 @@ int main(int argc, char **argv)
 	       (double)n / best_e);
 	printf("%-22s %10.3f %12.0f\n", "mount T/.scan/all", best_m,
 	       (double)n / best_m);
+	printf("%-22s %10.3f %12.0f\n", "engine reversed", best_er,
+	       (double)n / best_er);
+	printf("%-22s %10.3f %12.0f\n", "mount .scan/reversed", best_mr,
+	       (double)n / best_mr);
 	printf("%-22s %10.2f\n", "mount / engine", best_e / best_m);
+	printf("%-22s %10.2f\n", "reversed: mount/engine", best_er / best_mr);
 	return 0;
 }
