@@ -29,7 +29,7 @@ struct env_file;
 enum block_type { BLOCK_RAW = 0, BLOCK_SNAPPY = 1, BLOCK_ZSTD = 2 };
 /* The zstd level data blocks are written at (docs/performance.md has the
  * measurements that chose it). */
-#define BLOCK_ZSTD_LEVEL 3
+#define BLOCK_ZSTD_LEVEL 1
 
 /* --- building --------------------------------------------------------- */
 
