@@ -21,12 +21,12 @@ SANFLAGS := -fsanitize=$(SANITIZE) -fno-sanitize-recover=all \
 OPT := -O1 -g
 endif
 
-PKGS := fuse3 sqlite3 snappy
+PKGS := fuse3 sqlite3 snappy libzstd
 CPPFLAGS = -I. -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 \
 	$(shell pkg-config --cflags fuse3 2>/dev/null)
 CFLAGS = -std=c11 $(OPT) $(WARN) $(SANFLAGS) -pthread -MMD -MP
 LDFLAGS = $(SANFLAGS) -pthread
-LIBS = -lsqlite3 -lsnappy -lpcre2-8 -ljansson -lm
+LIBS = -lsqlite3 -lsnappy -lzstd -lpcre2-8 -ljansson -lm
 NET_LIBS = -lmicrohttpd -lz
 FUSE_LIBS = $(shell pkg-config --libs fuse3 2>/dev/null)
 
@@ -53,14 +53,16 @@ FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=$(B)/tests/fuzz/%)
 DAEMON := $(if $(wildcard $(FS_MAIN)),$(B)/cellfs)
 FSCK := $(if $(wildcard $(FSCK_MAIN)),$(B)/cellfs-fsck)
 
-# Debian packages the build, the tests and the benchmarks need (python3:
+# Debian packages the build, the tests and the benchmarks need (libzstd-dev:
+# the COMPRESSION=ZSTD block codec; python3:
 # t1210 plays systemd's notify socket; man-db: t1240 renders the man
 # pages).  promtool (package prometheus, ~100 MB) is used by t1200 only
 # when present.
 DEBS := build-essential pkg-config libfuse3-dev fuse3 libsnappy-dev \
 	libsqlite3-dev sqlite3 sharness rsync tar attr gnuplot-nox \
 	libleveldb-dev librocksdb-dev liblmdb-dev libpcre2-dev cmake curl \
-	python3 man-db libmicrohttpd-dev libjansson-dev zlib1g-dev
+	python3 man-db libmicrohttpd-dev libjansson-dev zlib1g-dev \
+	libzstd-dev
 # Only `make fuzz` needs these (clang and libFuzzer's runtime): make check
 # runs the fuzz targets over their corpus with a plain driver instead.
 FUZZ_DEBS := clang libclang-rt-14-dev

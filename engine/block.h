@@ -25,7 +25,11 @@ struct env_file;
 #define BLOCK_TRAILER 5		/* u8 compression type, u32le masked crc */
 #define BLOCK_RESTART_INTERVAL 16
 
-enum block_type { BLOCK_RAW = 0, BLOCK_SNAPPY = 1 };
+/* The trailer's type byte; the same numbers as enum cf_compression. */
+enum block_type { BLOCK_RAW = 0, BLOCK_SNAPPY = 1, BLOCK_ZSTD = 2 };
+/* The zstd level data blocks are written at (docs/performance.md has the
+ * measurements that chose it). */
+#define BLOCK_ZSTD_LEVEL 1
 
 /* --- building --------------------------------------------------------- */
 
@@ -61,8 +65,8 @@ int block_builder_finish(struct block_builder *b, const unsigned char **p,
 
 /*
  * Appends the stored form of the raw block [raw, raw+n) to out: the bytes,
- * snappy-compressed when compression is BLOCK_SNAPPY and that saves at
- * least 1/8, then the trailer.  *stored gets the size without the trailer
+ * compressed with snappy (BLOCK_SNAPPY) or zstd (BLOCK_ZSTD) when that is
+ * the compression asked for and it saves at least 1/8, then the trailer.  *stored gets the size without the trailer
  * (what a block handle records).  CF_ENOMEM.
  */
 int block_seal(const unsigned char *raw, size_t n, int compression,
@@ -88,7 +92,7 @@ struct block {
  * Reads the block stored at [off, off+size) plus its trailer from f,
  * checks the checksum, decompresses, and checks the restart array.  *out
  * is owned by the caller (block_free).  CF_EIO, CF_ENOMEM, CF_ECORRUPT
- * (checksum, unknown type, bad snappy data, bad restart array, or the
+ * (checksum, unknown type, bad snappy or zstd data, bad restart array, or the
  * file ends early).
  */
 int block_read(struct env_file *f, uint64_t off, uint64_t size,

@@ -91,7 +91,9 @@ int cf_db_compact(cf_db *db, int major);
 
 /* --- families and tables ---------------------------------------------- */
 
-enum cf_compression { CF_COMPRESS_NONE = 0, CF_COMPRESS_SNAPPY = 1 };
+enum cf_compression {
+	CF_COMPRESS_NONE = 0, CF_COMPRESS_SNAPPY = 1, CF_COMPRESS_ZSTD = 2
+};
 enum cf_bloom { CF_BLOOM_NONE = 0, CF_BLOOM_ROW = 1, CF_BLOOM_ROWCOL = 2 };
 
 struct cf_family {

@@ -964,7 +964,7 @@ static int check_families(const struct cf_family *fams, size_t n)
 		if (!cf_family_name_valid(f->name, strlen(f->name)) ||
 		    f->versions < 1 || f->min_versions < 0 ||
 		    f->min_versions > f->versions || f->ttl < 1 ||
-		    f->compression < 0 || f->compression > 1 ||
+		    f->compression < 0 || f->compression > 2 ||
 		    f->bloom < 0 || f->bloom > 2 || f->blocksize < 1024)
 			return CF_EINVAL;
 		for (size_t j = 0; j < i; j++)

@@ -28,7 +28,7 @@ void cf_family_default(struct cf_family *f, const char *name)
 }
 
 static const char *const bloom_names[] = { "NONE", "ROW", "ROWCOL" };
-static const char *const comp_names[] = { "NONE", "SNAPPY" };
+static const char *const comp_names[] = { "NONE", "SNAPPY", "ZSTD" };
 
 int cf_family_format(const struct cf_family *f, struct buf *out)
 {
@@ -44,7 +44,8 @@ int cf_family_format(const struct cf_family *f, struct buf *out)
 			  "BLOOMFILTER=%s BLOCKSIZE=%u IN_MEMORY=%s",
 			  f->name, f->versions, f->min_versions, ttl,
 			  f->keep_deleted ? "TRUE" : "FALSE",
-			  comp_names[f->compression & 1],
+			  comp_names[f->compression >= 0 && f->compression <= 2 ?
+				     f->compression : 0],
 			  bloom_names[f->bloom >= 0 && f->bloom <= 2 ?
 				      f->bloom : 0],
 			  f->blocksize, f->in_memory ? "TRUE" : "FALSE");
@@ -182,6 +183,8 @@ int cf_family_parse(const char *line, size_t len, struct cf_family *f,
 		} else if (word_is(w, kl, "COMPRESSION")) {
 			if (word_is(val, vl, "SNAPPY"))
 				f->compression = CF_COMPRESS_SNAPPY;
+			else if (word_is(val, vl, "ZSTD"))
+				f->compression = CF_COMPRESS_ZSTD;
 			else if (word_is(val, vl, "NONE"))
 				f->compression = CF_COMPRESS_NONE;
 			else

@@ -447,7 +447,8 @@ int sst_builder_open(const char *path, const struct sst_build_opts *o,
 
 	*out = NULL;
 	if ((o->compression != CF_COMPRESS_NONE &&
-	     o->compression != CF_COMPRESS_SNAPPY) ||
+	     o->compression != CF_COMPRESS_SNAPPY &&
+	     o->compression != CF_COMPRESS_ZSTD) ||
 	    (o->bloom != CF_BLOOM_NONE && o->bloom != CF_BLOOM_ROW &&
 	     o->bloom != CF_BLOOM_ROWCOL) ||
 	    o->bloom_bits < 0 || o->bloom_bits > MAX_BLOOM_BITS)

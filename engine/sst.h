@@ -3,7 +3,7 @@
  *
  * A store file holds the cells of one family of one region in ikey order:
  * data blocks with key prefix compression and restart points, each
- * optionally snappy-compressed and always checksummed; a bloom filter over
+ * optionally snappy- or zstd-compressed and always checksummed; a bloom filter over
  * rows (or rows+qualifiers); a meta block (key range, time range, sequence
  * range, cell count); an index block; a fixed footer.
  *

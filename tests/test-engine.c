@@ -162,6 +162,17 @@ int main(void)
 			       &why), CF_OK, "a schema line parses");
 	ok(fams[0].versions == 3 && fams[0].ttl == 86400 &&
 	   fams[0].bloom == CF_BLOOM_ROW, "named settings set, others default");
+	is_int(cf_family_parse("z COMPRESSION=zstd", 18, &fams[1], &why),
+	       CF_OK, "COMPRESSION=zstd parses (any case)");
+	is_int(fams[1].compression, CF_COMPRESS_ZSTD, "as CF_COMPRESS_ZSTD");
+	buf_reset(&b);
+	cf_family_format(&fams[1], &b);
+	buf_putc(&b, 0);
+	ok(strstr((const char *)b.p, " COMPRESSION=ZSTD ") != NULL,
+	   "and is spelled COMPRESSION=ZSTD");
+	is_int(cf_family_parse("z COMPRESSION=LZ4", 17, &fams[1], &why),
+	       CF_EINVAL, "an unknown compression is refused");
+	is_str(why, "bad setting value", "saying why");
 	is_int(cf_family_parse("x VERSIONS=0", 12, &fams[1], &why), CF_EINVAL,
 	       "VERSIONS=0 is refused");
 	is_int(cf_family_parse("x FOO=1", 7, &fams[1], &why), CF_EINVAL,

@@ -1,7 +1,7 @@
 /*
  * test-sst.c: store files (engine/sst.h, docs/sst_format.md): builder and
  * reader round trips (0, 1, 20k and 200k entries, values up to 1 MiB,
- * both compressions, every bloom kind), seeks to and between every key,
+ * every compression, every bloom kind), seeks to and between every key,
  * exact meta, bloom false negatives (none) and false positives (< 2%),
  * block cache use, corruption anywhere detected (never wrong data),
  * sst_verify offsets, refused keys, injected write errors, obsolete
@@ -23,6 +23,7 @@
 #include "tests/tap.h"
 #include "util/buf.h"
 #include "util/coding.h"
+#include "util/crc32c.h"
 #include "util/env.h"
 #include "util/err.h"
 
@@ -480,6 +481,20 @@ static void test_seal(void)
 	out.len = 0;
 	block_seal(raw, 4096, BLOCK_RAW, &out, &stored);
 	is_int(stored, 4096, "compression off: stored raw");
+	/* zstd: noise stays raw, a compressible block is a zstd frame */
+	for (size_t i = 0; i < 4096; i += 8)
+		enc_u64le(raw + i, mix(seed + i));
+	out.len = 0;
+	is_int(block_seal(raw, 4096, BLOCK_ZSTD, &out, &stored), CF_OK,
+	       "zstd: seal noise");
+	is_int(stored, 4096, "zstd: noise is stored raw");
+	is_int(out.p[4096], BLOCK_RAW, "zstd: noise has type byte 0");
+	memset(raw, 0, 4096 / 4);
+	out.len = 0;
+	block_seal(raw, 4096, BLOCK_ZSTD, &out, &stored);
+	is_int(out.p[stored], BLOCK_ZSTD, "zstd: saving over 1/8: type 2");
+	ok(stored <= 4096 - 4096 / 8, "zstd: stored %zu bytes", stored);
+	is_int(dec_u32le(out.p), 0xFD2FB528u, "zstd: a zstd frame (magic)");
 	free(raw);
 	buf_release(&out);
 }
@@ -818,9 +833,10 @@ static void test_corruption(void)
  * or reads return correct entries and then CF_ECORRUPT; sst_verify
  * always refuses.
  */
-static void test_every_byte(void)
+static void test_every_byte(int compression)
 {
-	const char *path = path_of("every.sst");
+	const char *path = path_of(compression == CF_COMPRESS_ZSTD ?
+				   "every-zstd.sst" : "every.sst");
 	struct ds d;
 	struct sst_meta m;
 	struct sst *s;
@@ -829,7 +845,7 @@ static void test_every_byte(void)
 	int rc;
 
 	ds_make(&d, 60, 0);
-	if (build(path, &d, CF_COMPRESS_SNAPPY, CF_BLOOM_ROWCOL, 512, &m))
+	if (build(path, &d, compression, CF_BLOOM_ROWCOL, 512, &m))
 		bail("cannot build %s", path);
 	sst_meta_release(&m);
 	size = file_size(path);
@@ -850,12 +866,141 @@ static void test_every_byte(void)
 			missed_verify++;
 		flip(path, off);
 	}
-	is_int(missed_open, 0, "each of %llu byte flips: open or read says "
-	       "CF_ECORRUPT", (unsigned long long)size);
+	is_int(missed_open, 0, "%s: each of %llu byte flips: open or read "
+	       "says CF_ECORRUPT", compression == CF_COMPRESS_ZSTD ? "zstd" :
+	       "snappy", (unsigned long long)size);
 	is_int(wrong, 0, "no flip yields wrong data");
 	is_int(missed_verify, 0, "sst_verify catches every flip at or "
 	       "before its offset");
 	ds_free(&d);
+}
+
+/* The trailer a block of n stored bytes of type t gets (block.c's). */
+static void seal_as(unsigned char *p, size_t n, unsigned char t)
+{
+	p[n] = t;
+	enc_u32le(p + n + 1,
+		  crc32c_mask(crc32c_extend(crc32c(p, n), &t, 1)));
+}
+
+/*
+ * A zstd block whose checksum is right but whose frame is not (a writer
+ * bug, or a crafted file): block_decode says CF_ECORRUPT, never crashes,
+ * never returns a block other than the one sealed.
+ */
+static void test_zstd_frames(void)
+{
+	struct block_builder bb;
+	struct buf out = BUF_INIT, mod = BUF_INIT;
+	const unsigned char *raw;
+	size_t n, stored, bad = 0, same = 0, nflip = 0;
+	struct block *b;
+	char key[32], val[64];
+
+	block_builder_init(&bb, BLOCK_RESTART_INTERVAL);
+	for (int i = 0; i < 400; i++) {
+		unsigned char k[64];
+		struct ikey ik = { 0 };
+		int kl = snprintf(key, sizeof key, "row%06d", i);
+		int vl = snprintf(val, sizeof val, "value %d of many", i * 7);
+		ik.row = (const unsigned char *)key;
+		ik.rowlen = (size_t)kl;
+		ik.fam = (const unsigned char *)"f";
+		ik.famlen = 1;
+		ik.ts = 1000;
+		ik.type = KT_PUT;
+		ik.seq = (uint64_t)i + 1;
+		block_builder_add(&bb, k, ikey_encode(k, &ik), val,
+				  (size_t)vl);
+	}
+	if (block_builder_finish(&bb, &raw, &n) ||
+	    block_seal(raw, n, BLOCK_ZSTD, &out, &stored))
+		bail("cannot build a zstd block");
+	is_int(out.p[stored], BLOCK_ZSTD, "zstd frame block: %zu -> %zu "
+	       "bytes", n, stored);
+	is_int(block_decode(out.p, stored, &b), CF_OK, "zstd block decodes");
+	if (b) {
+		ok(b->size == n && memcmp(b->data, raw, n) == 0,
+		   "to the raw block, byte for byte");
+		block_free(b);
+	}
+	/* truncated frames, each with a right checksum */
+	for (size_t cut = 0; cut < stored; cut += 1 + cut / 8) {
+		buf_reset(&mod);
+		buf_append(&mod, out.p, cut);
+		buf_reserve(&mod, BLOCK_TRAILER);
+		seal_as(mod.p, cut, BLOCK_ZSTD);
+		if (block_decode(mod.p, cut, &b) != CF_ECORRUPT)
+			bad++;
+		block_free(b);
+	}
+	is_int(bad, 0, "every truncated frame: CF_ECORRUPT");
+	/* bytes after the frame */
+	buf_reset(&mod);
+	buf_append(&mod, out.p, stored);
+	buf_append(&mod, "junk", 4);
+	buf_reserve(&mod, BLOCK_TRAILER);
+	seal_as(mod.p, stored + 4, BLOCK_ZSTD);
+	is_int(block_decode(mod.p, stored + 4, &b), CF_ECORRUPT,
+	       "bytes after the frame: CF_ECORRUPT");
+	block_free(b);
+	/* a raw block labelled zstd, and snappy labelled zstd */
+	buf_reset(&mod);
+	buf_append(&mod, raw, n);
+	buf_reserve(&mod, BLOCK_TRAILER);
+	seal_as(mod.p, n, BLOCK_ZSTD);
+	is_int(block_decode(mod.p, n, &b), CF_ECORRUPT,
+	       "raw bytes with type zstd: CF_ECORRUPT");
+	block_free(b);
+	/* a valid frame of something that is not a block */
+	buf_reset(&mod);
+	if (block_seal((const unsigned char *)"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+		       "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", 64, BLOCK_ZSTD,
+		       &mod, &n) || mod.p[n] != BLOCK_ZSTD)
+		bail("cannot seal a string");
+	is_int(block_decode(mod.p, n, &b), CF_ECORRUPT,
+	       "a frame of a non-block: CF_ECORRUPT (restart array)");
+	block_free(b);
+	/* every bit flip of the frame, checksum fixed up: corrupt, or a
+	 * block that block_from_raw accepted (zstd frames carry no checksum
+	 * of their own here: the trailer is the check) */
+	for (size_t off = 0; off < stored; off++) {
+		for (int bit = 0; bit < 8; bit += 3) {
+			int rc;
+			buf_reset(&mod);
+			buf_append(&mod, out.p, stored);
+			buf_reserve(&mod, BLOCK_TRAILER);
+			mod.p[off] ^= (unsigned char)(1u << bit);
+			seal_as(mod.p, stored, BLOCK_ZSTD);
+			rc = block_decode(mod.p, stored, &b);
+			nflip++;
+			if (rc == CF_OK) {
+				struct block_iter it;
+				same += b->size == n &&
+					memcmp(b->data, raw, n) == 0;
+				block_iter_init(&it);
+				block_iter_set(&it, b);
+				for (block_iter_seek_first(&it); it.valid;
+				     block_iter_next(&it))
+					;
+				block_iter_release(&it);
+				block_free(b);
+			} else if (rc != CF_ECORRUPT) {
+				bad++;
+			}
+		}
+	}
+	is_int(bad, 0, "%zu bit flips with a fixed-up checksum: CF_OK or "
+	       "CF_ECORRUPT, no crash (%zu decoded to the same block)",
+	       nflip, same);
+	/* the real check: a flip without fixing the checksum */
+	out.p[stored / 2] ^= 1;
+	is_int(block_decode(out.p, stored, &b), CF_ECORRUPT,
+	       "a flipped byte: the trailer's checksum says CF_ECORRUPT");
+	block_free(b);
+	buf_release(&mod);
+	buf_release(&out);
+	block_builder_release(&bb);
 }
 
 static void test_faults(void)
@@ -1281,13 +1426,24 @@ int main(void)
 	   "snappy makes the file smaller (%llu vs %llu bytes)",
 	   (unsigned long long)file_size(path_of("small-snappy.sst")),
 	   (unsigned long long)file_size(path_of("small-none.sst")));
+	round_trip("small-zstd.sst", 20000, 1, CF_COMPRESS_ZSTD,
+		   CF_BLOOM_ROW, 1024, 1);
+	ok(file_size(path_of("small-zstd.sst")) <
+	   file_size(path_of("small-snappy.sst")),
+	   "zstd makes the file smaller than snappy (%llu vs %llu bytes)",
+	   (unsigned long long)file_size(path_of("small-zstd.sst")),
+	   (unsigned long long)file_size(path_of("small-snappy.sst")));
+	round_trip("big-zstd.sst", BIG_N / 4, 1, CF_COMPRESS_ZSTD,
+		   CF_BLOOM_ROWCOL, 4096, SANITIZED ? 3 * SANITIZED : 1);
 	round_trip("big-row.sst", BIG_N, 1, CF_COMPRESS_SNAPPY, CF_BLOOM_ROW,
 		   4096, SANITIZED ? 3 * SANITIZED : 1);
 	round_trip("big-rowcol.sst", BIG_N, 1, CF_COMPRESS_NONE,
 		   CF_BLOOM_ROWCOL, 0, SANITIZED ? 5 * SANITIZED : 1);
 	test_refused_keys();
 	test_corruption();
-	test_every_byte();
+	test_zstd_frames();
+	test_every_byte(CF_COMPRESS_SNAPPY);
+	test_every_byte(CF_COMPRESS_ZSTD);
 	test_faults();
 	test_index_tags();
 	test_cache_use();

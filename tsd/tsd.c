@@ -51,6 +51,9 @@ static int create_tables(tsd *t, int *uid_created)
 	else if (rc != CF_EEXIST)
 		return rc;
 	cf_family_default(&f[0], "t");
+	/* compacted OpenTSDB rows take 4.7 bytes a point under snappy, 3.8
+	 * under zstd (docs/performance.md) */
+	f[0].compression = CF_COMPRESS_ZSTD;
 	rc = cf_table_create(t->db, TSD_TABLE_DATA, f, 1);
 	return rc == CF_EEXIST ? CF_OK : rc;
 }

@@ -1,7 +1,8 @@
 /*
  * tsd_put_bench.c: the time-series benchmark of issue #6, through a mount.
  *
- *   tsd_put_bench [-n POINTS] [-s SERIES] [-b BYTES] [-p PID] MNT DATADIR
+ *   tsd_put_bench [-n POINTS] [-s SERIES] [-b BYTES] [-p PID] [-c COMP]
+ *                 MNT DATADIR
  *
  * MNT is a mounted cellfs whose data directory is DATADIR (tsd_put_bench.sh
  * makes both).  Three phases:
@@ -28,6 +29,11 @@
  * With -p PID (the daemon's), each phase also shows the CPU time the
  * daemon spent (user + system, /proc/PID/stat) and the points per
  * daemon CPU second, which a loaded machine disturbs less than wall time.
+ *
+ * With -c COMP (NONE, SNAPPY or ZSTD), the tsdb table is made first with
+ * the family line "t COMPRESSION=COMP" (mkdir MNT/tsdb, then its
+ * .schema), so the same data can be measured under each block codec;
+ * without it, tsd/ makes the table with its own settings.
  *
  * Prints a table with the issue's target beside each figure.  A
  * measurement, not a test: it exits non-zero only if something fails.
@@ -297,10 +303,12 @@ int main(int argc, char **argv)
 {
 	long npoints = 10000000, nseries = 1000;
 	size_t bufsize = 1 << 20;
+	const char *comp = NULL;
 	int opt;
 
-	while ((opt = getopt(argc, argv, "n:s:b:p:")) != -1) {
+	while ((opt = getopt(argc, argv, "n:s:b:p:c:")) != -1) {
 		switch (opt) {
+		case 'c': comp = optarg; break;
 		case 'p': daemon_pid = atol(optarg); break;
 		case 'n': npoints = atol(optarg); break;
 		case 's': nseries = atol(optarg); break;
@@ -313,12 +321,27 @@ int main(int argc, char **argv)
 	    bufsize < 256) {
 usage:
 		fprintf(stderr, "usage: %s [-n POINTS] [-s SERIES] [-b BYTES] "
-			"[-p PID] MNT DATADIR\n", argv[0]);
+			"[-p PID] [-c COMP] MNT DATADIR\n", argv[0]);
 		return 2;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	mnt = argv[optind];
 	datadir = argv[optind + 1];
+	if (comp) {
+		char path[4096], line[256];
+		snprintf(path, sizeof path, "%s/tsdb", mnt);
+		if (mkdir(path, 0755))
+			die(path);
+		snprintf(path, sizeof path, "%s/tsdb/.schema", mnt);
+		snprintf(line, sizeof line, "t COMPRESSION=%s\n", comp);
+		int fd = open(path, O_WRONLY | O_TRUNC);
+		if (fd < 0)
+			die(path);
+		write_all(fd, line, strlen(line));
+		if (close(fd))
+			die(path);
+		printf("tsdb family: %s", line);
+	}
 
 	long per = npoints / nseries;	/* points per series */
 	if (per < 1)
