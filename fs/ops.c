@@ -12,13 +12,13 @@
  * them, a child points to them, or a file is open on them (or, for the
  * last few cells found absent, until a create can follow).
  *
- * State beside the engine, all under one mutex `mu`: the node table,
+ * State beside the engine, all under one mutex `fs_mu`: the node table,
  * staged files (`.NAME`, held in memory until renamed onto a cell or
  * .schema) and empty rows made by mkdir.  Engine calls are made without
- * holding mu.  Every request ends in exactly one reply; every refused
+ * holding fs_mu.  Every request ends in exactly one reply; every refused
  * operation logs one line saying what and why.
  *
- * Lock order: a directory handle's lock or an open file's lock, then mu,
+ * Lock order: a directory handle's lock or an open file's lock, then fs_mu,
  * then imu (the invalidator's queue).  No lock is held across a
  * notification to the kernel.
  */
@@ -53,8 +53,8 @@ enum kind {
 
 struct node {
 	struct node *parent, *hnext;
-	struct node *rnext;	/* chain of rtab: nodes of one row */
-	uint64_t hash;		/* hname(parent, name) */
+	struct node *rnext;	/* chain of node_rtab: nodes of one row */
+	uint64_t hash;		/* node_hname(parent, name) */
 	char *name;
 	uint64_t nlookup;
 	unsigned nchild, nopen;
@@ -73,13 +73,13 @@ struct node {
 	unsigned twriters;	/* K_TSD: opens for writing (a new metric
 				 * exists for fstat before its first point) */
 	/* K_CELL: what the engine last said of the cell (see "the
-	 * daemon's attribute cache"); under mu */
+	 * daemon's attribute cache"); under fs_mu */
 	enum { A_UNKNOWN, A_ABSENT, A_PRESENT } astate;
 	size_t asize;		/* A_PRESENT: value length, version */
 	int64_t ats;
 	uint64_t agen;		/* bumped by every invalidation */
 	/* K_ROW: the engine found no cell and there was no empty row when
-	 * rows_gen was rgen (and egen was regen); under mu */
+	 * rows_gen was rgen (and egen was regen); under fs_mu */
 	int rabsent;
 	uint64_t rgen, regen;
 	/* 1: a WRITE to n was answered and no reply carrying n's attributes
@@ -109,7 +109,7 @@ struct fileh {
 	int written;		/* write(2) or truncate seen */
 	int failed;		/* errno of a refused write: commit nothing */
 	int orphan;		/* mv replaced its cell: commit nothing
-				 * (op_rename); atomic, set under mu */
+				 * (op_rename); atomic, set under fs_mu */
 	int64_t ts;		/* timestamp of the Put at flush */
 	struct fs_tsd_file *tf;	/* K_TSD: everything is done by tsdfs.c */
 	struct fs_hq_file *hf;	/* K_HQ: everything is done by cellq.c */
@@ -151,24 +151,24 @@ struct erow {
  * timestamp past the clock, which a DeleteColumn at now leaves. */
 #define ECOL_FUTURE 1
 
-static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-static cf_db *db;
+static pthread_mutex_t fs_mu = PTHREAD_MUTEX_INITIALIZER;
+static cf_db *fs_db;
 static char *datadir;
-static uint64_t max_value;
-static struct node root = { .kind = K_ROOT, .nlookup = 1, .table = "" };
-static struct node **htab;
-static size_t hcap, hcount;
-static struct node **rtab;	/* K_CELL nodes by (table, row) */
+static uint64_t fs_max_value;
+static struct node fs_root = { .kind = K_ROOT, .nlookup = 1, .table = "" };
+static struct node **node_htab;
+static size_t node_hcap, node_count;
+static struct node **node_rtab;	/* K_CELL nodes by (table, row) */
 static struct fuse_session *session;
 static int rdplus_always;
-static struct fs_counters counters;	/* atomics */
+static struct fs_counters fs_counts;	/* atomics */
 static struct stage *stages;
-static size_t staged_bytes;
+static size_t stage_bytes;
 static struct erow **etab;	/* empty rows, hashed by (table, row) */
 static size_t ecap, ecount;
 /* Empty rows with gen EROW_UNSURE, at most EUNSURE_MAX: past it, rm asks
  * the engine at once (each costs a row's name in memory). */
-static size_t eunsure;
+static size_t erow_unsure;
 #define EUNSURE_MAX 65536
 /* Rows whose erow remembers columns, at most ECOLS_ROWS (a few MiB): past
  * it a cell written drops its row's erow, as an untracked row. */
@@ -188,7 +188,7 @@ static uint64_t ebuckets[EBUCKETS];
 /* Bumped by every column an erow takes (erow_written): an rm that read
  * it before its Delete and finds it unchanged after knows no Put of its
  * column was remembered in between, so the column may go (op_unlink). */
-static uint64_t ewseq;
+static uint64_t erow_wseq;
 /* Bumped (atomically, after the engine write, before the reply) by every
  * change of a table's rows this daemon makes, one counter per hash of the
  * table's name: a streaming listing asks the engine again about rows it
@@ -228,7 +228,7 @@ static void count(uint64_t *c)
 /* --- replies that log --------------------------------------------------- */
 
 __attribute__((format(printf, 3, 4)))
-static void fail(fuse_req_t req, int err, const char *fmt, ...)
+static void fs_fail(fuse_req_t req, int err, const char *fmt, ...)
 {
 	char msg[512];
 	va_list ap;
@@ -244,7 +244,7 @@ static void fail(fuse_req_t req, int err, const char *fmt, ...)
 
 /* The hash of (parent, name), kept in the node: rehashing and walking a
  * chain then touch no name but the one that matches. */
-static uint64_t hname(const struct node *parent, const char *name)
+static uint64_t node_hname(const struct node *parent, const char *name)
 {
 	uint64_t h = (uintptr_t)parent * 0x9E3779B97F4A7C15ull;
 	for (; *name; name++)
@@ -252,13 +252,13 @@ static uint64_t hname(const struct node *parent, const char *name)
 	return h ^ h >> 29;
 }
 
-static size_t hslot(uint64_t h, size_t cap)
+static size_t node_hslot(uint64_t h, size_t cap)
 {
 	return (size_t)h & (cap - 1);	/* cap: a power of 2 */
 }
 
-/* The rtab slot of row key in table. */
-static size_t rslot(const char *table, const void *key, size_t len,
+/* The node_rtab slot of row key in table. */
+static size_t node_rslot(const char *table, const void *key, size_t len,
 		    size_t cap)
 {
 	const unsigned char *k = key;
@@ -273,28 +273,28 @@ static size_t rslot(const char *table, const void *key, size_t len,
 	return (size_t)(h ^ h >> 29) & (cap - 1);	/* cap: a power of 2 */
 }
 
-/* Cells and rows: rtab serves cells_changed(), which also keeps a row's
+/* Cells and rows: node_rtab serves cells_changed(), which also keeps a row's
  * time (its newest cell's version) true.  A listing of a region interns
- * a row node per entry, so each costs an rtab slot too (one cache miss;
- * rows were kept out of rtab before rows had times). */
+ * a row node per entry, so each costs a node_rtab slot too (one cache miss;
+ * rows were kept out of node_rtab before rows had times). */
 static int in_rtab(const struct node *n)
 {
 	return n->kind == K_CELL || n->kind == K_ROW;
 }
 
-static size_t rslot_of(const struct node *n, size_t cap)
+static size_t node_rslot_of(const struct node *n, size_t cap)
 {
-	return rslot(n->table, n->key.p, n->key.len, cap);
+	return node_rslot(n->table, n->key.p, n->key.len, cap);
 }
 
 static struct node *node_of(fuse_ino_t ino)
 {
-	return ino == FUSE_ROOT_ID ? &root : (struct node *)(uintptr_t)ino;
+	return ino == FUSE_ROOT_ID ? &fs_root : (struct node *)(uintptr_t)ino;
 }
 
 static fuse_ino_t ino_of(struct node *n)
 {
-	return n == &root ? FUSE_ROOT_ID : (fuse_ino_t)(uintptr_t)n;
+	return n == &fs_root ? FUSE_ROOT_ID : (fuse_ino_t)(uintptr_t)n;
 }
 
 static void node_free(struct node *n)
@@ -305,26 +305,26 @@ static void node_free(struct node *n)
 	free(n);
 }
 
-/* With mu held: takes n out of the tables once nothing refers to it,
+/* With fs_mu held: takes n out of the tables once nothing refers to it,
  * then its parent, and chains them on *dead (through hnext; nothing
  * finds them any more) for node_free_list, which needs no lock. */
 static void node_unref_defer(struct node *n, struct node **dead)
 {
 	struct node **pp, *p;
 
-	while (n != &root && n->nlookup == 0 && n->nchild == 0 &&
+	while (n != &fs_root && n->nlookup == 0 && n->nchild == 0 &&
 	       n->nopen == 0) {
-		for (pp = &htab[hslot(n->hash, hcap)]; *pp != n;
+		for (pp = &node_htab[node_hslot(n->hash, node_hcap)]; *pp != n;
 		     pp = &(*pp)->hnext)
 			;
 		*pp = n->hnext;
 		if (in_rtab(n)) {
-			for (pp = &rtab[rslot_of(n, hcap)]; *pp != n;
-			     pp = &(*pp)->rnext)
+			for (pp = &node_rtab[node_rslot_of(n, node_hcap)];
+			     *pp != n; pp = &(*pp)->rnext)
 				;
 			*pp = n->rnext;
 		}
-		hcount--;
+		node_count--;
 		p = n->parent;
 		p->nchild--;
 		n->hnext = *dead;
@@ -342,7 +342,7 @@ static void node_free_list(struct node *n)
 	}
 }
 
-/* With mu held: frees n once nothing refers to it, then its parent. */
+/* With fs_mu held: frees n once nothing refers to it, then its parent. */
 static void node_unref(struct node *n)
 {
 	struct node *dead = NULL;
@@ -351,15 +351,15 @@ static void node_unref(struct node *n)
 	node_free_list(dead);
 }
 
-/* With mu held: the node for tmp's meaning under parent, interned (tmp's
+/* With fs_mu held: the node for tmp's meaning under parent, interned (tmp's
  * buffers move into it or are freed).  NULL on ENOMEM. */
 static struct node *node_intern(struct node *tmp)
 {
 	struct node *n, **nt;
 	size_t i, s;
 
-	if (hcount >= hcap / 2) {
-		size_t ncap = hcap ? hcap * 2 : 1024;
+	if (node_count >= node_hcap / 2) {
+		size_t ncap = node_hcap ? node_hcap * 2 : 1024;
 		struct node **nr;
 		nt = calloc(ncap, sizeof *nt);
 		nr = calloc(ncap, sizeof *nr);
@@ -368,28 +368,28 @@ static struct node *node_intern(struct node *tmp)
 			free(nr);
 			goto nomem;
 		}
-		for (i = 0; i < hcap; i++) {
-			while ((n = htab[i])) {
-				htab[i] = n->hnext;
-				s = hslot(n->hash, ncap);
+		for (i = 0; i < node_hcap; i++) {
+			while ((n = node_htab[i])) {
+				node_htab[i] = n->hnext;
+				s = node_hslot(n->hash, ncap);
 				n->hnext = nt[s];
 				nt[s] = n;
 				if (in_rtab(n)) {
-					s = rslot_of(n, ncap);
+					s = node_rslot_of(n, ncap);
 					n->rnext = nr[s];
 					nr[s] = n;
 				}
 			}
 		}
-		free(htab);
-		free(rtab);
-		htab = nt;
-		rtab = nr;
-		hcap = ncap;
+		free(node_htab);
+		free(node_rtab);
+		node_htab = nt;
+		node_rtab = nr;
+		node_hcap = ncap;
 	}
-	tmp->hash = hname(tmp->parent, tmp->name);
-	s = hslot(tmp->hash, hcap);
-	for (n = htab[s]; n; n = n->hnext)
+	tmp->hash = node_hname(tmp->parent, tmp->name);
+	s = node_hslot(tmp->hash, node_hcap);
+	for (n = node_htab[s]; n; n = n->hnext)
 		if (n->hash == tmp->hash && n->parent == tmp->parent &&
 		    !strcmp(n->name, tmp->name)) {
 			buf_release(&tmp->key);
@@ -402,14 +402,14 @@ static struct node *node_intern(struct node *tmp)
 		goto nomem;
 	*n = *tmp;
 	n->nlookup = n->nchild = n->nopen = 0;
-	n->hnext = htab[s];
-	htab[s] = n;
+	n->hnext = node_htab[s];
+	node_htab[s] = n;
 	if (in_rtab(n)) {
-		s = rslot_of(n, hcap);
-		n->rnext = rtab[s];
-		rtab[s] = n;
+		s = node_rslot_of(n, node_hcap);
+		n->rnext = node_rtab[s];
+		node_rtab[s] = n;
 	}
-	hcount++;
+	node_count++;
 	n->parent->nchild++;
 	return n;
 nomem:
@@ -462,17 +462,17 @@ nomem:
 #define CACHE_S 10.0
 #define NEG_KEEP 64
 
-static struct node *negs[NEG_KEEP];	/* pinned, under mu */
+static struct node *negs[NEG_KEEP];	/* pinned, under fs_mu */
 static size_t negi;
 
-/* With mu held: n's cached attributes are no longer true. */
+/* With fs_mu held: n's cached attributes are no longer true. */
 static void attr_forget(struct node *n)
 {
 	n->astate = A_UNKNOWN;
 	n->agen++;
 }
 
-/* With mu held: keeps n's pin (from lookup_node) in negs[], dropping the
+/* With fs_mu held: keeps n's pin (from lookup_node) in negs[], dropping the
  * oldest. */
 static void neg_keep(struct node *n)
 {
@@ -510,7 +510,7 @@ static int ithread_started;
 static void notified(int res)
 {
 	if (res < 0 && res != -ENOENT)
-		count(&counters.notify_refused);
+		count(&fs_counts.notify_refused);
 }
 
 static void *invalidator(void *arg)
@@ -533,10 +533,10 @@ static void *invalidator(void *arg)
 		pthread_mutex_unlock(&imu);
 		notified(fuse_lowlevel_notify_inval_entry(session,
 			 ino_of(e->parent), e->name, strlen(e->name)));
-		pthread_mutex_lock(&mu);
+		pthread_mutex_lock(&fs_mu);
 		e->parent->nopen--;
 		node_unref_defer(e->parent, &dead);
-		pthread_mutex_unlock(&mu);
+		pthread_mutex_unlock(&fs_mu);
 		node_free_list(dead);
 		dead = NULL;
 		free(e);
@@ -546,7 +546,7 @@ static void *invalidator(void *arg)
 	return NULL;
 }
 
-/* With mu held: queues the name of n for the invalidator. */
+/* With fs_mu held: queues the name of n for the invalidator. */
 static void inval_name(struct node *n)
 {
 	struct inval *e;
@@ -575,7 +575,7 @@ struct inos {
 	size_t n, cap;
 };
 
-/* With mu held: remembers n's inode for inval_attrs(). */
+/* With fs_mu held: remembers n's inode for inval_attrs(). */
 static void inos_add(struct inos *a, struct node *n)
 {
 	fuse_ino_t *nv;
@@ -592,7 +592,7 @@ static void inos_add(struct inos *a, struct node *n)
 	a->v[a->n++] = (fuse_ino_t)(uintptr_t)n;
 }
 
-/* Without mu: invalidates the attributes of a's inodes and frees a. */
+/* Without fs_mu: invalidates the attributes of a's inodes and frees a. */
 static void inval_attrs(struct inos *a)
 {
 	size_t i;
@@ -619,8 +619,9 @@ static void cells_changed_locked(const char *table, const void *key,
 	struct node *n;
 
 	rows_changed(table);
-	for (n = hcap ? rtab[rslot(table, key, len, hcap)] : NULL; n;
-	     n = n->rnext) {
+	for (n = node_hcap ? node_rtab[node_rslot(table, key, len,
+						  node_hcap)] : NULL;
+	     n; n = n->rnext) {
 		if (n->kind == K_ROW && !strcmp(n->table, table) &&
 		    n->key.len == len &&
 		    (!len || !memcmp(n->key.p, key, len))) {
@@ -661,9 +662,9 @@ static void cells_changed(const char *table, const void *key, size_t len,
 {
 	struct inos a = { NULL, 0, 0 };
 
-	pthread_mutex_lock(&mu);
+	pthread_mutex_lock(&fs_mu);
 	cells_changed_locked(table, key, len, col, skip, deleted, -1, &a);
-	pthread_mutex_unlock(&mu);
+	pthread_mutex_unlock(&fs_mu);
 	inval_attrs(&a);
 }
 
@@ -690,9 +691,9 @@ void fs_table_changed(const char *table, int dropped)
 
 	cells_added();
 	rows_changed(table);
-	pthread_mutex_lock(&mu);
-	for (i = 0; i < hcap; i++)
-		for (n = htab[i]; n; n = n->hnext) {
+	pthread_mutex_lock(&fs_mu);
+	for (i = 0; i < node_hcap; i++)
+		for (n = node_htab[i]; n; n = n->hnext) {
 			if (strcmp(n->table, table))
 				continue;
 			attr_forget(n);
@@ -716,7 +717,7 @@ void fs_table_changed(const char *table, int dropped)
 			erow_free(e);
 		}
 	}
-	pthread_mutex_unlock(&mu);
+	pthread_mutex_unlock(&fs_mu);
 	inval_attrs(&a);
 }
 
@@ -742,24 +743,24 @@ void fs_set_session(struct fuse_session *se)
 
 void fs_counters(struct fs_counters *c)
 {
-	c->lookups = __atomic_load_n(&counters.lookups, __ATOMIC_RELAXED);
-	c->getattrs = __atomic_load_n(&counters.getattrs, __ATOMIC_RELAXED);
+	c->lookups = __atomic_load_n(&fs_counts.lookups, __ATOMIC_RELAXED);
+	c->getattrs = __atomic_load_n(&fs_counts.getattrs, __ATOMIC_RELAXED);
 	c->readdirplus_entries = __atomic_load_n(
-		&counters.readdirplus_entries, __ATOMIC_RELAXED);
-	c->names_too_long = __atomic_load_n(&counters.names_too_long,
+		&fs_counts.readdirplus_entries, __ATOMIC_RELAXED);
+	c->names_too_long = __atomic_load_n(&fs_counts.names_too_long,
 					    __ATOMIC_RELAXED);
-	c->names_unlisted = __atomic_load_n(&counters.names_unlisted,
+	c->names_unlisted = __atomic_load_n(&fs_counts.names_unlisted,
 					    __ATOMIC_RELAXED);
-	c->notify_refused = __atomic_load_n(&counters.notify_refused,
+	c->notify_refused = __atomic_load_n(&fs_counts.notify_refused,
 					    __ATOMIC_RELAXED);
-	pthread_mutex_lock(&mu);
-	c->inodes = hcount;
-	pthread_mutex_unlock(&mu);
+	pthread_mutex_lock(&fs_mu);
+	c->inodes = node_count;
+	pthread_mutex_unlock(&fs_mu);
 }
 
 /* --- names ------------------------------------------------------------- */
 
-static int is_dir(const struct node *n);
+static int node_is_dir(const struct node *n);
 
 /* n's type, permission bits and owner into st (fs/perm.c). */
 static void node_perm(const struct node *n, struct stat *st)
@@ -774,13 +775,13 @@ static void node_perm(const struct node *n, struct stat *st)
 		c = FP_STATUS;
 		break;
 	default:
-		c = is_dir(n) ? FP_DATA_DIR : FP_DATA_FILE;
+		c = node_is_dir(n) ? FP_DATA_DIR : FP_DATA_FILE;
 		break;
 	}
 	fs_perm_attrs(n->kind == K_TSD ? "tsd" : n->table, c, st);
 }
 
-static int is_dir(const struct node *n)
+static int node_is_dir(const struct node *n)
 {
 	enum kind k = n->kind;
 
@@ -838,7 +839,7 @@ static int resolve(struct node *parent, const char *name, struct node *tmp,
 	tmp->parent = parent;
 	if (strlen(name) > 255) {
 		/* the kernel lets FUSE names reach 1024 bytes */
-		count(&counters.names_too_long);
+		count(&fs_counts.names_too_long);
 		*why = "name longer than 255 bytes";
 		return ENAMETOOLONG;
 	}
@@ -957,7 +958,7 @@ static int resolve(struct node *parent, const char *name, struct node *tmp,
 
 static int topen(const char *name, cf_table **t)
 {
-	return cf_table_open(db, name, t);
+	return cf_table_open(fs_db, name, t);
 }
 
 static int64_t now_ms(void)
@@ -1116,7 +1117,7 @@ static int row_cells(cf_table *t, const struct buf *row, size_t *n)
  * cells).
  */
 
-/* With mu held: the empty row, or the slot to add it (NULL: no table
+/* With fs_mu held: the empty row, or the slot to add it (NULL: no table
  * yet, and ENOMEM to make one). */
 static struct erow **erow_find(const char *table, const struct buf *row)
 {
@@ -1129,13 +1130,14 @@ static struct erow **erow_find(const char *table, const struct buf *row)
 		nt = calloc(ncap, sizeof *nt);
 		if (!nt) {
 			none = NULL;
-			return ecap ? &etab[rslot(table, row->p, row->len,
+			return ecap ? &etab[node_rslot(table, row->p, row->len,
 						  ecap)] : &none;
 		}
 		for (i = 0; i < ecap; i++)
 			while ((e = etab[i])) {
 				etab[i] = e->next;
-				sl = rslot(e->table, e->row.p, e->row.len, ncap);
+				sl = node_rslot(e->table, e->row.p,
+						e->row.len, ncap);
 				e->next = nt[sl];
 				nt[sl] = e;
 			}
@@ -1143,7 +1145,7 @@ static struct erow **erow_find(const char *table, const struct buf *row)
 		etab = nt;
 		ecap = ncap;
 	}
-	for (pp = &etab[rslot(table, row->p, row->len, ecap)]; *pp;
+	for (pp = &etab[node_rslot(table, row->p, row->len, ecap)]; *pp;
 	     pp = &(*pp)->next)
 		if (!strcmp((*pp)->table, table) && (*pp)->row.len == row->len
 		    && (!row->len || !memcmp((*pp)->row.p, row->p, row->len)))
@@ -1151,7 +1153,7 @@ static struct erow **erow_find(const char *table, const struct buf *row)
 	return pp;
 }
 
-/* With mu held: e forgets its columns. */
+/* With fs_mu held: e forgets its columns. */
 static void erow_cols_clear(struct erow *e)
 {
 	if (e->ncols)
@@ -1160,18 +1162,19 @@ static void erow_cols_clear(struct erow *e)
 	buf_release(&e->cols);
 }
 
-/* With mu held (and unlinked from etab): frees e. */
+/* With fs_mu held (and unlinked from etab): frees e. */
 static void erow_free(struct erow *e)
 {
 	ecount--;
 	if (e->gen == EROW_UNSURE)
-		__atomic_store_n(&eunsure, eunsure - 1, __ATOMIC_RELAXED);
+		__atomic_store_n(&erow_unsure, erow_unsure - 1,
+				 __ATOMIC_RELAXED);
 	erow_cols_clear(e);
 	buf_release(&e->row);
 	free(e);
 }
 
-/* With mu held: row is no empty row any more. */
+/* With fs_mu held: row is no empty row any more. */
 static void erow_drop_locked(const char *table, const struct buf *row)
 {
 	struct erow **pp, *e;
@@ -1185,7 +1188,7 @@ static void erow_drop_locked(const char *table, const struct buf *row)
 
 static uint64_t *ebucket_of(const char *table, const struct buf *row)
 {
-	return &ebuckets[rslot(table, row->p, row->len, EBUCKETS)];
+	return &ebuckets[node_rslot(table, row->p, row->len, EBUCKETS)];
 }
 
 /* For erow_new: read before asking the engine whether row is empty.  The
@@ -1197,7 +1200,7 @@ static uint64_t erow_gen(const char *table, const struct buf *row)
 	       __atomic_load_n(ebucket_of(table, row), __ATOMIC_SEQ_CST);
 }
 
-/* With mu held: 1 if e still knows every cell of its row (none written
+/* With fs_mu held: 1 if e still knows every cell of its row (none written
  * but through erow_written since the engine found it empty). */
 static int erow_valid(const struct erow *e)
 {
@@ -1212,7 +1215,7 @@ static size_t ecol_len(const unsigned char *p)
 	return 4 + (size_t)p[0] + ((size_t)p[1] | (size_t)p[2] << 8);
 }
 
-/* With mu held: e's entry for n's column, or NULL. */
+/* With fs_mu held: e's entry for n's column, or NULL. */
 static unsigned char *erow_col(const struct erow *e, const struct node *n)
 {
 	unsigned char *p = e->cols.p, *end = p + e->cols.len;
@@ -1226,13 +1229,13 @@ static unsigned char *erow_col(const struct erow *e, const struct node *n)
 	return NULL;
 }
 
-/* With mu held: 1 if e has a cell of n's column written since. */
+/* With fs_mu held: 1 if e has a cell of n's column written since. */
 static int erow_has_col(const struct erow *e, const struct node *n)
 {
 	return erow_col(e, n) != NULL;
 }
 
-/* With mu held: e forgets n's column after a DeleteColumn at now, unless
+/* With fs_mu held: e forgets n's column after a DeleteColumn at now, unless
  * a version of it was written with a timestamp past the clock (the
  * Delete leaves that one: HBase's TimestampTestBase.doTestDelete). */
 static void erow_col_del(struct erow *e, const struct node *n)
@@ -1251,7 +1254,7 @@ static void erow_col_del(struct erow *e, const struct node *n)
 	}
 }
 
-/* With mu held: 1 if row is kept as a directory with no cell in it. */
+/* With fs_mu held: 1 if row is kept as a directory with no cell in it. */
 static int erow_kept(const char *table, const struct buf *row)
 {
 	struct erow *e = *erow_find(table, row);
@@ -1276,7 +1279,7 @@ static void erow_written(const struct node *n, int64_t ts)
 	 * this, so covers every version not past it */
 	int future = ts != CF_TS_NOW && ts > env_now_ms();
 
-	pthread_mutex_lock(&mu);
+	pthread_mutex_lock(&fs_mu);
 	pp = erow_find(n->table, &n->key);
 	e = *pp;
 	track = erow_valid(e) && e->ncols < ECOLS_MAX &&
@@ -1298,7 +1301,7 @@ static void erow_written(const struct node *n, int64_t ts)
 		else {
 			if (e->ncols++ == 0)
 				ecolrows++;
-			__atomic_add_fetch(&ewseq, 1, __ATOMIC_SEQ_CST);
+			__atomic_add_fetch(&erow_wseq, 1, __ATOMIC_SEQ_CST);
 		}
 	}
 	if (track) {
@@ -1311,7 +1314,7 @@ static void erow_written(const struct node *n, int64_t ts)
 		__atomic_add_fetch(ebucket_of(n->table, &n->key), 1,
 				   __ATOMIC_SEQ_CST);
 	}
-	pthread_mutex_unlock(&mu);
+	pthread_mutex_unlock(&fs_mu);
 }
 
 /* Keeps row as an empty row directory until a cell is written in it or
@@ -1331,7 +1334,7 @@ static struct erow *erow_new(const char *table, const struct buf *row,
 	return e;
 }
 
-/* With mu held: adds e (made by erow_new) unless its row is kept
+/* With fs_mu held: adds e (made by erow_new) unless its row is kept
  * already; e is taken or freed either way.  An erow that only tracked
  * columns takes e's meaning: the row was found empty since. */
 static int erow_insert_locked(struct erow *e)
@@ -1352,7 +1355,8 @@ static int erow_insert_locked(struct erow *e)
 	*pp = e;
 	ecount++;
 	if (e->gen == EROW_UNSURE)
-		__atomic_store_n(&eunsure, eunsure + 1, __ATOMIC_RELAXED);
+		__atomic_store_n(&erow_unsure, erow_unsure + 1,
+				 __ATOMIC_RELAXED);
 	return 0;
 }
 
@@ -1363,13 +1367,13 @@ static int erow_add(const char *table, const struct buf *row, uint64_t gen)
 
 	if (!e)
 		return CF_ENOMEM;
-	pthread_mutex_lock(&mu);
+	pthread_mutex_lock(&fs_mu);
 	rc = erow_insert_locked(e);
-	pthread_mutex_unlock(&mu);
+	pthread_mutex_unlock(&fs_mu);
 	return rc;
 }
 
-/* With mu held: the staged file n names, or the slot to add it. */
+/* With fs_mu held: the staged file n names, or the slot to add it. */
 static struct stage **stage_find(const struct node *n)
 {
 	struct stage **pp, *s;
@@ -1383,7 +1387,7 @@ static struct stage **stage_find(const struct node *n)
 
 static void stage_free(struct stage *s)
 {
-	staged_bytes -= s->data.len;
+	stage_bytes -= s->data.len;
 	buf_release(&s->data);
 	buf_release(&s->row);
 	free(s->name);
@@ -1465,7 +1469,7 @@ static int cell_attrs(struct node *n, struct stat *st, int found, int64_t ts,
 	if (!found) {
 		/* a cell created and not yet closed (cp, tar fstat it):
 		 * what has been written so far */
-		pthread_mutex_lock(&mu);
+		pthread_mutex_lock(&fs_mu);
 		if (n->writer && !__atomic_load_n(&n->writer->orphan,
 						  __ATOMIC_RELAXED)) {
 			found = 1;
@@ -1473,7 +1477,7 @@ static int cell_attrs(struct node *n, struct stat *st, int found, int64_t ts,
 			len = __atomic_load_n(&n->writer->data.len,
 					      __ATOMIC_RELAXED);
 		}
-		pthread_mutex_unlock(&mu);
+		pthread_mutex_unlock(&fs_mu);
 	}
 	if (!found)
 		return CF_ENOTFOUND;
@@ -1495,7 +1499,7 @@ static int table_has_ttl(const char *table)
 	return ttl;
 }
 
-/* With mu held: 1 if the daemon knows row n exists without asking the
+/* With fs_mu held: 1 if the daemon knows row n exists without asking the
  * engine: an empty row is kept for it, or one of its cells was last found
  * present (a latest-version name, whose cached answer every change made
  * through this daemon invalidates: see "the daemon's attribute cache").
@@ -1509,7 +1513,8 @@ static int row_known_locked(struct node *n)
 
 	if (erow_kept(n->table, &n->key))
 		return 1;
-	for (c = hcap ? rtab[rslot_of(n, hcap)] : NULL; c; c = c->rnext)
+	for (c = node_hcap ? node_rtab[node_rslot_of(n, node_hcap)] : NULL; c;
+	     c = c->rnext)
 		if (c->kind == K_CELL && c->astate == A_PRESENT &&
 		    c->ts == CF_TS_NOW && c->key.len == n->key.len &&
 		    !strcmp(c->table, n->table) &&
@@ -1534,7 +1539,7 @@ static int node_stat(struct node *n, struct stat *st)
 
 	memset(st, 0, sizeof *st);
 	st->st_ino = ino_of(n);
-	st->st_nlink = is_dir(n) ? 2 : 1;
+	st->st_nlink = node_is_dir(n) ? 2 : 1;
 	node_perm(n, st);
 	switch (n->kind) {
 	case K_ROOT: case K_ROOT_CTL: case K_ROOT_STATS: case K_ROOT_LOG:
@@ -1544,25 +1549,25 @@ static int node_stat(struct node *n, struct stat *st)
 		/* produced when read, like /proc files: the time is now */
 		set_time(st, now_ms());
 		rc = fs_tsd_stat(n->tk, &n->key, st, why, sizeof why);
-		pthread_mutex_lock(&mu);
+		pthread_mutex_lock(&fs_mu);
 		if (rc == ENOENT && n->twriters)
 			rc = 0;
-		pthread_mutex_unlock(&mu);
+		pthread_mutex_unlock(&fs_mu);
 		return rc;
 	}
 	case K_HQ: {
 		char why[160];
 		struct fs_hq_target tg;
 		hq_target(n, &tg);
-		rc = fs_hq_stat(db, n->hk, &tg, st, why, sizeof why);
-		pthread_mutex_lock(&mu);
+		rc = fs_hq_stat(fs_db, n->hk, &tg, st, why, sizeof why);
+		pthread_mutex_lock(&fs_mu);
 		if (rc == ENOENT && n->writer)
 			rc = 0;	/* a counter being created */
-		pthread_mutex_unlock(&mu);
+		pthread_mutex_unlock(&fs_mu);
 		return rc;
 	}
 	case K_STAGE:
-		pthread_mutex_lock(&mu);
+		pthread_mutex_lock(&fs_mu);
 		sp = stage_find(n);
 		if (*sp) {
 			st->st_size = (off_t)(*sp)->data.len;
@@ -1570,11 +1575,11 @@ static int node_stat(struct node *n, struct stat *st)
 				set_time(st, (*sp)->mtime);
 		} else
 			rc = ENOENT;
-		pthread_mutex_unlock(&mu);
+		pthread_mutex_unlock(&fs_mu);
 		return rc;
 	case K_CELL: {
 		int empty = 0;
-		pthread_mutex_lock(&mu);
+		pthread_mutex_lock(&fs_mu);
 		gen = n->agen;
 		if (n->astate != A_UNKNOWN) {
 			known = 1;
@@ -1595,26 +1600,26 @@ static int node_stat(struct node *n, struct stat *st)
 				erow_free(e);
 			}
 		}
-		pthread_mutex_unlock(&mu);
+		pthread_mutex_unlock(&fs_mu);
 		if (empty && !table_has_ttl(n->table)) {
-			pthread_mutex_lock(&mu);
+			pthread_mutex_lock(&fs_mu);
 			if (n->agen == gen)
 				n->astate = A_ABSENT;
-			pthread_mutex_unlock(&mu);
+			pthread_mutex_unlock(&fs_mu);
 		}
 		if (known)
 			return fs_errno(cell_attrs(n, st, found, ts, len));
 		break;
 	}
 	case K_ROW:
-		pthread_mutex_lock(&mu);
+		pthread_mutex_lock(&fs_mu);
 		gen = n->agen;
 		known = n->astate == A_PRESENT && row_known_locked(n);
 		if (known) {
 			n->rabsent = 0;
 			ts = n->ats;
 		}
-		pthread_mutex_unlock(&mu);
+		pthread_mutex_unlock(&fs_mu);
 		if (known) {
 			set_time(st, ts);
 			return 0;
@@ -1670,7 +1675,7 @@ static int node_stat(struct node *n, struct stat *st)
 			/* its time: its newest cell's version (an empty row
 			 * kept for mkdir has none: 0) */
 			set_time(st, newest);
-			pthread_mutex_lock(&mu);
+			pthread_mutex_lock(&fs_mu);
 			n->rabsent = cnt == 0 && !erow_kept(n->table, &n->key);
 			n->rgen = rg;
 			n->regen = eg;
@@ -1680,7 +1685,7 @@ static int node_stat(struct node *n, struct stat *st)
 				n->astate = A_PRESENT;
 				n->ats = newest;
 			}
-			pthread_mutex_unlock(&mu);
+			pthread_mutex_unlock(&fs_mu);
 		}
 		break;
 	}
@@ -1689,13 +1694,13 @@ static int node_stat(struct node *n, struct stat *st)
 		if (cf_table_has_family(t, n->fam, n->famlen))
 			rc = cell_get(t, n, &found, NULL, &ts, &len);
 		if (!rc && known) {
-			pthread_mutex_lock(&mu);
+			pthread_mutex_lock(&fs_mu);
 			if (n->agen == gen) {
 				n->astate = found ? A_PRESENT : A_ABSENT;
 				n->asize = len;
 				n->ats = ts;
 			}
-			pthread_mutex_unlock(&mu);
+			pthread_mutex_unlock(&fs_mu);
 		}
 		if (!rc)
 			rc = cell_attrs(n, st, found, ts, len);
@@ -1729,9 +1734,9 @@ static double cache_s(const struct node *n)
 	if (n->kind == K_CELL) {
 		/* a cell whose attributes the daemon knows is of a table
 		 * without TTL (or an invalidation is on its way) */
-		pthread_mutex_lock(&mu);
+		pthread_mutex_lock(&fs_mu);
 		known = n->astate != A_UNKNOWN;
-		pthread_mutex_unlock(&mu);
+		pthread_mutex_unlock(&fs_mu);
 		if (known)
 			return CACHE_S;
 	}
@@ -1759,15 +1764,15 @@ static void reply_entry(fuse_req_t req, struct node *n, const struct stat *st)
 	e.ino = ino_of(n);
 	e.attr = *st;
 	e.attr_timeout = e.entry_timeout = cache_s(n);
-	pthread_mutex_lock(&mu);
+	pthread_mutex_lock(&fs_mu);
 	n->nlookup++;
-	pthread_mutex_unlock(&mu);
+	pthread_mutex_unlock(&fs_mu);
 	attrs_sent(n);
 	if (fuse_reply_entry(req, &e) != 0) {
-		pthread_mutex_lock(&mu);
+		pthread_mutex_lock(&fs_mu);
 		n->nlookup--;
 		node_unref(n);
-		pthread_mutex_unlock(&mu);
+		pthread_mutex_unlock(&fs_mu);
 	}
 }
 
@@ -1776,20 +1781,21 @@ static int lookup_node(fuse_ino_t parent, const char *name, struct node **out,
 		       const char **why)
 {
 	struct node tmp, *p = node_of(parent), *n;
-	uint64_t h = hname(p, name);
+	uint64_t h = node_hname(p, name);
 	int err;
 
 	/* A name with a node already (unlink, rmdir, open of a name the
 	 * kernel knows): a node's meaning follows from its parent and name
 	 * alone, so the node is the answer, without parsing the name again
 	 * (three allocations and frees fewer). */
-	pthread_mutex_lock(&mu);
-	for (n = hcap ? htab[hslot(h, hcap)] : NULL; n; n = n->hnext)
+	pthread_mutex_lock(&fs_mu);
+	for (n = node_hcap ? node_htab[node_hslot(h, node_hcap)] : NULL; n;
+	     n = n->hnext)
 		if (n->hash == h && n->parent == p && !strcmp(n->name, name))
 			break;
 	if (n)
 		n->nopen++;	/* pinned until node_release */
-	pthread_mutex_unlock(&mu);
+	pthread_mutex_unlock(&fs_mu);
 	if (n) {
 		*out = n;
 		return 0;
@@ -1801,11 +1807,11 @@ static int lookup_node(fuse_ino_t parent, const char *name, struct node **out,
 		free(tmp.name);
 		return err;
 	}
-	pthread_mutex_lock(&mu);
+	pthread_mutex_lock(&fs_mu);
 	n = node_intern(&tmp);
 	if (n)
 		n->nopen++;	/* pinned until node_release */
-	pthread_mutex_unlock(&mu);
+	pthread_mutex_unlock(&fs_mu);
 	if (!n)
 		return ENOMEM;
 	*out = n;
@@ -1815,10 +1821,10 @@ static int lookup_node(fuse_ino_t parent, const char *name, struct node **out,
 /* Drops the pin lookup_node took. */
 static void node_release(struct node *n)
 {
-	pthread_mutex_lock(&mu);
+	pthread_mutex_lock(&fs_mu);
 	n->nopen--;
 	node_unref(n);
-	pthread_mutex_unlock(&mu);
+	pthread_mutex_unlock(&fs_mu);
 }
 
 static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
@@ -1828,20 +1834,20 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	const char *why;
 	int err;
 
-	count(&counters.lookups);
+	count(&fs_counts.lookups);
 	err = lookup_node(parent, name, &n, &why);
 	if (err) {
 		if (err == ENOENT)
 			fuse_reply_err(req, err);
 		else
-			fail(req, err, "lookup %s: %s", name, why);
+			fs_fail(req, err, "lookup %s: %s", name, why);
 		return;
 	}
 	err = node_stat(n, &st);
 	if (err) {
 		/* a cell known absent: kept for the create that may follow,
 		 * whose Put then knows it is the latest version */
-		pthread_mutex_lock(&mu);
+		pthread_mutex_lock(&fs_mu);
 		if ((n->kind == K_CELL && n->astate == A_ABSENT) ||
 		    (n->kind == K_ROW && n->rabsent))
 			neg_keep(n);
@@ -1849,7 +1855,7 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 			n->nopen--;
 			node_unref(n);
 		}
-		pthread_mutex_unlock(&mu);
+		pthread_mutex_unlock(&fs_mu);
 		fuse_reply_err(req, err);	/* a miss is not a refusal */
 		return;
 	}
@@ -1857,19 +1863,19 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	node_release(n);
 }
 
-/* Forgets free the nodes after mu is released: a batch of them (the
+/* Forgets free the nodes after fs_mu is released: a batch of them (the
  * kernel dropping its dentries, after an ls -l of 100k rows) would
  * otherwise hold every other request behind free(3). */
 static void op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
 {
 	struct node *n = node_of(ino), *dead = NULL;
 
-	pthread_mutex_lock(&mu);
-	if (n != &root) {
+	pthread_mutex_lock(&fs_mu);
+	if (n != &fs_root) {
 		n->nlookup -= nlookup < n->nlookup ? nlookup : n->nlookup;
 		node_unref_defer(n, &dead);
 	}
-	pthread_mutex_unlock(&mu);
+	pthread_mutex_unlock(&fs_mu);
 	node_free_list(dead);
 	fuse_reply_none(req);
 }
@@ -1880,16 +1886,16 @@ static void op_forget_multi(fuse_req_t req, size_t count,
 	size_t i;
 	struct node *n, *dead = NULL;
 
-	pthread_mutex_lock(&mu);
+	pthread_mutex_lock(&fs_mu);
 	for (i = 0; i < count; i++) {
 		n = node_of(f[i].ino);
-		if (n == &root)
+		if (n == &fs_root)
 			continue;
 		n->nlookup -= f[i].nlookup < n->nlookup ? f[i].nlookup
 							 : n->nlookup;
 		node_unref_defer(n, &dead);
 	}
-	pthread_mutex_unlock(&mu);
+	pthread_mutex_unlock(&fs_mu);
 	node_free_list(dead);
 	fuse_reply_none(req);
 }
@@ -1903,7 +1909,7 @@ static void op_forget_multi(fuse_req_t req, size_t count,
  * writing (fstat(2) reaches FUSE without its file).  0 when no writer's
  * value is pending (nothing written, a refused write, committed at
  * close), st untouched; else 0 or an errno in *err.  The handle's fields
- * are read under mu, which its free takes (fileh_free), as cell_attrs
+ * are read under fs_mu, which its free takes (fileh_free), as cell_attrs
  * does. */
 static int pending_attrs(struct node *n, struct fuse_file_info *fi,
 			 struct stat *st, int *err)
@@ -1916,19 +1922,19 @@ static int pending_attrs(struct node *n, struct fuse_file_info *fi,
 
 	if (n->kind != K_CELL)
 		return 0;
-	pthread_mutex_lock(&mu);
+	pthread_mutex_lock(&fs_mu);
 	if (!h || h->n != n || !h->writable)
 		h = n->writer;
 	if (!h || !__atomic_load_n(&h->dirty, __ATOMIC_RELAXED) ||
 	    __atomic_load_n(&h->failed, __ATOMIC_RELAXED)) {
-		pthread_mutex_unlock(&mu);
+		pthread_mutex_unlock(&fs_mu);
 		return 0;
 	}
 	len = __atomic_load_n(&h->data.len, __ATOMIC_RELAXED);
 	ts = __atomic_load_n(&h->ts, __ATOMIC_RELAXED);
 	orphan = __atomic_load_n(&h->orphan, __ATOMIC_RELAXED);
 	append = __atomic_load_n(&h->append, __ATOMIC_RELAXED);
-	pthread_mutex_unlock(&mu);
+	pthread_mutex_unlock(&fs_mu);
 	if (append && !orphan) {
 		/* the bytes go after whatever the cell holds at close */
 		rc = topen(n->table, &t);
@@ -1959,7 +1965,7 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino,
 	struct stat st;
 	int err;
 
-	count(&counters.getattrs);
+	count(&fs_counts.getattrs);
 	if (pending_attrs(n, fi, &st, &err)) {
 		/* Not cached (timeout 0), and attrs_stale left as it is:
 		 * the kernel holds nothing of the pending value, so a stat
@@ -1986,7 +1992,7 @@ static void op_statfs(fuse_req_t req, fuse_ino_t ino)
 	struct statvfs sv;
 
 	if (statvfs(datadir, &sv) != 0)
-		fail(req, errno, "statfs %s", datadir);
+		fs_fail(req, errno, "statfs %s", datadir);
 	else
 		fuse_reply_statfs(req, &sv);
 }
@@ -2114,30 +2120,30 @@ static void page_drop(struct page *p)
 	size_t i;
 
 	if (p->npin) {
-		pthread_mutex_lock(&mu);
+		pthread_mutex_lock(&fs_mu);
 		for (i = 0; i < p->npin; i++) {
 			p->pin[i]->nopen--;
 			node_unref(p->pin[i]);
 		}
-		pthread_mutex_unlock(&mu);
+		pthread_mutex_unlock(&fs_mu);
 	}
 	p->npin = 0;
 	p->size = p->used = 0;
 }
 
 /* p is about to be sent: its pins become the kernel's lookups, which a
- * readdirplus entry with an inode counts (mu once for the page). */
+ * readdirplus entry with an inode counts (fs_mu once for the page). */
 static void page_send(struct page *p)
 {
 	size_t i;
 
-	pthread_mutex_lock(&mu);
+	pthread_mutex_lock(&fs_mu);
 	for (i = 0; i < p->npin; i++) {
 		p->pin[i]->nlookup++;
 		p->pin[i]->nopen--;
 	}
-	pthread_mutex_unlock(&mu);
-	__atomic_add_fetch(&counters.readdirplus_entries, p->npin,
+	pthread_mutex_unlock(&fs_mu);
+	__atomic_add_fetch(&fs_counts.readdirplus_entries, p->npin,
 			   __ATOMIC_RELAXED);
 	p->npin = 0;
 }
@@ -2186,7 +2192,7 @@ static int list_row(cf_table *t, const struct buf *row, int versions,
 		if (!rc && versions)
 			rc = buf_printf(&b, "@%" PRId64, c->ts);
 		if (!rc && b.len > 255)
-			count(&counters.names_unlisted);
+			count(&fs_counts.names_unlisted);
 		else if (!rc)
 			rc = dir_add_attr(d, (char *)b.p, b.len, c->vlen,
 					  c->ts);
@@ -2230,7 +2236,7 @@ static int dir_fill(struct node *n, struct dirh *d)
 		if (!rc)	/* made when read, as its stat says */
 			d->e[d->n - 1].mtime = now_ms();
 		if (!rc)
-			rc = cf_table_list(db, &names, &nn);
+			rc = cf_table_list(fs_db, &names, &nn);
 		for (i = 0; !rc && i < nn; i++) {
 			rc = dir_add(d, names[i], strlen(names[i]), 1);
 			if (!rc)
@@ -2255,7 +2261,7 @@ static int dir_fill(struct node *n, struct dirh *d)
 			if (!rc)
 				rc = cf_escape(r[i].start, r[i].startlen, &b);
 			if (!rc && b.len > 255)
-				count(&counters.names_unlisted);
+				count(&fs_counts.names_unlisted);
 			else if (!rc &&
 				 !(rc = dir_add(d, (char *)b.p, b.len, 1)))
 				d->e[d->n - 1].mtime = r[i].created_ms;
@@ -2324,7 +2330,7 @@ static int dir_more(struct dirh *d, uint64_t want)
 		buf_reset(&b);
 		rc = cf_escape(k, klen, &b);
 		if (!rc && b.len > 255)
-			count(&counters.names_unlisted);
+			count(&fs_counts.names_unlisted);
 		else if (!rc && b.len > 0 &&
 			 !(rc = dir_add(d, (char *)b.p, b.len, 1))) {
 			d->e[d->n - 1].gen = d->sgen;
@@ -2387,7 +2393,7 @@ static void op_opendir(fuse_req_t req, fuse_ino_t ino,
 	int rc;
 
 	if (!d) {
-		fail(req, ENOMEM, "opendir");
+		fs_fail(req, ENOMEM, "opendir");
 		return;
 	}
 	pthread_mutex_init(&d->lock, NULL);
@@ -2396,7 +2402,7 @@ static void op_opendir(fuse_req_t req, fuse_ino_t ino,
 	rc = dir_fill(n, d);
 	if (rc) {
 		dir_free(d);
-		fail(req, fs_errno(rc), "opendir %s: %s", n->name ? n->name
+		fs_fail(req, fs_errno(rc), "opendir %s: %s", n->name ? n->name
 		     : "/", cf_strerror(rc));
 		return;
 	}
@@ -2441,17 +2447,18 @@ static void dir_prefetch(struct dirh *d, uint64_t off)
 	k = (size_t)(off - d->base);
 	cnt = d->n - k < RUN ? d->n - k : RUN;
 	for (i = 0; i < cnt; i++)
-		h[i] = hname(d->node, d->e[k + i].name);
-	pthread_mutex_lock(&mu);
-	for (i = 0; hcap && i < cnt; i++)
-		__builtin_prefetch(&htab[hslot(h[i], hcap)]);
-	for (i = 0; hcap && i < cnt; i++)
-		if ((n = htab[hslot(h[i], hcap)]))
+		h[i] = node_hname(d->node, d->e[k + i].name);
+	pthread_mutex_lock(&fs_mu);
+	for (i = 0; node_hcap && i < cnt; i++)
+		__builtin_prefetch(&node_htab[node_hslot(h[i], node_hcap)]);
+	for (i = 0; node_hcap && i < cnt; i++)
+		if ((n = node_htab[node_hslot(h[i], node_hcap)]))
 			__builtin_prefetch(n);
-	for (i = 0; hcap && i < cnt; i++)
-		if ((n = htab[hslot(h[i], hcap)]) && n->hash == h[i])
+	for (i = 0; node_hcap && i < cnt; i++)
+		if ((n = node_htab[node_hslot(h[i], node_hcap)]) &&
+		    n->hash == h[i])
 			__builtin_prefetch(n->name);
-	pthread_mutex_unlock(&mu);
+	pthread_mutex_unlock(&fs_mu);
 }
 
 /* With d->lock held: makes p the readdirplus reply of size bytes from
@@ -2569,7 +2576,7 @@ static void readdir_plus(fuse_req_t req, size_t size, off_t off,
 	if (rc) {
 		page_drop(p);
 		pthread_mutex_unlock(&d->lock);
-		fail(req, fs_errno(rc), "readdir: %s", cf_strerror(rc));
+		fs_fail(req, fs_errno(rc), "readdir: %s", cf_strerror(rc));
 		return;
 	}
 	page_send(p);
@@ -2599,7 +2606,7 @@ static void readdir_common(fuse_req_t req, size_t size, off_t off,
 		return;
 	}
 	if (!(out = malloc(size))) {
-		fail(req, ENOMEM, "readdir");
+		fs_fail(req, ENOMEM, "readdir");
 		return;
 	}
 	pthread_mutex_lock(&d->lock);
@@ -2619,7 +2626,7 @@ static void readdir_common(fuse_req_t req, size_t size, off_t off,
 	}
 	pthread_mutex_unlock(&d->lock);
 	if (rc)
-		fail(req, fs_errno(rc), "readdir: %s", cf_strerror(rc));
+		fs_fail(req, fs_errno(rc), "readdir: %s", cf_strerror(rc));
 	else
 		fuse_reply_buf(req, out, used);
 	free(out);
@@ -2653,9 +2660,9 @@ static void op_releasedir(fuse_req_t req, fuse_ino_t ino,
 static void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
 		     struct fuse_file_info *fi)
 {
-	int rc = cf_db_sync(db);
+	int rc = cf_db_sync(fs_db);
 	if (rc)
-		fail(req, fs_errno(rc), "fsync: %s", cf_strerror(rc));
+		fs_fail(req, fs_errno(rc), "fsync: %s", cf_strerror(rc));
 	else
 		fuse_reply_err(req, 0);
 }
@@ -2682,13 +2689,13 @@ static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name,
 		why = "not a valid table name";
 	}
 	if (err) {
-		fail(req, err, "mkdir %s: %s", name, why);
+		fs_fail(req, err, "mkdir %s: %s", name, why);
 		return;
 	}
 	switch (n->kind) {
 	case K_TABLE:
 		cf_family_default(&f, "cf");
-		rc = cf_table_create(db, name, &f, 1);
+		rc = cf_table_create(fs_db, name, &f, 1);
 		if (!rc)
 			fs_perm_forget(name);	/* the engine's defaults */
 		break;
@@ -2716,13 +2723,13 @@ static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name,
 		 * no write of this daemon has changed the table's rows
 		 * since: no engine read (the tsd tables are written by
 		 * tsd/ without telling us) */
-		pthread_mutex_lock(&mu);
+		pthread_mutex_lock(&fs_mu);
 		absent = n->rabsent && n->rgen == rows_gen(n->table) &&
 			 attr_cacheable(n->table);
 		if (absent)
 			gen = n->regen;
 		agen = n->agen;
-		pthread_mutex_unlock(&mu);
+		pthread_mutex_unlock(&fs_mu);
 		if (!absent) {
 			rc = topen(n->table, &t);
 			if (rc)
@@ -2730,9 +2737,9 @@ static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name,
 			rc = row_cells(t, &n->key, &cells);
 			cf_table_close(t);
 		}
-		pthread_mutex_lock(&mu);
+		pthread_mutex_lock(&fs_mu);
 		empty_row = erow_kept(n->table, &n->key);
-		pthread_mutex_unlock(&mu);
+		pthread_mutex_unlock(&fs_mu);
 		if (!rc && (cells || empty_row))
 			rc = CF_EEXIST;
 		else if (!rc)
@@ -2753,12 +2760,12 @@ static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name,
 		 * cell, so no time (0), which the daemon keeps for it unless
 		 * a change to the row came in between */
 		if (attr_cacheable(n->table) && !table_has_ttl(n->table)) {
-			pthread_mutex_lock(&mu);
+			pthread_mutex_lock(&fs_mu);
 			if (n->agen == agen) {
 				n->astate = A_PRESENT;
 				n->ats = 0;
 			}
-			pthread_mutex_unlock(&mu);
+			pthread_mutex_unlock(&fs_mu);
 		}
 		memset(&st, 0, sizeof st);
 		st.st_ino = ino_of(n);
@@ -2768,7 +2775,7 @@ static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name,
 		err = node_stat(n, &st);
 	if (err) {
 		node_release(n);
-		fail(req, err, "mkdir %s: %s", name, why);
+		fs_fail(req, err, "mkdir %s: %s", name, why);
 		return;
 	}
 	reply_entry(req, n, &st);
@@ -2785,12 +2792,12 @@ static void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 
 	err = lookup_node(parent, name, &n, &why);
 	if (err) {
-		fail(req, err, "rmdir %s: %s", name, why);
+		fs_fail(req, err, "rmdir %s: %s", name, why);
 		return;
 	}
 	switch (n->kind) {
 	case K_TABLE:
-		rc = cf_table_drop(db, name, 1);
+		rc = cf_table_drop(fs_db, name, 1);
 		if (!rc)
 			fs_table_changed(name, 1);
 		break;
@@ -2803,17 +2810,17 @@ static void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 		 * always asked. */
 		struct erow **pp;
 		if (attr_cacheable(n->table)) {
-			pthread_mutex_lock(&mu);
+			pthread_mutex_lock(&fs_mu);
 			pp = erow_find(n->table, &n->key);
 			if (erow_valid(*pp) && !(*pp)->ncols) {
 				erow_drop_locked(n->table, &n->key);
 				n->nopen--;
 				node_unref(n);
-				pthread_mutex_unlock(&mu);
+				pthread_mutex_unlock(&fs_mu);
 				fuse_reply_err(req, 0);
 				return;
 			}
-			pthread_mutex_unlock(&mu);
+			pthread_mutex_unlock(&fs_mu);
 		}
 		rc = topen(n->table, &t);
 		if (rc)
@@ -2830,19 +2837,19 @@ static void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 		why = "this directory cannot be removed";
 		break;
 	}
-	/* the empty row goes and the pin with it: mu once */
-	pthread_mutex_lock(&mu);
+	/* the empty row goes and the pin with it: fs_mu once */
+	pthread_mutex_lock(&fs_mu);
 	if (empty)
 		erow_drop_locked(n->table, &n->key);
 	n->nopen--;
 	node_unref(n);
-	pthread_mutex_unlock(&mu);
+	pthread_mutex_unlock(&fs_mu);
 	if (!err && rc) {
 		err = fs_errno(rc);
 		why = cf_strerror(rc);
 	}
 	if (err)
-		fail(req, err, "rmdir %s: %s", name, why);
+		fs_fail(req, err, "rmdir %s: %s", name, why);
 	else
 		fuse_reply_err(req, 0);
 }
@@ -2868,7 +2875,7 @@ static enum fs_ctl ctl_of(enum kind k)
 static int control_write(struct node *n, const char *p, size_t len,
 			 const char **why)
 {
-	return fs_control_write(db, ctl_of(n->kind), n->table, p, len, why);
+	return fs_control_write(fs_db, ctl_of(n->kind), n->table, p, len, why);
 }
 
 static int control_text(struct node *n, struct buf *out)
@@ -2877,7 +2884,7 @@ static int control_text(struct node *n, struct buf *out)
 	int rc;
 
 	if (n->kind != K_SCHEMA)
-		return fs_control_text(db, ctl_of(n->kind), n->table, out);
+		return fs_control_text(fs_db, ctl_of(n->kind), n->table, out);
 	rc = topen(n->table, &t);
 	if (rc)
 		return rc;
@@ -2969,11 +2976,11 @@ static int cell_put(struct node *n, const struct buf *data, int64_t ts)
 	 * the Put), so that the attribute cache knows it */
 	if (ts == CF_TS_NOW)
 		ts = env_now_ms();
-	pthread_mutex_lock(&mu);
+	pthread_mutex_lock(&fs_mu);
 	gen = n->agen;
 	fill = n->ts == CF_TS_NOW && (n->astate == A_ABSENT ||
 				      (n->astate == A_PRESENT && n->ats <= ts));
-	pthread_mutex_unlock(&mu);
+	pthread_mutex_unlock(&fs_mu);
 	rc = topen(n->table, &t);
 	if (rc)
 		return rc;
@@ -2993,7 +3000,7 @@ static int cell_put(struct node *n, const struct buf *data, int64_t ts)
 	if (rc)
 		return rc;
 	erow_written(n, ts);
-	pthread_mutex_lock(&mu);
+	pthread_mutex_lock(&fs_mu);
 	fill = fill && n->agen == gen;
 	/* n's own attributes need no notification when the kernel holds
 	 * none (attrs_stale): one write(2) to /dev/fuse less a close */
@@ -3005,7 +3012,7 @@ static int cell_put(struct node *n, const struct buf *data, int64_t ts)
 		n->asize = data->len;
 		n->ats = ts;
 	}
-	pthread_mutex_unlock(&mu);
+	pthread_mutex_unlock(&fs_mu);
 	inval_attrs(&a);
 	return rc;
 }
@@ -3056,26 +3063,26 @@ static int file_flush(struct fileh *h)
 		rc = apply_schema(n, &h->data, CF_TS_NOW, &why);
 		break;
 	case K_STAGE:
-		pthread_mutex_lock(&mu);
+		pthread_mutex_lock(&fs_mu);
 		sp = stage_find(n);
 		if ((s = *sp) != NULL) {
-			if (staged_bytes - s->data.len + h->data.len >
+			if (stage_bytes - s->data.len + h->data.len >
 			    STAGE_LIMIT) {
 				err = ENOSPC;
 				why = "staged files over their memory bound";
 			} else {
-				staged_bytes -= s->data.len;
+				stage_bytes -= s->data.len;
 				buf_reset(&s->data);
 				rc = buf_append(&s->data, h->data.p,
 						h->data.len);
 				if (!rc)
-					staged_bytes += h->data.len;
+					stage_bytes += h->data.len;
 			}
 		} else {
 			err = ENOENT;
 			why = "staged file was removed";
 		}
-		pthread_mutex_unlock(&mu);
+		pthread_mutex_unlock(&fs_mu);
 		break;
 	default:
 		break;
@@ -3106,7 +3113,7 @@ static void fileh_free(struct fileh *h)
 	fs_tsd_file_close(h->tf);
 	fs_hq_close(h->hf);
 	pthread_mutex_destroy(&h->lock);
-	pthread_mutex_lock(&mu);
+	pthread_mutex_lock(&fs_mu);
 	if (n->writer == h)
 		n->writer = NULL;
 	if (n->kind == K_TSD && h->writable)
@@ -3114,7 +3121,7 @@ static void fileh_free(struct fileh *h)
 	free(h);
 	n->nopen--;
 	node_unref(n);
-	pthread_mutex_unlock(&mu);
+	pthread_mutex_unlock(&fs_mu);
 }
 
 /* Opens n: loads what reads will see, or what writes start from.
@@ -3136,19 +3143,19 @@ static int file_open(struct node *n, int flags, int created,
 	h->n = n;
 	h->ts = n->ts;
 	h->writable = acc != O_RDONLY;
-	pthread_mutex_lock(&mu);
+	pthread_mutex_lock(&fs_mu);
 	n->nopen++;
 	if (h->writable && (n->kind == K_CELL || n->kind == K_HQ))
 		n->writer = h;
 	if (h->writable && n->kind == K_TSD)
 		n->twriters++;
-	pthread_mutex_unlock(&mu);
+	pthread_mutex_unlock(&fs_mu);
 	if (n->kind == K_HQ) {
 		static __thread char qwhy[160];
 		struct fs_hq_target tg;
 		int err;
 		hq_target(n, &tg);
-		err = fs_hq_open(db, n->hk, &tg, flags, &h->hf, qwhy,
+		err = fs_hq_open(fs_db, n->hk, &tg, flags, &h->hf, qwhy,
 				 sizeof qwhy);
 		*why = qwhy;
 		if (err) {
@@ -3209,14 +3216,14 @@ static int file_open(struct node *n, int flags, int created,
 			h->dirty = h->writable;
 			break;
 		}
-		pthread_mutex_lock(&mu);
+		pthread_mutex_lock(&fs_mu);
 		sp = stage_find(n);
 		if (*sp)
 			rc = buf_append(&h->data, (*sp)->data.p,
 					(*sp)->data.len);
 		else
 			rc = CF_ENOTFOUND;
-		pthread_mutex_unlock(&mu);
+		pthread_mutex_unlock(&fs_mu);
 		break;
 	case K_SCHEMA:
 		if (h->writable && (flags & O_TRUNC)) {
@@ -3282,14 +3289,14 @@ static void reply_open(fuse_req_t req, struct fileh *h,
 		 * then a GETATTR): the close's Put invalidates the
 		 * attributes, a failed one the name too (file_flush) */
 		e.attr_timeout = e.entry_timeout = cache_s(n);
-		pthread_mutex_lock(&mu);
+		pthread_mutex_lock(&fs_mu);
 		n->nlookup++;
-		pthread_mutex_unlock(&mu);
+		pthread_mutex_unlock(&fs_mu);
 		attrs_sent(n);
 		if (fuse_reply_create(req, &e, fi) != 0) {
-			pthread_mutex_lock(&mu);
+			pthread_mutex_lock(&fs_mu);
 			n->nlookup--;
-			pthread_mutex_unlock(&mu);
+			pthread_mutex_unlock(&fs_mu);
 			fileh_free(h);
 		}
 		return;
@@ -3305,13 +3312,13 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	const char *why;
 	int rc;
 
-	if (is_dir(n)) {
-		fail(req, EISDIR, "open %s", n->name);
+	if (node_is_dir(n)) {
+		fs_fail(req, EISDIR, "open %s", n->name);
 		return;
 	}
 	rc = file_open(n, fi->flags, 0, &h, &why);
 	if (rc) {
-		fail(req, rc, "open %s: %s", n->name, why);
+		fs_fail(req, rc, "open %s: %s", n->name, why);
 		return;
 	}
 	reply_open(req, h, fi, NULL, n);
@@ -3330,7 +3337,7 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 
 	err = lookup_node(parent, name, &n, &why);
 	if (err) {
-		fail(req, err, "create %s: %s", name, why);
+		fs_fail(req, err, "create %s: %s", name, why);
 		return;
 	}
 	switch (n->kind) {
@@ -3357,7 +3364,7 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 		strcpy(s->table, n->table);
 		s->in_row = n->in_row;
 		s->mtime = CF_TS_NOW;
-		pthread_mutex_lock(&mu);
+		pthread_mutex_lock(&fs_mu);
 		sp = stage_find(n);
 		if (*sp) {
 			stage_free(*sp == s ? s : (s->next = (*sp)->next,
@@ -3366,7 +3373,7 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 		} else {
 			*sp = s;
 		}
-		pthread_mutex_unlock(&mu);
+		pthread_mutex_unlock(&fs_mu);
 		break;
 	case K_TSD:
 		if (n->tk != FT_PUT && n->tk != FT_METRIC) {
@@ -3394,7 +3401,7 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	}
 	if (err) {
 		node_release(n);
-		fail(req, err, "create %s: %s", name, why);
+		fs_fail(req, err, "create %s: %s", name, why);
 		return;
 	}
 	memset(&st, 0, sizeof st);
@@ -3414,12 +3421,12 @@ static void read_tsd(fuse_req_t req, struct fileh *h, size_t size,
 	int err;
 
 	if (!out) {
-		fail(req, ENOMEM, "read tsd/%s", fs_tsd_file_name(h->tf));
+		fs_fail(req, ENOMEM, "read tsd/%s", fs_tsd_file_name(h->tf));
 		return;
 	}
 	err = fs_tsd_read(h->tf, out, size, (uint64_t)off, &got);
 	if (err)
-		fail(req, err, "read tsd/%s", fs_tsd_file_name(h->tf));
+		fs_fail(req, err, "read tsd/%s", fs_tsd_file_name(h->tf));
 	else
 		fuse_reply_buf(req, out, got);
 	free(out);
@@ -3441,7 +3448,7 @@ static void read_hq(fuse_req_t req, struct fileh *h, size_t size, off_t off)
 		fuse_reply_buf(req, p, got);
 	pthread_mutex_unlock(&h->lock);
 	if (err)
-		fail(req, err, "read %s: %s", h->n->name, why);
+		fs_fail(req, err, "read %s: %s", h->n->name, why);
 }
 
 /* Applies what was written to a counter (a flush or the release); 0 or
@@ -3508,7 +3515,7 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	}
 	pthread_mutex_unlock(&h->lock);
 	if (got && !copy)
-		fail(req, ENOMEM, "read %s", h->n->name);
+		fs_fail(req, ENOMEM, "read %s", h->n->name);
 	else
 		fuse_reply_buf(req, copy, got);
 	free(copy);
@@ -3517,7 +3524,7 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 /* With h->lock held (or h not yet shared): charges the growth of b, h's
  * data or tail, to len bytes to the write budget before it happens, as
  * the capacity buf_reserve will give it.  CF_ENOSPC over the budget. */
-static int hold(struct fileh *h, const struct buf *b, uint64_t len)
+static int fileh_hold(struct fileh *h, const struct buf *b, uint64_t len)
 {
 	uint64_t cap = b->cap ? b->cap : 64;
 	int rc;
@@ -3532,7 +3539,7 @@ static int hold(struct fileh *h, const struct buf *b, uint64_t len)
 	return rc;
 }
 
-static int resize(struct buf *b, uint64_t len)
+static int value_resize(struct buf *b, uint64_t len)
 {
 	if (len > b->len) {
 		if (buf_reserve(b, (size_t)(len - b->len)))
@@ -3569,12 +3576,12 @@ static int lines_write(struct fileh *h, const char *p, size_t size,
 	}
 	for (last = size; last > 0 && p[last - 1] != '\n'; last--)
 		;
-	if (h->tail.len + size > 3 * max_value + 65536) {
+	if (h->tail.len + size > 3 * fs_max_value + 65536) {
 		*why = "line longer than 3 x max_value";
 		rc = CF_ETOOBIG;
 		goto refused;
 	}
-	if (hold(h, &h->tail, h->tail.len + size)) {
+	if (fileh_hold(h, &h->tail, h->tail.len + size)) {
 		*why = "files open for writing hold write_buffers bytes";
 		rc = CF_ENOSPC;
 		goto refused;
@@ -3621,7 +3628,7 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *p,
 		char twhy[320];
 		rc = fs_tsd_write(h->tf, p, size, twhy, sizeof twhy);
 		if (rc)
-			fail(req, rc, "write tsd/%s: %s",
+			fs_fail(req, rc, "write tsd/%s: %s",
 			     fs_tsd_file_name(h->tf), twhy);
 		else
 			fuse_reply_write(req, size);
@@ -3633,7 +3640,7 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *p,
 		rc = fs_hq_write(h->hf, p, size, qwhy, sizeof qwhy);
 		pthread_mutex_unlock(&h->lock);
 		if (rc)
-			fail(req, rc, "write %s: %s", n->name, qwhy);
+			fs_fail(req, rc, "write %s: %s", n->name, qwhy);
 		else
 			fuse_reply_write(req, size);
 		return;
@@ -3644,29 +3651,29 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *p,
 		rc = lines_write(h, p, size, &why);
 		pthread_mutex_unlock(&h->lock);
 		if (rc)
-			fail(req, fs_errno(rc), "write %s: %s", n->name ?
+			fs_fail(req, fs_errno(rc), "write %s: %s", n->name ?
 			     n->name : "", why);
 		else
 			fuse_reply_write(req, size);
 		return;
 	}
 	if (n->kind != K_CELL && n->kind != K_STAGE && n->kind != K_SCHEMA) {
-		fail(req, EACCES, "write %s: read-only file", n->name);
+		fs_fail(req, EACCES, "write %s: read-only file", n->name);
 		return;
 	}
 	pthread_mutex_lock(&h->lock);
 	end = h->append ? h->data.len + size : (uint64_t)off + size;
-	if (end > max_value) {
+	if (end > fs_max_value) {
 		h->failed = EFBIG;
 		pthread_mutex_unlock(&h->lock);
-		fail(req, EFBIG, "write %s: value over max_value %" PRIu64,
-		     n->name, max_value);
+		fs_fail(req, EFBIG, "write %s: value over max_value %" PRIu64,
+		     n->name, fs_max_value);
 		return;
 	}
-	if (hold(h, &h->data, end > h->data.len ? end : h->data.len)) {
+	if (fileh_hold(h, &h->data, end > h->data.len ? end : h->data.len)) {
 		h->failed = ENOSPC;
 		pthread_mutex_unlock(&h->lock);
-		fail(req, ENOSPC, "write %s: files open for writing hold "
+		fs_fail(req, ENOSPC, "write %s: files open for writing hold "
 		     "write_buffers bytes", n->name);
 		return;
 	}
@@ -3675,7 +3682,7 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *p,
 	if (h->append || (uint64_t)off == h->data.len)
 		rc = buf_append(&h->data, p, size);
 	else {
-		rc = end > h->data.len ? resize(&h->data, end) : 0;
+		rc = end > h->data.len ? value_resize(&h->data, end) : 0;
 		if (!rc)
 			memcpy(h->data.p + off, p, size);
 	}
@@ -3697,7 +3704,7 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *p,
 		h->failed = fs_errno(rc);
 	pthread_mutex_unlock(&h->lock);
 	if (rc) {
-		fail(req, fs_errno(rc), "write %s: %s", n->name,
+		fs_fail(req, fs_errno(rc), "write %s: %s", n->name,
 		     *why ? why : cf_strerror(rc));
 	} else {
 		__atomic_store_n(&n->attrs_stale, 1, __ATOMIC_SEQ_CST);
@@ -3718,7 +3725,7 @@ static void op_flush(fuse_req_t req, fuse_ino_t ino,
 		char twhy[320];
 		err = fs_tsd_flush(h->tf, twhy, sizeof twhy);
 		if (err)
-			fail(req, err, "write tsd/%s: %s",
+			fs_fail(req, err, "write tsd/%s: %s",
 			     fs_tsd_file_name(h->tf), twhy);
 		else
 			fuse_reply_err(req, 0);
@@ -3734,7 +3741,7 @@ static void op_flush(fuse_req_t req, fuse_ino_t ino,
 		int rc = lines_finish(h, &why);
 		pthread_mutex_unlock(&h->lock);
 		if (rc)
-			fail(req, fs_errno(rc), "write %s: %s", h->n->name,
+			fs_fail(req, fs_errno(rc), "write %s: %s", h->n->name,
 			     *why ? why : cf_strerror(rc));
 		else
 			fuse_reply_err(req, 0);
@@ -3830,22 +3837,22 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 	/* the kernel does not always name the open file: a cell being
 	 * written (cp -p sets times before close) is its open writer */
 	if (!h && n->kind == K_CELL) {
-		pthread_mutex_lock(&mu);
+		pthread_mutex_lock(&fs_mu);
 		h = n->writer;
-		pthread_mutex_unlock(&mu);
+		pthread_mutex_unlock(&fs_mu);
 	}
 	if (to_set & FUSE_SET_ATTR_SIZE) {
-		if ((uint64_t)attr->st_size > max_value) {
-			fail(req, EFBIG, "truncate %s: over max_value",
+		if ((uint64_t)attr->st_size > fs_max_value) {
+			fs_fail(req, EFBIG, "truncate %s: over max_value",
 			     n->name);
 			return;
 		}
 		if (h && (n->kind == K_CELL || n->kind == K_STAGE ||
 			  n->kind == K_SCHEMA)) {
 			pthread_mutex_lock(&h->lock);
-			rc = hold(h, &h->data, (uint64_t)attr->st_size);
+			rc = fileh_hold(h, &h->data, (uint64_t)attr->st_size);
 			if (!rc)
-				rc = resize(&h->data,
+				rc = value_resize(&h->data,
 					    (uint64_t)attr->st_size);
 			if (!rc)
 				h->dirty = h->written = 1;
@@ -3857,23 +3864,23 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 				cf_table_close(t);
 			}
 			if (!rc)
-				rc = resize(&v, (uint64_t)attr->st_size);
+				rc = value_resize(&v, (uint64_t)attr->st_size);
 			if (!rc)
 				rc = cell_put(n, &v, n->ts);
 			buf_release(&v);
 		} else if (n->kind == K_STAGE) {
-			pthread_mutex_lock(&mu);
+			pthread_mutex_lock(&fs_mu);
 			sp = stage_find(n);
 			if (*sp) {
-				staged_bytes -= (*sp)->data.len;
-				rc = resize(&(*sp)->data,
+				stage_bytes -= (*sp)->data.len;
+				rc = value_resize(&(*sp)->data,
 					    (uint64_t)attr->st_size);
-				staged_bytes += (*sp)->data.len;
+				stage_bytes += (*sp)->data.len;
 			}
-			pthread_mutex_unlock(&mu);
+			pthread_mutex_unlock(&fs_mu);
 		}
 		if (rc) {
-			fail(req, fs_errno(rc), "truncate %s: %s", n->name,
+			fs_fail(req, fs_errno(rc), "truncate %s: %s", n->name,
 			     cf_strerror(rc));
 			return;
 		}
@@ -3893,16 +3900,16 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 			if (!err)
 				rc = cell_retime(n, ts);
 		} else if (n->kind == K_STAGE) {
-			pthread_mutex_lock(&mu);
+			pthread_mutex_lock(&fs_mu);
 			sp = stage_find(n);
 			if (*sp)
 				(*sp)->mtime = ts;
-			pthread_mutex_unlock(&mu);
+			pthread_mutex_unlock(&fs_mu);
 		}
 		if (!err && rc)
 			err = fs_errno(rc);
 		if (err) {
-			fail(req, err, "set mtime of %s: %s", n->name,
+			fs_fail(req, err, "set mtime of %s: %s", n->name,
 			     rc ? cf_strerror(rc) : "write failed");
 			return;
 		}
@@ -3912,7 +3919,8 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 	 * is atime (rsync and cp -a set them on every file). */
 	if ((to_set & (FUSE_SET_ATTR_MODE | FUSE_SET_ATTR_UID |
 		       FUSE_SET_ATTR_GID)) &&
-	    (n->kind == K_TABLE || (n->kind == K_TSD && n->parent == &root))) {
+	    (n->kind == K_TABLE ||
+	     (n->kind == K_TSD && n->parent == &fs_root))) {
 		const char *why = "";
 		mode_t mode = attr->st_mode;
 		uid_t u = attr->st_uid;
@@ -3923,7 +3931,7 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 				  to_set & FUSE_SET_ATTR_UID ? &u : NULL,
 				  to_set & FUSE_SET_ATTR_GID ? &g : NULL, &why);
 		if (err) {
-			fail(req, err, "chmod/chown %s: %s", n->name, why);
+			fs_fail(req, err, "chmod/chown %s: %s", n->name, why);
 			return;
 		}
 		/* the kernel keeps attributes of what is below it */
@@ -3955,14 +3963,14 @@ static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 
 	err = lookup_node(parent, name, &n, &why);
 	if (err) {
-		fail(req, err, "rm %s: %s", name, why);
+		fs_fail(req, err, "rm %s: %s", name, why);
 		return;
 	}
 	if (n->kind == K_CELL) {
 		struct inos a = { NULL, 0, 0 };
 		struct erow *e = NULL;
 		uint64_t gen = erow_gen(n->table, &n->key);
-		uint64_t wseq = __atomic_load_n(&ewseq, __ATOMIC_SEQ_CST);
+		uint64_t wseq = __atomic_load_n(&erow_wseq, __ATOMIC_SEQ_CST);
 		int deleted = 0, ask = 0, keep = 0;
 
 		rc = topen(n->table, &t);
@@ -3986,16 +3994,16 @@ static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 			 * read here; rmdir asks.  Past EUNSURE_MAX such rows
 			 * the engine is asked now, and only a row found
 			 * empty is kept. */
-			ask = __atomic_load_n(&eunsure, __ATOMIC_RELAXED) >=
-			      EUNSURE_MAX;
+			ask = __atomic_load_n(&erow_unsure,
+					      __ATOMIC_RELAXED) >= EUNSURE_MAX;
 			keep = !rc && (!ask || (!row_cells(t, &n->key, &cnt) &&
 						cnt == 0));
 			cf_table_close(t);
 		}
-		/* the caches, the empty row and the pin: mu once; the empty
+		/* the caches, the empty row and the pin: fs_mu once; the empty
 		 * row is made under it only when its row has none yet (the
 		 * first rm of a row), not made and freed by every rm */
-		pthread_mutex_lock(&mu);
+		pthread_mutex_lock(&fs_mu);
 		if (deleted)
 			cells_changed_locked(n->table, n->key.p, n->key.len,
 					     n, n, 1, -1, &a);
@@ -4005,7 +4013,8 @@ static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 			 * the Delete began (then it may be there) */
 			e->kept = 1;
 			if (deleted && n->ts == CF_TS_NOW && erow_valid(e) &&
-			    wseq == __atomic_load_n(&ewseq, __ATOMIC_SEQ_CST))
+			    wseq == __atomic_load_n(&erow_wseq,
+						    __ATOMIC_SEQ_CST))
 				erow_col_del(e, n);
 		} else if (keep)
 			rc = (e = erow_new(n->table, &n->key,
@@ -4013,23 +4022,23 @@ static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 			     erow_insert_locked(e) : CF_ENOMEM;
 		n->nopen--;
 		node_unref(n);
-		pthread_mutex_unlock(&mu);
+		pthread_mutex_unlock(&fs_mu);
 		inval_attrs(&a);
 		if (rc)
-			fail(req, fs_errno(rc), "rm %s: %s", name,
+			fs_fail(req, fs_errno(rc), "rm %s: %s", name,
 			     cf_strerror(rc));
 		else
 			fuse_reply_err(req, 0);
 		return;
 	} else if (n->kind == K_STAGE) {
-		pthread_mutex_lock(&mu);
+		pthread_mutex_lock(&fs_mu);
 		sp = stage_find(n);
 		if ((s = *sp)) {
 			*sp = s->next;
 			stage_free(s);
 		} else
 			err = ENOENT;
-		pthread_mutex_unlock(&mu);
+		pthread_mutex_unlock(&fs_mu);
 		why = "no such staged file";
 	} else {
 		err = EPERM;
@@ -4039,7 +4048,7 @@ static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 	if (!err && rc)
 		err = fs_errno(rc);
 	if (err)
-		fail(req, err, "rm %s: %s", name, why);
+		fs_fail(req, err, "rm %s: %s", name, why);
 	else
 		fuse_reply_err(req, 0);
 }
@@ -4050,25 +4059,26 @@ static int same_row(const struct node *a, const struct node *b)
 	       (!a->key.len || !memcmp(a->key.p, b->key.p, a->key.len));
 }
 
-/* With mu held: takes n out of / puts n into its htab chain. */
+/* With fs_mu held: takes n out of / puts n into its node_htab chain. */
 static void hunlink(struct node *n)
 {
 	struct node **pp;
 
-	for (pp = &htab[hslot(n->hash, hcap)]; *pp != n; pp = &(*pp)->hnext)
+	for (pp = &node_htab[node_hslot(n->hash, node_hcap)]; *pp != n;
+	     pp = &(*pp)->hnext)
 		;
 	*pp = n->hnext;
 }
 
 static void hlink(struct node *n)
 {
-	size_t s = hslot(n->hash, hcap);
+	size_t s = node_hslot(n->hash, node_hcap);
 
-	n->hnext = htab[s];
-	htab[s] = n;
+	n->hnext = node_htab[s];
+	node_htab[s] = n;
 }
 
-/* With mu held, after cell s was moved onto d within their row: the
+/* With fs_mu held, after cell s was moved onto d within their row: the
  * kernel's inode of s now stands under d's name (and d's, if it has one,
  * is cut from it), so s takes d's meaning and d takes s's old one, the
  * name that went.  A stat or open of the new name through the moved
@@ -4094,8 +4104,8 @@ static void node_swap(struct node *s, struct node *d)
 	d->famlen = t.famlen;
 	d->qual = t.qual;
 	d->ts = t.ts;
-	s->hash = hname(s->parent, s->name);
-	d->hash = hname(d->parent, d->name);
+	s->hash = node_hname(s->parent, s->name);
+	d->hash = node_hname(d->parent, d->name);
 	hlink(s);
 	hlink(d);
 	attr_forget(s);
@@ -4158,7 +4168,7 @@ static int cell_move(struct node *s, struct node *d)
 	return rc;
 }
 
-/* With mu held: 1 if a writer of cell n holds a value its close will
+/* With fs_mu held: 1 if a writer of cell n holds a value its close will
  * put (what makes a cell created and not yet closed exist). */
 static int writer_pending_locked(const struct node *n)
 {
@@ -4220,11 +4230,11 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 		why = "rename flags are not supported";
 	} else if (s->kind == K_STAGE && d->kind == K_CELL && s->in_row &&
 		   same_row(s, d)) {
-		pthread_mutex_lock(&mu);
+		pthread_mutex_lock(&fs_mu);
 		sp = stage_find(s);
 		if ((st = *sp))
 			*sp = st->next;
-		pthread_mutex_unlock(&mu);
+		pthread_mutex_unlock(&fs_mu);
 		if (!st) {
 			err = ENOENT;
 			why = "no such staged file";
@@ -4248,22 +4258,22 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 			 * moved here.  d keeps its name, so the writer is
 			 * no longer its: a stat of d shows the new value */
 			if (!rc) {
-				pthread_mutex_lock(&mu);
+				pthread_mutex_lock(&fs_mu);
 				if (d->writer) {
 					__atomic_store_n(&d->writer->orphan, 1,
 							 __ATOMIC_RELAXED);
 					d->writer = NULL;
 				}
-				pthread_mutex_unlock(&mu);
+				pthread_mutex_unlock(&fs_mu);
 			}
 		}
 	} else if (s->kind == K_STAGE && d->kind == K_SCHEMA && !s->in_row &&
 		   !strcmp(s->table, d->table)) {
-		pthread_mutex_lock(&mu);
+		pthread_mutex_lock(&fs_mu);
 		sp = stage_find(s);
 		if ((st = *sp))
 			*sp = st->next;
-		pthread_mutex_unlock(&mu);
+		pthread_mutex_unlock(&fs_mu);
 		if (!st) {
 			err = ENOENT;
 			why = "no such staged file";
@@ -4271,7 +4281,7 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 			rc = apply_schema(d, &st->data, st->mtime, &why);
 	} else if (s->kind == K_STAGE && d->kind == K_STAGE &&
 		   s->in_row == d->in_row && same_row(s, d)) {
-		pthread_mutex_lock(&mu);
+		pthread_mutex_lock(&fs_mu);
 		sp = stage_find(s);
 		if (!*sp) {
 			err = ENOENT;
@@ -4294,16 +4304,16 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 				err = ENOMEM;
 			}
 		}
-		pthread_mutex_unlock(&mu);
+		pthread_mutex_unlock(&fs_mu);
 		why = "no such staged file";
 	} else if (s->kind == K_CELL && d->kind == K_CELL && same_row(s, d)) {
 		int pending = 0;
 		rc = cell_move(s, d);
 		if (rc == CF_ENOTFOUND && s != d && s->ts == CF_TS_NOW &&
 		    d->ts == CF_TS_NOW) {
-			pthread_mutex_lock(&mu);
+			pthread_mutex_lock(&fs_mu);
 			pending = writer_pending_locked(s);
-			pthread_mutex_unlock(&mu);
+			pthread_mutex_unlock(&fs_mu);
 			if (pending)
 				rc = cell_move_pending(s, d);
 		}
@@ -4317,12 +4327,12 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 		 * over such a writer; fstat of its fd shows what it holds,
 		 * with no link.) */
 		if (!rc) {
-			pthread_mutex_lock(&mu);
+			pthread_mutex_lock(&fs_mu);
 			if (d->writer && d != s)
 				__atomic_store_n(&d->writer->orphan, 1,
 						 __ATOMIC_RELAXED);
 			node_swap(s, d);
-			pthread_mutex_unlock(&mu);
+			pthread_mutex_unlock(&fs_mu);
 		}
 	} else if ((s->kind == K_CELL || s->kind == K_STAGE ||
 		    s->kind == K_ROW) && !same_row(s, d)) {
@@ -4335,10 +4345,10 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 	if (!err && rc)
 		err = fs_errno(rc);
 	if (st) {
-		pthread_mutex_lock(&mu);
-		staged_bytes += 0;
+		pthread_mutex_lock(&fs_mu);
+		stage_bytes += 0;
 		stage_free(st);
-		pthread_mutex_unlock(&mu);
+		pthread_mutex_unlock(&fs_mu);
 	}
 out:
 	if (s)
@@ -4346,7 +4356,7 @@ out:
 	if (d)
 		node_release(d);
 	if (err)
-		fail(req, err, "mv %s %s: %s", name, newname, why);
+		fs_fail(req, err, "mv %s %s: %s", name, newname, why);
 	else
 		fuse_reply_err(req, 0);
 }
@@ -4395,12 +4405,12 @@ const struct fuse_lowlevel_ops fs_ops = {
 
 void fs_setup(cf_db *d, const char *dir, uint64_t maxv)
 {
-	db = d;
+	fs_db = d;
 	fs_tsd_setup(d);
 	datadir = realpath(dir, NULL);
 	if (!datadir)
 		datadir = strdup(dir);
-	max_value = maxv;
+	fs_max_value = maxv;
 }
 
 void fs_teardown(void)
@@ -4422,16 +4432,16 @@ void fs_teardown(void)
 		}
 	free(etab);
 	etab = NULL;
-	ecap = ecount = eunsure = ecolrows = 0;
-	for (i = 0; i < hcap; i++)
-		while ((n = htab[i])) {
-			htab[i] = n->hnext;
+	ecap = ecount = erow_unsure = ecolrows = 0;
+	for (i = 0; i < node_hcap; i++)
+		while ((n = node_htab[i])) {
+			node_htab[i] = n->hnext;
 			node_free(n);
 		}
-	free(htab);
-	free(rtab);
-	htab = rtab = NULL;
-	hcap = hcount = 0;
+	free(node_htab);
+	free(node_rtab);
+	node_htab = node_rtab = NULL;
+	node_hcap = node_count = 0;
 	memset(negs, 0, sizeof negs);
 	negi = 0;
 	free(datadir);
