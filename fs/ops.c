@@ -419,6 +419,23 @@ nomem:
 	return NULL;
 }
 
+/* Frees every node (fs_teardown: the session is over). */
+static void node_teardown(void)
+{
+	struct node *n;
+	size_t i;
+
+	for (i = 0; i < node_hcap; i++)
+		while ((n = node_htab[i])) {
+			node_htab[i] = n->hnext;
+			node_free(n);
+		}
+	free(node_htab);
+	free(node_rtab);
+	node_htab = node_rtab = NULL;
+	node_hcap = node_count = 0;
+}
+
 /* --- keeping the kernel's caches true ----------------------------------
  *
  * The kernel caches names and attributes of tables, regions, rows and
@@ -484,6 +501,14 @@ static void neg_keep(struct node *n)
 		old->nopen--;
 		node_unref(old);
 	}
+}
+
+/* Forgets the pins of negs[] without dropping them (fs_teardown: the
+ * nodes are freed with the table). */
+static void neg_teardown(void)
+{
+	memset(negs, 0, sizeof negs);
+	negi = 0;
 }
 
 /* A name to invalidate.  Its parent node stays pinned (nopen) until the
@@ -681,7 +706,7 @@ static void cell_changed(const struct node *n, const struct node *skip,
 	cells_changed(n->table, n->key.p, n->key.len, n, skip, deleted);
 }
 
-static void erow_free(struct erow *e);
+static void erow_forget_table(const char *table);
 
 void fs_table_changed(const char *table, int dropped)
 {
@@ -702,20 +727,11 @@ void fs_table_changed(const char *table, int dropped)
 			    (dropped && n->kind == K_TABLE))
 				inval_name(n);
 		}
-	if (dropped)
+	if (dropped) {
 		fs_perm_forget(table);
-	/* a table made again under the name starts without the old one's
-	 * empty rows */
-	for (i = 0; dropped && i < ecap; i++) {
-		struct erow **pp = &etab[i], *e;
-		while ((e = *pp)) {
-			if (strcmp(e->table, table)) {
-				pp = &e->next;
-				continue;
-			}
-			*pp = e->next;
-			erow_free(e);
-		}
+		/* a table made again under the name starts without the old
+		 * one's empty rows */
+		erow_forget_table(table);
 	}
 	pthread_mutex_unlock(&fs_mu);
 	inval_attrs(&a);
@@ -1373,6 +1389,40 @@ static int erow_add(const char *table, const struct buf *row, uint64_t gen)
 	return rc;
 }
 
+/* With fs_mu held: table is dropped; its empty rows go. */
+static void erow_forget_table(const char *table)
+{
+	size_t i;
+
+	for (i = 0; i < ecap; i++) {
+		struct erow **pp = &etab[i], *e;
+		while ((e = *pp)) {
+			if (strcmp(e->table, table)) {
+				pp = &e->next;
+				continue;
+			}
+			*pp = e->next;
+			erow_free(e);
+		}
+	}
+}
+
+/* Frees every empty row (fs_teardown). */
+static void erow_teardown(void)
+{
+	struct erow *e;
+	size_t i;
+
+	for (i = 0; i < ecap; i++)
+		while ((e = etab[i])) {
+			etab[i] = e->next;
+			erow_free(e);
+		}
+	free(etab);
+	etab = NULL;
+	ecap = ecount = erow_unsure = ecolrows = 0;
+}
+
 /* With fs_mu held: the staged file n names, or the slot to add it. */
 static struct stage **stage_find(const struct node *n)
 {
@@ -1392,6 +1442,17 @@ static void stage_free(struct stage *s)
 	buf_release(&s->row);
 	free(s->name);
 	free(s);
+}
+
+/* Frees every staged file (fs_teardown). */
+static void stage_teardown(void)
+{
+	struct stage *s;
+
+	while ((s = stages)) {
+		stages = s->next;
+		stage_free(s);
+	}
 }
 
 /* The text of .schema of table. */
@@ -4415,35 +4476,11 @@ void fs_setup(cf_db *d, const char *dir, uint64_t maxv)
 
 void fs_teardown(void)
 {
-	struct stage *s;
-	struct erow *e;
-	struct node *n;
-	size_t i;
-
 	fs_tsd_teardown();
-	while ((s = stages)) {
-		stages = s->next;
-		stage_free(s);
-	}
-	for (i = 0; i < ecap; i++)
-		while ((e = etab[i])) {
-			etab[i] = e->next;
-			erow_free(e);
-		}
-	free(etab);
-	etab = NULL;
-	ecap = ecount = erow_unsure = ecolrows = 0;
-	for (i = 0; i < node_hcap; i++)
-		while ((n = node_htab[i])) {
-			node_htab[i] = n->hnext;
-			node_free(n);
-		}
-	free(node_htab);
-	free(node_rtab);
-	node_htab = node_rtab = NULL;
-	node_hcap = node_count = 0;
-	memset(negs, 0, sizeof negs);
-	negi = 0;
+	stage_teardown();
+	erow_teardown();
+	neg_teardown();
+	node_teardown();
 	free(datadir);
 	datadir = NULL;
 }
