@@ -90,18 +90,7 @@ struct fs_counters {
 };
 void fs_counters(struct fs_counters *c);
 
-/* Control and status files (SPEC section 5). */
-enum fs_ctl {
-	FS_ROOT_CTL, FS_ROOT_STATS, FS_ROOT_LOG,
-	FS_TCTL, FS_TSTATS, FS_REGIONS, FS_BATCH
-};
-/* Appends the text a read of file which (of table, if a table's) shows. */
-int fs_control_text(cf_db *db, enum fs_ctl which, const char *table,
-		    struct buf *out);
-/* Acts on one write(2) of p[0..len) to which: whole lines, all or
- * nothing.  On error *why (static or thread-local) says why. */
-int fs_control_write(cf_db *db, enum fs_ctl which, const char *table,
-		     const char *p, size_t len, const char **why);
+/* Control and status files (SPEC section 5): fs/control.h. */
 
 /* Applies one write(2) of T/.batch, p[0..len): whole lines, parsed
  * before anything is applied (fs/batch.c).  CF_EINVAL on a bad line,

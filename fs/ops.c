@@ -34,6 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fs/control.h"
 #include "fs/fs.h"
 #include "tsd/tsd.h"
 #include "util/escape.h"
