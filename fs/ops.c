@@ -1,26 +1,8 @@
 /*
- * ops.c: the tree of SPEC section 3 on the FUSE low-level API.
- *
- * Inodes are struct node pointers (the root is FUSE_ROOT_ID).  A node's
- * meaning (which table, row, cell, control file) follows from its parent
- * and its name alone; it changes only when mv moves a cell, and then
- * with the kernel's inode (node_swap).  Whether a node exists is asked of
- * the engine, or for a cell answered from what the engine last said (see
- * "keeping the kernel's caches true"), and every file is opened
- * direct_io, so neither the kernel nor the daemon serves a stale answer
- * after a write returned.  Nodes live while the kernel holds a lookup on
- * them, a child points to them, or a file is open on them (or, for the
- * last few cells found absent, until a create can follow).
- *
- * State beside the engine, all under one mutex `fs_mu`: the node table,
- * staged files (`.NAME`, held in memory until renamed onto a cell or
- * .schema) and empty rows made by mkdir.  Engine calls are made without
- * holding fs_mu.  Every request ends in exactly one reply; every refused
- * operation logs one line saying what and why.
- *
- * Lock order: a directory handle's lock or an open file's lock, then fs_mu,
- * then imu (the invalidator's queue).  No lock is held across a
- * notification to the kernel.
+ * ops.c: the FUSE low-level operations of the tree of SPEC section 3
+ * (fs_ops) not yet in files of their own, and the daemon's setup and
+ * teardown; fs/internal.h says what the files of the daemon share and
+ * the lock order.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -35,134 +17,21 @@
 #include <unistd.h>
 
 #include "fs/control.h"
-#include "fs/fs.h"
+#include "fs/internal.h"
 #include "tsd/tsd.h"
 #include "util/escape.h"
 #include "util/env.h"
 #include "util/log.h"
 
-#define STAGE_LIMIT (256u << 20)	/* all staged bytes together */
-
-enum kind {
-	K_ROOT, K_ROOT_CTL, K_ROOT_STATS, K_ROOT_LOG,
-	K_TABLE, K_SCHEMA, K_TCTL, K_TSTATS, K_REGIONS, K_BATCH,
-	K_REGION, K_PREFIXES, K_PREFIX, K_ROW, K_VERSIONS, K_CELL, K_STAGE,
-	K_TSD,		/* MNT/tsd/ and below: tk says which (fs/tsdfs.c) */
-	K_HQ		/* F:Q@query, F:Q@counter, T/.scan/: hk says which
-			 * (fs/cellq.c, fs/scan.c) */
-};
-
-struct node {
-	struct node *parent, *hnext;
-	struct node *rnext;	/* chain of node_rtab: nodes of one row */
-	uint64_t hash;		/* node_hname(parent, name) */
-	char *name;
-	uint64_t nlookup;
-	unsigned nchild, nopen;
-	enum kind kind;
-	const char *table;	/* the table's node name: parents outlive
-				 * children; "" above the tables */
-	struct buf key;		/* row (K_ROW..K_STAGE), region start, prefix */
-	int in_row;		/* K_STAGE: in a row directory (else table) */
-	const char *fam;	/* K_CELL: famlen bytes, the start of name */
-	size_t famlen;
-	struct buf qual;
-	int64_t ts;		/* K_CELL: CF_TS_NOW for the latest version */
-	struct fileh *writer;	/* K_CELL open for writing, not yet put */
-	enum fs_tsd_node tk;	/* K_TSD: its meaning; key holds the name */
-	enum fs_hq_kind hk;	/* K_HQ: its meaning */
-	unsigned twriters;	/* K_TSD: opens for writing (a new metric
-				 * exists for fstat before its first point) */
-	/* K_CELL: what the engine last said of the cell (see "the
-	 * daemon's attribute cache"); under fs_mu */
-	enum { A_UNKNOWN, A_ABSENT, A_PRESENT } astate;
-	size_t asize;		/* A_PRESENT: value length, version */
-	int64_t ats;
-	uint64_t agen;		/* bumped by every invalidation */
-	/* K_ROW: the engine found no cell and there was no empty row when
-	 * rows_gen was rgen (and egen was regen); under fs_mu */
-	int rabsent;
-	uint64_t rgen, regen;
-	/* 1: a WRITE to n was answered and no reply carrying n's attributes
-	 * was made since, so the kernel holds none valid (a direct_io
-	 * write invalidates them; an answer sent before it is dropped by
-	 * the kernel's attr_version), and a Put needs no notification for
-	 * n itself.  Atomic: set by op_write, cleared by attrs_sent. */
-	int attrs_stale;
-};
-
-/* The value a read-only open of a cell reads: the row the Get returned,
- * not copied again, and shared by reference with reads in flight (a
- * read's reply may still be under way when RELEASE frees the handle). */
-struct fval {
-	int refs;		/* atomic */
-	cf_row *row;
-	const unsigned char *p;
-	size_t len;
-};
-
-/* An open cell: what was written, committed as one Put at close. */
-struct fileh {
-	struct node *n;
-	struct fval *fv;	/* a read-only K_CELL open; data is empty */
-	struct buf data;
-	int dirty, append, writable;
-	int written;		/* write(2) or truncate seen */
-	int failed;		/* errno of a refused write: commit nothing */
-	int orphan;		/* mv replaced its cell: commit nothing
-				 * (op_rename); atomic, set under fs_mu */
-	int64_t ts;		/* timestamp of the Put at flush */
-	struct fs_tsd_file *tf;	/* K_TSD: everything is done by tsdfs.c */
-	struct fs_hq_file *hf;	/* K_HQ: everything is done by cellq.c */
-	struct buf tail;	/* .batch, .ctl: a line not finished yet */
-	int skip;		/* ... the rest of a refused line follows */
-	uint64_t held;		/* bytes of data and tail charged to the
-				 * write budget (fs/budget.c) */
-	pthread_mutex_t lock;
-};
-
-struct stage {
-	struct stage *next;
-	char table[CF_TABLE_MAX + 1];
-	struct buf row;
-	int in_row;
-	char *name;
-	struct buf data;
-	int64_t mtime;		/* ms; CF_TS_NOW when never set */
-};
-
-/* A row the daemon knows about without asking the engine (see "empty
- * rows"). */
-struct erow {
-	struct erow *next;
-	char table[CF_TABLE_MAX + 1];
-	struct buf row;
-	uint64_t gen;		/* erow_gen(row) before the engine said "no
-				 * cell", or EROW_UNSURE: not asked (see
-				 * op_unlink) */
-	int kept;		/* its directory stays with no cell in it
-				 * (mkdir, rm); 0: only cols is known */
-	unsigned ncols;		/* the columns written through this daemon */
-	struct buf cols;	/* since gen: u8 famlen, u16le quallen, u8
-				 * ECOL_FUTURE or 0, fam, qual, each */
-};
-#define EROW_UNSURE UINT64_MAX
 #define ECOLS_MAX 32		/* columns an erow remembers */
 /* A cols entry's flag: a version of the column was written with a
  * timestamp past the clock, which a DeleteColumn at now leaves. */
 #define ECOL_FUTURE 1
-
-static pthread_mutex_t fs_mu = PTHREAD_MUTEX_INITIALIZER;
-static cf_db *fs_db;
+cf_db *fs_db;
 static char *datadir;
 static uint64_t fs_max_value;
-static struct node fs_root = { .kind = K_ROOT, .nlookup = 1, .table = "" };
-static struct node **node_htab;
-static size_t node_hcap, node_count;
-static struct node **node_rtab;	/* K_CELL nodes by (table, row) */
 static struct fuse_session *session;
 static int rdplus_always;
-static struct fs_counters fs_counts;	/* atomics */
 static struct stage *stages;
 static size_t stage_bytes;
 static struct erow **etab;	/* empty rows, hashed by (table, row) */
@@ -170,7 +39,6 @@ static size_t ecap, ecount;
 /* Empty rows with gen EROW_UNSURE, at most EUNSURE_MAX: past it, rm asks
  * the engine at once (each costs a row's name in memory). */
 static size_t erow_unsure;
-#define EUNSURE_MAX 65536
 /* Rows whose erow remembers columns, at most ECOLS_ROWS (a few MiB): past
  * it a cell written drops its row's erow, as an untracked row. */
 static size_t ecolrows;
@@ -221,11 +89,6 @@ static uint64_t rows_gen(const char *table)
 	return __atomic_load_n(lgen_of(table), __ATOMIC_SEQ_CST);
 }
 
-static void count(uint64_t *c)
-{
-	__atomic_fetch_add(c, 1, __ATOMIC_RELAXED);
-}
-
 /* --- replies that log --------------------------------------------------- */
 
 __attribute__((format(printf, 3, 4)))
@@ -239,202 +102,6 @@ static void fs_fail(fuse_req_t req, int err, const char *fmt, ...)
 	va_end(ap);
 	cf_log(CF_LOG_WARN, "%s: %s", msg, strerror(err));
 	fuse_reply_err(req, err);
-}
-
-/* --- the node table ------------------------------------------------------ */
-
-/* The hash of (parent, name), kept in the node: rehashing and walking a
- * chain then touch no name but the one that matches. */
-static uint64_t node_hname(const struct node *parent, const char *name)
-{
-	uint64_t h = (uintptr_t)parent * 0x9E3779B97F4A7C15ull;
-	for (; *name; name++)
-		h = (h ^ (unsigned char)*name) * 0x100000001B3ull;
-	return h ^ h >> 29;
-}
-
-static size_t node_hslot(uint64_t h, size_t cap)
-{
-	return (size_t)h & (cap - 1);	/* cap: a power of 2 */
-}
-
-/* The node_rtab slot of row key in table. */
-static size_t node_rslot(const char *table, const void *key, size_t len,
-		    size_t cap)
-{
-	const unsigned char *k = key;
-	uint64_t h = 0xCBF29CE484222325ull;
-	size_t i;
-
-	for (; *table; table++)
-		h = (h ^ (unsigned char)*table) * 0x100000001B3ull;
-	h = (h ^ 0xFF) * 0x100000001B3ull;
-	for (i = 0; i < len; i++)
-		h = (h ^ k[i]) * 0x100000001B3ull;
-	return (size_t)(h ^ h >> 29) & (cap - 1);	/* cap: a power of 2 */
-}
-
-/* Cells and rows: node_rtab serves cells_changed(), which also keeps a row's
- * time (its newest cell's version) true.  A listing of a region interns
- * a row node per entry, so each costs a node_rtab slot too (one cache miss;
- * rows were kept out of node_rtab before rows had times). */
-static int in_rtab(const struct node *n)
-{
-	return n->kind == K_CELL || n->kind == K_ROW;
-}
-
-static size_t node_rslot_of(const struct node *n, size_t cap)
-{
-	return node_rslot(n->table, n->key.p, n->key.len, cap);
-}
-
-static struct node *node_of(fuse_ino_t ino)
-{
-	return ino == FUSE_ROOT_ID ? &fs_root : (struct node *)(uintptr_t)ino;
-}
-
-static fuse_ino_t ino_of(struct node *n)
-{
-	return n == &fs_root ? FUSE_ROOT_ID : (fuse_ino_t)(uintptr_t)n;
-}
-
-static void node_free(struct node *n)
-{
-	buf_release(&n->key);
-	buf_release(&n->qual);
-	free(n->name);
-	free(n);
-}
-
-/* With fs_mu held: takes n out of the tables once nothing refers to it,
- * then its parent, and chains them on *dead (through hnext; nothing
- * finds them any more) for node_free_list, which needs no lock. */
-static void node_unref_defer(struct node *n, struct node **dead)
-{
-	struct node **pp, *p;
-
-	while (n != &fs_root && n->nlookup == 0 && n->nchild == 0 &&
-	       n->nopen == 0) {
-		for (pp = &node_htab[node_hslot(n->hash, node_hcap)]; *pp != n;
-		     pp = &(*pp)->hnext)
-			;
-		*pp = n->hnext;
-		if (in_rtab(n)) {
-			for (pp = &node_rtab[node_rslot_of(n, node_hcap)];
-			     *pp != n; pp = &(*pp)->rnext)
-				;
-			*pp = n->rnext;
-		}
-		node_count--;
-		p = n->parent;
-		p->nchild--;
-		n->hnext = *dead;
-		*dead = n;
-		n = p;
-	}
-}
-
-static void node_free_list(struct node *n)
-{
-	while (n) {
-		struct node *next = n->hnext;
-		node_free(n);
-		n = next;
-	}
-}
-
-/* With fs_mu held: frees n once nothing refers to it, then its parent. */
-static void node_unref(struct node *n)
-{
-	struct node *dead = NULL;
-
-	node_unref_defer(n, &dead);
-	node_free_list(dead);
-}
-
-/* With fs_mu held: the node for tmp's meaning under parent, interned (tmp's
- * buffers move into it or are freed).  NULL on ENOMEM. */
-static struct node *node_intern(struct node *tmp)
-{
-	struct node *n, **nt;
-	size_t i, s;
-
-	if (node_count >= node_hcap / 2) {
-		size_t ncap = node_hcap ? node_hcap * 2 : 1024;
-		struct node **nr;
-		nt = calloc(ncap, sizeof *nt);
-		nr = calloc(ncap, sizeof *nr);
-		if (!nt || !nr) {
-			free(nt);
-			free(nr);
-			goto nomem;
-		}
-		for (i = 0; i < node_hcap; i++) {
-			while ((n = node_htab[i])) {
-				node_htab[i] = n->hnext;
-				s = node_hslot(n->hash, ncap);
-				n->hnext = nt[s];
-				nt[s] = n;
-				if (in_rtab(n)) {
-					s = node_rslot_of(n, ncap);
-					n->rnext = nr[s];
-					nr[s] = n;
-				}
-			}
-		}
-		free(node_htab);
-		free(node_rtab);
-		node_htab = nt;
-		node_rtab = nr;
-		node_hcap = ncap;
-	}
-	tmp->hash = node_hname(tmp->parent, tmp->name);
-	s = node_hslot(tmp->hash, node_hcap);
-	for (n = node_htab[s]; n; n = n->hnext)
-		if (n->hash == tmp->hash && n->parent == tmp->parent &&
-		    !strcmp(n->name, tmp->name)) {
-			buf_release(&tmp->key);
-			buf_release(&tmp->qual);
-			free(tmp->name);
-			return n;
-		}
-	n = malloc(sizeof *n);
-	if (!n)
-		goto nomem;
-	*n = *tmp;
-	n->nlookup = n->nchild = n->nopen = 0;
-	n->hnext = node_htab[s];
-	node_htab[s] = n;
-	if (in_rtab(n)) {
-		s = node_rslot_of(n, node_hcap);
-		n->rnext = node_rtab[s];
-		node_rtab[s] = n;
-	}
-	node_count++;
-	n->parent->nchild++;
-	return n;
-nomem:
-	buf_release(&tmp->key);
-	buf_release(&tmp->qual);
-	free(tmp->name);
-	return NULL;
-}
-
-/* Frees every node (fs_teardown: the session is over). */
-static void node_teardown(void)
-{
-	struct node *n;
-	size_t i;
-
-	for (i = 0; i < node_hcap; i++)
-		while ((n = node_htab[i])) {
-			node_htab[i] = n->hnext;
-			node_free(n);
-		}
-	free(node_htab);
-	free(node_rtab);
-	node_htab = node_rtab = NULL;
-	node_hcap = node_count = 0;
 }
 
 /* --- keeping the kernel's caches true ----------------------------------
@@ -477,14 +144,13 @@ static void node_teardown(void)
  * that a create's negative lookup is still known when its close puts the
  * value, the last NEG_KEEP cell nodes found absent stay pinned.
  */
-#define CACHE_S 10.0
 #define NEG_KEEP 64
 
 static struct node *negs[NEG_KEEP];	/* pinned, under fs_mu */
 static size_t negi;
 
 /* With fs_mu held: n's cached attributes are no longer true. */
-static void attr_forget(struct node *n)
+void attr_forget(struct node *n)
 {
 	n->astate = A_UNKNOWN;
 	n->agen++;
@@ -595,11 +261,6 @@ static void inval_name(struct node *n)
 	pthread_mutex_unlock(&imu);
 	free(e);	/* over the bound: the timeout will do */
 }
-
-struct inos {
-	fuse_ino_t *v;
-	size_t n, cap;
-};
 
 /* With fs_mu held: remembers n's inode for inval_attrs(). */
 static void inos_add(struct inos *a, struct node *n)
@@ -756,23 +417,6 @@ void fs_set_session(struct fuse_session *se)
 		ithread_started = 0;
 	}
 	session = se;
-}
-
-void fs_counters(struct fs_counters *c)
-{
-	c->lookups = __atomic_load_n(&fs_counts.lookups, __ATOMIC_RELAXED);
-	c->getattrs = __atomic_load_n(&fs_counts.getattrs, __ATOMIC_RELAXED);
-	c->readdirplus_entries = __atomic_load_n(
-		&fs_counts.readdirplus_entries, __ATOMIC_RELAXED);
-	c->names_too_long = __atomic_load_n(&fs_counts.names_too_long,
-					    __ATOMIC_RELAXED);
-	c->names_unlisted = __atomic_load_n(&fs_counts.names_unlisted,
-					    __ATOMIC_RELAXED);
-	c->notify_refused = __atomic_load_n(&fs_counts.notify_refused,
-					    __ATOMIC_RELAXED);
-	pthread_mutex_lock(&fs_mu);
-	c->inodes = node_count;
-	pthread_mutex_unlock(&fs_mu);
 }
 
 /* --- names ------------------------------------------------------------- */
@@ -969,20 +613,6 @@ static int resolve(struct node *parent, const char *name, struct node *tmp,
 		*why = "not a directory";
 		return ENOTDIR;
 	}
-}
-
-/* --- engine helpers ---------------------------------------------------- */
-
-static int topen(const char *name, cf_table **t)
-{
-	return cf_table_open(fs_db, name, t);
-}
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 /* The cell n names: the row of the Get into *rp (to cf_row_free), the
@@ -1473,15 +1103,6 @@ static int schema_text(cf_table *t, struct buf *out)
 	return rc;
 }
 
-/* --- attributes -------------------------------------------------------- */
-
-static void set_time(struct stat *st, int64_t ms)
-{
-	st->st_mtim.tv_sec = ms / 1000;
-	st->st_mtim.tv_nsec = (ms % 1000) * 1000000;
-	st->st_atim = st->st_ctim = st->st_mtim;
-}
-
 /* What the special name n stands for (pointers into n). */
 static void hq_target(const struct node *n, struct fs_hq_target *tg)
 {
@@ -1923,43 +1544,6 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	}
 	reply_entry(req, n, &st);
 	node_release(n);
-}
-
-/* Forgets free the nodes after fs_mu is released: a batch of them (the
- * kernel dropping its dentries, after an ls -l of 100k rows) would
- * otherwise hold every other request behind free(3). */
-static void op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
-{
-	struct node *n = node_of(ino), *dead = NULL;
-
-	pthread_mutex_lock(&fs_mu);
-	if (n != &fs_root) {
-		n->nlookup -= nlookup < n->nlookup ? nlookup : n->nlookup;
-		node_unref_defer(n, &dead);
-	}
-	pthread_mutex_unlock(&fs_mu);
-	node_free_list(dead);
-	fuse_reply_none(req);
-}
-
-static void op_forget_multi(fuse_req_t req, size_t count,
-			    struct fuse_forget_data *f)
-{
-	size_t i;
-	struct node *n, *dead = NULL;
-
-	pthread_mutex_lock(&fs_mu);
-	for (i = 0; i < count; i++) {
-		n = node_of(f[i].ino);
-		if (n == &fs_root)
-			continue;
-		n->nlookup -= f[i].nlookup < n->nlookup ? f[i].nlookup
-							 : n->nlookup;
-		node_unref_defer(n, &dead);
-	}
-	pthread_mutex_unlock(&fs_mu);
-	node_free_list(dead);
-	fuse_reply_none(req);
 }
 
 
@@ -4119,59 +3703,6 @@ static int same_row(const struct node *a, const struct node *b)
 {
 	return !strcmp(a->table, b->table) && a->key.len == b->key.len &&
 	       (!a->key.len || !memcmp(a->key.p, b->key.p, a->key.len));
-}
-
-/* With fs_mu held: takes n out of / puts n into its node_htab chain. */
-static void hunlink(struct node *n)
-{
-	struct node **pp;
-
-	for (pp = &node_htab[node_hslot(n->hash, node_hcap)]; *pp != n;
-	     pp = &(*pp)->hnext)
-		;
-	*pp = n->hnext;
-}
-
-static void hlink(struct node *n)
-{
-	size_t s = node_hslot(n->hash, node_hcap);
-
-	n->hnext = node_htab[s];
-	node_htab[s] = n;
-}
-
-/* With fs_mu held, after cell s was moved onto d within their row: the
- * kernel's inode of s now stands under d's name (and d's, if it has one,
- * is cut from it), so s takes d's meaning and d takes s's old one, the
- * name that went.  A stat or open of the new name through the moved
- * inode then asks for the new cell, and a file open on s writes there. */
-static void node_swap(struct node *s, struct node *d)
-{
-	struct node t;
-
-	if (s == d)
-		return;
-	hunlink(s);
-	hunlink(d);
-	t = *s;
-	s->parent = d->parent;
-	s->name = d->name;
-	s->fam = d->fam;
-	s->famlen = d->famlen;
-	s->qual = d->qual;
-	s->ts = d->ts;
-	d->parent = t.parent;
-	d->name = t.name;
-	d->fam = t.fam;
-	d->famlen = t.famlen;
-	d->qual = t.qual;
-	d->ts = t.ts;
-	s->hash = node_hname(s->parent, s->name);
-	d->hash = node_hname(d->parent, d->name);
-	hlink(s);
-	hlink(d);
-	attr_forget(s);
-	attr_forget(d);
 }
 
 /*

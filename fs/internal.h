@@ -1,0 +1,254 @@
+/*
+ * internal.h: what the files of the FUSE daemon share (fs/node.c,
+ * names.c, inval.c, erow.c, stage.c, cell.c, schema.c, attr.c, dir.c,
+ * mkdir.c, file.c, io.c, setattr.c, unlink.c, rename.c, ops.c); nothing
+ * outside those files includes it.  control.c, batch.c, perm.c, tsdfs.c,
+ * cellq.c and scan.c see none of it: they are reached through fs/fs.h
+ * and fs/control.h.
+ *
+ * The tree of SPEC section 3 on the FUSE low-level API.  Inodes are
+ * struct node pointers (the root is FUSE_ROOT_ID).  A node's meaning
+ * (which table, row, cell, control file) follows from its parent and its
+ * name alone; it changes only when mv moves a cell, and then with the
+ * kernel's inode (node_swap).  Whether a node exists is asked of the
+ * engine, or for a cell answered from what the engine last said (see
+ * fs/inval.c), and every file is opened direct_io, so neither the kernel
+ * nor the daemon serves a stale answer after a write returned.  Nodes
+ * live while the kernel holds a lookup on them, a child points to them,
+ * or a file is open on them (or, for the last few cells found absent,
+ * until a create can follow).
+ *
+ * State beside the engine, all under one mutex fs_mu (fs/node.c): the
+ * node table, staged files (`.NAME`, held in memory until renamed onto a
+ * cell or .schema; fs/stage.c) and empty rows made by mkdir (fs/erow.c).
+ * Engine calls are made without holding fs_mu.  Every request ends in
+ * exactly one reply; every refused operation logs one line saying what
+ * and why (fs_fail).
+ *
+ * Lock order: a directory handle's lock (struct dirh, fs/dir.c) or an
+ * open file's lock (struct fileh), then fs_mu, then the invalidator's
+ * queue lock (fs/inval.c).  No lock is held across a notification to the
+ * kernel.  "With fs_mu held" on a function means its caller holds it;
+ * every other function takes fs_mu itself and must be called without it.
+ */
+#ifndef CF_FS_INTERNAL_H
+#define CF_FS_INTERNAL_H
+
+#include <pthread.h>
+#include <string.h>
+#include <time.h>
+
+#include "fs/fs.h"
+#include "util/buf.h"
+
+#define STAGE_LIMIT (256u << 20)	/* all staged bytes together */
+
+enum kind {
+	K_ROOT, K_ROOT_CTL, K_ROOT_STATS, K_ROOT_LOG,
+	K_TABLE, K_SCHEMA, K_TCTL, K_TSTATS, K_REGIONS, K_BATCH,
+	K_REGION, K_PREFIXES, K_PREFIX, K_ROW, K_VERSIONS, K_CELL, K_STAGE,
+	K_TSD,		/* MNT/tsd/ and below: tk says which (fs/tsdfs.c) */
+	K_HQ		/* F:Q@query, F:Q@counter, T/.scan/: hk says which
+			 * (fs/cellq.c, fs/scan.c) */
+};
+
+struct node {
+	struct node *parent, *hnext;
+	struct node *rnext;	/* chain of node_rtab: nodes of one row */
+	uint64_t hash;		/* node_hname(parent, name) */
+	char *name;
+	uint64_t nlookup;
+	unsigned nchild, nopen;
+	enum kind kind;
+	const char *table;	/* the table's node name: parents outlive
+				 * children; "" above the tables */
+	struct buf key;		/* row (K_ROW..K_STAGE), region start, prefix */
+	int in_row;		/* K_STAGE: in a row directory (else table) */
+	const char *fam;	/* K_CELL: famlen bytes, the start of name */
+	size_t famlen;
+	struct buf qual;
+	int64_t ts;		/* K_CELL: CF_TS_NOW for the latest version */
+	struct fileh *writer;	/* K_CELL open for writing, not yet put */
+	enum fs_tsd_node tk;	/* K_TSD: its meaning; key holds the name */
+	enum fs_hq_kind hk;	/* K_HQ: its meaning */
+	unsigned twriters;	/* K_TSD: opens for writing (a new metric
+				 * exists for fstat before its first point) */
+	/* K_CELL: what the engine last said of the cell (see "the
+	 * daemon's attribute cache"); under fs_mu */
+	enum { A_UNKNOWN, A_ABSENT, A_PRESENT } astate;
+	size_t asize;		/* A_PRESENT: value length, version */
+	int64_t ats;
+	uint64_t agen;		/* bumped by every invalidation */
+	/* K_ROW: the engine found no cell and there was no empty row when
+	 * rows_gen was rgen (and egen was regen); under fs_mu */
+	int rabsent;
+	uint64_t rgen, regen;
+	/* 1: a WRITE to n was answered and no reply carrying n's attributes
+	 * was made since, so the kernel holds none valid (a direct_io
+	 * write invalidates them; an answer sent before it is dropped by
+	 * the kernel's attr_version), and a Put needs no notification for
+	 * n itself.  Atomic: set by op_write, cleared by attrs_sent. */
+	int attrs_stale;
+};
+
+/* The value a read-only open of a cell reads: the row the Get returned,
+ * not copied again, and shared by reference with reads in flight (a
+ * read's reply may still be under way when RELEASE frees the handle). */
+struct fval {
+	int refs;		/* atomic */
+	cf_row *row;
+	const unsigned char *p;
+	size_t len;
+};
+
+/* An open cell: what was written, committed as one Put at close. */
+struct fileh {
+	struct node *n;
+	struct fval *fv;	/* a read-only K_CELL open; data is empty */
+	struct buf data;
+	int dirty, append, writable;
+	int written;		/* write(2) or truncate seen */
+	int failed;		/* errno of a refused write: commit nothing */
+	int orphan;		/* mv replaced its cell: commit nothing
+				 * (op_rename); atomic, set under fs_mu */
+	int64_t ts;		/* timestamp of the Put at flush */
+	struct fs_tsd_file *tf;	/* K_TSD: everything is done by tsdfs.c */
+	struct fs_hq_file *hf;	/* K_HQ: everything is done by cellq.c */
+	struct buf tail;	/* .batch, .ctl: a line not finished yet */
+	int skip;		/* ... the rest of a refused line follows */
+	uint64_t held;		/* bytes of data and tail charged to the
+				 * write budget (fs/budget.c) */
+	pthread_mutex_t lock;
+};
+
+/* A staged file (fs/stage.c). */
+struct stage {
+	struct stage *next;
+	char table[CF_TABLE_MAX + 1];
+	struct buf row;
+	int in_row;
+	char *name;
+	struct buf data;
+	int64_t mtime;		/* ms; CF_TS_NOW when never set */
+};
+
+/* A row the daemon knows about without asking the engine (see "empty
+ * rows"). */
+struct erow {
+	struct erow *next;
+	char table[CF_TABLE_MAX + 1];
+	struct buf row;
+	uint64_t gen;		/* erow_gen(row) before the engine said "no
+				 * cell", or EROW_UNSURE: not asked (see
+				 * op_unlink) */
+	int kept;		/* its directory stays with no cell in it
+				 * (mkdir, rm); 0: only cols is known */
+	unsigned ncols;		/* the columns written through this daemon */
+	struct buf cols;	/* since gen: u8 famlen, u16le quallen, u8
+				 * ECOL_FUTURE or 0, fam, qual, each */
+};
+
+/* An erow's gen when the engine was not asked (fs/erow.c). */
+#define EROW_UNSURE UINT64_MAX
+
+/* Empty rows kept without asking the engine, at most (fs/erow.c). */
+#define EUNSURE_MAX 65536
+
+/* Inodes whose attributes to invalidate once fs_mu is released
+ * (inos_add, inval_attrs). */
+struct inos {
+	fuse_ino_t *v;
+	size_t n, cap;
+};
+
+/* How long the kernel may keep names and attributes (fs/inval.c). */
+#define CACHE_S 10.0
+
+/* --- what every operation shares (fs/ops.c) ------------------------------ */
+/* The engine the daemon serves (fs_setup). */
+extern cf_db *fs_db;
+/* With fs_mu held: n's cached attributes are no longer true. */
+void attr_forget(struct node *n);
+
+/* --- the node table (fs/node.c) ------------------------------------------ */
+/* The lock of all state beside the engine (see the top). */
+extern pthread_mutex_t fs_mu;
+/* The root node, FUSE_ROOT_ID; never freed. */
+extern struct node fs_root;
+/* Nodes by node_hname(parent, name), node_hcap slots (a power of 2),
+ * chained through hnext; under fs_mu. */
+extern struct node **node_htab;
+extern size_t node_hcap;
+/* Cells and rows by node_rslot(table, row), chained through rnext. */
+extern struct node **node_rtab;
+/* The request counters of .stats (atomics; count()). */
+extern struct fs_counters fs_counts;
+/* The hash of (parent, name), kept in the node: rehashing and walking a
+ * chain then touch no name but the one that matches. */
+uint64_t node_hname(const struct node *parent, const char *name);
+/* The node_htab slot of hash h in cap slots. */
+size_t node_hslot(uint64_t h, size_t cap);
+/* The node_rtab slot of row key in table. */
+size_t node_rslot(const char *table, const void *key, size_t len,
+		  size_t cap);
+/* The node_rtab slot of n's row. */
+size_t node_rslot_of(const struct node *n, size_t cap);
+/* The node of an inode number, and back. */
+struct node *node_of(fuse_ino_t ino);
+fuse_ino_t ino_of(struct node *n);
+/* With fs_mu held: takes n out of the tables once nothing refers to it,
+ * then its parent, and chains them on *dead (through hnext; nothing
+ * finds them any more) for node_free_list, which needs no lock. */
+void node_unref_defer(struct node *n, struct node **dead);
+/* Frees a chain made by node_unref_defer; no lock needed. */
+void node_free_list(struct node *n);
+/* With fs_mu held: frees n once nothing refers to it, then its parent. */
+void node_unref(struct node *n);
+/* With fs_mu held: the node for tmp's meaning under parent, interned (tmp's
+ * buffers move into it or are freed).  NULL on ENOMEM. */
+struct node *node_intern(struct node *tmp);
+/* Frees every node (fs_teardown: the session is over). */
+void node_teardown(void);
+/* FORGET and BATCH_FORGET: the kernel dropped lookups of nodes.  The
+ * nodes are freed after fs_mu is released. */
+void op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup);
+void op_forget_multi(fuse_req_t req, size_t count,
+		     struct fuse_forget_data *f);
+/* With fs_mu held, after cell s was moved onto d within their row: the
+ * kernel's inode of s now stands under d's name (and d's, if it has one,
+ * is cut from it), so s takes d's meaning and d takes s's old one, the
+ * name that went.  A stat or open of the new name through the moved
+ * inode then asks for the new cell, and a file open on s writes there. */
+void node_swap(struct node *s, struct node *d);
+
+/* --- small helpers every file uses ------------------------------------ */
+
+/* Counts one (a field of fs_counts). */
+static inline void count(uint64_t *c)
+{
+	__atomic_fetch_add(c, 1, __ATOMIC_RELAXED);
+}
+
+/* Opens table name of the daemon's db. */
+static inline int topen(const char *name, cf_table **t)
+{
+	return cf_table_open(fs_db, name, t);
+}
+
+/* The clock, in ms since the epoch. */
+static inline int64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* st's times: ms since the epoch. */
+static inline void set_time(struct stat *st, int64_t ms)
+{
+	st->st_mtim.tv_sec = ms / 1000;
+	st->st_mtim.tv_nsec = (ms % 1000) * 1000000;
+	st->st_atim = st->st_ctim = st->st_mtim;
+}
+
+#endif
