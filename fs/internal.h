@@ -221,6 +221,16 @@ void op_forget_multi(fuse_req_t req, size_t count,
  * inode then asks for the new cell, and a file open on s writes there. */
 void node_swap(struct node *s, struct node *d);
 
+/* --- names: what a name means (fs/names.c) ------------------------------- */
+/* n's type, permission bits and owner into st (fs/perm.c). */
+void node_perm(const struct node *n, struct stat *st);
+int node_is_dir(const struct node *n);
+/* Resolves and interns name under parent; 0 or errno (logged by caller). */
+int lookup_node(fuse_ino_t parent, const char *name, struct node **out,
+		const char **why);
+/* Drops the pin lookup_node took. */
+void node_release(struct node *n);
+
 /* --- small helpers every file uses ------------------------------------ */
 
 /* Counts one (a field of fs_counts). */
