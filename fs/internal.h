@@ -167,8 +167,9 @@ struct inos {
 /* --- what every operation shares (fs/ops.c) ------------------------------ */
 /* The engine the daemon serves (fs_setup). */
 extern cf_db *fs_db;
-/* With fs_mu held: n's cached attributes are no longer true. */
-void attr_forget(struct node *n);
+void cells_added(void);
+/* With fs_mu held: table is dropped; its empty rows go. */
+void erow_forget_table(const char *table);
 
 /* --- the node table (fs/node.c) ------------------------------------------ */
 /* The lock of all state beside the engine (see the top). */
@@ -230,6 +231,37 @@ int lookup_node(fuse_ino_t parent, const char *name, struct node **out,
 		const char **why);
 /* Drops the pin lookup_node took. */
 void node_release(struct node *n);
+
+/* --- keeping the kernel's caches true (fs/inval.c) ----------------------- */
+uint64_t rows_gen(const char *table);
+/* With fs_mu held: n's cached attributes are no longer true. */
+void attr_forget(struct node *n);
+/* With fs_mu held: keeps n's pin (from lookup_node) in negs[], dropping the
+ * oldest. */
+void neg_keep(struct node *n);
+/* Forgets the pins of negs[] without dropping them (fs_teardown: the
+ * nodes are freed with the table). */
+void neg_teardown(void);
+/* Without fs_mu: invalidates the attributes of a's inodes and frees a. */
+void inval_attrs(struct inos *a);
+/* Row key of table changed: its cells' attributes are invalid, and the
+ * names of its versions (all its cells with deleted) may be gone.  With
+ * col, only the cells of col's column changed (the node col itself and
+ * the same cell under other names: other directories, @TS versions):
+ * a Put or Delete of one cell leaves its row's other cells as they were,
+ * so their kernel caches stay.  Nothing is sent for skip, a name whose
+ * unlink the kernel is finishing (it drops the name and the attributes
+ * itself). */
+void cells_changed_locked(const char *table, const void *key,
+			  size_t len, const struct node *col,
+			  const struct node *skip, int deleted,
+			  int64_t put_ts, struct inos *a);
+void row_changed(const char *table, const void *key, size_t len,
+		 int deleted);
+/* The cell n names changed (Put, Append, Delete of it). */
+void cell_changed(const struct node *n, const struct node *skip,
+		  int deleted);
+void fs_table_changed(const char *table, int dropped);
 
 /* --- small helpers every file uses ------------------------------------ */
 
