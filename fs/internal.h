@@ -167,9 +167,6 @@ struct inos {
 /* --- what every operation shares (fs/ops.c) ------------------------------ */
 /* The engine the daemon serves (fs_setup). */
 extern cf_db *fs_db;
-void cells_added(void);
-/* With fs_mu held: table is dropped; its empty rows go. */
-void erow_forget_table(const char *table);
 
 /* --- the node table (fs/node.c) ------------------------------------------ */
 /* The lock of all state beside the engine (see the top). */
@@ -262,6 +259,58 @@ void row_changed(const char *table, const void *key, size_t len,
 void cell_changed(const struct node *n, const struct node *skip,
 		  int deleted);
 void fs_table_changed(const char *table, int dropped);
+
+/* --- empty rows: the daemon's memory of rows (fs/erow.c) ----------------- */
+/* Empty rows with gen EROW_UNSURE (rm made them without asking);
+ * atomic. */
+extern size_t erow_unsure;
+/* Bumped by every column an erow takes (erow_written); atomic. */
+extern uint64_t erow_wseq;
+void cells_added(void);
+/* With fs_mu held: the empty row, or the slot to add it (NULL: no table
+ * yet, and ENOMEM to make one). */
+struct erow **erow_find(const char *table, const struct buf *row);
+/* With fs_mu held (and unlinked from etab): frees e. */
+void erow_free(struct erow *e);
+/* With fs_mu held: row is no empty row any more. */
+void erow_drop_locked(const char *table, const struct buf *row);
+/* For erow_new: read before asking the engine whether row is empty.  The
+ * sum of two counters that only grow is unchanged only while neither
+ * has changed. */
+uint64_t erow_gen(const char *table, const struct buf *row);
+/* With fs_mu held: 1 if e still knows every cell of its row (none written
+ * but through erow_written since the engine found it empty). */
+int erow_valid(const struct erow *e);
+/* With fs_mu held: 1 if e has a cell of n's column written since. */
+int erow_has_col(const struct erow *e, const struct node *n);
+/* With fs_mu held: e forgets n's column after a DeleteColumn at now, unless
+ * a version of it was written with a timestamp past the clock (the
+ * Delete leaves that one: HBase's TimestampTestBase.doTestDelete). */
+void erow_col_del(struct erow *e, const struct node *n);
+/* With fs_mu held: 1 if row is kept as a directory with no cell in it. */
+int erow_kept(const char *table, const struct buf *row);
+/* A cell of n's column was written in n's row (after the engine write),
+ * at version ts (CF_TS_NOW: at the clock, as appends are).
+ * A row whose cells the daemon knows (found empty, and written since only
+ * through here) remembers the column, so that a lookup of another cell
+ * of it still asks the engine nothing (cp -r, rsync and tar make a row,
+ * then its cells); any other row's erow goes, and its stripe's gen moves
+ * on, so that an erow a mkdir is making now (its engine read done before
+ * this write) is not believed. */
+void erow_written(const struct node *n, int64_t ts);
+/* Keeps row as an empty row directory until a cell is written in it or
+ * it is removed. */
+struct erow *erow_new(const char *table, const struct buf *row,
+		      uint64_t gen);
+/* With fs_mu held: adds e (made by erow_new) unless its row is kept
+ * already; e is taken or freed either way.  An erow that only tracked
+ * columns takes e's meaning: the row was found empty since. */
+int erow_insert_locked(struct erow *e);
+int erow_add(const char *table, const struct buf *row, uint64_t gen);
+/* With fs_mu held: table is dropped; its empty rows go. */
+void erow_forget_table(const char *table);
+/* Frees every empty row (fs_teardown). */
+void erow_teardown(void);
 
 /* --- small helpers every file uses ------------------------------------ */
 
