@@ -312,6 +312,15 @@ void erow_forget_table(const char *table);
 /* Frees every empty row (fs_teardown). */
 void erow_teardown(void);
 
+/* --- staged files (fs/stage.c) ------------------------------------------- */
+/* Bytes held by all staged files; under fs_mu. */
+extern size_t stage_bytes;
+/* With fs_mu held: the staged file n names, or the slot to add it. */
+struct stage **stage_find(const struct node *n);
+void stage_free(struct stage *s);
+/* Frees every staged file (fs_teardown). */
+void stage_teardown(void);
+
 /* --- small helpers every file uses ------------------------------------ */
 
 /* Counts one (a field of fs_counts). */

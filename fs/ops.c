@@ -27,8 +27,6 @@ cf_db *fs_db;
 static char *datadir;
 static uint64_t fs_max_value;
 static int rdplus_always;
-static struct stage *stages;
-static size_t stage_bytes;
 
 /* --- replies that log --------------------------------------------------- */
 
@@ -174,38 +172,6 @@ static int row_cells_at(cf_table *t, const struct buf *row, size_t *n,
 static int row_cells(cf_table *t, const struct buf *row, size_t *n)
 {
 	return row_cells_at(t, row, n, NULL);
-}
-
-/* With fs_mu held: the staged file n names, or the slot to add it. */
-static struct stage **stage_find(const struct node *n)
-{
-	struct stage **pp, *s;
-	for (pp = &stages; (s = *pp); pp = &s->next)
-		if (s->in_row == n->in_row && !strcmp(s->table, n->table) &&
-		    !strcmp(s->name, n->name) && s->row.len == n->key.len &&
-		    (!n->key.len || !memcmp(s->row.p, n->key.p, n->key.len)))
-			return pp;
-	return pp;
-}
-
-static void stage_free(struct stage *s)
-{
-	stage_bytes -= s->data.len;
-	buf_release(&s->data);
-	buf_release(&s->row);
-	free(s->name);
-	free(s);
-}
-
-/* Frees every staged file (fs_teardown). */
-static void stage_teardown(void)
-{
-	struct stage *s;
-
-	while ((s = stages)) {
-		stages = s->next;
-		stage_free(s);
-	}
 }
 
 /* The text of .schema of table. */
