@@ -321,6 +321,27 @@ void stage_free(struct stage *s);
 /* Frees every staged file (fs_teardown). */
 void stage_teardown(void);
 
+/* --- cells in the engine (fs/cell.c) ------------------------------------- */
+/* The cell n names: *found, its value into val (if non-NULL), ts, len. */
+int cell_get(cf_table *t, const struct node *n, int *found,
+	     struct buf *val, int64_t *ts, size_t *len);
+void fval_put(struct fval *v);
+/* A read-only open of the cell n: its value, as the Get returned it. */
+int fval_get(cf_table *t, const struct node *n, struct fval **out);
+/* The newest version among the cells of r (0: none): a row's time. */
+int64_t row_newest(const cf_row *r);
+/* Number of visible cells of row (capped at 1 is enough for callers);
+ * with newest, the newest version among them too. */
+int row_cells_at(cf_table *t, const struct buf *row, size_t *n,
+		 int64_t *newest);
+/* row_cells_at without the time. */
+int row_cells(cf_table *t, const struct buf *row, size_t *n);
+/* Puts data at the cell n names (ts: CF_TS_NOW or a version). */
+int cell_put(struct node *n, const struct buf *data, int64_t ts);
+/* Moves a cell to timestamp ts: Put at ts and Delete of the old version,
+ * one row mutation. */
+int cell_retime(struct node *n, int64_t ts);
+
 /* --- small helpers every file uses ------------------------------------ */
 
 /* Counts one (a field of fs_counts). */
