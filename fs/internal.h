@@ -342,6 +342,17 @@ int cell_put(struct node *n, const struct buf *data, int64_t ts);
  * one row mutation. */
 int cell_retime(struct node *n, int64_t ts);
 
+/* --- .schema (fs/schema.c) ----------------------------------------------- */
+/* The text of .schema of table. */
+int schema_text(cf_table *t, struct buf *out);
+/* Checks every complete line of a schema text; 0 or CF_EINVAL. */
+int schema_check(const struct buf *text, struct cf_family **out,
+		 size_t *nout, const char **why);
+/* Makes text the schema of n's table, changed at mtime (CF_TS_NOW: now;
+ * a staged file's mtime, as rsync sets it, keeps the copied schema's). */
+int apply_schema(struct node *n, const struct buf *text,
+		 int64_t mtime, const char **why);
+
 /* --- small helpers every file uses ------------------------------------ */
 
 /* Counts one (a field of fs_counts). */

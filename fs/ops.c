@@ -43,23 +43,6 @@ static void fs_fail(fuse_req_t req, int err, const char *fmt, ...)
 	fuse_reply_err(req, err);
 }
 
-/* The text of .schema of table. */
-static int schema_text(cf_table *t, struct buf *out)
-{
-	struct cf_family *f = NULL;
-	size_t n, i;
-	int rc;
-
-	rc = cf_table_schema(t, &f, &n);
-	for (i = 0; !rc && i < n; i++) {
-		rc = cf_family_format(&f[i], out);
-		if (!rc)
-			rc = buf_putc(out, '\n');
-	}
-	free(f);
-	return rc;
-}
-
 /* What the special name n stands for (pointers into n). */
 static void hq_target(const struct node *n, struct fs_hq_target *tg)
 {
@@ -1405,12 +1388,6 @@ static void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 	else
 		fuse_reply_err(req, 0);
 }
-
-/* --- files --------------------------------------------------------------- */
-
-
-static int apply_schema(struct node *n, const struct buf *text,
-			int64_t mtime, const char **why);
 static enum fs_ctl ctl_of(enum kind k)
 {
 	switch (k) {
@@ -1442,74 +1419,6 @@ static int control_text(struct node *n, struct buf *out)
 		return rc;
 	rc = schema_text(t, out);
 	cf_table_close(t);
-	return rc;
-}
-
-/* Checks every complete line of a schema text; 0 or CF_EINVAL. */
-static int schema_check(const struct buf *text, struct cf_family **out,
-			size_t *nout, const char **why)
-{
-	struct cf_family *f = NULL, *nf;
-	size_t i = 0, j, n = 0;
-	const char *p = (const char *)text->p;
-	int rc = 0;
-
-	while (i < text->len) {
-		for (j = i; j < text->len && p[j] != '\n'; j++)
-			;
-		if (j > i) {
-			nf = realloc(f, (n + 1) * sizeof *f);
-			if (!nf) {
-				rc = CF_ENOMEM;
-				break;
-			}
-			f = nf;
-			rc = cf_family_parse(p + i, j - i, &f[n], why);
-			if (rc)
-				break;
-			n++;
-		}
-		i = j + 1;
-	}
-	if (rc || !out)
-		free(f);
-	else {
-		*out = f;
-		*nout = n;
-	}
-	return rc;
-}
-
-/* Makes text the schema of n's table, changed at mtime (CF_TS_NOW: now;
- * a staged file's mtime, as rsync sets it, keeps the copied schema's). */
-static int apply_schema(struct node *n, const struct buf *text,
-			int64_t mtime, const char **why)
-{
-	struct cf_family *f = NULL;
-	cf_table *t;
-	size_t cnt = 0;
-	int rc;
-
-	*why = "bad schema line";
-	rc = schema_check(text, &f, &cnt, why);
-	if (rc)
-		return rc;
-	if (cnt == 0) {
-		free(f);
-		*why = "a table needs at least one family";
-		return CF_EINVAL;
-	}
-	rc = topen(n->table, &t);
-	if (!rc) {
-		rc = mtime == CF_TS_NOW ? cf_table_alter(t, f, cnt) :
-		     cf_table_alter_at(t, f, cnt, mtime);
-		if (!rc)
-			fs_table_changed(n->table, 0);
-		cf_table_close(t);
-	}
-	if (rc)
-		*why = cf_strerror(rc);
-	free(f);
 	return rc;
 }
 
