@@ -167,6 +167,8 @@ struct inos {
 /* --- what every operation shares (fs/ops.c) ------------------------------ */
 /* The engine the daemon serves (fs_setup). */
 extern cf_db *fs_db;
+__attribute__((format(printf, 3, 4)))
+void fs_fail(fuse_req_t req, int err, const char *fmt, ...);
 
 /* --- the node table (fs/node.c) ------------------------------------------ */
 /* The lock of all state beside the engine (see the top). */
@@ -352,6 +354,31 @@ int schema_check(const struct buf *text, struct cf_family **out,
  * a staged file's mtime, as rsync sets it, keeps the copied schema's). */
 int apply_schema(struct node *n, const struct buf *text,
 		 int64_t mtime, const char **why);
+
+/* --- attributes (fs/attr.c) ---------------------------------------------- */
+/* What the special name n stands for (pointers into n). */
+void hq_target(const struct node *n, struct fs_hq_target *tg);
+/* 1 if every write to table passes through ops.c, so what it remembers
+ * of the table's cells and rows (attributes, absent rows, empty rows)
+ * stays true: the time-series layer writes its tables without telling
+ * ops.c. */
+int attr_cacheable(const char *table);
+/* 1 if a family of table has a TTL (table_ttl). */
+int table_has_ttl(const char *table);
+/* Fills st for n after asking the engine whether it exists (or, for a
+ * cell or a row, its cached answer): 0 or errno. */
+int node_stat(struct node *n, struct stat *st);
+/* 1 if how long n is cached depends on its table (cache_s). */
+int cache_by_table(const struct node *n);
+/* How long the kernel may keep n's name and attributes (see "keeping the
+ * kernel's caches true"). */
+double cache_s(const struct node *n);
+/* Before any reply that gives the kernel n's attributes. */
+void attrs_sent(struct node *n);
+void reply_entry(fuse_req_t req, struct node *n, const struct stat *st);
+void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name);
+void op_getattr(fuse_req_t req, fuse_ino_t ino,
+		struct fuse_file_info *fi);
 
 /* --- small helpers every file uses ------------------------------------ */
 
