@@ -380,6 +380,16 @@ void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name);
 void op_getattr(fuse_req_t req, fuse_ino_t ino,
 		struct fuse_file_info *fi);
 
+/* --- listings (fs/dir.c) ------------------------------------------------- */
+void op_opendir(fuse_req_t req, fuse_ino_t ino,
+		struct fuse_file_info *fi);
+void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		struct fuse_file_info *fi);
+void op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size,
+		    off_t off, struct fuse_file_info *fi);
+void op_releasedir(fuse_req_t req, fuse_ino_t ino,
+		   struct fuse_file_info *fi);
+
 /* --- small helpers every file uses ------------------------------------ */
 
 /* Counts one (a field of fs_counts). */
