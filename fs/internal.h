@@ -390,6 +390,11 @@ void op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size,
 void op_releasedir(fuse_req_t req, fuse_ino_t ino,
 		   struct fuse_file_info *fi);
 
+/* --- mkdir and rmdir (fs/mkdir.c) ---------------------------------------- */
+void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name,
+	      mode_t mode);
+void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name);
+
 /* --- small helpers every file uses ------------------------------------ */
 
 /* Counts one (a field of fs_counts). */
