@@ -167,6 +167,8 @@ struct inos {
 /* --- what every operation shares (fs/ops.c) ------------------------------ */
 /* The engine the daemon serves (fs_setup). */
 extern cf_db *fs_db;
+/* The largest value a cell may take (write(2) past it: EFBIG). */
+extern uint64_t fs_max_value;
 __attribute__((format(printf, 3, 4)))
 void fs_fail(fuse_req_t req, int err, const char *fmt, ...);
 
@@ -394,6 +396,34 @@ void op_releasedir(fuse_req_t req, fuse_ino_t ino,
 void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name,
 	      mode_t mode);
 void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name);
+
+/* --- open files (fs/file.c) ---------------------------------------------- */
+void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
+	      struct fuse_file_info *fi);
+/* Writes out what a handle holds; 0 or errno (logged). */
+int file_flush(struct fileh *h);
+void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
+void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
+	       mode_t mode, struct fuse_file_info *fi);
+/* With h->lock held (or h not yet shared): charges the growth of b, h's
+ * data or tail, to len bytes to the write budget before it happens, as
+ * the capacity buf_reserve will give it.  CF_ENOSPC over the budget. */
+int fileh_hold(struct fileh *h, const struct buf *b, uint64_t len);
+int value_resize(struct buf *b, uint64_t len);
+/*
+ * With h->lock held: one write(2) to .batch or .ctl.  The lines it
+ * completes (with what earlier writes left unfinished) are applied all or
+ * nothing; an unfinished last line waits for the next write or the close,
+ * so `cat dump > .batch` works whatever the size of the kernel's writes.
+ * A refused write is dropped whole, and the rest of its unfinished line,
+ * coming in the next writes, is skipped.
+ */
+int lines_write(struct fileh *h, const char *p, size_t size,
+		const char **why);
+void op_flush(fuse_req_t req, fuse_ino_t ino,
+	      struct fuse_file_info *fi);
+void op_release(fuse_req_t req, fuse_ino_t ino,
+		struct fuse_file_info *fi);
 
 /* --- small helpers every file uses ------------------------------------ */
 
