@@ -425,6 +425,12 @@ void op_flush(fuse_req_t req, fuse_ino_t ino,
 void op_release(fuse_req_t req, fuse_ino_t ino,
 		struct fuse_file_info *fi);
 
+/* --- read and write (fs/io.c) -------------------------------------------- */
+void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+	     struct fuse_file_info *fi);
+void op_write(fuse_req_t req, fuse_ino_t ino, const char *p,
+	      size_t size, off_t off, struct fuse_file_info *fi);
+
 /* --- small helpers every file uses ------------------------------------ */
 
 /* Counts one (a field of fs_counts). */
