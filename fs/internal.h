@@ -431,6 +431,10 @@ void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 void op_write(fuse_req_t req, fuse_ino_t ino, const char *p,
 	      size_t size, off_t off, struct fuse_file_info *fi);
 
+/* --- truncate, touch, chmod (fs/setattr.c) ------------------------------- */
+void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
+		int to_set, struct fuse_file_info *fi);
+
 /* --- small helpers every file uses ------------------------------------ */
 
 /* Counts one (a field of fs_counts). */
