@@ -435,6 +435,9 @@ void op_write(fuse_req_t req, fuse_ino_t ino, const char *p,
 void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 		int to_set, struct fuse_file_info *fi);
 
+/* --- rm (fs/unlink.c) ---------------------------------------------------- */
+void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name);
+
 /* --- small helpers every file uses ------------------------------------ */
 
 /* Counts one (a field of fs_counts). */
