@@ -438,6 +438,11 @@ void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 /* --- rm (fs/unlink.c) ---------------------------------------------------- */
 void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name);
 
+/* --- mv (fs/rename.c) ---------------------------------------------------- */
+void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
+	       fuse_ino_t newparent, const char *newname,
+	       unsigned int flags);
+
 /* --- small helpers every file uses ------------------------------------ */
 
 /* Counts one (a field of fs_counts). */
