@@ -51,10 +51,10 @@ static int table_ttl(cf_table *t)
 	return ttl;
 }
 
-/* 1 if every write to table passes through ops.c, so what it remembers
- * of the table's cells and rows (attributes, absent rows, empty rows)
- * stays true: the time-series layer writes its tables without telling
- * ops.c. */
+/* 1 if every write to table passes through this daemon's files, so
+ * what they remember of the table's cells and rows (attributes, absent
+ * rows, empty rows) stays true: the time-series layer writes its tables
+ * without telling them. */
 int attr_cacheable(const char *table)
 {
 	return strcmp(table, TSD_TABLE_DATA) && strcmp(table, TSD_TABLE_UID);
@@ -101,7 +101,8 @@ int table_has_ttl(const char *table)
 /* With fs_mu held: 1 if the daemon knows row n exists without asking the
  * engine: an empty row is kept for it, or one of its cells was last found
  * present (a latest-version name, whose cached answer every change made
- * through this daemon invalidates: see "the daemon's attribute cache").
+ * through this daemon invalidates: see "the daemon's attribute cache"
+ * in fs/inval.c).
  * With the row's own cached time (its newest cell's version, kept like
  * a cell's attributes), a stat of a row under a path walk (the kernel's
  * row name expired) then costs no engine read while its cells are

@@ -99,9 +99,10 @@ void fs_counters(struct fs_counters *c);
 int fs_batch_write(cf_table *t, const char *p, size_t len, const char **why);
 
 /* --- MNT/tsd/ (SPEC section 6; fs/tsdfs.c) ------------------------------
- * ops.c keeps one node kind for the tsd subtree and asks these functions
- * what a node means.  Functions returning int return 0 or an errno; those
- * with why fill it with the reason for MNT/.log. */
+ * The tree (fs/internal.h) keeps one node kind for the tsd subtree and
+ * asks these functions what a node means.  Functions returning int
+ * return 0 or an errno; those with why fill it with the reason for
+ * MNT/.log. */
 enum fs_tsd_node {
 	FT_DIR, FT_PUT, FT_METRICS, FT_METRIC, FT_TAGK, FT_TAGV,
 	FT_KNAME, FT_VNAME, FT_Q, FT_QUERY
@@ -147,8 +148,8 @@ void fs_tsd_file_close(struct fs_tsd_file *f);
 int fs_tsd_stats_text(struct buf *out);
 
 /* --- HBase reads and counters beyond plain cells -----------------------
- * (fs/cellq.c: a cell's F:Q@SPEC names; fs/scan.c: T/.scan/QUERY.)  ops.c
- * keeps one node kind for them and leaves the rest to these functions;
+ * (fs/cellq.c: a cell's F:Q@SPEC names; fs/scan.c: T/.scan/QUERY.)  The
+ * tree keeps one node kind for them and leaves the rest to these functions;
  * int functions return 0 or an errno, and fill why (up to whylen bytes)
  * with the reason for MNT/.log. */
 enum fs_hq_kind {
@@ -172,7 +173,7 @@ struct fs_hq_file;
 
 /* For a cell name whose '@' is followed by spec (NUL-terminated): 1 and
  * *kind if spec is a query or "counter", 0 if it is a plain version
- * (digits: ops.c's F:Q@TS), EINVAL if malformed. */
+ * (digits: F:Q@TS, fs/names.c), EINVAL if malformed. */
 int fs_hq_cell_kind(const char *spec, enum fs_hq_kind *kind);
 /* 0 if the scan query q is well formed, else EINVAL with why. */
 int fs_hq_scan_check(const char *q, char *why, size_t whylen);

@@ -169,6 +169,8 @@ struct inos {
 extern cf_db *fs_db;
 /* The largest value a cell may take (write(2) past it: EFBIG). */
 extern uint64_t fs_max_value;
+/* Replies err to req and logs one line, fmt's text and strerror(err):
+ * every refused operation says what and why. */
 __attribute__((format(printf, 3, 4)))
 void fs_fail(fuse_req_t req, int err, const char *fmt, ...);
 
@@ -226,6 +228,7 @@ void node_swap(struct node *s, struct node *d);
 /* --- names: what a name means (fs/names.c) ------------------------------- */
 /* n's type, permission bits and owner into st (fs/perm.c). */
 void node_perm(const struct node *n, struct stat *st);
+/* 1 if n is a directory. */
 int node_is_dir(const struct node *n);
 /* Resolves and interns name under parent; 0 or errno (logged by caller). */
 int lookup_node(fuse_ino_t parent, const char *name, struct node **out,
@@ -234,6 +237,8 @@ int lookup_node(fuse_ino_t parent, const char *name, struct node **out,
 void node_release(struct node *n);
 
 /* --- keeping the kernel's caches true (fs/inval.c) ----------------------- */
+/* The change counter of table's rows: moved on (after the engine write,
+ * before the reply) by every change of them this daemon makes. */
 uint64_t rows_gen(const char *table);
 /* With fs_mu held: n's cached attributes are no longer true. */
 void attr_forget(struct node *n);
@@ -257,12 +262,12 @@ void cells_changed_locked(const char *table, const void *key,
 			  size_t len, const struct node *col,
 			  const struct node *skip, int deleted,
 			  int64_t put_ts, struct inos *a);
+/* Row key of table changed (deleted: cells may have gone). */
 void row_changed(const char *table, const void *key, size_t len,
 		 int deleted);
 /* The cell n names changed (Put, Append, Delete of it). */
 void cell_changed(const struct node *n, const struct node *skip,
 		  int deleted);
-void fs_table_changed(const char *table, int dropped);
 
 /* --- empty rows: the daemon's memory of rows (fs/erow.c) ----------------- */
 /* Empty rows with gen EROW_UNSURE (rm made them without asking);
@@ -270,6 +275,9 @@ void fs_table_changed(const char *table, int dropped);
 extern size_t erow_unsure;
 /* Bumped by every column an erow takes (erow_written); atomic. */
 extern uint64_t erow_wseq;
+/* A write of this daemon may have added cells to any row other than
+ * through erow_written (.batch, mv, touch, a schema change): every
+ * erow's gen moves on.  After the engine write. */
 void cells_added(void);
 /* With fs_mu held: the empty row, or the slot to add it (NULL: no table
  * yet, and ENOMEM to make one). */
@@ -310,6 +318,7 @@ struct erow *erow_new(const char *table, const struct buf *row,
  * already; e is taken or freed either way.  An erow that only tracked
  * columns takes e's meaning: the row was found empty since. */
 int erow_insert_locked(struct erow *e);
+/* erow_new and erow_insert_locked, taking fs_mu. */
 int erow_add(const char *table, const struct buf *row, uint64_t gen);
 /* With fs_mu held: table is dropped; its empty rows go. */
 void erow_forget_table(const char *table);
@@ -321,6 +330,7 @@ void erow_teardown(void);
 extern size_t stage_bytes;
 /* With fs_mu held: the staged file n names, or the slot to add it. */
 struct stage **stage_find(const struct node *n);
+/* With fs_mu held (and unlinked from the list): frees s. */
 void stage_free(struct stage *s);
 /* Frees every staged file (fs_teardown). */
 void stage_teardown(void);
@@ -329,6 +339,7 @@ void stage_teardown(void);
 /* The cell n names: *found, its value into val (if non-NULL), ts, len. */
 int cell_get(cf_table *t, const struct node *n, int *found,
 	     struct buf *val, int64_t *ts, size_t *len);
+/* Drops a reference to v; the last frees it and its row. */
 void fval_put(struct fval *v);
 /* A read-only open of the cell n: its value, as the Get returned it. */
 int fval_get(cf_table *t, const struct node *n, struct fval **out);
@@ -360,10 +371,10 @@ int apply_schema(struct node *n, const struct buf *text,
 /* --- attributes (fs/attr.c) ---------------------------------------------- */
 /* What the special name n stands for (pointers into n). */
 void hq_target(const struct node *n, struct fs_hq_target *tg);
-/* 1 if every write to table passes through ops.c, so what it remembers
- * of the table's cells and rows (attributes, absent rows, empty rows)
- * stays true: the time-series layer writes its tables without telling
- * ops.c. */
+/* 1 if every write to table passes through this daemon's files, so
+ * what they remember of the table's cells and rows (attributes, absent
+ * rows, empty rows) stays true: the time-series layer writes its tables
+ * without telling them. */
 int attr_cacheable(const char *table);
 /* 1 if a family of table has a TTL (table_ttl). */
 int table_has_ttl(const char *table);
@@ -377,6 +388,8 @@ int cache_by_table(const struct node *n);
 double cache_s(const struct node *n);
 /* Before any reply that gives the kernel n's attributes. */
 void attrs_sent(struct node *n);
+/* Replies to a LOOKUP, MKDIR or the like with n and its attributes st:
+ * one more kernel lookup of n. */
 void reply_entry(fuse_req_t req, struct node *n, const struct stat *st);
 void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name);
 void op_getattr(fuse_req_t req, fuse_ino_t ino,
@@ -409,6 +422,7 @@ void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
  * data or tail, to len bytes to the write budget before it happens, as
  * the capacity buf_reserve will give it.  CF_ENOSPC over the budget. */
 int fileh_hold(struct fileh *h, const struct buf *b, uint64_t len);
+/* Makes b len bytes long, zero-filled past its old end; CF_ENOMEM. */
 int value_resize(struct buf *b, uint64_t len);
 /*
  * With h->lock held: one write(2) to .batch or .ctl.  The lines it
@@ -443,7 +457,7 @@ void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 	       fuse_ino_t newparent, const char *newname,
 	       unsigned int flags);
 
-/* --- small helpers every file uses ------------------------------------ */
+/* --- small helpers every file uses --------------------------------------- */
 
 /* Counts one (a field of fs_counts). */
 static inline void count(uint64_t *c)
