@@ -1,6 +1,11 @@
 /*
- * fs.h: the FUSE daemon's internal interface.  fs/ turns paths and errno
- * into engine calls (engine/cellfs.h) and back; nothing else sees FUSE.
+ * fs.h: the FUSE daemon's face: what main.c starts and stops it with
+ * (fs_ops, fs_setup, fs_set_session, fs_teardown ...), and the small
+ * interfaces of the files beside the tree (fs/perm.c, budget.c, batch.c,
+ * tsdfs.c, cellq.c, errmap.c).  The tree's own structures and lock order
+ * are in fs/internal.h, control's interface in fs/control.h.  fs/ turns
+ * paths and errno into engine calls (engine/cellfs.h) and back; nothing
+ * else sees FUSE.
  */
 #ifndef CF_FS_H
 #define CF_FS_H
