@@ -3,7 +3,8 @@
  * names, a read-only open's value shared by reference (struct fval), the
  * cells of a row, and the Put and re-timing of a cell, each followed by
  * what keeps the caches true (fs/inval.c) and the empty rows right
- * (fs/erow.c).
+ * (fs/erow.c).  Owns fs_db, the engine the daemon serves, and
+ * fs_max_value, both set once by fs_setup before the session starts.
  *
  * Promises: cell_put fills the node's attribute cache only when the Put
  * is known to be the latest version (the rule in fs/inval.c).  Locks:
@@ -16,6 +17,9 @@
 
 #include "fs/internal.h"
 #include "util/env.h"
+
+cf_db *fs_db;
+uint64_t fs_max_value;
 
 /* The cell n names: the row of the Get into *rp (to cf_row_free), the
  * cell in it into *cp (NULL: none). */

@@ -20,6 +20,10 @@
 
 /* The errno for a CF_E* code (0 for CF_OK); the one mapping table. */
 int fs_errno(int rc);
+/* Replies err to req and logs one line, fmt's text and strerror(err):
+ * every refused operation says what and why (fs/errmap.c). */
+__attribute__((format(printf, 3, 4)))
+void fs_fail(fuse_req_t req, int err, const char *fmt, ...);
 
 /* The low-level operations of the tree of SPEC section 3. */
 extern const struct fuse_lowlevel_ops fs_ops;

@@ -164,16 +164,6 @@ struct inos {
 /* How long the kernel may keep names and attributes (fs/inval.c). */
 #define CACHE_S 10.0
 
-/* --- what every operation shares (fs/ops.c) ------------------------------ */
-/* The engine the daemon serves (fs_setup). */
-extern cf_db *fs_db;
-/* The largest value a cell may take (write(2) past it: EFBIG). */
-extern uint64_t fs_max_value;
-/* Replies err to req and logs one line, fmt's text and strerror(err):
- * every refused operation says what and why. */
-__attribute__((format(printf, 3, 4)))
-void fs_fail(fuse_req_t req, int err, const char *fmt, ...);
-
 /* --- the node table (fs/node.c) ------------------------------------------ */
 /* The lock of all state beside the engine (see the top). */
 extern pthread_mutex_t fs_mu;
@@ -213,6 +203,8 @@ void node_unref(struct node *n);
 struct node *node_intern(struct node *tmp);
 /* Frees every node (fs_teardown: the session is over). */
 void node_teardown(void);
+/* With fs_mu held: n's cached attributes are no longer true. */
+void attr_forget(struct node *n);
 /* FORGET and BATCH_FORGET: the kernel dropped lookups of nodes.  The
  * nodes are freed after fs_mu is released. */
 void op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup);
@@ -240,8 +232,6 @@ void node_release(struct node *n);
 /* The change counter of table's rows: moved on (after the engine write,
  * before the reply) by every change of them this daemon makes. */
 uint64_t rows_gen(const char *table);
-/* With fs_mu held: n's cached attributes are no longer true. */
-void attr_forget(struct node *n);
 /* With fs_mu held: keeps n's pin (from lookup_node) in negs[], dropping the
  * oldest. */
 void neg_keep(struct node *n);
@@ -336,6 +326,10 @@ void stage_free(struct stage *s);
 void stage_teardown(void);
 
 /* --- cells in the engine (fs/cell.c) ------------------------------------- */
+/* The engine the daemon serves (fs_setup). */
+extern cf_db *fs_db;
+/* The largest value a cell may take (write(2) past it: EFBIG). */
+extern uint64_t fs_max_value;
 /* The cell n names: *found, its value into val (if non-NULL), ts, len. */
 int cell_get(cf_table *t, const struct node *n, int *found,
 	     struct buf *val, int64_t *ts, size_t *len);

@@ -93,13 +93,6 @@ uint64_t rows_gen(const char *table)
 static struct node *negs[NEG_KEEP];	/* pinned, under fs_mu */
 static size_t negi;
 
-/* With fs_mu held: n's cached attributes are no longer true. */
-void attr_forget(struct node *n)
-{
-	n->astate = A_UNKNOWN;
-	n->agen++;
-}
-
 /* With fs_mu held: keeps n's pin (from lookup_node) in negs[], dropping the
  * oldest. */
 void neg_keep(struct node *n)

@@ -207,6 +207,13 @@ nomem:
 	return NULL;
 }
 
+/* With fs_mu held: n's cached attributes are no longer true. */
+void attr_forget(struct node *n)
+{
+	n->astate = A_UNKNOWN;
+	n->agen++;
+}
+
 /* Frees every node (fs_teardown: the session is over). */
 void node_teardown(void)
 {

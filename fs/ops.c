@@ -1,45 +1,25 @@
 /*
  * ops.c: the FUSE low-level operation table of the tree of SPEC section 3
- * (fs_ops), the daemon's setup and teardown, statfs, and fs_fail, the
- * reply that logs.  The operations themselves live by concept: lookup and
+ * (fs_ops), the daemon's setup and teardown, and statfs.  The operations themselves live by concept: lookup and
  * getattr in fs/attr.c, listings in fs/dir.c, mkdir and rmdir in
  * fs/mkdir.c, open, create, flush and release in fs/file.c, read and
  * write in fs/io.c, truncate and touch in fs/setattr.c, rm in
  * fs/unlink.c, mv in fs/rename.c, forget in fs/node.c; fs/internal.h
  * says what they share and the lock order.
  *
- * fs_db, fs_max_value and the data directory are set by fs_setup before
- * the session starts and never change after: read without a lock.
+ * fs_setup sets fs_db, fs_max_value (fs/cell.c) and the data directory
+ * before the session starts; they never change after: read without a
+ * lock.
  */
 #include <errno.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/statvfs.h>
 
 #include "fs/internal.h"
-#include "util/log.h"
 
-cf_db *fs_db;
 static char *datadir;
-uint64_t fs_max_value;
 static int rdplus_always;
-
-/* --- replies that log --------------------------------------------------- */
-
-__attribute__((format(printf, 3, 4)))
-void fs_fail(fuse_req_t req, int err, const char *fmt, ...)
-{
-	char msg[512];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
-	va_end(ap);
-	cf_log(CF_LOG_WARN, "%s: %s", msg, strerror(err));
-	fuse_reply_err(req, err);
-}
 
 static void op_statfs(fuse_req_t req, fuse_ino_t ino)
 {
