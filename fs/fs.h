@@ -17,6 +17,7 @@
 
 #include "engine/cellfs.h"
 #include "util/buf.h"
+#include "util/escape.h"
 
 /* The errno for a CF_E* code (0 for CF_OK); the one mapping table. */
 int fs_errno(int rc);
@@ -206,7 +207,13 @@ int fs_hq_flush(struct fs_hq_file *f, int *changed, char *why,
 		size_t whylen);
 void fs_hq_close(struct fs_hq_file *f);
 /* Appends a value as lines show it: escaped as names are (SPEC section
- * 2), the empty value as ''. */
-int fs_value_text(const void *v, size_t len, struct buf *out);
+ * 2), the empty value as ''.  Inline: fs/cellq.c and fs/scan.c both use
+ * it, and cellq.c uses scan.c. */
+static inline int fs_value_text(const void *v, size_t len, struct buf *out)
+{
+	if (len == 0)
+		return buf_append(out, "''", 2);
+	return cf_escape(v, len, out);
+}
 
 #endif
