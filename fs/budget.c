@@ -4,7 +4,7 @@
  * staged files and .schema before their close, and the unfinished line
  * of each .batch or .ctl writer.  Without it, 50 writers of a cell near
  * max_value would hold 50 values (docs/usage.md, "Bounds").  Charged by
- * buffer capacity before a buffer grows (fs/ops.c, hold()), given back
+ * buffer capacity before a buffer grows (fs/file.c, fileh_hold()), given back
  * when the file is released.  Lock-free: one atomic counter.
  */
 #include "fs/fs.h"

@@ -163,13 +163,6 @@ static int cellq_get(cf_db *db, const struct fs_hq_target *t,
 	return rc;
 }
 
-int fs_value_text(const void *v, size_t len, struct buf *out)
-{
-	if (len == 0)
-		return buf_append(out, "''", 2);
-	return cf_escape(v, len, out);
-}
-
 /* The content of a cell query into out; *ts the newest version's. */
 static int cellq_text(cf_db *db, const struct fs_hq_target *t,
 		      struct buf *out, int64_t *ts)

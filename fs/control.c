@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fs/control.h"
 #include "fs/fs.h"
 #include "util/escape.h"
 #include "util/log.h"

@@ -1,9 +1,14 @@
 /*
- * errmap.c: CF_E* codes back to errno, in one table (STYLE: errors).
+ * errmap.c: CF_E* codes back to errno, in one table (STYLE: errors), and
+ * fs_fail, the reply that refuses a request with an errno and logs why.
  */
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
 
 #include "fs/fs.h"
+#include "util/log.h"
 
 static const int table[CF_ECOUNT] = {
 	[0] = 0,
@@ -29,4 +34,17 @@ int fs_errno(int rc)
 	if (rc > 0 || rc <= -CF_ECOUNT)
 		return EIO;
 	return table[-rc];
+}
+
+__attribute__((format(printf, 3, 4)))
+void fs_fail(fuse_req_t req, int err, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	cf_log(CF_LOG_WARN, "%s: %s", msg, strerror(err));
+	fuse_reply_err(req, err);
 }

@@ -1,6 +1,11 @@
 /*
- * fs.h: the FUSE daemon's internal interface.  fs/ turns paths and errno
- * into engine calls (engine/cellfs.h) and back; nothing else sees FUSE.
+ * fs.h: the FUSE daemon's face: what main.c starts and stops it with
+ * (fs_ops, fs_setup, fs_set_session, fs_teardown ...), and the small
+ * interfaces of the files beside the tree (fs/perm.c, budget.c, batch.c,
+ * tsdfs.c, cellq.c, errmap.c).  The tree's own structures and lock order
+ * are in fs/internal.h, control's interface in fs/control.h.  fs/ turns
+ * paths and errno into engine calls (engine/cellfs.h) and back; nothing
+ * else sees FUSE.
  */
 #ifndef CF_FS_H
 #define CF_FS_H
@@ -12,9 +17,14 @@
 
 #include "engine/cellfs.h"
 #include "util/buf.h"
+#include "util/escape.h"
 
 /* The errno for a CF_E* code (0 for CF_OK); the one mapping table. */
 int fs_errno(int rc);
+/* Replies err to req and logs one line, fmt's text and strerror(err):
+ * every refused operation says what and why (fs/errmap.c). */
+__attribute__((format(printf, 3, 4)))
+void fs_fail(fuse_req_t req, int err, const char *fmt, ...);
 
 /* The low-level operations of the tree of SPEC section 3. */
 extern const struct fuse_lowlevel_ops fs_ops;
@@ -90,18 +100,7 @@ struct fs_counters {
 };
 void fs_counters(struct fs_counters *c);
 
-/* Control and status files (SPEC section 5). */
-enum fs_ctl {
-	FS_ROOT_CTL, FS_ROOT_STATS, FS_ROOT_LOG,
-	FS_TCTL, FS_TSTATS, FS_REGIONS, FS_BATCH
-};
-/* Appends the text a read of file which (of table, if a table's) shows. */
-int fs_control_text(cf_db *db, enum fs_ctl which, const char *table,
-		    struct buf *out);
-/* Acts on one write(2) of p[0..len) to which: whole lines, all or
- * nothing.  On error *why (static or thread-local) says why. */
-int fs_control_write(cf_db *db, enum fs_ctl which, const char *table,
-		     const char *p, size_t len, const char **why);
+/* Control and status files (SPEC section 5): fs/control.h. */
 
 /* Applies one write(2) of T/.batch, p[0..len): whole lines, parsed
  * before anything is applied (fs/batch.c).  CF_EINVAL on a bad line,
@@ -110,9 +109,10 @@ int fs_control_write(cf_db *db, enum fs_ctl which, const char *table,
 int fs_batch_write(cf_table *t, const char *p, size_t len, const char **why);
 
 /* --- MNT/tsd/ (SPEC section 6; fs/tsdfs.c) ------------------------------
- * ops.c keeps one node kind for the tsd subtree and asks these functions
- * what a node means.  Functions returning int return 0 or an errno; those
- * with why fill it with the reason for MNT/.log. */
+ * The tree (fs/internal.h) keeps one node kind for the tsd subtree and
+ * asks these functions what a node means.  Functions returning int
+ * return 0 or an errno; those with why fill it with the reason for
+ * MNT/.log. */
 enum fs_tsd_node {
 	FT_DIR, FT_PUT, FT_METRICS, FT_METRIC, FT_TAGK, FT_TAGV,
 	FT_KNAME, FT_VNAME, FT_Q, FT_QUERY
@@ -158,8 +158,8 @@ void fs_tsd_file_close(struct fs_tsd_file *f);
 int fs_tsd_stats_text(struct buf *out);
 
 /* --- HBase reads and counters beyond plain cells -----------------------
- * (fs/cellq.c: a cell's F:Q@SPEC names; fs/scan.c: T/.scan/QUERY.)  ops.c
- * keeps one node kind for them and leaves the rest to these functions;
+ * (fs/cellq.c: a cell's F:Q@SPEC names; fs/scan.c: T/.scan/QUERY.)  The
+ * tree keeps one node kind for them and leaves the rest to these functions;
  * int functions return 0 or an errno, and fill why (up to whylen bytes)
  * with the reason for MNT/.log. */
 enum fs_hq_kind {
@@ -183,7 +183,7 @@ struct fs_hq_file;
 
 /* For a cell name whose '@' is followed by spec (NUL-terminated): 1 and
  * *kind if spec is a query or "counter", 0 if it is a plain version
- * (digits: ops.c's F:Q@TS), EINVAL if malformed. */
+ * (digits: F:Q@TS, fs/names.c), EINVAL if malformed. */
 int fs_hq_cell_kind(const char *spec, enum fs_hq_kind *kind);
 /* 0 if the scan query q is well formed, else EINVAL with why. */
 int fs_hq_scan_check(const char *q, char *why, size_t whylen);
@@ -207,7 +207,13 @@ int fs_hq_flush(struct fs_hq_file *f, int *changed, char *why,
 		size_t whylen);
 void fs_hq_close(struct fs_hq_file *f);
 /* Appends a value as lines show it: escaped as names are (SPEC section
- * 2), the empty value as ''. */
-int fs_value_text(const void *v, size_t len, struct buf *out);
+ * 2), the empty value as ''.  Inline: fs/cellq.c and fs/scan.c both use
+ * it, and cellq.c uses scan.c. */
+static inline int fs_value_text(const void *v, size_t len, struct buf *out)
+{
+	if (len == 0)
+		return buf_append(out, "''", 2);
+	return cf_escape(v, len, out);
+}
 
 #endif

@@ -16,7 +16,7 @@
  * handle lives until fs_tsd_teardown(), before the engine closes.
  *
  * Files whose content is produced while read (metric dumps, queries) are
- * opened direct_io by ops.c and report size 0, as /proc files do.
+ * opened direct_io by fs/file.c and report size 0, as /proc files do.
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -1,8 +1,8 @@
 /*
  * memfs.c: the floor for the filesystem benchmark.  A minimal in-memory
  * filesystem on the libfuse3 low-level API, set up the way cellfs sets
- * up the kernel (fs/ops.c, fs/main.c), so that the same workload makes
- * the same kernel round trips with no storage behind them:
+ * up the kernel (fs/file.c, fs/inval.c, fs/ops.c, fs/main.c), so that the
+ * same workload makes the same kernel round trips with no storage behind them:
  *  - files are opened direct_io (every read and write is a request),
  *    read-only opens without flush, as cellfs opens cells;
  *  - names and attributes are cached CACHE_S = 10 s, created files too;

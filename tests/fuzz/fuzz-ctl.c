@@ -5,7 +5,7 @@
 #include <stdlib.h>
 
 #include "engine/cellfs.h"
-#include "fs/fs.h"
+#include "fs/control.h"
 #include "tests/fuzz/fuzz.h"
 #include "util/env.h"
 
