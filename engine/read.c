@@ -1268,6 +1268,16 @@ static int in_region(const cf_scanner *s, const unsigned char *row,
 	return bytes_cmp(row, rl, s->r->start.p, s->r->start.len) >= 0;
 }
 
+/* Counts the row s has read and hands it to the caller. */
+static int scan_emit(cf_scanner *s, const cf_row **row)
+{
+	s->rows++;
+	atomic_fetch_add(&s->t->st.scan_rows, 1);
+	atomic_fetch_add(&s->t->db->st.scan_rows, 1);
+	*row = s->row;
+	return CF_OK;
+}
+
 /*
  * Each step: s->next is the row to read (known) or the bound below
  * which the next row lies (a seek_lt finds it).  Seeking to the last
@@ -1359,11 +1369,7 @@ static int rscan_next(cf_scanner *s, const cf_row **row)
 		}
 		if (s->row->n == 0)
 			continue;
-		s->rows++;
-		atomic_fetch_add(&s->t->st.scan_rows, 1);
-		atomic_fetch_add(&s->t->db->st.scan_rows, 1);
-		*row = s->row;
-		return CF_OK;
+		return scan_emit(s, row);
 	}
 	s->done = 1;
 	return CF_OK;
@@ -1430,11 +1436,7 @@ int cf_scan_next(cf_scanner *s, const cf_row **row)
 			return rc;
 		if (s->row->n == 0)
 			continue;
-		s->rows++;
-		atomic_fetch_add(&s->t->st.scan_rows, 1);
-		atomic_fetch_add(&s->t->db->st.scan_rows, 1);
-		*row = s->row;
-		return CF_OK;
+		return scan_emit(s, row);
 	}
 	s->done = 1;
 	return CF_OK;
