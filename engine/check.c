@@ -77,20 +77,31 @@ struct chk {
 	int64_t rid;
 };
 
+/* Counts one finding of kind (damage or debris) and tells the caller. */
+static void vfinding(struct chk *c, enum cf_check_kind kind,
+		     const char *path, const char *fmt, va_list ap)
+{
+	char what[512];
+
+	vsnprintf(what, sizeof what, fmt, ap);
+	if (kind == CF_CHECK_DEBRIS)
+		c->debris++;
+	else
+		c->problems++;
+	if (c->say)
+		c->say(c->arg, kind, path, what);
+}
+
 static void problem(struct chk *c, const char *path, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
 static void problem(struct chk *c, const char *path, const char *fmt, ...)
 {
-	char what[512];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(what, sizeof what, fmt, ap);
+	vfinding(c, CF_CHECK_DAMAGE, path, fmt, ap);
 	va_end(ap);
-	c->problems++;
-	if (c->say)
-		c->say(c->arg, CF_CHECK_DAMAGE, path, what);
 }
 
 static void debris(struct chk *c, const char *path, const char *fmt, ...)
@@ -98,15 +109,11 @@ static void debris(struct chk *c, const char *path, const char *fmt, ...)
 
 static void debris(struct chk *c, const char *path, const char *fmt, ...)
 {
-	char what[512];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(what, sizeof what, fmt, ap);
+	vfinding(c, CF_CHECK_DEBRIS, path, fmt, ap);
 	va_end(ap);
-	c->debris++;
-	if (c->say)
-		c->say(c->arg, CF_CHECK_DEBRIS, path, what);
 }
 
 static int hexval(int c)
