@@ -335,9 +335,13 @@ int memstore_may_have_row(const struct memstore *m, const void *row,
 	return 1;
 }
 
-/* The first node >= key at level 0; for readers. */
-static struct node *find_ge(struct memstore *m, const unsigned char *key,
-			    size_t klen)
+/*
+ * One walk down the levels for readers: returns the last node < key at
+ * level 0 (m->head when there is none) and sets *ge to its successor,
+ * the first node >= key.  key NULL stands past every key (the last node).
+ */
+static struct node *find_bracket(struct memstore *m, const unsigned char *key,
+				 size_t klen, struct node **ge)
 {
 	struct node *x = m->head, *last = NULL;
 	int level = atomic_load_explicit(&m->height, memory_order_relaxed) - 1;
@@ -346,37 +350,37 @@ static struct node *find_ge(struct memstore *m, const unsigned char *key,
 		struct node *n = next_acq(x, level);
 		/* n == last was compared one level up and found >= key */
 		if (n && n != last &&
-		    ikey_cmp(node_key(n), n->klen, key, klen) < 0) {
+		    (!key || ikey_cmp(node_key(n), n->klen, key, klen) < 0)) {
 			x = n;
 			continue;
 		}
-		if (level == 0)
-			return n;
+		if (level == 0) {
+			*ge = n;
+			return x;
+		}
 		last = n;
 		level--;
 	}
 }
 
-/* The last node < key (key NULL: the last node) at level 0, or NULL;
- * for readers (a reversed scan). */
+/* The first node >= key at level 0, or NULL. */
+static struct node *find_ge(struct memstore *m, const unsigned char *key,
+			    size_t klen)
+{
+	struct node *ge;
+
+	find_bracket(m, key, klen, &ge);
+	return ge;
+}
+
+/* The last node < key (key NULL: the last node) at level 0, or NULL
+ * (a reversed scan). */
 static struct node *find_lt(struct memstore *m, const unsigned char *key,
 			    size_t klen)
 {
-	struct node *x = m->head, *last = NULL;
-	int level = atomic_load_explicit(&m->height, memory_order_relaxed) - 1;
+	struct node *ge, *x = find_bracket(m, key, klen, &ge);
 
-	for (;;) {
-		struct node *n = next_acq(x, level);
-		if (n && n != last &&
-		    (!key || ikey_cmp(node_key(n), n->klen, key, klen) < 0)) {
-			x = n;
-			continue;
-		}
-		if (level == 0)
-			return x == m->head ? NULL : x;
-		last = n;
-		level--;
-	}
+	return x == m->head ? NULL : x;
 }
 
 /*
