@@ -191,13 +191,15 @@ static int validate(struct cf_table *t, const cf_batch *b)
 
 	for (size_t i = 0; i < b->n; i++) {
 		const struct bop *op = &b->ops[i];
-		const char *fam = (const char *)b->data.p + op->fam;
+		const char *fam;
 
 		if (op->rowlen == 0) {
 			cf_log(CF_LOG_WARN, "%s: empty row key refused",
 			       t->name);
 			return CF_EINVAL;
 		}
+		/* only now: a batch of empty keys may have no data at all */
+		fam = (const char *)b->data.p + op->fam;
 		if (op->rowlen > CF_ROW_MAX || op->qlen > 65535) {
 			cf_log(CF_LOG_WARN, "%s: row key of %zu or qualifier "
 			       "of %zu bytes is too long", t->name,
