@@ -1189,15 +1189,28 @@ static void test_write_failure(void)
  * random delay.  After each kill the catalog must hold exactly count file
  * rows, with ids 1..count.
  */
-static void crash_child(uint64_t seed)
+/*
+ * Commits transactions until killed.  One byte on the pipe `ready` says
+ * it has started: after meta_open, or after its first commit when
+ * after_commit (so the parent's clock runs from a point the child
+ * reached, not from fork, and a loaded machine cannot turn every run
+ * into a kill before the first commit).
+ */
+static void crash_child(uint64_t seed, int ready, int after_commit)
 {
 	static unsigned char lo[6000];
 	struct meta *m;
+	int told = 0;
 
 	rng_state = seed | 1;
 	if (meta_open(dbpath, &m))
 		_exit(2);
 	for (;;) {
+		if (told <= 0 && (!after_commit || told < 0)) {
+			if (write(ready, "r", 1) != 1)
+				_exit(4);
+			told = 1;
+		}
 		uint64_t n = 0;
 		struct meta_file f;
 		int rc = meta_begin(m);
@@ -1221,6 +1234,8 @@ static void crash_child(uint64_t seed)
 			meta_rollback(m);
 		if (rc)
 			_exit(3);
+		if (!told)
+			told = -1;	/* committed: tell at the loop's top */
 	}
 }
 
@@ -1309,15 +1324,26 @@ static void test_crash(void)
 		uint64_t seed = rnd(), delay = 2000 + rnd() % 60000, n = 0;
 		struct seq s = { 1, 1 };
 		struct meta *m;
-		int status = 0, rc;
+		int status = 0, rc, fds[2];
+		char c;
 		pid_t pid;
 
 		fflush(stdout);
+		if (pipe(fds))
+			bail("pipe");
 		pid = fork();
 		if (pid < 0)
 			bail("fork");
-		if (pid == 0)
-			crash_child(seed);
+		if (pid == 0) {
+			close(fds[0]);
+			crash_child(seed, fds[1], k % 2);
+		}
+		close(fds[1]);
+		/* wait for the child to start (odd runs: to commit once),
+		 * however slow the machine; EOF means it died */
+		if (read(fds[0], &c, 1) != 1)
+			diag("child %d never said it started", k + 1);
+		close(fds[0]);
 		usleep((useconds_t)delay);
 		kill(pid, SIGKILL);
 		waitpid(pid, &status, 0);

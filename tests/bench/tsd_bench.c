@@ -1,13 +1,15 @@
 /*
  * tsd_bench.c: throughput of the time-series layer on the engine.
  *
- *   tsd_bench [-n POINTS] [-s SERIES] [-b LINES_PER_WRITE] [-d DIR]
+ *   tsd_bench [-n POINTS] [-s SERIES] [-b LINES_PER_WRITE] [-r ROUNDS]
+ *             [-d DIR]
  *
  * Writes POINTS points (default 500000) spread over SERIES series
  * (default 100: 10 metrics x 10 hosts, one point a second per series)
  * through a put writer in writes of LINES_PER_WRITE lines (default
  * 1000), then measures name assignment, compaction, queries (from the
  * memstore, then after a flush from store files) and a metric dump.
+ * Each query runs ROUNDS times (default 1) and the fastest is printed.
  * Prints one table; it is a measurement, not a test.
  */
 #include <stdio.h>
@@ -62,20 +64,30 @@ static uint64_t drain(tsd_cursor *c)
 	return off;
 }
 
+static long rounds = 1;
+
 static void bench_query(tsd *t, const char *label, const char *q,
 			uint64_t points)
 {
 	struct tsd_error e;
 	tsd_cursor *c;
-	double t0 = now_s();
-	int rc = tsd_query_open(t, q, strlen(q), TSD_FMT_TEXT, &c, &e);
-	if (rc) {
-		fprintf(stderr, "query %s: %s\n", q, e.reason);
-		die("query", rc);
+	double best = 0;
+	uint64_t bytes = 0;
+
+	for (long r = 0; r < rounds; r++) {
+		double t0 = now_s();
+		int rc = tsd_query_open(t, q, strlen(q), TSD_FMT_TEXT, &c, &e);
+		if (rc) {
+			fprintf(stderr, "query %s: %s\n", q, e.reason);
+			die("query", rc);
+		}
+		bytes = drain(c);
+		tsd_cursor_close(c);
+		double secs = now_s() - t0;
+		if (r == 0 || secs < best)
+			best = secs;
 	}
-	uint64_t bytes = drain(c);
-	tsd_cursor_close(c);
-	row(label, now_s() - t0, (double)points, "points", (double)bytes);
+	row(label, best, (double)points, "points", (double)bytes);
 }
 
 int main(int argc, char **argv)
@@ -91,15 +103,16 @@ int main(int argc, char **argv)
 	tsd *t;
 	int opt, rc;
 
-	while ((opt = getopt(argc, argv, "n:s:b:d:")) != -1) {
+	while ((opt = getopt(argc, argv, "n:s:b:r:d:")) != -1) {
 		switch (opt) {
 		case 'n': npoints = atol(optarg); break;
 		case 's': nseries = atol(optarg); break;
 		case 'b': batch = atol(optarg); break;
+		case 'r': rounds = atol(optarg) > 0 ? atol(optarg) : 1; break;
 		case 'd': dir = optarg; break;
 		default:
 			fprintf(stderr, "usage: %s [-n POINTS] [-s SERIES] "
-				"[-b LINES] [-d DIR]\n", argv[0]);
+				"[-b LINES] [-r ROUNDS] [-d DIR]\n", argv[0]);
 			return 2;
 		}
 	}
