@@ -4,7 +4,8 @@
  * acknowledged write on a pipe; the parent kills it with SIGKILL at a
  * random moment, reopens the store and checks that every acknowledged
  * write is there and nothing is corrupted.  CELLFS_CRASH_KILLS rounds
- * (default 50); the seed is printed, CELLFS_SEED replays.
+ * (default 50), and more (at most four times as many) until the table
+ * has split; the seed is printed, CELLFS_SEED replays.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -127,7 +128,12 @@ int main(void)
 		bail("setup");
 	cf_db_close(db);
 
-	for (round = 0; round < kills && !bad; round++) {
+	/* at least `kills` rounds, then on until the table has split (a
+	 * busy machine may give the child's flushes and splits little CPU
+	 * before its kills), at most 4 x kills */
+	size_t nr = 0;
+	for (round = 0; round < 4 * kills && !bad &&
+	     (round < kills || nr < 2); round++) {
 		int up[2], down[2], status, pk = -1;
 		int64_t pv = 0;
 		pid_t pid;
@@ -259,6 +265,13 @@ int main(void)
 			}
 			cf_row_free(r);
 		}
+		{
+			struct cf_region_info *ri;
+			if (cf_table_regions(t, &ri, &nr) == CF_OK)
+				cf_regions_free(ri, nr);
+			else
+				nr = 0;
+		}
 		cf_table_close(t);
 		cf_db_close(db);
 		/* and the directory is whole: no gap, overlap, lost file */
@@ -274,9 +287,9 @@ int main(void)
 	}
 	{
 		struct cf_region_info *ri;
-		size_t nr = 0;
 		cf_db_open(dir, NULL, &db);
 		cf_table_open(db, "c", &t0);
+		nr = 0;
 		cf_table_regions(t0, &ri, &nr);
 		cf_regions_free(ri, nr);
 		cf_table_close(t0);
