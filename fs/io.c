@@ -36,21 +36,26 @@ static void read_tsd(fuse_req_t req, struct fileh *h, size_t size,
 
 static void read_hq(fuse_req_t req, struct fileh *h, size_t size, off_t off)
 {
+	struct fs_scan *scan;
 	const void *p;
 	char why[160];
 	size_t got;
 	int err;
 
-	/* a scan file keeps its place between reads: one at a time, and
-	 * the reply is sent from its buffer before the next may move it */
-	pthread_mutex_lock(&h->lock);
-	err = fs_hq_read(h->hf, size, (uint64_t)off, &p, &got, why,
+	/* No lock of h: a scan file's reads take turns in fs/scan.c, and
+	 * another file's text is fixed from open to close.  Nothing of h
+	 * is touched after the reply (see op_read); a scan read's turn
+	 * ends after it, producing the next read's bytes while the reader
+	 * takes these, on a scan that a RELEASE may have closed. */
+	err = fs_hq_read(h->hf, size, (uint64_t)off, &p, &got, &scan, why,
 			 sizeof why);
-	if (!err)
-		fuse_reply_buf(req, p, got);
-	pthread_mutex_unlock(&h->lock);
-	if (err)
+	if (err) {
 		fs_fail(req, err, "read %s: %s", h->n->name, why);
+		return;
+	}
+	fuse_reply_buf(req, p, got);
+	if (scan)
+		fs_hq_read_end(scan);
 }
 
 void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
