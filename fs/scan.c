@@ -445,23 +445,70 @@ static inline int plain_byte(unsigned char c)
 	return c < 128 && (plain_map[c >> 6] >> (c & 63) & 1);
 }
 
-/* Writes key k escaped as cf_escape() does (at most 3 * len bytes). */
+#define ONES 0x0101010101010101u
+#define HIGH 0x8080808080808080u
+
+/* The high bit of each byte of x (all below 0x80) in [lo, hi]. */
+static inline uint64_t in_range(uint64_t x, unsigned lo, unsigned hi)
+{
+	return (x + ONES * (0x80 - lo)) & ~(x + ONES * (0x7f - hi)) & HIGH;
+}
+
+/* 1 if the 8 bytes of x are letters or digits. */
+static inline int alnum8(uint64_t x)
+{
+	return !(x & HIGH) && (in_range(x, '0', '9') | in_range(x, 'A', 'Z') |
+			       in_range(x, 'a', 'z')) == HIGH;
+}
+
+/* Copies n bytes: the few of a name without a call. */
+static inline unsigned char *put(unsigned char *d, const void *p, size_t n)
+{
+	const unsigned char *q = p;
+	uint64_t a, b;
+
+	if (n >= 8 && n <= 16) {
+		memcpy(&a, q, 8);
+		memcpy(&b, q + n - 8, 8);
+		memcpy(d, &a, 8);
+		memcpy(d + n - 8, &b, 8);
+	} else if (n < 8) {
+		for (a = 0; a < n; a++)
+			d[a] = q[a];
+	} else
+		memcpy(d, q, n);
+	return d + n;
+}
+
+/* Writes key k escaped as cf_escape() does (at most 3 * len bytes):
+ * eight letters or digits at a time while there are. */
 static unsigned char *esc(unsigned char *d, const unsigned char *k,
 			  size_t len)
 {
 	static const char hex[] = "0123456789ABCDEF";
-	size_t i;
+	size_t i = 0;
+	uint64_t x;
 
-	for (i = 0; i < len; i++) {
+	while (i < len) {
 		unsigned char c = k[i];
+		if (len - i >= 8) {
+			memcpy(&x, k + i, 8);
+			if (alnum8(x)) {
+				memcpy(d, &x, 8);
+				d += 8;
+				i += 8;
+				continue;
+			}
+		}
 		if (plain_byte(c) && (c != '.' || i)) {
 			*d++ = c;
-			continue;
+		} else {
+			d[0] = '%';
+			d[1] = (unsigned char)hex[c >> 4];
+			d[2] = (unsigned char)hex[c & 15];
+			d += 3;
 		}
-		d[0] = '%';
-		d[1] = (unsigned char)hex[c >> 4];
-		d[2] = (unsigned char)hex[c & 15];
-		d += 3;
+		i++;
 	}
 	return d;
 }
@@ -477,8 +524,7 @@ static unsigned char *put_ts(unsigned char *d, int64_t ts)
 		v /= 10;
 	} while (v);
 	*d++ = ' ';
-	memcpy(d, q, (size_t)(e - q));
-	d += e - q;
+	d = put(d, q, (size_t)(e - q));
 	*d++ = ' ';
 	return d;
 }
@@ -522,11 +568,9 @@ static int row_lines(struct fs_scan *s, const cf_row *r, struct buf *out,
 		if ((rc = buf_reserve(out, need)))
 			return rc;
 		d = out->p + out->len;
-		memcpy(d, s->key.p, s->key.len);
-		d += s->key.len;
+		d = put(d, s->key.p, s->key.len);
 		*d++ = ' ';
-		memcpy(d, c->fam, c->famlen);
-		d += c->famlen;
+		d = put(d, c->fam, c->famlen);
 		*d++ = ':';
 		d = esc(d, c->qual, c->qlen);
 		d = put_ts(d, c->ts);
