@@ -38,22 +38,34 @@ static void read_hq(fuse_req_t req, struct fileh *h, size_t size, off_t off)
 {
 	struct fs_scan *scan;
 	const void *p;
-	char why[160];
+	char why[160], *copy = NULL;
 	size_t got;
 	int err;
 
 	/* No lock of h: a scan file's reads take turns in fs/scan.c, and
 	 * another file's text is fixed from open to close.  Nothing of h
-	 * is touched after the reply (see op_read); a scan read's turn
-	 * ends after it, producing the next read's bytes while the reader
-	 * takes these, on a scan that a RELEASE may have closed. */
+	 * may be sent (see op_read): a scan's bytes are the scan's, which
+	 * its turn keeps until fs_hq_read_end, after the reply; that then
+	 * makes the next read's bytes while the reader takes these, on a
+	 * scan that a RELEASE may have closed meanwhile.  Another file's
+	 * slice (one cell's versions) is sent from a copy. */
 	err = fs_hq_read(h->hf, size, (uint64_t)off, &p, &got, &scan, why,
 			 sizeof why);
+	if (!err && !scan && got) {
+		copy = malloc(got);
+		if (copy)
+			memcpy(copy, p, got);
+		else
+			err = ENOMEM;
+		p = copy;
+	}
 	if (err) {
-		fs_fail(req, err, "read %s: %s", h->n->name, why);
+		fs_fail(req, err, "read %s: %s", h->n->name,
+			err == ENOMEM && !*why ? "out of memory" : why);
 		return;
 	}
 	fuse_reply_buf(req, p, got);
+	free(copy);
 	if (scan)
 		fs_hq_read_end(scan);
 }
