@@ -335,13 +335,21 @@ int fs_hq_open(cf_db *db, enum fs_hq_kind k, const struct fs_hq_target *t,
 }
 
 int fs_hq_read(struct fs_hq_file *f, size_t n, uint64_t off,
-	       const void **p, size_t *got, char *why, size_t whylen)
+	       const void **p, size_t *got, struct fs_scan **scan,
+	       char *why, size_t whylen)
 {
+	int err;
+
 	*got = 0;
 	*p = NULL;
 	*why = 0;
-	if (f->scan)
-		return fs_scan_read(f->scan, n, off, p, got, why, whylen);
+	*scan = NULL;
+	if (f->scan) {
+		err = fs_scan_read(f->scan, n, off, p, got, why, whylen);
+		if (!err)
+			*scan = f->scan;
+		return err;
+	}
 	if (f->writable)
 		return EBADF;
 	if (off < f->text.len) {
@@ -350,6 +358,11 @@ int fs_hq_read(struct fs_hq_file *f, size_t n, uint64_t off,
 		*p = f->text.p + off;
 	}
 	return 0;
+}
+
+void fs_hq_read_end(struct fs_scan *scan)
+{
+	fs_scan_ahead(scan);
 }
 
 /* The delta written to a counter: "[+-]DIGITS[\n]".  With partial, a

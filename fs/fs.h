@@ -194,10 +194,18 @@ int fs_hq_stat(cf_db *db, enum fs_hq_kind k, const struct fs_hq_target *t,
  * fs_hq_close(). */
 int fs_hq_open(cf_db *db, enum fs_hq_kind k, const struct fs_hq_target *t,
 	       int flags, struct fs_hq_file **out, char *why, size_t whylen);
-/* Up to n bytes at offset off: *p (valid until the next call on f or
- * its close; the caller serializes them) and *got. */
+struct fs_scan;
+/* Up to n bytes at offset off: *p and *got.  A scan file's read sets
+ * *scan and holds the scan's turn (fs/scan.h): after sending *p the
+ * caller calls fs_hq_read_end(*scan), even if f was closed meanwhile,
+ * and *p is valid until then.  Any other file's read sets *scan NULL;
+ * its *p is fixed from open to close.  Thread-safe. */
 int fs_hq_read(struct fs_hq_file *f, size_t n, uint64_t off,
-	       const void **p, size_t *got, char *why, size_t whylen);
+	       const void **p, size_t *got, struct fs_scan **scan,
+	       char *why, size_t whylen);
+/* Ends a scan read's turn: produces the next read's bytes meanwhile
+ * (fs_scan_ahead). */
+void fs_hq_read_end(struct fs_scan *scan);
 /* One write(2) to a counter: checked at once, applied at flush. */
 int fs_hq_write(struct fs_hq_file *f, const void *p, size_t n, char *why,
 		size_t whylen);

@@ -27,8 +27,9 @@
  *
  * Lock order: a directory handle's lock (struct dirh, fs/dir.c) or an
  * open file's lock (struct fileh), then fs_mu, then the invalidator's
- * queue lock (fs/inval.c).  No lock is held across a notification to the
- * kernel.  "With fs_mu held" on a function means its caller holds it;
+ * queue lock (fs/inval.c).  A scan file's lock (fs/scan.c) is taken
+ * with none of these held, and engine locks under it.  No lock is held
+ * across a notification to the kernel.  "With fs_mu held" on a function means its caller holds it;
  * every other function takes fs_mu itself and must be called without it.
  */
 #ifndef CF_FS_INTERNAL_H

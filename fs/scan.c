@@ -34,6 +34,7 @@
  * N newest that pass are shown.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,7 +42,6 @@
 
 #include "fs/fs.h"
 #include "fs/scan.h"
-#include "util/escape.h"
 
 #define TS_MAX 64		/* timestamps of a ts= filter */
 #define COLS_MAX 64		/* column= parameters */
@@ -62,7 +62,18 @@ struct query {
 	int reversed;
 };
 
+/*
+ * An open scan file.  mu guards busy, refs, closed and the condition
+ * cv; everything below them belongs to the one thread that set busy
+ * (a read, then the production ahead after its reply), and passes to
+ * the next through mu.  refs: the open file's and a read's, from
+ * fs_scan_read until fs_scan_ahead (which runs after the reply, when
+ * the RELEASE may already have closed the file).
+ */
 struct fs_scan {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int busy, refs, closed;
 	cf_db *db;
 	cf_table *t;
 	cf_scanner *s;
@@ -70,6 +81,15 @@ struct fs_scan {
 	struct cf_column cols[COLS_MAX];
 	struct buf out;		/* produced, not yet read past */
 	uint64_t out_off;	/* file offset of out.p[0] */
+	struct buf ahead;	/* produced after the last reply: the bytes
+				 * from ahead_off on (out's tail, then more) */
+	uint64_t ahead_off;
+	int has_ahead;
+	int ahead_rc;		/* CF_* met producing ahead: the next read
+				 * that needs more fails with it */
+	uint64_t next_off;	/* where the last read ended */
+	size_t next_n;		/* and how much it asked for */
+	struct buf key;		/* the current row's key, escaped */
 	uint64_t rows;		/* rows shown so far */
 	int done;
 };
@@ -313,6 +333,21 @@ static int scan_start(struct fs_scan *s)
 	return cf_scan_open(s->t, &o, &s->s);
 }
 
+/* Frees s and what it holds but its query. */
+static void scan_free(struct fs_scan *s)
+{
+	if (s->s)
+		cf_scan_close(s->s);
+	if (s->t)
+		cf_table_close(s->t);
+	buf_release(&s->out);
+	buf_release(&s->ahead);
+	buf_release(&s->key);
+	pthread_cond_destroy(&s->cv);
+	pthread_mutex_destroy(&s->mu);
+	free(s);
+}
+
 int fs_scan_open(cf_db *db, const char *table, const char *qs,
 		 struct fs_scan **out, char *why, size_t whylen)
 {
@@ -323,9 +358,12 @@ int fs_scan_open(cf_db *db, const char *table, const char *qs,
 	*out = NULL;
 	if (!s)
 		return CF_ENOMEM;
+	pthread_mutex_init(&s->mu, NULL);
+	pthread_cond_init(&s->cv, NULL);
+	s->refs = 1;
 	s->db = db;
 	if (query_parse(qs, &s->q, why, whylen)) {
-		free(s);
+		scan_free(s);
 		return CF_EINVAL;
 	}
 	rc = cf_table_open(db, table, &s->t);
@@ -338,24 +376,36 @@ int fs_scan_open(cf_db *db, const char *table, const char *qs,
 			rc = CF_ENOTFOUND;
 		}
 	if (rc) {
-		fs_scan_close(s);
+		query_release(&s->q);
+		scan_free(s);
 		return rc;
 	}
 	*out = s;
 	return 0;
 }
 
+/* Drops a reference; the last frees s. */
+static void scan_put(struct fs_scan *s)
+{
+	int last;
+
+	pthread_mutex_lock(&s->mu);
+	last = --s->refs == 0;
+	pthread_mutex_unlock(&s->mu);
+	if (last) {
+		query_release(&s->q);
+		scan_free(s);
+	}
+}
+
 void fs_scan_close(struct fs_scan *s)
 {
 	if (!s)
 		return;
-	if (s->s)
-		cf_scan_close(s->s);
-	if (s->t)
-		cf_table_close(s->t);
-	query_release(&s->q);
-	buf_release(&s->out);
-	free(s);
+	pthread_mutex_lock(&s->mu);
+	__atomic_store_n(&s->closed, 1, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&s->mu);
+	scan_put(s);
 }
 
 /* 1 if cell c passes the query's cell filters. */
@@ -381,38 +431,125 @@ static int cell_passes(const struct query *q, const struct cf_cell *c)
 	return 1;
 }
 
-/* Appends " TS " (ts >= 0). */
-static int put_ts(struct buf *b, int64_t ts)
-{
-	char d[24];
-	size_t n = 0;
-	uint64_t v = (uint64_t)ts;
-	int rc = buf_reserve(b, sizeof d + 2);
+/* The bytes that stand for themselves in a name (util/escape.c's
+ * plain(): letters, digits and "-_,=+~." with '.' not first), as a
+ * bitmap: this is the scan's inner loop, and cf_escape's per-byte call
+ * and buf_reserve are a third of a small-cell scan's time. */
+static const uint64_t plain_map[2] = {
+	0x23ff780000000000u,	/* + , - . 0-9 = */
+	0x47fffffe87fffffeu,	/* A-Z _ a-z ~ */
+};
 
-	if (rc)
-		return rc;
-	do {
-		d[n++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	b->p[b->len++] = ' ';
-	while (n)
-		b->p[b->len++] = (unsigned char)d[--n];
-	b->p[b->len++] = ' ';
-	return 0;
+static inline int plain_byte(unsigned char c)
+{
+	return c < 128 && (plain_map[c >> 6] >> (c & 63) & 1);
 }
 
-/* Appends the lines of row r; *shown says whether it had any. */
-static int row_lines(struct fs_scan *s, const cf_row *r, int *shown)
+#define ONES 0x0101010101010101u
+#define HIGH 0x8080808080808080u
+
+/* The high bit of each byte of x (all below 0x80) in [lo, hi]. */
+static inline uint64_t in_range(uint64_t x, unsigned lo, unsigned hi)
+{
+	return (x + ONES * (0x80 - lo)) & ~(x + ONES * (0x7f - hi)) & HIGH;
+}
+
+/* 1 if the 8 bytes of x are letters or digits. */
+static inline int alnum8(uint64_t x)
+{
+	return !(x & HIGH) && (in_range(x, '0', '9') | in_range(x, 'A', 'Z') |
+			       in_range(x, 'a', 'z')) == HIGH;
+}
+
+/* Copies n bytes: the few of a name without a call. */
+static inline unsigned char *put(unsigned char *d, const void *p, size_t n)
+{
+	const unsigned char *q = p;
+	uint64_t a, b;
+
+	if (n >= 8 && n <= 16) {
+		memcpy(&a, q, 8);
+		memcpy(&b, q + n - 8, 8);
+		memcpy(d, &a, 8);
+		memcpy(d + n - 8, &b, 8);
+	} else if (n < 8) {
+		for (a = 0; a < n; a++)
+			d[a] = q[a];
+	} else
+		memcpy(d, q, n);
+	return d + n;
+}
+
+/* Writes key k escaped as cf_escape() does (at most 3 * len bytes):
+ * eight letters or digits at a time while there are. */
+static unsigned char *esc(unsigned char *d, const unsigned char *k,
+			  size_t len)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	size_t i = 0;
+	uint64_t x;
+
+	while (i < len) {
+		unsigned char c = k[i];
+		if (len - i >= 8) {
+			memcpy(&x, k + i, 8);
+			if (alnum8(x)) {
+				memcpy(d, &x, 8);
+				d += 8;
+				i += 8;
+				continue;
+			}
+		}
+		if (plain_byte(c) && (c != '.' || i)) {
+			*d++ = c;
+		} else {
+			d[0] = '%';
+			d[1] = (unsigned char)hex[c >> 4];
+			d[2] = (unsigned char)hex[c & 15];
+			d += 3;
+		}
+		i++;
+	}
+	return d;
+}
+
+/* Writes " TS " (ts >= 0; at most 22 bytes). */
+static unsigned char *put_ts(unsigned char *d, int64_t ts)
+{
+	unsigned char t[20], *e = t + sizeof t, *q = e;
+	uint64_t v = (uint64_t)ts;
+
+	do {
+		*--q = (unsigned char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	*d++ = ' ';
+	d = put(d, q, (size_t)(e - q));
+	*d++ = ' ';
+	return d;
+}
+
+/* Appends the lines of row r to out; *shown says whether it had any.
+ * The row key is escaped once, into key. */
+static int row_lines(struct fs_scan *s, const cf_row *r, struct buf *out,
+		     int *shown)
 {
 	const struct cf_cell *c, *prev = NULL;
 	const unsigned char *k;
-	size_t klen, i;
-	int rc = 0, nv = 0;
+	unsigned char *d;
+	size_t klen, i, n = cf_row_count(r), need;
+	int rc, nv = 0;
 
 	*shown = 0;
 	k = cf_row_key(r, &klen);
-	for (i = 0; !rc && i < cf_row_count(r); i++) {
+	buf_reset(&s->key);
+	if ((rc = buf_reserve(&s->key, klen * 3 + 2)))
+		return rc;
+	if (klen)
+		s->key.len = (size_t)(esc(s->key.p, k, klen) - s->key.p);
+	else
+		buf_append(&s->key, "''", 2);	/* room reserved */
+	for (i = 0; i < n; i++) {
 		c = cf_row_cell(r, i);
 		if (!cell_passes(&s->q, c))
 			continue;
@@ -425,31 +562,54 @@ static int row_lines(struct fs_scan *s, const cf_row *r, int *shown)
 			nv = 1;
 		prev = c;
 		*shown = 1;
-		/* no printf: this is the scan's inner loop */
-		rc = klen ? cf_escape(k, klen, &s->out)
-			  : buf_append(&s->out, "''", 2);
-		if (!rc)
-			rc = buf_reserve(&s->out, c->famlen + 24);
-		if (!rc) {
-			s->out.p[s->out.len++] = ' ';
-			memcpy(s->out.p + s->out.len, c->fam, c->famlen);
-			s->out.len += c->famlen;
-			s->out.p[s->out.len++] = ':';
-			rc = cf_escape(c->qual, c->qlen, &s->out);
-		}
-		if (!rc)
-			rc = put_ts(&s->out, c->ts);
-		if (!rc && c->kind)
+		/* KEY FAM:QUAL TS VALUE\n, at most this long */
+		need = s->key.len + 1 + c->famlen + 1 + c->qlen * 3 + 22 +
+		       (c->vlen * 3 > 13 ? c->vlen * 3 : 13) + 1;
+		if ((rc = buf_reserve(out, need)))
+			return rc;
+		d = out->p + out->len;
+		d = put(d, s->key.p, s->key.len);
+		*d++ = ' ';
+		d = put(d, c->fam, c->famlen);
+		*d++ = ':';
+		d = esc(d, c->qual, c->qlen);
+		d = put_ts(d, c->ts);
+		if (c->kind) {
 			/* a marker (raw): '@' in a value is always %40 */
-			rc = buf_append(&s->out, c->kind == CF_DEL_VERSION ?
-					"@Delete" : c->kind == CF_DEL_COLUMN ?
-					"@DeleteColumn" : "@DeleteFamily",
-					c->kind == CF_DEL_VERSION ? 7 :
-					c->kind == CF_DEL_COLUMN ? 13 : 13);
-		else if (!rc)
-			rc = fs_value_text(c->val, c->vlen, &s->out);
-		if (!rc)
-			rc = buf_putc(&s->out, '\n');
+			const char *m = c->kind == CF_DEL_VERSION ? "@Delete" :
+				c->kind == CF_DEL_COLUMN ? "@DeleteColumn" :
+				"@DeleteFamily";
+			memcpy(d, m, strlen(m));
+			d += strlen(m);
+		} else if (c->vlen)
+			d = esc(d, c->val, c->vlen);
+		else {
+			memcpy(d, "''", 2);
+			d += 2;
+		}
+		*d++ = '\n';
+		out->len = (size_t)(d - out->p);
+	}
+	return 0;
+}
+
+/* Appends the lines of the next row to b, or sets done at the end or
+ * at the limit. */
+static int produce(struct fs_scan *s, struct buf *b)
+{
+	const cf_row *r;
+	int rc, shown;
+
+	if (s->q.limit && s->rows >= s->q.limit) {
+		s->done = 1;
+		return 0;
+	}
+	rc = cf_scan_next(s->s, &r);
+	if (!rc && !r)
+		s->done = 1;
+	else if (!rc) {
+		rc = row_lines(s, r, b, &shown);
+		s->rows += shown;
 	}
 	return rc;
 }
@@ -457,19 +617,40 @@ static int row_lines(struct fs_scan *s, const cf_row *r, int *shown)
 int fs_scan_read(struct fs_scan *s, size_t n, uint64_t off, const void **p,
 		 size_t *got, char *why, size_t whylen)
 {
-	const cf_row *r;
 	size_t skip;
-	int rc = 0, shown;
+	int rc = 0;
+	struct buf t;
 
 	*got = 0;
 	*p = NULL;
-	if (off < s->out_off || !s->s) {
+	pthread_mutex_lock(&s->mu);
+	while (s->busy)
+		pthread_cond_wait(&s->cv, &s->mu);
+	s->busy = 1;
+	s->refs++;
+	pthread_mutex_unlock(&s->mu);
+	if (s->has_ahead) {
+		/* ahead holds what follows ahead_off; out, what precedes */
+		if (off >= s->ahead_off) {
+			t = s->out;
+			s->out = s->ahead;
+			s->ahead = t;
+			s->out_off = s->ahead_off;
+		} else if (off >= s->out_off) {
+			s->out.len = (size_t)(s->ahead_off - s->out_off);
+			rc = buf_append(&s->out, s->ahead.p, s->ahead.len);
+		}
+		buf_reset(&s->ahead);
+		s->has_ahead = 0;
+	}
+	if (!rc && (off < s->out_off || !s->s)) {
 		/* from the start (a first read, or a reader going back) */
 		if (s->s)
 			cf_scan_close(s->s);
 		s->s = NULL;
 		buf_reset(&s->out);
 		s->out_off = 0;
+		s->ahead_rc = 0;
 		rc = scan_start(s);
 	}
 	while (!rc) {
@@ -483,25 +664,54 @@ int fs_scan_read(struct fs_scan *s, size_t n, uint64_t off, const void **p,
 		}
 		if (s->done || (off == s->out_off && s->out.len >= n))
 			break;
-		if (s->q.limit && s->rows >= s->q.limit) {
-			s->done = 1;
-			continue;
+		if (s->ahead_rc) {
+			rc = s->ahead_rc;
+			s->ahead_rc = 0;
+			break;
 		}
-		rc = cf_scan_next(s->s, &r);
-		if (!rc && !r)
-			s->done = 1;
-		else if (!rc) {
-			rc = row_lines(s, r, &shown);
-			s->rows += shown;
-		}
+		rc = produce(s, &s->out);
 	}
 	if (rc) {
 		snprintf(why, whylen, "scan: %s", cf_strerror(rc));
+		s->next_n = 0;
+		fs_scan_ahead(s);
 		return fs_errno(rc);
 	}
 	if (off == s->out_off) {
 		*got = s->out.len < n ? s->out.len : n;
 		*p = s->out.p;
 	}
+	s->next_off = off + *got;
+	s->next_n = n;
 	return 0;
+}
+
+void fs_scan_ahead(struct fs_scan *s)
+{
+	size_t from;
+	int rc = 0;
+
+	/* The reader takes the bytes of the last read meanwhile: produce
+	 * what a read of the same size just after it will want, unless
+	 * the file was closed (head) or the scan ended. */
+	if (s->next_n && !s->done && s->s &&
+	    !__atomic_load_n(&s->closed, __ATOMIC_RELAXED) &&
+	    s->next_off >= s->out_off &&
+	    s->next_off - s->out_off <= s->out.len) {
+		from = (size_t)(s->next_off - s->out_off);
+		buf_reset(&s->ahead);
+		rc = buf_append(&s->ahead, s->out.p + from, s->out.len - from);
+		s->ahead_off = s->next_off;
+		while (!rc && !s->done && s->ahead.len < s->next_n &&
+		       !__atomic_load_n(&s->closed, __ATOMIC_RELAXED))
+			rc = produce(s, &s->ahead);
+		if (rc)
+			s->ahead_rc = rc;
+		s->has_ahead = 1;
+	}
+	pthread_mutex_lock(&s->mu);
+	s->busy = 0;
+	pthread_cond_signal(&s->cv);
+	pthread_mutex_unlock(&s->mu);
+	scan_put(s);
 }

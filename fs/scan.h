@@ -20,12 +20,22 @@ int fs_scan_check(const char *q, char *why, size_t whylen);
  * Returns a CF_* code (CF_EINVAL, CF_ENOTFOUND: an unknown family). */
 int fs_scan_open(cf_db *db, const char *table, const char *q,
 		 struct fs_scan **out, char *why, size_t whylen);
-/* Up to n bytes of the result at offset off: *p (valid until the next
- * call on s) and *got.  Reads at increasing offsets continue the scan;
- * an earlier offset starts it again.  Memory: the bytes of one read and
- * of one row's lines. */
+/* Up to n bytes of the result at offset off: *p and *got.  Reads at
+ * increasing offsets continue the scan; an earlier offset starts it
+ * again.  Reads of one s take turns: after a read that returned 0, its
+ * caller sends *p and then calls fs_scan_ahead(s), even if s was closed
+ * meanwhile (that call ends the turn; *p is valid until it).  A read
+ * that failed ended its turn itself.  Thread-safe. */
 int fs_scan_read(struct fs_scan *s, size_t n, uint64_t off, const void **p,
 		 size_t *got, char *why, size_t whylen);
+/* Ends a read's turn: unless s was closed or the scan ended, produces
+ * the bytes a read of the same size just after it will want, while the
+ * reader takes these; frees s if it was closed meanwhile.  Memory:
+ * two reads' bytes and one row's lines (the lines of the row that went
+ * past the end of each). */
+void fs_scan_ahead(struct fs_scan *s);
+/* Closes s; a read's turn under way keeps it until fs_scan_ahead, which
+ * then stops at the next row. */
 void fs_scan_close(struct fs_scan *s);
 
 #endif
