@@ -157,7 +157,7 @@ test_expect_success 'the tsdb table tsd/ makes is COMPRESSION=ZSTD; its points r
 	for i in $(seq 0 99); do
 		echo "sys.cpu.user $((1356998400 + 10 * i)) $i.5 host=web01"
 	done >>"$MNT/tsd/put" &&
-	grep "^t .* COMPRESSION=ZSTD " "$MNT/tsdb/.schema" &&
+	grep "^t .* COMPRESSION=ZSTD .* ENCODING=TSDB$" "$MNT/tsdb/.schema" &&
 	grep "^id .* COMPRESSION=SNAPPY " "$MNT/tsdb-uid/.schema" &&
 	echo flush >"$MNT/tsdb/.ctl" &&
 	echo major_compact >"$MNT/tsdb/.ctl" &&

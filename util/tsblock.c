@@ -1371,7 +1371,8 @@ int tsblock_decode(const unsigned char *p, size_t n, unsigned char *dst,
 			goto out;
 		memcpy(dst + pos, hdr, len);
 		pos += len;
-		memcpy(dst + pos, key.p + sh, key.len - sh);
+		if (key.len > sh)
+			memcpy(dst + pos, key.p + sh, key.len - sh);
 		pos += key.len - sh;
 		if (vlen)
 			memcpy(dst + pos, val, vlen);
