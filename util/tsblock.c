@@ -190,7 +190,7 @@ static void br_init(struct br *r, const unsigned char *p, size_t n)
 	r->bad = 0;
 }
 
-static uint64_t br_get(struct br *r, unsigned bits)
+static inline uint64_t br_get(struct br *r, unsigned bits)
 {
 	uint64_t v;
 
@@ -201,9 +201,19 @@ static uint64_t br_get(struct br *r, unsigned bits)
 	if (bits == 0)
 		return 0;
 	if (r->n < bits) {
-		while (r->n <= 56 && r->p < r->end) {
-			r->acc |= (uint64_t)*r->p++ << r->n;
-			r->n += 8;
+		/* bits of acc past n may hold bytes not yet counted: masked
+		 * off here before new ones go in */
+		r->acc &= r->n ? ~(uint64_t)0 >> (64 - r->n) : 0;
+		if (r->end - r->p >= 8) {
+			unsigned take = (63 - r->n) / 8;
+			r->acc |= dec_u64le(r->p) << r->n;
+			r->p += take;
+			r->n += 8 * take;
+		} else {
+			while (r->n <= 56 && r->p < r->end) {
+				r->acc |= (uint64_t)*r->p++ << r->n;
+				r->n += 8;
+			}
 		}
 		if (r->n < bits) {
 			r->bad = 1;
@@ -255,7 +265,7 @@ static void tbin_put(struct bw *w, const struct tbin *t, uint64_t x)
 	}
 }
 
-static uint64_t tbin_get(struct br *r, const struct tbin *t)
+static inline uint64_t tbin_get(struct br *r, const struct tbin *t)
 {
 	uint64_t y;
 
@@ -442,7 +452,7 @@ static int icur_open(struct icur *c, const unsigned char **p,
 	return 0;
 }
 
-static uint64_t icur_next(struct icur *c)
+static inline uint64_t icur_next(struct icur *c)
 {
 	uint64_t i = c->i++;
 
@@ -708,7 +718,7 @@ static int fcur_open(struct fcur *c, const unsigned char **p,
 }
 
 /* The next value of a XOR column (Gorilla's scheme). */
-static double xor_next(struct fcur *c)
+static inline double xor_next(struct fcur *c)
 {
 	if (c->i == 1) {
 		c->prev = br_get(&c->r, 64);
@@ -742,7 +752,7 @@ static double xor_next(struct fcur *c)
  * flags say it (4 or 8), or 0 under the writer's rule (4 when the value
  * is exact as a float).  0 on a bad column.
  */
-static unsigned fcur_next(struct fcur *c, unsigned len, unsigned char *o)
+static inline unsigned fcur_next(struct fcur *c, unsigned len, unsigned char *o)
 {
 	size_t i = c->i++;
 	double r;
