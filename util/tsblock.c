@@ -190,14 +190,13 @@ static void br_init(struct br *r, const unsigned char *p, size_t n)
 	r->bad = 0;
 }
 
-static inline uint64_t br_get(struct br *r, unsigned bits)
+#define HOT static inline __attribute__((always_inline))
+
+/* Up to 32 bits. */
+HOT uint64_t br_get32(struct br *r, unsigned bits)
 {
 	uint64_t v;
 
-	if (bits > 32) {
-		uint64_t lo = br_get(r, 32);
-		return lo | br_get(r, bits - 32) << 32;
-	}
 	if (bits == 0)
 		return 0;
 	if (r->n < bits) {
@@ -224,6 +223,15 @@ static inline uint64_t br_get(struct br *r, unsigned bits)
 	r->acc >>= bits;
 	r->n -= bits;
 	return v;
+}
+
+HOT uint64_t br_get(struct br *r, unsigned bits)
+{
+	if (bits > 32) {
+		uint64_t lo = br_get32(r, 32);
+		return lo | br_get32(r, bits - 32) << 32;
+	}
+	return br_get32(r, bits);
 }
 
 /* --- integer columns (frame of reference over values, deltas or
@@ -265,7 +273,7 @@ static void tbin_put(struct bw *w, const struct tbin *t, uint64_t x)
 	}
 }
 
-static inline uint64_t tbin_get(struct br *r, const struct tbin *t)
+HOT uint64_t tbin_get(struct br *r, const struct tbin *t)
 {
 	uint64_t y;
 
@@ -287,7 +295,7 @@ struct plan {
 
 /* The k-th packed number of method m over x before its minimum is taken
  * off: value, delta or delta of delta (i >= 0, 1, 2). */
-static uint64_t nth(const uint64_t *x, int m, size_t i)
+static inline uint64_t nth(const uint64_t *x, int m, size_t i)
 {
 	if (m == M_RAW)
 		return x[i];
@@ -341,21 +349,54 @@ static void plan_method(const uint64_t *x, size_t n, int m, struct plan *p)
 	p->bytes += varint_len(p->b) + varint_len(p->c);
 }
 
+/*
+ * Picks the method by one pass over x: the width of each method's range
+ * and its varints estimate its size (the truncated code saves about the
+ * same on each); only the chosen one is planned exactly.
+ */
 static void plan_best(const uint64_t *x, size_t n, struct plan *best)
 {
-	struct plan p;
+	int64_t mn[3] = { INT64_MAX, INT64_MAX, INT64_MAX };
+	int64_t mx[3] = { INT64_MIN, INT64_MIN, INT64_MIN };
+	uint64_t d = 0, pd = 0;
+	size_t cost[3];
+	int m = M_RAW;
 
-	plan_method(x, n, M_RAW, best);
-	if (n >= 2) {
-		plan_method(x, n, M_DELTA, &p);
-		if (p.bytes < best->bytes)
-			*best = p;
+	for (size_t i = 0; i < n; i++) {
+		int64_t v = (int64_t)x[i];
+		mn[0] = v < mn[0] ? v : mn[0];
+		mx[0] = v > mx[0] ? v : mx[0];
+		if (i >= 1) {
+			d = x[i] - x[i - 1];
+			mn[1] = (int64_t)d < mn[1] ? (int64_t)d : mn[1];
+			mx[1] = (int64_t)d > mx[1] ? (int64_t)d : mx[1];
+		}
+		if (i >= 2) {
+			int64_t dd = (int64_t)(d - pd);
+			mn[2] = dd < mn[2] ? dd : mn[2];
+			mx[2] = dd > mx[2] ? dd : mx[2];
+		}
+		pd = d;
 	}
-	if (n >= 3) {
-		plan_method(x, n, M_DOD, &p);
-		if (p.bytes < best->bytes)
-			*best = p;
+	for (int k = 0; k < 3; k++) {
+		size_t cnt = n > (size_t)k ? n - (size_t)k : 0, nb;
+		uint64_t max;
+		if (cnt == 0 || (k > 0 && n < (size_t)k + 1)) {
+			cost[k] = SIZE_MAX;
+			continue;
+		}
+		max = (uint64_t)mx[k] - (uint64_t)mn[k];
+		nb = (cnt * width_of(max) + 7) / 8;
+		cost[k] = varint_len(max) + varint_len(zz((uint64_t)mn[k])) +
+			  (k ? varint_len(zz(x[0])) : 0) +
+			  (k == 2 ? varint_len(zz(x[1] - x[0])) : 0) +
+			  (nb ? varint_len(nb) + nb : 0);
 	}
+	if (n >= 2 && cost[1] < cost[m])
+		m = M_DELTA;
+	if (n >= 3 && cost[2] < cost[m])
+		m = M_DOD;
+	plan_method(x, n, m, best);
 }
 
 /* Appends the column of x[0..n) (nothing when n is 0):
@@ -452,7 +493,7 @@ static int icur_open(struct icur *c, const unsigned char **p,
 	return 0;
 }
 
-static inline uint64_t icur_next(struct icur *c)
+HOT uint64_t icur_next(struct icur *c)
 {
 	uint64_t i = c->i++;
 
@@ -584,13 +625,16 @@ static int floatcol_put(struct buf *out, const struct fpt *f, size_t n,
 	exc = calloc(n, 1);
 	if (!m || !exc)
 		goto out;
+	/* the scale: raised until each value is exact at it (a value exact
+	 * at k is exact at any larger k whose mantissa fits, and the pass
+	 * below checks every value at the final k anyway) */
 	for (size_t i = 0; i < n; i++) {
-		unsigned ki = 0;
+		unsigned ki = k;
 		while (ki <= MAXK && !decimal_at(&f[i], ki, canon, &mm))
 			ki++;
 		if (ki > MAXK)
 			exc[i] = 1;
-		else if (ki > k)
+		else
 			k = ki;
 	}
 	dec_size = 2;
@@ -718,7 +762,7 @@ static int fcur_open(struct fcur *c, const unsigned char **p,
 }
 
 /* The next value of a XOR column (Gorilla's scheme). */
-static inline double xor_next(struct fcur *c)
+HOT double xor_next(struct fcur *c)
 {
 	if (c->i == 1) {
 		c->prev = br_get(&c->r, 64);
@@ -752,7 +796,7 @@ static inline double xor_next(struct fcur *c)
  * flags say it (4 or 8), or 0 under the writer's rule (4 when the value
  * is exact as a float).  0 on a bad column.
  */
-static inline unsigned fcur_next(struct fcur *c, unsigned len, unsigned char *o)
+HOT unsigned fcur_next(struct fcur *c, unsigned len, unsigned char *o)
 {
 	size_t i = c->i++;
 	double r;
