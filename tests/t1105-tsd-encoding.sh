@@ -87,6 +87,23 @@ test_expect_success 'an older tsdb: COMPRESSION=ZSTD, no encoding (as before ENC
 	test -s q-a
 '
 
+command -v sqlite3 >/dev/null && test_set_prereq SQLITE3
+
+test_expect_success SQLITE3 'the directory as binaries before ENCODING left it (no ENCODING word in the catalog nor in .regioninfo) opens and reads the same' '
+	cellfs_umount &&
+	sqlite3 "$DATA/catalog.db" "UPDATE families SET settings = replace(settings, '"' ENCODING=NONE'"', '"''"')" &&
+	test "$(sqlite3 "$DATA/catalog.db" "SELECT count(*) FROM families WHERE settings LIKE '"'%ENCODING%'"'")" = 0 &&
+	for f in "$DATA"/data/*/*/.regioninfo; do
+		sed "s/ ENCODING=NONE//" "$f" >ri && cat ri >"$f" || return 1
+	done &&
+	! grep -l ENCODING "$DATA"/data/*/*/.regioninfo &&
+	cellfs_mount &&
+	grep "^t .* COMPRESSION=ZSTD .* ENCODING=NONE$" "$MNT/tsdb/.schema" &&
+	cat "$MNT/tsdb/.scan/all" >out && test_cmp scan-a out &&
+	dumps >out && test_cmp dump-a out &&
+	queries >out && test_cmp q-a out
+'
+
 test_expect_success 'ENCODING=TSDB through .schema: spelled out; the older file reads byte-exact' '
 	printf "t COMPRESSION=ZSTD ENCODING=TSDB\n" >"$MNT/tsdb/.schema" &&
 	echo "t VERSIONS=1 MIN_VERSIONS=0 TTL=FOREVER KEEP_DELETED_CELLS=FALSE COMPRESSION=ZSTD BLOOMFILTER=ROW BLOCKSIZE=65536 IN_MEMORY=FALSE ENCODING=TSDB" >expect &&
