@@ -1188,8 +1188,12 @@ static int put_entry(struct buf *out, struct prev *pv, const unsigned char *k,
 			rc = buf_append(out, v, vlen);
 		return rc;
 	}
+	/* a cell of one or two points (a qualifier of at most 4 bytes:
+	 * what flushes see before rows are compacted) saves a few bytes
+	 * encoded and costs a cell's setup: kept verbatim */
 	buf_reset(cell);
-	rc = tsblock_cell_encode(k + head, qlen, v, vlen, cell);
+	rc = qlen > 4 ? tsblock_cell_encode(k + head, qlen, v, vlen, cell)
+		      : CF_EINVAL;
 	if (rc == CF_ENOMEM)
 		return rc;
 	if (rc == CF_OK && cell->len < varint_len(qlen) + qlen +
