@@ -65,10 +65,12 @@ if test -z "$file"; then
 	done
 	test -z "$keep" || cp "$file" "$keep"
 fi
-points=$(wc -l <"$file")
+# a point: one (metric, time, tags); a collector run that falls in the
+# same second as the one before writes over its points
+points=$(cut -d " " -f 1,2,4- "$file" | sort -u | wc -l)
 series=$(cut -d " " -f 1,4- "$file" | sort -u | wc -l)
 metrics=$(cut -d " " -f 1 "$file" | sort -u)
-echo "data: $points points, $series series, $(echo "$metrics" | wc -l) metrics, $(awk 'NR == 1 { a = $2 } { b = $2 } END { print b - a + 1 }' "$file") s"
+echo "data: $(wc -l <"$file") lines, $points points, $series series, $(echo "$metrics" | wc -l) metrics, $(awk 'NR == 1 { a = $2 } { b = $2 } END { print b - a + 1 }' "$file") s"
 
 run() {
 	data=$dir/data.$1
