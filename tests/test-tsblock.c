@@ -56,7 +56,7 @@ static unsigned value(enum kind k, int64_t *walk, unsigned char *v,
 
 	switch (k) {
 	case KIND_INT:		/* a counter or gauge, minimal width */
-		*walk += (int64_t)below(1u << (below(40))) - (1 << 10);
+		*walk += (int64_t)below((uint64_t)1 << below(40)) - (1 << 10);
 		*vlen = tsd_value_encode_int(v, *walk, &flags);
 		return flags;
 	case KIND_DEC2:		/* a two-decimal gauge, as tsd/ stores it */
