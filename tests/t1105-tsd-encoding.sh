@@ -115,7 +115,7 @@ test_expect_success 'ENCODING=TSDB through .schema: spelled out; the older file 
 	queries >out && test_cmp q-a out
 '
 
-test_expect_success 'points flushed after the switch: encoded blocks (type 0x12 or 0x10); both files read' '
+test_expect_success 'points flushed after the switch: blocks of single points and of the markers row compaction left are stored unencoded (type 0x02); both files read' '
 	points 2 2 >in-b &&
 	cat in-b >>"$MNT/tsd/put" &&
 	dumps >dump-ab &&
@@ -125,7 +125,7 @@ test_expect_success 'points flushed after the switch: encoded blocks (type 0x12 
 	echo flush >"$MNT/tsdb/.ctl" &&
 	test "$(ssts | wc -l)" -eq 2 &&
 	new=$(ssts | grep -v -F "$(cat old-sst)") &&
-	encoded "$new" &&
+	test "$(dtype "$new")" = 02 &&
 	test "$(dtype "$(cat old-sst)")" = 02 &&
 	cat "$MNT/tsdb/.scan/all" >out && test_cmp scan-ab out &&
 	dumps >out && test_cmp dump-ab out &&
@@ -196,16 +196,21 @@ test_expect_success 'after a remount: the schema, every cell, dump and query; ce
 	test_must_be_empty out
 '
 
-test_expect_success 'kill -9 after an encoded flush and under more puts; cellfs-fsck --repair, remount: every point intact' '
+test_expect_success 'kill -9 after an encoded compaction, a flush and more puts; cellfs-fsck --repair, remount: every point intact' '
 	cellfs_mount &&
 	points 4 2 >in-c &&
 	cat in-c >>"$MNT/tsd/put" &&
 	dumps >/dev/null &&
 	echo flush >"$MNT/tsdb/.ctl" &&
-	points 6 1 >in-d &&
+	echo major_compact >"$MNT/tsdb/.ctl" &&
+	encoded "$(ssts)" &&
+	points 6 1 >in-e &&
+	cat in-e >>"$MNT/tsd/put" &&
+	echo flush >"$MNT/tsdb/.ctl" &&
+	points 7 1 >in-d &&
 	cat in-d >>"$MNT/tsd/put" &&
 	dumps >dump-abcd &&
-	test $(wc -l <dump-abcd) = $(cat in-a in-b in-c in-d | wc -l) &&
+	test $(wc -l <dump-abcd) = $(cat in-a in-b in-c in-e in-d | wc -l) &&
 	cellfs_kill9 &&
 	"$FSCK" --repair "$DATA" >fsck.out 2>&1 &&
 	cellfs_mount &&

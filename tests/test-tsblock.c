@@ -398,12 +398,31 @@ static void test_blocks(void)
 	is_int(unreadable, 0, "block_seal(ZSTD, TSDB) then block_decode: "
 	       "the same block");
 
-	/* the empty block, and one that block_builder would not write (a
-	 * shared prefix shorter than it could be): refused, not mangled */
+	/* the empty block, a block of single points, and one that
+	 * block_builder would not write (a shared prefix shorter than it
+	 * could be): refused, not mangled */
 	block_builder_reset(&bb);
 	block_builder_finish(&bb, &raw, &n);
 	buf_reset(&e);
-	is_int(tsblock_encode(raw, n, &e), CF_OK, "the empty block encodes");
+	is_int(tsblock_encode(raw, n, &e), CF_EINVAL,
+	       "the empty block is not worth encoding: refused");
+	{
+		/* 100 single points of one row, as a flush writes them */
+		unsigned char key[64], q[2], v = 7;
+		struct ikey k = { (const unsigned char *)"row", 3,
+				  (const unsigned char *)"t", 1, q, 2, 1, 1,
+				  KT_PUT };
+		block_builder_reset(&bb);
+		for (int i = 0; i < 100; i++) {
+			q[0] = (unsigned char)(i >> 4);
+			q[1] = (unsigned char)(i << 4);
+			block_builder_add(&bb, key, ikey_encode(key, &k), &v, 1);
+		}
+		block_builder_finish(&bb, &raw, &n);
+		buf_reset(&e);
+		is_int(tsblock_encode(raw, n, &e), CF_EINVAL,
+		       "a block of single points is stored as it is");
+	}
 	{
 		static const unsigned char odd[] = {
 			0, 1, 1, 'a', 'x',	/* key "a" */

@@ -1239,7 +1239,7 @@ int tsblock_encode(const unsigned char *raw, size_t n, struct buf *out)
 	struct prev pv = { BUF_INIT, 0, 0 };
 	const unsigned char *p = raw, *end;
 	unsigned char *check = NULL;
-	size_t start = out->len, nent = 0, roff, interval = 0;
+	size_t start = out->len, nent = 0, roff, interval = 0, colbytes = 0;
 	uint32_t nr, r1;
 	int rc = CF_EINVAL;
 
@@ -1251,19 +1251,31 @@ int tsblock_encode(const unsigned char *raw, size_t n, struct buf *out)
 	roff = n - 4 - 4 * (size_t)nr;
 	end = raw + roff;
 	r1 = nr > 1 ? dec_u32le(raw + roff + 4) : 0;
-	/* count the entries first: the header states them */
+	/* count the entries first (the header states them), and the bytes
+	 * of cells that are columns of several points */
 	for (const unsigned char *s = p; s < end; nent++) {
 		uint64_t sh, un, vl;
+		size_t head, qlen;
 		if (nr > 1 && (size_t)(s - raw) == r1)
 			interval = nent;
 		if (get_varint(&s, end, &sh) || get_varint(&s, end, &un) ||
 		    get_varint(&s, end, &vl) || un > (uint64_t)(end - s) ||
-		    vl > (uint64_t)(end - s) - un)
-			return CF_EINVAL;
+		    vl > (uint64_t)(end - s) - un || sh > key.len)
+			goto refuse;
+		key.len = (size_t)sh;
+		if ((rc = buf_append(&key, s, (size_t)un)))
+			goto out;
+		if (!ikey_split(key.p, key.len, &head, &qlen) && qlen > 4)
+			colbytes += qlen + (size_t)vl;
 		s += un + vl;
 	}
-	if (nr > 1 && interval == 0)
-		return CF_EINVAL;
+	/* a block mostly of single points and delete markers (a flush
+	 * before rows are compacted, or after, with the cells the
+	 * compaction replaced) gains little and would cost every flush:
+	 * stored as it is */
+	if ((nr > 1 && interval == 0) || colbytes < n / 4)
+		goto refuse;
+	key.len = 0;
 	if ((rc = buf_putc(out, TSB_VERSION)) || (rc = buf_put_varint(out, n)) ||
 	    (rc = buf_put_varint(out, nent)) ||
 	    (rc = buf_put_varint(out, interval)))
@@ -1293,6 +1305,9 @@ int tsblock_encode(const unsigned char *raw, size_t n, struct buf *out)
 	if (rc == CF_ENOMEM)
 		goto out;
 	rc = rc || memcmp(check, raw, n) ? CF_EINVAL : CF_OK;
+	goto out;
+refuse:
+	rc = CF_EINVAL;
 out:
 	if (rc)
 		out->len = start;
