@@ -21,6 +21,7 @@
 #include "util/crc32c.h"
 #include "util/env.h"
 #include "util/err.h"
+#include "util/tsblock.h"
 
 /* A block larger than this cannot come from our builder (restart offsets
  * are u32), so a handle or snappy header claiming more is corrupt; the
@@ -201,23 +202,57 @@ static size_t zstd_pack(const unsigned char *raw, size_t n,
 	return ZSTD_isError(r) ? 0 : r;
 }
 
-int block_seal(const unsigned char *raw, size_t n, int compression,
-	       struct buf *out, size_t *stored)
-{
-	unsigned char type = BLOCK_RAW, *dst;
-	size_t len = n;
-	int rc;
+/*
+ * The block encodings by id (enum block_encoding): encode appends the
+ * encoded form of a raw block or says CF_EINVAL (it does not apply: the
+ * block is stored unencoded); size and decode undo it.  Pure functions
+ * over bytes, so that whoever opens a store file (the daemon, fsck, the
+ * tests) can read it without any layer above the engine.
+ */
+static const struct {
+	int (*encode)(const unsigned char *raw, size_t n, struct buf *out);
+	int (*size)(const unsigned char *p, size_t n, size_t *rawlen);
+	int (*decode)(const unsigned char *p, size_t n, unsigned char *dst,
+		      size_t rawlen);
+} encodings[] = {
+	[BLOCK_ENC_TSDB] = { tsblock_encode, tsblock_raw_size, tsblock_decode },
+};
+#define NENCODINGS (sizeof encodings / sizeof encodings[0])
 
+int block_seal(const unsigned char *raw, size_t n, int compression,
+	       int encoding, struct buf *out, size_t *stored)
+{
+	struct buf enc = BUF_INIT;
+	unsigned char type = BLOCK_RAW, encbits = 0, *dst;
+	size_t len, keep = 8;	/* compress when it saves 1/keep */
+	int rc = CF_OK;
+
+	if (encoding > 0 && (size_t)encoding < NENCODINGS &&
+	    encodings[encoding].encode) {
+		rc = encodings[encoding].encode(raw, n, &enc);
+		if (rc == CF_ENOMEM)
+			goto out;
+		if (rc == CF_OK && enc.len < n) {
+			raw = enc.p;
+			n = enc.len;
+			encbits = (unsigned char)(encoding << BLOCK_ENC_SHIFT);
+			/* decoding costs more than decompressing: any
+			 * saving is worth it */
+			keep = 64;
+		}
+		rc = CF_OK;
+	}
+	len = n;
 	if (compression == BLOCK_SNAPPY) {
 		size_t max = snappy_max_compressed_length(n);
 		size_t clen = max;
 		rc = buf_reserve(out, max + BLOCK_TRAILER);
 		if (rc)
-			return rc;
+			goto out;
 		dst = out->p + out->len;
 		if (snappy_compress((const char *)raw, n, (char *)dst,
 				    &clen) == SNAPPY_OK &&
-		    clen <= n - n / 8) {
+		    clen <= n - n / keep) {
 			type = BLOCK_SNAPPY;
 			len = clen;
 		}
@@ -226,25 +261,28 @@ int block_seal(const unsigned char *raw, size_t n, int compression,
 		size_t clen;
 		rc = buf_reserve(out, max + BLOCK_TRAILER);
 		if (rc)
-			return rc;
+			goto out;
 		dst = out->p + out->len;
 		clen = zstd_pack(raw, n, dst, max);
-		if (clen && clen <= n - n / 8) {
+		if (clen && clen <= n - n / keep) {
 			type = BLOCK_ZSTD;
 			len = clen;
 		}
 	}
 	rc = buf_reserve(out, len + BLOCK_TRAILER);
 	if (rc)
-		return rc;
+		goto out;
 	dst = out->p + out->len;
 	if (type == BLOCK_RAW && n)
 		memcpy(dst, raw, n);
+	type |= encbits;
 	dst[len] = type;
 	enc_u32le(dst + len + 1, trailer_crc(dst, len, type));
 	out->len += len + BLOCK_TRAILER;
 	*stored = len;
-	return CF_OK;
+out:
+	buf_release(&enc);
+	return rc;
 }
 
 /* --- reading ---------------------------------------------------------- */
@@ -458,7 +496,7 @@ static int zstd_unpack(const unsigned char *p, size_t size,
  * the caller as the result of a raw block, freed otherwise; NULL when p
  * is a buffer the caller keeps (a raw block is copied then).
  */
-static int decode_stored(const unsigned char *p, uint64_t size,
+static int unpack_stored(const unsigned char *p, uint64_t size,
 			 unsigned char *own, unsigned char **out, size_t *n,
 			 size_t *cap)
 {
@@ -466,9 +504,7 @@ static int decode_stored(const unsigned char *p, uint64_t size,
 	size_t ulen;
 	int rc = CF_ECORRUPT;
 
-	if (dec_u32le(p + size + 1) != trailer_crc(p, (size_t)size, p[size]))
-		goto out;
-	switch (p[size]) {
+	switch (p[size] & ((1u << BLOCK_ENC_SHIFT) - 1)) {
 	case BLOCK_RAW:
 		if (!own) {
 			if (!(own = data_alloc((size_t)size, cap))) {
@@ -514,6 +550,51 @@ out:
 	free(u);
 	free(own);
 	return rc;
+}
+
+/*
+ * Checks and decodes the stored block at p (size bytes, then the
+ * trailer) into *out (malloc'd): the checksum, then the compression
+ * (unpack_stored, which takes own as it says), then the encoding.
+ */
+static int decode_stored(const unsigned char *p, uint64_t size,
+			 unsigned char *own, unsigned char **out, size_t *n,
+			 size_t *cap)
+{
+	unsigned enc = p[size] >> BLOCK_ENC_SHIFT;
+	unsigned char *e, *d;
+	size_t elen, ecap, rawlen;
+	int rc;
+
+	*out = NULL;
+	if (dec_u32le(p + size + 1) != trailer_crc(p, (size_t)size, p[size]) ||
+	    (enc && (enc >= NENCODINGS || !encodings[enc].decode))) {
+		free(own);
+		return CF_ECORRUPT;
+	}
+	if (!enc)
+		return unpack_stored(p, size, own, out, n, cap);
+	rc = unpack_stored(p, size, own, &e, &elen, &ecap);
+	if (rc)
+		return rc;
+	rc = encodings[enc].size(e, elen, &rawlen);
+	if (rc || rawlen > BLOCK_MAX) {
+		free(e);
+		return CF_ECORRUPT;
+	}
+	if (!(d = data_alloc(rawlen, cap))) {
+		free(e);
+		return CF_ENOMEM;
+	}
+	rc = encodings[enc].decode(e, elen, d, rawlen);
+	free(e);
+	if (rc) {
+		free(d);
+		return rc;
+	}
+	*out = d;
+	*n = rawlen;
+	return CF_OK;
 }
 
 /* block_read_raw, also saying how many bytes are usable at *out. */

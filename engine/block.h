@@ -25,8 +25,15 @@ struct env_file;
 #define BLOCK_TRAILER 5		/* u8 compression type, u32le masked crc */
 #define BLOCK_RESTART_INTERVAL 16
 
-/* The trailer's type byte; the same numbers as enum cf_compression. */
+/* The trailer's type byte: the compression in the low 4 bits (the same
+ * numbers as enum cf_compression), the encoding in the high 4 (enum
+ * block_encoding; 0 in every file written before encodings existed). */
 enum block_type { BLOCK_RAW = 0, BLOCK_SNAPPY = 1, BLOCK_ZSTD = 2 };
+/* Block encodings, the same numbers as enum cf_encoding.  Each is a
+ * reversible transform of the raw block with its encoder and decoder in
+ * the table of engine/block.c; TSDB's is util/tsblock.c. */
+enum block_encoding { BLOCK_ENC_NONE = 0, BLOCK_ENC_TSDB = 1 };
+#define BLOCK_ENC_SHIFT 4
 /* The zstd level data blocks are written at (docs/performance.md has the
  * measurements that chose it). */
 #define BLOCK_ZSTD_LEVEL 1
@@ -64,13 +71,15 @@ int block_builder_finish(struct block_builder *b, const unsigned char **p,
 			 size_t *n);
 
 /*
- * Appends the stored form of the raw block [raw, raw+n) to out: the bytes,
- * compressed with snappy (BLOCK_SNAPPY) or zstd (BLOCK_ZSTD) when that is
- * the compression asked for and it saves at least 1/8, then the trailer.  *stored gets the size without the trailer
- * (what a block handle records).  CF_ENOMEM.
+ * Appends the stored form of the raw block [raw, raw+n) to out: the
+ * bytes, first encoded with encoding (enum block_encoding) when it
+ * applies to the block and makes it smaller, then compressed with snappy
+ * (BLOCK_SNAPPY) or zstd (BLOCK_ZSTD) when that is the compression asked
+ * for and it saves at least 1/8, then the trailer.  *stored gets the size
+ * without the trailer (what a block handle records).  CF_ENOMEM.
  */
 int block_seal(const unsigned char *raw, size_t n, int compression,
-	       struct buf *out, size_t *stored);
+	       int encoding, struct buf *out, size_t *stored);
 
 /* --- reading ---------------------------------------------------------- */
 
@@ -90,10 +99,10 @@ struct block {
 
 /*
  * Reads the block stored at [off, off+size) plus its trailer from f,
- * checks the checksum, decompresses, and checks the restart array.  *out
- * is owned by the caller (block_free).  CF_EIO, CF_ENOMEM, CF_ECORRUPT
- * (checksum, unknown type, bad snappy or zstd data, bad restart array, or the
- * file ends early).
+ * checks the checksum, decompresses, decodes, and checks the restart
+ * array.  *out is owned by the caller (block_free).  CF_EIO, CF_ENOMEM,
+ * CF_ECORRUPT (checksum, unknown type or encoding, bad snappy, zstd or
+ * encoded data, bad restart array, or the file ends early).
  */
 int block_read(struct env_file *f, uint64_t off, uint64_t size,
 	       struct block **out);

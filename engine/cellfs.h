@@ -95,6 +95,10 @@ enum cf_compression {
 	CF_COMPRESS_NONE = 0, CF_COMPRESS_SNAPPY = 1, CF_COMPRESS_ZSTD = 2
 };
 enum cf_bloom { CF_BLOOM_NONE = 0, CF_BLOOM_ROW = 1, CF_BLOOM_ROWCOL = 2 };
+/* A reversible transform of data blocks, applied before compression
+ * (HBase's DATA_BLOCK_ENCODING): TSDB stores OpenTSDB columns densely
+ * (util/tsblock.h, docs/tsblock_format.md). */
+enum cf_encoding { CF_ENCODING_NONE = 0, CF_ENCODING_TSDB = 1 };
 
 struct cf_family {
 	char name[CF_FAMILY_MAX + 1];
@@ -106,6 +110,7 @@ struct cf_family {
 	int bloom;		/* enum cf_bloom (default ROW) */
 	uint32_t blocksize;	/* BLOCKSIZE (default 65536) */
 	int in_memory;		/* IN_MEMORY: block cache priority */
+	int encoding;		/* enum cf_encoding (default NONE) */
 };
 
 /* Sets every setting of f to its default and its name to name. */

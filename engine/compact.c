@@ -281,6 +281,7 @@ static int compact_files(struct cf_db *db, struct region *r, const char *fam,
 		return CF_OK;
 	bo.block_size = fcopy.blocksize;
 	bo.compression = fcopy.compression;
+	bo.encoding = fcopy.encoding;
 	bo.bloom = fcopy.bloom;
 	bo.bloom_bits = 10;
 

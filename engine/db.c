@@ -965,7 +965,8 @@ static int check_families(const struct cf_family *fams, size_t n)
 		    f->versions < 1 || f->min_versions < 0 ||
 		    f->min_versions > f->versions || f->ttl < 1 ||
 		    f->compression < 0 || f->compression > 2 ||
-		    f->bloom < 0 || f->bloom > 2 || f->blocksize < 1024)
+		    f->bloom < 0 || f->bloom > 2 || f->blocksize < 1024 ||
+		    f->encoding < 0 || f->encoding > 1)
 			return CF_EINVAL;
 		for (size_t j = 0; j < i; j++)
 			if (strcmp(fams[j].name, f->name) == 0)

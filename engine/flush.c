@@ -32,6 +32,7 @@ static void build_opts(const struct cf_family *f, struct sst_build_opts *o)
 {
 	o->block_size = f->blocksize;
 	o->compression = f->compression;
+	o->encoding = f->encoding;
 	o->bloom = f->bloom;
 	o->bloom_bits = 10;
 }

@@ -25,10 +25,12 @@ void cf_family_default(struct cf_family *f, const char *name)
 	f->bloom = CF_BLOOM_ROW;
 	f->blocksize = 65536;
 	f->in_memory = 0;
+	f->encoding = CF_ENCODING_NONE;
 }
 
 static const char *const bloom_names[] = { "NONE", "ROW", "ROWCOL" };
 static const char *const comp_names[] = { "NONE", "SNAPPY", "ZSTD" };
+static const char *const enc_names[] = { "NONE", "TSDB" };
 
 int cf_family_format(const struct cf_family *f, struct buf *out)
 {
@@ -41,14 +43,15 @@ int cf_family_format(const struct cf_family *f, struct buf *out)
 	return buf_printf(out,
 			  "%s VERSIONS=%d MIN_VERSIONS=%d TTL=%s "
 			  "KEEP_DELETED_CELLS=%s COMPRESSION=%s "
-			  "BLOOMFILTER=%s BLOCKSIZE=%u IN_MEMORY=%s",
+			  "BLOOMFILTER=%s BLOCKSIZE=%u IN_MEMORY=%s ENCODING=%s",
 			  f->name, f->versions, f->min_versions, ttl,
 			  f->keep_deleted ? "TRUE" : "FALSE",
 			  comp_names[f->compression >= 0 && f->compression <= 2 ?
 				     f->compression : 0],
 			  bloom_names[f->bloom >= 0 && f->bloom <= 2 ?
 				      f->bloom : 0],
-			  f->blocksize, f->in_memory ? "TRUE" : "FALSE");
+			  f->blocksize, f->in_memory ? "TRUE" : "FALSE",
+			  enc_names[f->encoding == CF_ENCODING_TSDB]);
 }
 
 int cf_table_name_valid(const char *name)
@@ -204,6 +207,13 @@ int cf_family_parse(const char *line, size_t len, struct cf_family *f,
 			f->blocksize = (uint32_t)v;
 		} else if (word_is(w, kl, "IN_MEMORY")) {
 			if (parse_bool(val, vl, &f->in_memory))
+				goto bad_value;
+		} else if (word_is(w, kl, "ENCODING")) {
+			if (word_is(val, vl, "TSDB"))
+				f->encoding = CF_ENCODING_TSDB;
+			else if (word_is(val, vl, "NONE"))
+				f->encoding = CF_ENCODING_NONE;
+			else
 				goto bad_value;
 		} else {
 			*why = "unknown setting";

@@ -400,13 +400,13 @@ static int flush_out(struct sst_builder *b)
 
 /* Seals raw into the output; *h gets where it lands in the file. */
 static int emit(struct sst_builder *b, const unsigned char *raw, size_t n,
-		int compression, struct handle *h)
+		int compression, int encoding, struct handle *h)
 {
 	size_t stored;
 	int rc;
 
 	h->off = b->written + b->out.len;
-	rc = block_seal(raw, n, compression, &b->out, &stored);
+	rc = block_seal(raw, n, compression, encoding, &b->out, &stored);
 	if (rc)
 		return rc;
 	h->size = stored;
@@ -426,7 +426,7 @@ static int flush_block(struct sst_builder *b)
 	rc = block_builder_finish(&b->data, &raw, &n);
 	if (rc)
 		return rc;
-	rc = emit(b, raw, n, b->o.compression, &h);
+	rc = emit(b, raw, n, b->o.compression, b->o.encoding, &h);
 	if (rc)
 		return rc;
 	hn = enc_varint(hv, h.off);
@@ -451,7 +451,8 @@ int sst_builder_open(const char *path, const struct sst_build_opts *o,
 	     o->compression != CF_COMPRESS_ZSTD) ||
 	    (o->bloom != CF_BLOOM_NONE && o->bloom != CF_BLOOM_ROW &&
 	     o->bloom != CF_BLOOM_ROWCOL) ||
-	    o->bloom_bits < 0 || o->bloom_bits > MAX_BLOOM_BITS)
+	    o->bloom_bits < 0 || o->bloom_bits > MAX_BLOOM_BITS ||
+	    (o->encoding != BLOCK_ENC_NONE && o->encoding != BLOCK_ENC_TSDB))
 		return CF_EINVAL;
 	b = calloc(1, sizeof *b);
 	if (!b)
@@ -576,7 +577,7 @@ int sst_builder_finish(struct sst_builder *b, struct sst_meta *meta)
 		if (rc)
 			goto fail;
 		rc = emit(b, b->scratch.p, b->scratch.len, BLOCK_RAW,
-			  &ft.filter);
+			  BLOCK_ENC_NONE, &ft.filter);
 		if (rc)
 			goto fail;
 	}
@@ -587,13 +588,17 @@ int sst_builder_finish(struct sst_builder *b, struct sst_meta *meta)
 	rc = encode_meta(&b->scratch, &b->m, b->blocks);
 	if (rc)
 		goto fail;
-	rc = emit(b, b->scratch.p, b->scratch.len, BLOCK_RAW, &ft.meta);
+	rc = emit(b, b->scratch.p, b->scratch.len, BLOCK_RAW, BLOCK_ENC_NONE,
+		  &ft.meta);
 	if (rc)
 		goto fail;
 	rc = block_builder_finish(&b->index, &raw, &n);
 	if (rc)
 		goto fail;
-	rc = emit(b, raw, n, BLOCK_RAW, &ft.index);
+	/* with an encoding the index is sealed as the data blocks are: its
+	 * keys, whole, hold the long qualifiers of compacted columns */
+	rc = emit(b, raw, n, b->o.encoding ? b->o.compression : BLOCK_RAW,
+		  b->o.encoding, &ft.index);
 	if (rc)
 		goto fail;
 	encode_footer(fbuf, &ft);

@@ -26,6 +26,7 @@ struct sst_build_opts {
 	int compression;	/* enum cf_compression */
 	int bloom;		/* enum cf_bloom */
 	int bloom_bits;		/* bits per key (default 10) */
+	int encoding;		/* enum cf_encoding, of data blocks */
 };
 
 /* Facts about a file, written into its meta block. */

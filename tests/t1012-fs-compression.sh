@@ -59,7 +59,7 @@ test_expect_success 'a table with COMPRESSION=SNAPPY: its flushed store file hol
 
 test_expect_success 'COMPRESSION=ZSTD through .schema: spelled out, and the snappy file still reads' '
 	printf "cf COMPRESSION=ZSTD\n" >"$T/.schema" &&
-	echo "cf VERSIONS=1 MIN_VERSIONS=0 TTL=FOREVER KEEP_DELETED_CELLS=FALSE COMPRESSION=ZSTD BLOOMFILTER=ROW BLOCKSIZE=65536 IN_MEMORY=FALSE" >expect &&
+	echo "cf VERSIONS=1 MIN_VERSIONS=0 TTL=FOREVER KEEP_DELETED_CELLS=FALSE COMPRESSION=ZSTD BLOOMFILTER=ROW BLOCKSIZE=65536 IN_MEMORY=FALSE ENCODING=NONE" >expect &&
 	test_cmp expect "$T/.schema" &&
 	printf "cf compression=zstd\n" >"$T/.schema" &&
 	test_cmp expect "$T/.schema" &&
@@ -157,7 +157,7 @@ test_expect_success 'the tsdb table tsd/ makes is COMPRESSION=ZSTD; its points r
 	for i in $(seq 0 99); do
 		echo "sys.cpu.user $((1356998400 + 10 * i)) $i.5 host=web01"
 	done >>"$MNT/tsd/put" &&
-	grep "^t .* COMPRESSION=ZSTD " "$MNT/tsdb/.schema" &&
+	grep "^t .* COMPRESSION=ZSTD .* ENCODING=TSDB$" "$MNT/tsdb/.schema" &&
 	grep "^id .* COMPRESSION=SNAPPY " "$MNT/tsdb-uid/.schema" &&
 	echo flush >"$MNT/tsdb/.ctl" &&
 	echo major_compact >"$MNT/tsdb/.ctl" &&

@@ -12,7 +12,7 @@ test_expect_success 'mount and make a table' '
 '
 
 test_expect_success '.schema spells every setting out' '
-	echo "cf VERSIONS=1 MIN_VERSIONS=0 TTL=FOREVER KEEP_DELETED_CELLS=FALSE COMPRESSION=SNAPPY BLOOMFILTER=ROW BLOCKSIZE=65536 IN_MEMORY=FALSE" >expect &&
+	echo "cf VERSIONS=1 MIN_VERSIONS=0 TTL=FOREVER KEEP_DELETED_CELLS=FALSE COMPRESSION=SNAPPY BLOOMFILTER=ROW BLOCKSIZE=65536 IN_MEMORY=FALSE ENCODING=NONE" >expect &&
 	test_cmp expect "$T/.schema"
 '
 

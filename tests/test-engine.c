@@ -156,7 +156,7 @@ int main(void)
 	is_str((const char *)b.p,
 	       "cf VERSIONS=1 MIN_VERSIONS=0 TTL=FOREVER "
 	       "KEEP_DELETED_CELLS=FALSE COMPRESSION=SNAPPY BLOOMFILTER=ROW "
-	       "BLOCKSIZE=65536 IN_MEMORY=FALSE",
+	       "BLOCKSIZE=65536 IN_MEMORY=FALSE ENCODING=NONE",
 	       "a family's line spells out every setting");
 	is_int(cf_family_parse("contents VERSIONS=3 TTL=86400", 29, &fams[0],
 			       &why), CF_OK, "a schema line parses");

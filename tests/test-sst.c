@@ -211,7 +211,7 @@ static void ds_free(struct ds *d)
 static int build(const char *path, const struct ds *d, int compression,
 		 int bloom, uint32_t block_size, struct sst_meta *m)
 {
-	struct sst_build_opts o = { block_size, compression, bloom, 0 };
+	struct sst_build_opts o = { block_size, compression, bloom, 0, 0 };
 	struct sst_builder *b;
 	int rc;
 
@@ -462,36 +462,36 @@ static void test_seal(void)
 		bail("out of memory");
 	for (size_t i = 0; i < 4096; i += 8)
 		enc_u64le(raw + i, mix(seed + i));
-	is_int(block_seal(raw, 4096, BLOCK_SNAPPY, &out, &stored), CF_OK,
-	       "seal noise");
+	is_int(block_seal(raw, 4096, BLOCK_SNAPPY, BLOCK_ENC_NONE, &out,
+			  &stored), CF_OK, "seal noise");
 	is_int(stored, 4096, "noise is stored raw");
 	is_int(out.len, 4096 + BLOCK_TRAILER, "with a 5-byte trailer");
 	is_int(out.p[4096], BLOCK_RAW, "type byte 0");
 	/* 7/8 noise, 1/8 zeros: snappy saves a bit under 1/8 */
 	memset(raw, 0, 4096 / 8 - 64);
 	out.len = 0;
-	block_seal(raw, 4096, BLOCK_SNAPPY, &out, &stored);
+	block_seal(raw, 4096, BLOCK_SNAPPY, BLOCK_ENC_NONE, &out, &stored);
 	is_int(out.p[stored], BLOCK_RAW, "saving under 1/8: still raw");
 	memset(raw, 0, 4096 / 8 + 64);
 	out.len = 0;
-	block_seal(raw, 4096, BLOCK_SNAPPY, &out, &stored);
+	block_seal(raw, 4096, BLOCK_SNAPPY, BLOCK_ENC_NONE, &out, &stored);
 	is_int(out.p[stored], BLOCK_SNAPPY, "saving over 1/8: snappy");
 	ok(stored <= 4096 - 4096 / 8, "stored %zu bytes", stored);
 	memset(raw, 'x', 4096);
 	out.len = 0;
-	block_seal(raw, 4096, BLOCK_RAW, &out, &stored);
+	block_seal(raw, 4096, BLOCK_RAW, BLOCK_ENC_NONE, &out, &stored);
 	is_int(stored, 4096, "compression off: stored raw");
 	/* zstd: noise stays raw, a compressible block is a zstd frame */
 	for (size_t i = 0; i < 4096; i += 8)
 		enc_u64le(raw + i, mix(seed + i));
 	out.len = 0;
-	is_int(block_seal(raw, 4096, BLOCK_ZSTD, &out, &stored), CF_OK,
-	       "zstd: seal noise");
+	is_int(block_seal(raw, 4096, BLOCK_ZSTD, BLOCK_ENC_NONE, &out,
+			  &stored), CF_OK, "zstd: seal noise");
 	is_int(stored, 4096, "zstd: noise is stored raw");
 	is_int(out.p[4096], BLOCK_RAW, "zstd: noise has type byte 0");
 	memset(raw, 0, 4096 / 4);
 	out.len = 0;
-	block_seal(raw, 4096, BLOCK_ZSTD, &out, &stored);
+	block_seal(raw, 4096, BLOCK_ZSTD, BLOCK_ENC_NONE, &out, &stored);
 	is_int(out.p[stored], BLOCK_ZSTD, "zstd: saving over 1/8: type 2");
 	ok(stored <= 4096 - 4096 / 8, "zstd: stored %zu bytes", stored);
 	is_int(dec_u32le(out.p), 0xFD2FB528u, "zstd: a zstd frame (magic)");
@@ -550,7 +550,7 @@ static void test_empty(void)
 
 static void test_refused_keys(void)
 {
-	struct sst_build_opts o = { 0, CF_COMPRESS_NONE, CF_BLOOM_ROW, 0 };
+	struct sst_build_opts o = { 0, CF_COMPRESS_NONE, CF_BLOOM_ROW, 0, 0 };
 	struct sst_builder *b;
 	struct ds d;
 	struct sst_meta m;
@@ -914,7 +914,7 @@ static void test_zstd_frames(void)
 				  (size_t)vl);
 	}
 	if (block_builder_finish(&bb, &raw, &n) ||
-	    block_seal(raw, n, BLOCK_ZSTD, &out, &stored))
+	    block_seal(raw, n, BLOCK_ZSTD, BLOCK_ENC_NONE, &out, &stored))
 		bail("cannot build a zstd block");
 	is_int(out.p[stored], BLOCK_ZSTD, "zstd frame block: %zu -> %zu "
 	       "bytes", n, stored);
@@ -956,7 +956,7 @@ static void test_zstd_frames(void)
 	buf_reset(&mod);
 	if (block_seal((const unsigned char *)"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
 		       "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", 64, BLOCK_ZSTD,
-		       &mod, &n) || mod.p[n] != BLOCK_ZSTD)
+		       BLOCK_ENC_NONE, &mod, &n) || mod.p[n] != BLOCK_ZSTD)
 		bail("cannot seal a string");
 	is_int(block_decode(mod.p, n, &b), CF_ECORRUPT,
 	       "a frame of a non-block: CF_ECORRUPT (restart array)");
@@ -1058,7 +1058,7 @@ static void test_index_tags(void)
 	static const unsigned char alpha[] = { 0x00, 0x01, 0xff };
 	static const unsigned char palpha[] = { 0x00, 0x01, 0x02, 0xff };
 	enum { MAXK = 64 };
-	struct sst_build_opts o = { 64, CF_COMPRESS_NONE, CF_BLOOM_NONE, 0 };
+	struct sst_build_opts o = { 64, CF_COMPRESS_NONE, CF_BLOOM_NONE, 0, 0 };
 	unsigned char (*keys)[MAXK] = malloc(400 * sizeof *keys);
 	size_t klen[400], nk = 0, bad = 0, probes = 0;
 	struct sst_builder *b;
@@ -1325,7 +1325,7 @@ static void test_speed(void)
 	const char *path = path_of("speed.sst");
 	size_t n = SANITIZED ? 200000 : 1000000, found = 0;
 	size_t seeks = SANITIZED > 1 ? 50000 : 200000;
-	struct sst_build_opts o = { 0, CF_COMPRESS_SNAPPY, CF_BLOOM_ROW, 0 };
+	struct sst_build_opts o = { 0, CF_COMPRESS_SNAPPY, CF_BLOOM_ROW, 0, 0 };
 	struct sst_builder *b;
 	struct sst_meta m;
 	struct sst *s;

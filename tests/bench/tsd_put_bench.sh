@@ -7,8 +7,10 @@
 # $CELLFS_BUILD/cellfs (default build/default) in the foreground, in the
 # background of this script (CELLFS_DAEMON names another binary, to
 # compare two versions), runs the program, and unmounts and removes
-# both on exit, whatever happens.  Defaults: 10M points over 1000 series
-# (the issue's figures); `-n 200000 -s 1000` is the quick version.
+# both on exit, whatever happens (TSD_BENCH_KEEP=1 keeps the data
+# directory, e.g. for tests/bench/tsblock_bench).  Defaults: 10M points
+# over 1000 series (the issue's figures); `-n 200000 -s 1000` is the
+# quick version.
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 build=${CELLFS_BUILD:-$top/build/default}
@@ -30,7 +32,11 @@ cleanup() {
 		kill -9 "$pid" 2>/dev/null
 		wait "$pid" 2>/dev/null
 	fi
-	rm -rf "$dir"
+	if test -n "${TSD_BENCH_KEEP:-}"; then
+		echo "kept $dir (data/data/tsdb/*/t/*.sst: the store files)" >&2
+	else
+		rm -rf "$dir"
+	fi
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
