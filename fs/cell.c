@@ -186,19 +186,28 @@ int row_cells_at(cf_table *t, const struct buf *row, size_t *n,
 		 int64_t *newest)
 {
 	struct cf_read_opts o = CF_READ_OPTS_INIT;
-	cf_row *r = NULL;
+	cf_row_cursor *c;
+	const cf_row *r;
 	int rc;
 
-	o.keys_only = 1;
-	rc = cf_table_get(t, row->p ? (const void *)row->p : "", row->len,
-			  &o, &r);
-	if (rc)
-		return rc;
-	*n = cf_row_count(r);
+	/* page by page: a row of a million columns costs a page (the
+	 * count of the first page is enough without the time) */
+	*n = 0;
 	if (newest)
-		*newest = row_newest(r);
-	cf_row_free(r);
-	return 0;
+		*newest = 0;
+	o.keys_only = 1;
+	rc = cf_row_cursor_open(t, row->p ? (const void *)row->p : "",
+				row->len, &o, &c);
+	while (!rc && !(rc = cf_row_cursor_next(c, 1024, &r)) &&
+	       cf_row_count(r)) {
+		*n += cf_row_count(r);
+		if (!newest)
+			break;
+		if (row_newest(r) > *newest)
+			*newest = row_newest(r);
+	}
+	cf_row_cursor_close(c);
+	return rc;
 }
 
 /* row_cells_at without the time. */

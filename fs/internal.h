@@ -355,7 +355,9 @@ void fval_put(struct fval *v);
 int fval_get(cf_table *t, struct node *n, struct fval **out);
 /* The newest version among the cells of r (0: none): a row's time. */
 int64_t row_newest(const cf_row *r);
-/* Number of visible cells of row (capped at 1 is enough for callers);
+/* Number of visible cells of row (without newest: of its first page, at
+ * least 1 when it has any, which is enough for callers), read page by
+ * page (cf_row_cursor: memory of a page, not of the row);
  * with newest, the newest version among them too. */
 int row_cells_at(cf_table *t, const struct buf *row, size_t *n,
 		 int64_t *newest);
