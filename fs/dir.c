@@ -223,8 +223,9 @@ static int row_more(struct dirh *d)
 
 	rc = cf_row_cursor_next(d->rcur, ROW_PAGE, &r);
 	if (!rc && !cf_row_count(r)) {
-		cf_row_cursor_close(d->rcur);
+		cf_row_cursor_close(d->rcur);	/* r goes with it */
 		d->rcur = NULL;
+		return 0;
 	}
 	for (i = 0; !rc && i < cf_row_count(r); i++) {
 		c = cf_row_cell(r, i);
