@@ -9,6 +9,10 @@ test_description='cellfs: ls of a row of a million columns and of .versions of a
 # count for slow builds)
 N=${CELLFS_HUGE_N:-1000000}
 T="$MNT/t"
+# Under ASan, freed memory waits in a quarantine (256 MiB by default)
+# before reuse, so a listing's churn of pages would show as growth.
+ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=8"
+export ASAN_OPTIONS
 
 # hwm_kb: the daemon's peak resident memory (kB)
 hwm_kb() {
