@@ -146,15 +146,20 @@ static size_t drain(int fd, int ms)
 
 	for (;;) {
 		ssize_t r;
+		int k;
 		pf.fd = fd;
 		pf.events = POLLIN;
-		if (poll(&pf, 1, ms) == 0)
+		/* libFuzzer's alarm interrupts a poll every second */
+		if ((k = poll(&pf, 1, ms)) < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
 			break;
-		r = recv(fd, sink, sizeof sink, 0);
-		if (r == 0 || (r < 0 && errno != EINTR))
+		r = recv(fd, sink, sizeof sink, MSG_DONTWAIT);
+		if (r < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (r <= 0)
 			break;
-		if (r > 0)
-			got += (size_t)r;
+		got += (size_t)r;
 	}
 	return got;
 }
