@@ -116,13 +116,13 @@ static struct fval *fval_take(struct node *n)
 	return NULL;	/* its last reference is going */
 }
 
-int fval_get(cf_table *t, struct node *n, struct fval **out)
+int fval_get(cf_table *t, struct node *n, int share, struct fval **out)
 {
 	const struct cf_cell *c;
 	struct fval *v;
 	cf_row *r;
 	uint64_t gen;
-	int rc, share = attr_cacheable(n->table) && !table_has_ttl(n->table);
+	int rc;
 
 	*out = NULL;
 	pthread_mutex_lock(&fs_mu);

@@ -348,11 +348,11 @@ int cell_get(cf_table *t, const struct node *n, int *found,
  * node.  Without fs_mu. */
 void fval_put(struct fval *v);
 /* A read-only open of the cell n: its value, as the Get returned it, or
- * (in a table whose every write passes through this daemon and that has
- * no TTL) the value another open of n holds, when no invalidation of n
- * came since it was read.  Opens at the same moment wait for one Get.
- * Without fs_mu. */
-int fval_get(cf_table *t, struct node *n, struct fval **out);
+ * with share (n's table has every write pass through this daemon and no
+ * TTL: attr_cacheable, table_has_ttl) the value another open of n
+ * holds, when no invalidation of n came since it was read.  Opens at
+ * the same moment wait for one Get.  Without fs_mu. */
+int fval_get(cf_table *t, struct node *n, int share, struct fval **out);
 /* The newest version among the cells of r (0: none): a row's time. */
 int64_t row_newest(const cf_row *r);
 /* Number of visible cells of row (without newest: of its first page, at
