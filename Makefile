@@ -152,7 +152,7 @@ $(B)/tests/bench/fs_bench: $(B)/tests/bench/fs_bench.o
 # Fuzz targets (tests/fuzz/fuzz-NAME.c, docs/testing.md): linked with
 # libFuzzer in the fuzz variant (clang, build/fuzz/), with driver.c (runs
 # each file of a corpus once) in every other.  The fs objects are linked
-# in for the .batch and .ctl parsers.
+# in for the .batch and .ctl parsers, the net ones for the HTTP API.
 ifeq ($(VARIANT),fuzz)
 FUZZ_MAIN :=
 FUZZ_LINK := -fsanitize=fuzzer
@@ -161,8 +161,9 @@ FUZZ_MAIN := $(B)/tests/fuzz/driver.o
 FUZZ_LINK :=
 endif
 $(B)/tests/fuzz/%: $(B)/tests/fuzz/%.o $(B)/tests/fuzz/common.o $(FUZZ_MAIN) \
-		$(FS_LIB_OBJ) $(B)/libcellfs.a
-	$(CC) $(LDFLAGS) $(FUZZ_LINK) -o $@ $^ $(FUSE_LIBS) $(LIBS)
+		$(FS_LIB_OBJ) $(NET_OBJ) $(B)/libcellfs.a
+	$(CC) $(LDFLAGS) $(FUZZ_LINK) -o $@ $^ $(FUSE_LIBS) $(NET_LIBS) \
+		$(LIBS)
 
 # The kill -9 / power-cut soak (tests/soak/soak.c, docs/testing.md): a
 # program of its own, needing only libc; it runs the daemon it is given.

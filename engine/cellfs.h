@@ -280,6 +280,26 @@ void cf_row_free(cf_row *r);
 int cf_table_get(cf_table *t, const void *row, size_t rowlen,
 		 const struct cf_read_opts *o, cf_row **out);
 
+/*
+ * A Get read in pages, for rows too large to hold at once (a listing of
+ * a row with millions of columns or versions).  The cursor sees the row
+ * at one consistent point, as cf_table_get does, and gives the same
+ * cells in the same order, at most limit a call.  o as for cf_table_get
+ * but without columns or raw (CF_EINVAL); NULL: the defaults.  t must
+ * stay open until cf_row_cursor_close.  Memory: the page (limit cells)
+ * and the iterator's blocks; a column holding delete markers among its
+ * versions (or in a family with a TTL or DeleteFamily markers) is
+ * classified whole, its cells held until given (docs/engine.md).
+ * Errors of cf_table_get.
+ */
+typedef struct cf_row_cursor cf_row_cursor;
+int cf_row_cursor_open(cf_table *t, const void *row, size_t rowlen,
+		       const struct cf_read_opts *o, cf_row_cursor **out);
+/* The next cells into *page (owned by the cursor, valid until the next
+ * call or close): at least one, or none at the end of the row. */
+int cf_row_cursor_next(cf_row_cursor *c, size_t limit, const cf_row **page);
+void cf_row_cursor_close(cf_row_cursor *c);
+
 struct cf_scan_opts {
 	struct cf_read_opts read;
 	const void *start;	/* first row (inclusive); NULL: table start */

@@ -296,6 +296,29 @@ int read_row(struct cf_db *db, struct cf_table *t, struct iter *it,
 cf_row *row_new(void);
 void row_reset(cf_row *r);
 int row_set_key(cf_row *r, const void *row, size_t rowlen);
+
+/* For the paged read (rowpage.c), what read_row does step by step:
+ * row_gather appends the iterator's current cell (key k, decoded x,
+ * value v) to out's gathered cells (*n of them), copying it (or pinning
+ * a large value); row_same_as_last says whether it is the last one
+ * gathered again; row_emit_family classifies the n gathered cells (one
+ * family's, in key order) and makes out's cells the live ones;
+ * row_seek_past_column seeks past the column of k.  row_push appends a
+ * cell to out, its bytes copied; row_finish makes out's cells point
+ * into its buffers once it is complete.  CF_ENOMEM. */
+int row_gather(cf_row *out, size_t *n, struct iter *it,
+	       const unsigned char *k, size_t kl, const struct ikey *x,
+	       const unsigned char *v, size_t vl, int with_val);
+int row_same_as_last(const cf_row *out, size_t n, const unsigned char *k,
+		     size_t kl, const struct ikey *x);
+int row_emit_family(const struct cf_family *f, cf_row *out,
+		    const struct cf_read_opts *o, uint64_t snapshot,
+		    size_t n);
+void row_seek_past_column(struct iter *it, const struct ikey *k);
+int row_push(cf_row *r, const char *fam, size_t famlen,
+	     const unsigned char *qual, size_t qlen, int64_t ts,
+	     const unsigned char *val, size_t vlen, int with_val);
+void row_finish(cf_row *r);
 /* Latest visible value of one cell into out; CF_ENOTFOUND if none.
  * *ts gets its timestamp. */
 int table_get_latest(struct cf_table *t, const void *row, size_t rowlen,

@@ -218,7 +218,7 @@ static int row_add(cf_row *r, const struct rcell *c, const struct gcell *x,
 }
 
 /* Points the public cells into scratch, now that it is final. */
-static void row_finish(cf_row *r)
+void row_finish(cf_row *r)
 {
 	const unsigned char *base = r->scratch.p;
 
@@ -332,9 +332,9 @@ static int keep_value(cf_row *out, struct iter *it)
 
 /* Appends cell (k, x decoded) with value v, its current entry, to the
  * row's gathered cells (struct cf_row). */
-static int gather(cf_row *out, size_t *n, struct iter *it,
-		  const unsigned char *k, size_t kl, const struct ikey *x,
-		  const unsigned char *v, size_t vl, int with_val)
+int row_gather(cf_row *out, size_t *n, struct iter *it,
+	       const unsigned char *k, size_t kl, const struct ikey *x,
+	       const unsigned char *v, size_t vl, int with_val)
 {
 	struct gcell *gc;
 	struct rcell *c;
@@ -379,8 +379,8 @@ static int gather(cf_row *out, size_t *n, struct iter *it,
 
 /* The same cell can reach a read twice (a store file rebuilt by fsck next
  * to the WAL edits it holds): identical keys are one cell. */
-static int same_as_last(const cf_row *out, size_t n, const unsigned char *k,
-			size_t kl, const struct ikey *x)
+int row_same_as_last(const cf_row *out, size_t n, const unsigned char *k,
+		     size_t kl, const struct ikey *x)
 {
 	const struct rcell *c;
 
@@ -427,7 +427,7 @@ static int col_cmp(const cf_row *out, size_t i, const unsigned char *k,
 }
 
 /* Seeks it past the column of key k. */
-static void seek_past_column(struct iter *it, const struct ikey *k)
+void row_seek_past_column(struct iter *it, const struct ikey *k)
 {
 	struct ikey end = *k;
 	unsigned char stack[512], *p = stack;
@@ -482,7 +482,7 @@ int read_row(struct cf_db *db, struct cf_table *t, struct iter *it,
 				iter_next(it);	/* a put: see struct colskip */
 			} else if (++cs.skipped > 8) {
 				cs.skipping = 0;
-				seek_past_column(it, &x);
+				row_seek_past_column(it, &x);
 			} else {
 				iter_next(it);
 			}
@@ -517,9 +517,9 @@ int read_row(struct cf_db *db, struct cf_table *t, struct iter *it,
 		}
 		if (x.seq <= snapshot &&
 		    read_wants_family(o, (const char *)x.fam, x.famlen) &&
-		    !same_as_last(out, n, k, kl, &x)) {
+		    !row_same_as_last(out, n, k, kl, &x)) {
 			v = iter_value(it, &vl);
-			rc = gather(out, &n, it, k, kl, &x, v, vl,
+			rc = row_gather(out, &n, it, k, kl, &x, v, vl,
 				    !keys_only);
 			/* count the column's versions (struct colskip) */
 			if (!rc && (!cs.has_col ||
@@ -881,6 +881,61 @@ int table_get_latest(struct cf_table *t, const void *row, size_t rowlen,
 		*ts = r->cells[0].ts;
 	}
 	cf_row_free(r);
+	return rc;
+}
+
+/* Appends a cell to r, its bytes copied into r's scratch. */
+int row_push(cf_row *r, const char *fam, size_t famlen,
+		    const unsigned char *qual, size_t qlen, int64_t ts,
+		    const unsigned char *val, size_t vlen, int with_val)
+{
+	struct cellref *ref;
+	int rc;
+
+	if (r->n == r->cap) {
+		void *a = r->refs, *b = r->cells;
+		rc = grow_pair(&a, sizeof *r->refs, &b, sizeof *r->cells,
+			       &r->cap);
+		r->refs = a;
+		r->cells = b;
+		if (rc)
+			return rc;
+	}
+	rc = buf_reserve(&r->scratch, famlen + qlen + (with_val ? vlen : 0));
+	if (rc)
+		return rc;
+	ref = &r->refs[r->n];
+	ref->fam = r->scratch.len;
+	ref->famlen = famlen;
+	memcpy(r->scratch.p + r->scratch.len, fam, famlen);
+	r->scratch.len += famlen;
+	ref->qual = r->scratch.len;
+	ref->qlen = qlen;
+	if (qlen)
+		memcpy(r->scratch.p + r->scratch.len, qual, qlen);
+	r->scratch.len += qlen;
+	ref->has_val = with_val;
+	ref->vp = NULL;
+	ref->val = r->scratch.len;
+	if (with_val && vlen)
+		memcpy(r->scratch.p + r->scratch.len, val, vlen);
+	if (with_val)
+		r->scratch.len += vlen;
+	ref->vlen = vlen;
+	ref->ts = ts;
+	ref->kind = 0;
+	r->n++;
+	return CF_OK;
+}
+
+int row_emit_family(const struct cf_family *f, cf_row *out,
+		    const struct cf_read_opts *o, uint64_t snapshot,
+		    size_t n)
+{
+	int rc = emit_family(f, out, o, snapshot, 0, n);
+
+	if (rc == CF_OK)
+		row_finish(out);
 	return rc;
 }
 

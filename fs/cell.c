@@ -11,6 +11,7 @@
  * engine calls are made without fs_mu; fs_mu is taken around the node's
  * cache fields.
  */
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,38 +80,92 @@ int cell_get(cf_table *t, const struct node *n, int *found,
 	return rc;
 }
 
+/* fval_get's waiters for a Get another open of the node is making. */
+static pthread_cond_t fval_cv = PTHREAD_COND_INITIALIZER;
+
 void fval_put(struct fval *v)
 {
-	if (v && __atomic_sub_fetch(&v->refs, 1, __ATOMIC_ACQ_REL) == 0) {
-		cf_row_free(v->row);
-		free(v);
-	}
+	if (!v || __atomic_sub_fetch(&v->refs, 1, __ATOMIC_ACQ_REL) != 0)
+		return;
+	/* none left: fval_get takes no reference from 0 (fval_take) */
+	pthread_mutex_lock(&fs_mu);
+	if (v->n->fvc == v)
+		v->n->fvc = NULL;
+	v->n->nopen--;
+	node_unref(v->n);
+	pthread_mutex_unlock(&fs_mu);
+	cf_row_free(v->row);
+	free(v);
 }
 
-/* A read-only open of the cell n: its value, as the Get returned it. */
-int fval_get(cf_table *t, const struct node *n, struct fval **out)
+/* With fs_mu held: a reference on n's shared value, if it still holds
+ * the cell's value (read after the last invalidation, not being freed). */
+static struct fval *fval_take(struct node *n)
+{
+	struct fval *v = n->fvc;
+	int refs;
+
+	if (!v || v->gen != n->agen)
+		return NULL;
+	refs = __atomic_load_n(&v->refs, __ATOMIC_ACQUIRE);
+	while (refs > 0)
+		if (__atomic_compare_exchange_n(&v->refs, &refs, refs + 1, 0,
+						__ATOMIC_ACQ_REL,
+						__ATOMIC_ACQUIRE))
+			return v;
+	return NULL;	/* its last reference is going */
+}
+
+int fval_get(cf_table *t, struct node *n, int share, struct fval **out)
 {
 	const struct cf_cell *c;
 	struct fval *v;
 	cf_row *r;
+	uint64_t gen;
 	int rc;
 
 	*out = NULL;
+	pthread_mutex_lock(&fs_mu);
+	while (share && !(v = fval_take(n)) && n->fvloading)
+		pthread_cond_wait(&fval_cv, &fs_mu);
+	if (share && v) {
+		pthread_mutex_unlock(&fs_mu);
+		*out = v;
+		return CF_OK;
+	}
+	if (share)
+		n->fvloading = 1;
+	gen = n->agen;
+	pthread_mutex_unlock(&fs_mu);
 	rc = cell_find(t, n, 0, &r, &c);
-	if (rc || !c) {
+	v = NULL;
+	if (!rc && !c)
+		rc = CF_ENOTFOUND;
+	if (!rc && !(v = malloc(sizeof *v)))
+		rc = CF_ENOMEM;
+	if (v) {
+		v->refs = 1;
+		v->row = r;
+		v->p = c->val;
+		v->len = c->val ? c->vlen : 0;
+		v->n = n;
+		v->gen = gen;
+	} else
 		cf_row_free(r);
-		return rc ? rc : CF_ENOTFOUND;
+	pthread_mutex_lock(&fs_mu);
+	if (v) {
+		n->nopen++;
+		/* a write since the Get: the next open reads again */
+		if (share && n->agen == gen)
+			n->fvc = v;
 	}
-	if (!(v = malloc(sizeof *v))) {
-		cf_row_free(r);
-		return CF_ENOMEM;
+	if (share) {
+		n->fvloading = 0;
+		pthread_cond_broadcast(&fval_cv);
 	}
-	v->refs = 1;
-	v->row = r;
-	v->p = c->val;
-	v->len = c->val ? c->vlen : 0;
+	pthread_mutex_unlock(&fs_mu);
 	*out = v;
-	return CF_OK;
+	return rc;
 }
 
 /* The newest version among the cells of r (0: none): a row's time. */
@@ -131,19 +186,28 @@ int row_cells_at(cf_table *t, const struct buf *row, size_t *n,
 		 int64_t *newest)
 {
 	struct cf_read_opts o = CF_READ_OPTS_INIT;
-	cf_row *r = NULL;
+	cf_row_cursor *c;
+	const cf_row *r;
 	int rc;
 
-	o.keys_only = 1;
-	rc = cf_table_get(t, row->p ? (const void *)row->p : "", row->len,
-			  &o, &r);
-	if (rc)
-		return rc;
-	*n = cf_row_count(r);
+	/* page by page: a row of a million columns costs a page (the
+	 * count of the first page is enough without the time) */
+	*n = 0;
 	if (newest)
-		*newest = row_newest(r);
-	cf_row_free(r);
-	return 0;
+		*newest = 0;
+	o.keys_only = 1;
+	rc = cf_row_cursor_open(t, row->p ? (const void *)row->p : "",
+				row->len, &o, &c);
+	while (!rc && !(rc = cf_row_cursor_next(c, 1024, &r)) &&
+	       cf_row_count(r)) {
+		*n += cf_row_count(r);
+		if (!newest)
+			break;
+		if (row_newest(r) > *newest)
+			*newest = row_newest(r);
+	}
+	cf_row_cursor_close(c);
+	return rc;
 }
 
 /* row_cells_at without the time. */

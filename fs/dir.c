@@ -2,7 +2,9 @@
  * dir.c: listings: OPENDIR, READDIR, READDIRPLUS and RELEASEDIR of every
  * directory of the tree.  Small listings are made whole at opendir;
  * region and prefix listings stream from an engine scan (struct dirh),
- * and readdirplus makes its next page while the kernel reads the last.
+ * and readdirplus makes its next page while the kernel reads the last;
+ * row and .versions listings read the row page by page (cf_row_cursor,
+ * ROW_PAGE cells at a time), the first page at opendir.
  *
  * Promises: a row deleted through this daemon never reaches the kernel
  * in a page sent after the delete returned (rows_gen); memory per open
@@ -73,10 +75,13 @@ struct dirh {
 	size_t n, cap;
 	uint64_t base;		/* offset of e[0] */
 	cf_scanner *scan;	/* region or prefix listing, continued lazily */
+	cf_row_cursor *rcur;	/* row or .versions listing, page by page */
+	int versions;		/* ... of .versions: every kept version */
 	uint64_t sgen;		/* rows_gen() before the scan opened */
 	int serr;		/* the error that ended the pulls: every pull
 				 * past their end fails, until dir_start */
 	int streaming;
+	int paged;		/* a row listing: pages dropped once read */
 	cf_table *t;
 	struct page ahead;	/* ahead.buf: the next readdirplus page */
 	pthread_mutex_t lock;
@@ -182,27 +187,46 @@ static void dir_free(struct dirh *d)
 	free(d->e);
 	if (d->scan)
 		cf_scan_close(d->scan);
+	cf_row_cursor_close(d->rcur);
 	if (d->t)
 		cf_table_close(d->t);
 	pthread_mutex_destroy(&d->lock);
 	free(d);
 }
 
-/* Adds the cells of row, every kept version with @TS or the latest. */
-static int list_row(cf_table *t, const struct buf *row, int versions,
-		    struct dirh *d)
+/* Cells a row listing reads at a time (cf_row_cursor_next): a row of
+ * millions of columns or versions costs this many entries, not the row
+ * (docs/usage.md, "Bounds"). */
+#define ROW_PAGE 1024
+
+/* Opens the row listing of row: every kept version with @TS, or the
+ * latest. */
+static int row_open(struct dirh *d, const struct buf *row, int versions)
 {
 	struct cf_read_opts o = CF_READ_OPTS_INIT;
-	struct buf b = BUF_INIT;
-	const struct cf_cell *c;
-	cf_row *r = NULL;
-	size_t i;
-	int rc;
 
 	o.keys_only = 1;
 	o.max_versions = versions ? INT32_MAX : 1;
-	rc = cf_table_get(t, row->p ? (const void *)row->p : "", row->len,
-			  &o, &r);
+	d->versions = versions;
+	return cf_row_cursor_open(d->t, row->p ? (const void *)row->p : "",
+				  row->len, &o, &d->rcur);
+}
+
+/* Adds the next page of the row listing (none left: the cursor goes). */
+static int row_more(struct dirh *d)
+{
+	struct buf b = BUF_INIT;
+	const struct cf_cell *c;
+	const cf_row *r;
+	size_t i;
+	int rc;
+
+	rc = cf_row_cursor_next(d->rcur, ROW_PAGE, &r);
+	if (!rc && !cf_row_count(r)) {
+		cf_row_cursor_close(d->rcur);	/* r goes with it */
+		d->rcur = NULL;
+		return 0;
+	}
 	for (i = 0; !rc && i < cf_row_count(r); i++) {
 		c = cf_row_cell(r, i);
 		buf_reset(&b);
@@ -211,7 +235,7 @@ static int list_row(cf_table *t, const struct buf *row, int versions,
 			rc = buf_putc(&b, ':');
 		if (!rc)
 			rc = cf_escape(c->qual, c->qlen, &b);
-		if (!rc && versions)
+		if (!rc && d->versions)
 			rc = buf_printf(&b, "@%" PRId64, c->ts);
 		if (!rc && b.len > 255)
 			count(&fs_counts.names_unlisted);
@@ -219,7 +243,6 @@ static int list_row(cf_table *t, const struct buf *row, int versions,
 			rc = dir_add_attr(d, (char *)b.p, b.len, c->vlen,
 					  c->ts);
 	}
-	cf_row_free(r);
 	buf_release(&b);
 	return rc;
 }
@@ -321,7 +344,10 @@ static int dir_fill(struct node *n, struct dirh *d)
 		break;
 	case K_ROW:
 	case K_VERSIONS:
-		rc = list_row(d->t, &n->key, n->kind == K_VERSIONS, d);
+		/* the first page now, as a Get of the row would read it */
+		rc = row_open(d, &n->key, n->kind == K_VERSIONS);
+		if (!rc)
+			rc = row_more(d);
 		break;
 	default:
 		break;
@@ -341,7 +367,9 @@ static int dir_more(struct dirh *d, uint64_t want)
 
 	if (d->serr && d->base + d->n <= want)
 		return d->serr;
-	while (d->scan && d->base + d->n <= want) {
+	while (!rc && d->rcur && d->base + d->n <= want)
+		rc = row_more(d);
+	while (!rc && d->scan && d->base + d->n <= want) {
 		rc = cf_scan_next(d->scan, &r);
 		if (rc || !r) {
 			cf_scan_close(d->scan);
@@ -380,6 +408,8 @@ static int dir_start(struct dirh *d)
 	if (d->scan)
 		cf_scan_close(d->scan);
 	d->scan = NULL;
+	cf_row_cursor_close(d->rcur);
+	d->rcur = NULL;
 	if (d->t)
 		cf_table_close(d->t);
 	d->t = NULL;
@@ -398,7 +428,7 @@ static int dir_at(struct dirh *d, uint64_t off, int trim, struct dent **out)
 	*out = NULL;
 	if (off < d->base)
 		rc = dir_start(d);
-	if (!rc && trim && d->streaming && off > d->base)
+	if (!rc && trim && (d->streaming || d->paged) && off > d->base)
 		dir_trim(d, off);
 	if (!rc)
 		rc = dir_more(d, off);
@@ -421,6 +451,7 @@ void op_opendir(fuse_req_t req, fuse_ino_t ino,
 	pthread_mutex_init(&d->lock, NULL);
 	d->node = n;
 	d->streaming = n->kind == K_REGION || n->kind == K_PREFIX;
+	d->paged = n->kind == K_ROW || n->kind == K_VERSIONS;
 	rc = dir_fill(n, d);
 	if (rc) {
 		dir_free(d);

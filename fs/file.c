@@ -238,7 +238,8 @@ static int file_open(struct node *n, int flags, int created,
 		rc = topen(n->table, &t);
 		if (!rc && !h->writable) {
 			/* reads send the Get's row: no copy of the value */
-			rc = fval_get(t, n, &h->fv);
+			rc = fval_get(t, n, attr_cacheable(n->table) &&
+				      !table_has_ttl(n->table), &h->fv);
 			cf_table_close(t);
 		} else if (!rc) {
 			rc = cell_get(t, n, &found, &h->data, &ts, &len);

@@ -84,6 +84,12 @@ struct node {
 	 * rows_gen was rgen (and egen was regen); under fs_mu */
 	int rabsent;
 	uint64_t rgen, regen;
+	/* K_CELL: the value read-only opens of n share (struct fval), while
+	 * one is open and no invalidation came since it was read; loading:
+	 * an open is reading it, the others wait for it (fval_get).  Under
+	 * fs_mu. */
+	struct fval *fvc;
+	int fvloading;
 	/* 1: a WRITE to n was answered and no reply carrying n's attributes
 	 * was made since, so the kernel holds none valid (a direct_io
 	 * write invalidates them; an answer sent before it is dropped by
@@ -94,12 +100,17 @@ struct node {
 
 /* The value a read-only open of a cell reads: the row the Get returned,
  * not copied again, and shared by reference with reads in flight (a
- * read's reply may still be under way when RELEASE frees the handle). */
+ * read's reply may still be under way when RELEASE frees the handle) and
+ * with the other read-only opens of the same node made while it is held
+ * and the cell unchanged (node.fvc): N readers of a cell hold one copy.
+ * It pins its node (nopen) until freed. */
 struct fval {
 	int refs;		/* atomic */
 	cf_row *row;
 	const unsigned char *p;
 	size_t len;
+	struct node *n;		/* pinned */
+	uint64_t gen;		/* n->agen before the Get */
 };
 
 /* An open cell: what was written, committed as one Put at close. */
@@ -334,13 +345,20 @@ extern uint64_t fs_max_value;
 /* The cell n names: *found, its value into val (if non-NULL), ts, len. */
 int cell_get(cf_table *t, const struct node *n, int *found,
 	     struct buf *val, int64_t *ts, size_t *len);
-/* Drops a reference to v; the last frees it and its row. */
+/* Drops a reference to v; the last frees it and its row, and unpins its
+ * node.  Without fs_mu. */
 void fval_put(struct fval *v);
-/* A read-only open of the cell n: its value, as the Get returned it. */
-int fval_get(cf_table *t, const struct node *n, struct fval **out);
+/* A read-only open of the cell n: its value, as the Get returned it, or
+ * with share (n's table has every write pass through this daemon and no
+ * TTL: attr_cacheable, table_has_ttl) the value another open of n
+ * holds, when no invalidation of n came since it was read.  Opens at
+ * the same moment wait for one Get.  Without fs_mu. */
+int fval_get(cf_table *t, struct node *n, int share, struct fval **out);
 /* The newest version among the cells of r (0: none): a row's time. */
 int64_t row_newest(const cf_row *r);
-/* Number of visible cells of row (capped at 1 is enough for callers);
+/* Number of visible cells of row (without newest: of its first page, at
+ * least 1 when it has any, which is enough for callers), read page by
+ * page (cf_row_cursor: memory of a page, not of the row);
  * with newest, the newest version among them too. */
 int row_cells_at(cf_table *t, const struct buf *row, size_t *n,
 		 int64_t *newest);

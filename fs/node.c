@@ -190,6 +190,8 @@ struct node *node_intern(struct node *tmp)
 		goto nomem;
 	*n = *tmp;
 	n->nlookup = n->nchild = n->nopen = 0;
+	n->fvc = NULL;
+	n->fvloading = 0;
 	n->hnext = node_htab[s];
 	node_htab[s] = n;
 	if (in_rtab(n)) {

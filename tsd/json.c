@@ -4,6 +4,7 @@
  * one at a time, so a result costs its text and no tree of JSON values.
  */
 #include <jansson.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -99,6 +100,9 @@ static int put_point(struct buf *out, const struct tsd_json_series *s,
 	if (p->d != p->d)
 		return s->nan_null ? buf_append(out, "null", 4)
 				   : buf_append(out, "\"NaN\"", 5);
+	if (isinf(p->d))	/* not a JSON number: quoted, as Jackson does */
+		return p->d > 0 ? buf_append(out, "\"Infinity\"", 10)
+				: buf_append(out, "\"-Infinity\"", 11);
 	return tsd_buf_double(out, p->d);
 }
 

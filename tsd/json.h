@@ -30,8 +30,9 @@ struct tsd_json_series {
  *     "dps":{"TS":VALUE,...}},...]
  * Points outside [start_ms, end_ms] are left out, as OpenTSDB does; TS in
  * seconds, or in milliseconds with ms.  Integers print as integers,
- * floats as Java's Double.toString, NaN as "NaN" (Jackson quotes
- * non-numeric numbers), and NaN of fill policy null as null.
+ * floats as Java's Double.toString, NaN and the infinities as "NaN",
+ * "Infinity" and "-Infinity" (Jackson quotes non-numeric numbers: JSON
+ * has none), and NaN of fill policy null as null.
  * CF_ENOMEM.
  */
 int tsd_json_format(struct buf *out, const struct tsd_json_series *s,
