@@ -40,6 +40,17 @@ cellfs_mount() {
 	done
 }
 
+# cellfs_wait_files N GLOB: polls (up to 300 s: sanitizer builds are slow) until
+# N files match GLOB
+cellfs_wait_files() {
+	i=0
+	while test "$(ls $2 2>/dev/null | wc -l)" -lt "$1"; do
+		i=$((i + 1))
+		test $i -lt 3000 || return 1
+		sleep 0.1
+	done
+}
+
 # cellfs_umount: unmounts and waits for the daemon to close the db.
 cellfs_umount() {
 	# Not only when mounted: a dead daemon leaves a mount that stat

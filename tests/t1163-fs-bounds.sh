@@ -18,17 +18,6 @@ stat_of() {
 	sed -n "s/^$1 //p" "$MNT/.stats"
 }
 
-# wait_for N GLOB: polls (up to 300 s: sanitizer builds are slow) until
-# N files match GLOB
-wait_for() {
-	i=0
-	while test "$(ls $2 2>/dev/null | wc -l)" -lt "$1"; do
-		i=$((i + 1))
-		test $i -lt 3000 || return 1
-		sleep 0.1
-	done
-}
-
 # The writers wait for "go" whatever happens, so none outlives the test.
 release_writers() {
 	touch "$SHARNESS_TRASH_DIRECTORY/go" 2>/dev/null || :
@@ -59,7 +48,7 @@ test_expect_success '50 writers of one cell near max_value at once' '
 			done
 		) 3>"$R/cf:big" &
 	done &&
-	{ wait_for 50 "st/*[0-9]" || echo timeout >fail; } &&
+	{ cellfs_wait_files 50 "st/*[0-9]" || echo timeout >fail; } &&
 	held=$(stat_of cellfs_write_buffer_bytes) &&
 	hwm_kb >peak &&
 	release_writers &&

@@ -13,17 +13,6 @@ hwm_kb() {
 	sed -n "s/^VmHWM:[[:space:]]*\([0-9]*\) kB$/\1/p" /proc/$CELLFS_PID/status
 }
 
-# wait_for N GLOB: polls (up to 300 s: sanitizer builds are slow) until
-# N files match GLOB
-wait_for() {
-	i=0
-	while test "$(ls $2 2>/dev/null | wc -l)" -lt "$1"; do
-		i=$((i + 1))
-		test $i -lt 3000 || return 1
-		sleep 0.1
-	done
-}
-
 # The readers wait for "go" whatever happens, so none outlives the test.
 release_readers() {
 	touch "$SHARNESS_TRASH_DIRECTORY/go" 2>/dev/null || :
@@ -57,7 +46,7 @@ test_expect_success '50 readers hold the cell open at once' '
 		) 3<"$R/cf:big" &
 		echo $! >>pids
 	done &&
-	{ wait_for 50 "st/*[0-9]" || echo timeout >fail; } &&
+	{ cellfs_wait_files 50 "st/*[0-9]" || echo timeout >fail; } &&
 	hwm_kb >peak &&
 	test ! -e fail &&
 	cksum <value >expect &&
