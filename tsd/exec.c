@@ -150,7 +150,7 @@ static int span_for(struct run *r, const unsigned char *tags, size_t ntags,
 static void release_sub(struct run *r)
 {
 	for (size_t i = 0; i < r->nspans; i++)
-		free(r->spans[i].dp);
+		tsd_points_free(r->t, r->spans[i].dp);
 	free(r->spans);
 	free(r->hash);
 	for (size_t i = 0; i < r->nrf; i++)
@@ -313,19 +313,19 @@ static int account(struct run *r, size_t n)
 	return CF_OK;
 }
 
-/* Room for n more points in sp.  CF_ENOMEM. */
-static int span_reserve(struct qspan *sp, size_t n)
+/* Room for n more points in sp (pool.c's arrays).  CF_ENOMEM. */
+static int span_reserve(struct run *r, struct qspan *sp, size_t n)
 {
 	if (sp->n + n <= sp->cap)
 		return CF_OK;
-	size_t nc = sp->cap ? 2 * sp->cap : 64;
-	while (nc < sp->n + n)
-		nc *= 2;
-	struct tsd_dp *p = realloc(sp->dp, nc * sizeof *p);
+	size_t want = sp->cap ? 2 * sp->cap : 64;
+	if (want < sp->n + n)
+		want = sp->n + n;
+	struct tsd_dp *p = tsd_points_grow(r->t, sp->dp, sp->n, want,
+					   &sp->cap);
 	if (!p)
 		return CF_ENOMEM;
 	sp->dp = p;
-	sp->cap = nc;
 	return CF_OK;
 }
 
@@ -361,7 +361,7 @@ static int take_row(struct subscan *x, const cf_row *row)
 	    tsd_compact_row(r->t, r->dbt, key, klen, row, &done))
 		cf_log(CF_LOG_WARN, "tsd: compaction at read failed");
 	if ((rc = account(r, n)) || (rc = span_for(r, tags, ntags, &sp)) ||
-	    (rc = span_reserve(sp, n)))
+	    (rc = span_reserve(r, sp, n)))
 		return rc;
 	for (size_t i = 0; i < n; i++) {
 		const struct tsd_rowpt *p = &r->pts[i];
@@ -443,6 +443,12 @@ static int take_series(void *arg, uint32_t muid, const unsigned char *tags,
 
 	if ((rc = row_matches(r, x->sq, tags, ntags, &match)) || !match)
 		return rc;
+	size_t total = 0;
+	for (size_t k = 0; k < nrows; k++)
+		total += rows[k].n;
+	if (total && ((rc = span_for(r, tags, ntags, &sp)) ||
+		      (rc = span_reserve(r, sp, total))))
+		return rc;	/* room for all at once: one allocation */
 	for (size_t k = 0; k < nrows; k++) {
 		const struct tsd_recent_row *w = &rows[k];
 		if (w->fallback) {
@@ -470,7 +476,7 @@ static int take_series(void *arg, uint32_t muid, const unsigned char *tags,
 			continue;
 		if ((rc = account(r, w->n)) ||
 		    (!sp && (rc = span_for(r, tags, ntags, &sp))) ||
-		    (rc = span_reserve(sp, w->n)))
+		    (rc = span_reserve(r, sp, w->n)))
 			return rc;
 		r->recent_points += w->n;
 		int64_t base_ms = (int64_t)w->base * 1000;
@@ -699,7 +705,7 @@ static void free_results(struct run *r)
 	r->res = NULL;
 	r->nres = 0;
 	for (size_t i = 0; i < r->ndps; i++)
-		free(r->dps[i]);
+		tsd_points_free(r->t, r->dps[i]);
 	free(r->dps);
 	r->dps = NULL;
 	r->ndps = 0;

@@ -35,6 +35,9 @@ struct rowset {
 };
 
 struct tsd_recent;
+struct tsd_blk;
+
+#define TSD_POOL_CLASSES 20	/* pool.c: blocks of 64 << k points */
 
 struct tsd {
 	cf_db *db;
@@ -50,6 +53,9 @@ struct tsd {
 	int stop;
 	unsigned tmp_seq;	/* names of gnuplot work directories */
 	struct tsd_recent *recent;	/* recent.c; NULL: none */
+	pthread_mutex_t pool_mu;	/* pool.c's free lists */
+	struct tsd_blk *pool[TSD_POOL_CLASSES];
+	size_t pool_bytes;
 	int recent_wake;	/* a query found it stale (under mu) */
 };
 
@@ -97,6 +103,18 @@ struct tsd_point {
 	unsigned char klen, qlen, vlen;
 	uint32_t seq;		/* its line's place in the write */
 };
+
+/* --- point arrays of queries (pool.c) --------------------------------- */
+
+/* An array of capacity *cap >= want holding the first n points of p (an
+ * array of this pool, or NULL), which it replaces (p is given back).
+ * NULL: no memory (p untouched). */
+struct tsd_dp *tsd_points_grow(tsd *t, struct tsd_dp *p, size_t n,
+			       size_t want, size_t *cap);
+/* Gives an array of this pool back (NULL: nothing). */
+void tsd_points_free(tsd *t, struct tsd_dp *p);
+/* Frees the blocks kept (tsd_close). */
+void tsd_points_pool_release(tsd *t);
 
 /* --- recent points (recent.c) -------------------------------------------
  * A copy in memory of the newest hours of tsdb, for queries; see the

@@ -387,6 +387,7 @@ int tsd_open(cf_db *db, const struct tsd_options *o, tsd **out)
 		 t->o.gnuplot ? t->o.gnuplot : "gnuplot");
 	t->o.gnuplot = t->gnuplot;
 	pthread_mutex_init(&t->mu, NULL);
+	pthread_mutex_init(&t->pool_mu, NULL);
 	pthread_cond_init(&t->cv, NULL);
 	if ((rc = tsd_uids_new(&t->uids)))
 		goto fail;
@@ -409,6 +410,7 @@ fail:
 	tsd_recent_free(t->recent);
 	tsd_uids_free(t->uids);
 	pthread_mutex_destroy(&t->mu);
+	pthread_mutex_destroy(&t->pool_mu);
 	pthread_cond_destroy(&t->cv);
 	free(t);
 	return rc;
@@ -427,8 +429,10 @@ void tsd_close(tsd *t)
 	}
 	rowset_free(&t->pending);
 	tsd_recent_free(t->recent);
+	tsd_points_pool_release(t);
 	tsd_uids_free(t->uids);
 	pthread_mutex_destroy(&t->mu);
+	pthread_mutex_destroy(&t->pool_mu);
 	pthread_cond_destroy(&t->cv);
 	free(t);
 }
