@@ -43,10 +43,18 @@ struct fs_tsd_file {
 static pthread_mutex_t tmu = PTHREAD_MUTEX_INITIALIZER;
 static cf_db *tdb;
 static tsd *handle;
+static uint64_t recent_bytes;
+static int recent_set;
 
 void fs_tsd_setup(cf_db *db)
 {
 	tdb = db;
+}
+
+void fs_tsd_set_recent(uint64_t bytes)
+{
+	recent_bytes = bytes;
+	recent_set = 1;
 }
 
 void fs_tsd_teardown(void)
@@ -70,8 +78,13 @@ static int get(int create, tsd **out)
 		if (!rc)
 			cf_table_close(t);
 	}
-	if (!handle && !rc)
-		rc = tsd_open(tdb, NULL, &handle);
+	if (!handle && !rc) {
+		struct tsd_options o;
+		tsd_options_default(&o);
+		if (recent_set)
+			o.recent_bytes = recent_bytes;
+		rc = tsd_open(tdb, &o, &handle);
+	}
 	*out = handle;
 	pthread_mutex_unlock(&tmu);
 	return rc;
