@@ -533,6 +533,15 @@ out:
 	return gone;
 }
 
+/* 1 once tsd_close() asked the compaction thread to stop. */
+static int stopping(tsd *t)
+{
+	pthread_mutex_lock(&t->mu);
+	int stop = t->stop;
+	pthread_mutex_unlock(&t->mu);
+	return stop;
+}
+
 /* Scans the rows of tsdb from hour ws on, metric after metric. */
 static int rebuild_scan(tsd *t, cf_table *dbt, uint64_t gen, int64_t ws)
 {
@@ -541,6 +550,7 @@ static int rebuild_scan(tsd *t, cf_table *dbt, uint64_t gen, int64_t ws)
 	struct tsd_rowpt *pts = NULL;
 	size_t cap = 0;
 	uint32_t muid = 0;
+	uint64_t rows = 0;
 	int rc = CF_OK;
 
 	for (;;) {
@@ -592,6 +602,10 @@ static int rebuild_scan(tsd *t, cf_table *dbt, uint64_t gen, int64_t ws)
 		if ((rc = cf_scan_open(dbt, &so, &s)))
 			break;
 		while ((rc = cf_scan_next(s, &row)) == CF_OK && row) {
+			if (++rows % 256 == 0 && stopping(t)) {
+				rc = CF_ECLOSED;	/* tsd_close() waits */
+				break;
+			}
 			key = cf_row_key(row, &klen);
 			if (!tsd_rowkey_valid(key, klen))
 				continue;
