@@ -121,6 +121,9 @@ struct fs_tsd_file;
 
 /* Serves MNT/tsd/ from db (borrowed); the tsd layer opens at first use. */
 void fs_tsd_setup(cf_db *db);
+/* The memory of tsd's recent points (-o tsd_recent=BYTES; 0: none),
+ * before the layer is first used. */
+void fs_tsd_set_recent(uint64_t bytes);
 /* Closes the tsd layer; before the engine closes. */
 void fs_tsd_teardown(void);
 /* The daemon's tsd handle, shared with the network servers (net/net.h's

@@ -31,6 +31,8 @@ void tsd_options_default(struct tsd_options *o)
 	o->max_query_points = 20000000;
 	o->max_query_bytes = 256u << 20;
 	o->max_graph_points = 1000000;
+	o->recent_bytes = 256u << 20;
+	o->recent_hours = 36;
 	o->gnuplot = "gnuplot";
 	o->gnuplot_timeout_ms = 20000;
 }
@@ -212,6 +214,7 @@ int tsd_compact_row(tsd *t, cf_table *dbt, const unsigned char *key,
 		goto out;
 	if ((rc = cf_batch_new(&b)))
 		goto out;
+	cf_batch_keep_stamp(b);	/* the same points: the copy stays true */
 	for (size_t i = 0; i < n; i++) {
 		/* a cell the result overwrites needs no delete (and a
 		 * delete would race with the put of the same column) */
@@ -282,28 +285,77 @@ int tsd_compact(tsd *t, int all)
 	return first;
 }
 
+/* The recent points' upkeep: a rebuild when stale, old hours dropped. */
+static void recent_upkeep(tsd *t)
+{
+	cf_table *uidt, *dbt;
+	int rc;
+
+	if (!t->recent)
+		return;
+	rc = tsd_tables(t, &uidt, &dbt);
+	if (rc == CF_OK) {
+		rc = tsd_recent_maintain(t, dbt);
+		cf_table_close(uidt);
+		cf_table_close(dbt);
+	}
+	if (rc && rc != CF_ECLOSED)
+		cf_log(CF_LOG_WARN, "tsd: recent points: %s", cf_strerror(rc));
+}
+
+void tsd_recent_kick(tsd *t)
+{
+	pthread_mutex_lock(&t->mu);
+	t->recent_wake = 1;
+	pthread_cond_broadcast(&t->cv);
+	pthread_mutex_unlock(&t->mu);
+}
+
+/* Milliseconds of the monotonic clock (the thread's schedule; the
+ * tsd clock, env_now_ms(), may be set by tests). */
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 static void *compactor(void *arg)
 {
 	tsd *t = arg;
+	int64_t next = mono_ms() + t->o.compact_interval_ms;
 
+	recent_upkeep(t);	/* the copy, first of all */
 	pthread_mutex_lock(&t->mu);
 	while (!t->stop) {
 		struct timespec ts;
 		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_sec += t->o.compact_interval_ms / 1000;
-		ts.tv_nsec += (long)(t->o.compact_interval_ms % 1000) * 1000000;
+		int64_t wait = next - mono_ms();
+		if (wait < 0)
+			wait = 0;
+		ts.tv_sec += wait / 1000;
+		ts.tv_nsec += (long)(wait % 1000) * 1000000;
 		if (ts.tv_nsec >= 1000000000) {
 			ts.tv_sec++;
 			ts.tv_nsec -= 1000000000;
 		}
-		pthread_cond_timedwait(&t->cv, &t->mu, &ts);
+		if (!t->recent_wake)
+			pthread_cond_timedwait(&t->cv, &t->mu, &ts);
 		if (t->stop)
 			break;
+		int woken = t->recent_wake;
+		t->recent_wake = 0;
 		pthread_mutex_unlock(&t->mu);
-		int rc = tsd_compact(t, 0);
-		if (rc)
-			cf_log(CF_LOG_WARN, "tsd: compaction: %s",
-			       cf_strerror(rc));
+		int due = mono_ms() >= next;
+		if (woken || due)
+			recent_upkeep(t);
+		if (due) {
+			int rc = tsd_compact(t, 0);
+			if (rc)
+				cf_log(CF_LOG_WARN, "tsd: compaction: %s",
+				       cf_strerror(rc));
+			next = mono_ms() + t->o.compact_interval_ms;
+		}
 		pthread_mutex_lock(&t->mu);
 	}
 	pthread_mutex_unlock(&t->mu);
@@ -335,8 +387,11 @@ int tsd_open(cf_db *db, const struct tsd_options *o, tsd **out)
 		 t->o.gnuplot ? t->o.gnuplot : "gnuplot");
 	t->o.gnuplot = t->gnuplot;
 	pthread_mutex_init(&t->mu, NULL);
+	pthread_mutex_init(&t->pool_mu, NULL);
 	pthread_cond_init(&t->cv, NULL);
 	if ((rc = tsd_uids_new(&t->uids)))
+		goto fail;
+	if (t->o.recent_bytes && (rc = tsd_recent_new(&t->o, &t->recent)))
 		goto fail;
 	if ((rc = tsd_tables(t, &uidt, &dbt)))
 		goto fail;
@@ -352,8 +407,10 @@ int tsd_open(cf_db *db, const struct tsd_options *o, tsd **out)
 	*out = t;
 	return CF_OK;
 fail:
+	tsd_recent_free(t->recent);
 	tsd_uids_free(t->uids);
 	pthread_mutex_destroy(&t->mu);
+	pthread_mutex_destroy(&t->pool_mu);
 	pthread_cond_destroy(&t->cv);
 	free(t);
 	return rc;
@@ -371,8 +428,11 @@ void tsd_close(tsd *t)
 		pthread_join(t->thr, NULL);
 	}
 	rowset_free(&t->pending);
+	tsd_recent_free(t->recent);
+	tsd_points_pool_release(t);
 	tsd_uids_free(t->uids);
 	pthread_mutex_destroy(&t->mu);
+	pthread_mutex_destroy(&t->pool_mu);
 	pthread_cond_destroy(&t->cv);
 	free(t);
 }
@@ -383,6 +443,7 @@ void tsd_stats(tsd *t, struct tsd_stats *s)
 	*s = t->st;
 	s->compact_pending = t->pending.count;
 	pthread_mutex_unlock(&t->mu);
+	tsd_recent_stats(t, s);
 	s->uids_assigned = tsd_uids_assigned(t->uids);
 }
 
@@ -484,18 +545,10 @@ static void set_err(struct tsd_error *err, uint64_t line, const char *reason,
 		snprintf(err->reason, sizeof err->reason, "%s", reason);
 }
 
-/* One point of a write, encoded. */
-struct point {
-	unsigned char key[TSD_ROWKEY_MAX];
-	unsigned char q[4], v[8];
-	unsigned char klen, qlen, vlen;
-	uint32_t seq;		/* its line's place in the write */
-};
-
 static int point_cmp(const void *a, const void *b)
 {
-	const struct point *x = *(const struct point *const *)a;
-	const struct point *y = *(const struct point *const *)b;
+	const struct tsd_point *x = *(const struct tsd_point *const *)a;
+	const struct tsd_point *y = *(const struct tsd_point *const *)b;
 	size_t n = x->klen < y->klen ? x->klen : y->klen;
 	int c = memcmp(x->key, y->key, n);
 
@@ -519,8 +572,8 @@ static int store_lines(tsd *t, const struct tsd_line *lines, size_t n,
 {
 	cf_table *uidt = NULL, *dbt = NULL;
 	cf_batch *b = NULL;
-	struct point *pts = NULL;
-	struct point **order = NULL;
+	struct tsd_point *pts = NULL;
+	struct tsd_point **order = NULL;
 	int rc;
 
 	if (n == 0)
@@ -529,6 +582,7 @@ static int store_lines(tsd *t, const struct tsd_line *lines, size_t n,
 		goto out;
 	if ((rc = cf_batch_new(&b)))
 		goto out;
+	cf_batch_keep_stamp(b);	/* the recent points follow it */
 	pts = malloc(n * sizeof *pts);
 	order = malloc(n * sizeof *order);
 	if (!pts || !order) {
@@ -539,7 +593,7 @@ static int store_lines(tsd *t, const struct tsd_line *lines, size_t n,
 		const struct tsd_line *l = &lines[i];
 		unsigned char metric[TSD_UID_WIDTH];
 		unsigned char tags[TSD_MAX_TAGS][2 * TSD_UID_WIDTH];
-		struct point *p = &pts[i];
+		struct tsd_point *p = &pts[i];
 		unsigned flags;
 		uint32_t uid;
 
@@ -578,7 +632,7 @@ static int store_lines(tsd *t, const struct tsd_line *lines, size_t n,
 	 * two writes of one point is kept: the later one wins) */
 	qsort(order, n, sizeof *order, point_cmp);
 	for (size_t i = 0; i < n; i++) {
-		const struct point *p = order[i];
+		const struct tsd_point *p = order[i];
 		if ((rc = cf_batch_put(b, p->key, p->klen, "t", 1, p->q,
 				       p->qlen, CF_TS_NOW, p->v, p->vlen)))
 			goto out;
@@ -587,6 +641,7 @@ static int store_lines(tsd *t, const struct tsd_line *lines, size_t n,
 		set_err(err, 0, "storing the points", rc);
 		goto out;
 	}
+	tsd_recent_put(t, (const struct tsd_point *const *)order, n);
 	pthread_mutex_lock(&t->mu);
 	for (size_t i = 0; i < n; i++)
 		if (i == 0 || order[i]->klen != order[i - 1]->klen ||

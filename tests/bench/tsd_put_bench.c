@@ -13,12 +13,16 @@
  *    time across all series as a collector would, appended to MNT/tsd/put
  *    in writes of BYTES (default 1 MiB, cut at line ends).  Gauges are
  *    random walks with two decimals, counters grow by random steps.  The
- *    data end at least two hours before now, so every hourly row is over.
+ *    data end at least two hours before now, so every hourly row is over;
+ *    they begin on an hour.
  * 2. query: the first day of metric 0 (SERIES/10 series, 100 by default:
  *    8640 points each) through MNT/tsd/q/ as sum, and as sum of 1m-avg;
  *    first while the rows are still uncompacted (the query compacts them
- *    on its way), then again, then from store files after a flush.  The
- *    points counted are those the query loaded (cellfs_tsd_query_points).
+ *    on its way unless tsd's recent points answer), then again, then the
+ *    newest hour ten times (what dashboards ask for), then from store
+ *    files after a flush.  The points counted are those the query loaded
+ *    (cellfs_tsd_query_points); the share read from the recent points
+ *    in memory is printed.
  * 3. bytes per point: every metric dumped (which compacts each finished
  *    hourly row into OpenTSDB's one-cell form), the tsdb table flushed and
  *    major-compacted (dropping the replaced cells), then the sizes of its
@@ -281,22 +285,36 @@ static void row(const char *what, double points, double secs, double bytes,
 	printf("\n");
 }
 
-/* Runs a query; points loaded come from the daemon's counter. */
-static void query(const char *label, const char *q, uint64_t want_lines)
+/* Runs a query `times` times; points loaded come from the daemon's
+ * counter. */
+static void query_n(const char *label, const char *q, uint64_t want_lines,
+		    int times)
 {
 	char rel[4096];
-	uint64_t lines, p0 = stat_of("cellfs_tsd_query_points_total");
+	uint64_t lines = 0, bytes = 0;
+	uint64_t p0 = stat_of("cellfs_tsd_query_points_total");
+	uint64_t r0 = stat_of("cellfs_tsd_query_points_recent_total");
 	snprintf(rel, sizeof rel, "tsd/q/%s", q);
 	cpu0 = daemon_cpu();
 	double t0 = now_s();
-	uint64_t bytes = drain(rel, &lines);
+	for (int i = 0; i < times; i++)
+		bytes += drain(rel, &lines);
 	double secs = now_s() - t0;
 	uint64_t pts = stat_of("cellfs_tsd_query_points_total") - p0;
+	uint64_t rec = stat_of("cellfs_tsd_query_points_recent_total") - r0;
 	if (want_lines && lines != want_lines)
 		fprintf(stderr, "tsd_put_bench: %s: %llu lines, expected "
 			"%llu\n", label, (unsigned long long)lines,
 			(unsigned long long)want_lines);
 	row(label, (double)pts, secs, (double)bytes, 0, ">= 10M points/s");
+	if (rec)
+		printf("  (%.0f%% of the points from the recent points in "
+		       "memory)\n", 100.0 * (double)rec / (double)pts);
+}
+
+static void query(const char *label, const char *q, uint64_t want_lines)
+{
+	query_n(label, q, want_lines, 1);
 }
 
 int main(int argc, char **argv)
@@ -348,7 +366,10 @@ usage:
 		per = 1;
 	long total = per * nseries;
 	int64_t now = (int64_t)time(NULL);
-	int64_t t0 = (now - per * STEP - 7200) / DAY * DAY;
+	/* hour aligned: the data end two hours or more before now, and
+	 * start at most 30 hours before it at the default size (inside
+	 * tsd's recent points, 36 hours) */
+	int64_t t0 = (now - per * STEP - 7200) / 3600 * 3600;
 
 	struct series *ser = calloc((size_t)nseries, sizeof *ser);
 	char *out = malloc(bufsize);
@@ -450,6 +471,14 @@ usage:
 	query("query sum (memstore, compacted)", q, (uint64_t)qper);
 	query("query sum:1m-avg (memstore)", qd,
 	      (uint64_t)((qper * STEP + 59) / 60));
+	/* the newest hour of data, as a dashboard asks for it */
+	int64_t tend = t0 + (int64_t)(per - 1) * STEP;
+	int64_t hstart = tend / 3600 * 3600;
+	char qh[512];
+	snprintf(qh, sizeof qh, "start=%lld&end=%lld&m=sum:%s",
+		 (long long)hstart, (long long)tend, metrics[0].name);
+	query_n("query sum, newest hour (x10)", qh,
+		(uint64_t)((tend - hstart) / STEP + 1), 10);
 
 	/* 3. bytes per point: flush, compact every row, flush again */
 	uint64_t lines;
