@@ -1,7 +1,7 @@
 #!/bin/sh
 # tsd_put_bench.sh: runs tsd_put_bench against a fresh cellfs mount.
 #
-#   tests/bench/tsd_put_bench.sh [-n POINTS] [-s SERIES] [-b BYTES] [-c COMPRESSION]
+#   tests/bench/tsd_put_bench.sh [-n POINTS] [-s SERIES] [-b BYTES] [-c COMPRESSION] [-w WRITERS]
 #
 # Makes a data directory and a mount point under /tmp, mounts
 # $CELLFS_BUILD/cellfs (default build/default) in the foreground, in the
