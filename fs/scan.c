@@ -131,6 +131,9 @@ struct fs_scan {
 	int shown;		/* the row showed a cell */
 	struct buf key;		/* its key, escaped */
 	uint64_t rows;		/* rows shown so far */
+	int64_t ts;		/* the last timestamp written */
+	unsigned char tsd[20];	/* its digits, at the end */
+	size_t tslen;
 	int end;		/* no row left (end, or limit) */
 };
 
@@ -511,16 +514,24 @@ static inline unsigned char *put(unsigned char *d, const void *p, size_t n)
 {
 	const unsigned char *q = p;
 	uint64_t a, b;
+	uint32_t x, y;
 
+	/* two overlapping words (a byte loop would become a call) */
 	if (n >= 8 && n <= 16) {
 		memcpy(&a, q, 8);
 		memcpy(&b, q + n - 8, 8);
 		memcpy(d, &a, 8);
 		memcpy(d + n - 8, &b, 8);
-	} else if (n < 8) {
-		for (a = 0; a < n; a++)
-			d[a] = q[a];
-	} else
+	} else if (n >= 4 && n < 8) {
+		memcpy(&x, q, 4);
+		memcpy(&y, q + n - 4, 4);
+		memcpy(d, &x, 4);
+		memcpy(d + n - 4, &y, 4);
+	} else if (n && n < 4) {
+		d[0] = q[0];
+		d[n / 2] = q[n / 2];
+		d[n - 1] = q[n - 1];
+	} else if (n)
 		memcpy(d, q, n);
 	return d + n;
 }
@@ -558,18 +569,24 @@ static unsigned char *esc(unsigned char *d, const unsigned char *k,
 	return d;
 }
 
-/* Writes " TS " (ts >= 0; at most 22 bytes). */
-static unsigned char *put_ts(unsigned char *d, int64_t ts)
+/* Writes " TS " (ts >= 0; at most 22 bytes); the digits of the last
+ * one are kept, as a row's cells and a batch's rows often share it. */
+static unsigned char *put_ts(struct fs_scan *s, unsigned char *d,
+			     int64_t ts)
 {
-	unsigned char t[20], *e = t + sizeof t, *q = e;
+	unsigned char *e = s->tsd + sizeof s->tsd, *q = e;
 	uint64_t v = (uint64_t)ts;
 
-	do {
-		*--q = (unsigned char)('0' + v % 10);
-		v /= 10;
-	} while (v);
+	if (ts != s->ts || !s->tslen) {
+		do {
+			*--q = (unsigned char)('0' + v % 10);
+			v /= 10;
+		} while (v);
+		s->ts = ts;
+		s->tslen = (size_t)(e - q);
+	}
 	*d++ = ' ';
-	d = put(d, q, (size_t)(e - q));
+	d = put(d, e - s->tslen, s->tslen);
 	*d++ = ' ';
 	return d;
 }
@@ -622,7 +639,7 @@ static int row_lines(struct fs_scan *s, struct chunk *f)
 		d = put(d, c->fam, c->famlen);
 		*d++ = ':';
 		d = esc(d, c->qual, c->qlen);
-		d = put_ts(d, c->ts);
+		d = put_ts(s, d, c->ts);
 		if (c->kind) {
 			/* a marker (raw): '@' in a value is always %40 */
 			const char *m = c->kind == CF_DEL_VERSION ? "@Delete" :
@@ -668,7 +685,8 @@ static int next_row(struct fs_scan *s)
 	s->shown = 0;
 	k = cf_row_key(s->row, &klen);
 	buf_reset(&s->key);
-	if ((rc = buf_reserve(&s->key, klen * 3 + 2)))
+	if (s->key.cap < klen * 3 + 2 &&
+	    (rc = buf_reserve(&s->key, klen * 3 + 2)))
 		return rc;
 	if (klen)
 		s->key.len = (size_t)(esc(s->key.p, k, klen) - s->key.p);
@@ -696,16 +714,17 @@ static struct chunk *fill_slot(struct fs_scan *s)
 }
 
 /* Seals the chunk being filled (its bytes become a read's); the next
- * one, or NULL when the ring is full.  Under mu. */
-static struct chunk *seal(struct fs_scan *s, struct chunk *f)
+ * one, or NULL when the ring is full.  *wake: a waiting read has its
+ * bytes (woken after mu is dropped, so that it does not wait for mu
+ * again).  Under mu. */
+static struct chunk *seal(struct fs_scan *s, struct chunk *f, int *wake)
 {
 	if (f && f->b.len) {
 		s->nready++;
 		s->ready_end = f->off + f->b.len;
 	}
-	if (s->waiting && s->ready_end >= __atomic_load_n(&s->want,
-							  __ATOMIC_RELAXED))
-		pthread_cond_broadcast(&s->cv);
+	*wake = s->waiting && s->ready_end >=
+		__atomic_load_n(&s->want, __ATOMIC_RELAXED);
 	return fill_slot(s);
 }
 
@@ -752,7 +771,7 @@ static void produce(struct fs_scan *s, uint64_t until)
 {
 	struct chunk *f;
 	uint64_t limit, end, w;
-	int rc = 0, go;
+	int rc = 0, go, wake;
 
 	pthread_mutex_lock(&s->mu);
 	f = fill_slot(s);
@@ -764,7 +783,7 @@ static void produce(struct fs_scan *s, uint64_t until)
 			w = __atomic_load_n(&s->want, __ATOMIC_ACQUIRE);
 			if (end >= limit || (w && end >= w)) {
 				pthread_mutex_lock(&s->mu);
-				f = seal(s, f);
+				f = seal(s, f, &wake);
 				if (until)
 					go = s->ready_end < until;
 				else {
@@ -772,6 +791,8 @@ static void produce(struct fs_scan *s, uint64_t until)
 					go = s->ready_end < limit;
 				}
 				pthread_mutex_unlock(&s->mu);
+				if (wake)
+					pthread_cond_broadcast(&s->cv);
 				if (!go || !f)
 					return;
 			}
@@ -783,10 +804,10 @@ static void produce(struct fs_scan *s, uint64_t until)
 				break;
 			if (s->end) {
 				pthread_mutex_lock(&s->mu);
-				seal(s, f);
+				seal(s, f, &wake);
 				s->done = 1;
-				pthread_cond_broadcast(&s->cv);
 				pthread_mutex_unlock(&s->mu);
+				pthread_cond_broadcast(&s->cv);
 				return;
 			}
 		}
@@ -795,16 +816,18 @@ static void produce(struct fs_scan *s, uint64_t until)
 			break;
 		if (rc == 1) {
 			pthread_mutex_lock(&s->mu);
-			f = seal(s, f);
+			f = seal(s, f, &wake);
 			pthread_mutex_unlock(&s->mu);
+			if (wake)
+				pthread_cond_broadcast(&s->cv);
 			rc = 0;
 		}
 	}
 	if (rc) {
 		pthread_mutex_lock(&s->mu);
 		s->prod_rc = rc;
-		pthread_cond_broadcast(&s->cv);
 		pthread_mutex_unlock(&s->mu);
+		pthread_cond_broadcast(&s->cv);
 	}
 }
 
@@ -840,8 +863,8 @@ static int restart(struct fs_scan *s)
 static void turn_end(struct fs_scan *s)
 {
 	s->busy = 0;
-	pthread_cond_broadcast(&s->cv);
 	pthread_mutex_unlock(&s->mu);
+	pthread_cond_broadcast(&s->cv);
 	scan_put(s);
 }
 
@@ -949,14 +972,14 @@ void fs_scan_ahead(struct fs_scan *s)
 	if (run)
 		s->producing = 1;
 	s->busy = 0;
-	pthread_cond_broadcast(&s->cv);
 	pthread_mutex_unlock(&s->mu);
+	pthread_cond_broadcast(&s->cv);	/* after mu: see seal() */
 	if (run) {
 		produce(s, 0);
 		pthread_mutex_lock(&s->mu);
 		s->producing = 0;
-		pthread_cond_broadcast(&s->cv);
 		pthread_mutex_unlock(&s->mu);
+		pthread_cond_broadcast(&s->cv);
 	}
 	scan_put(s);
 }
