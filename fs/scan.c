@@ -135,6 +135,7 @@ struct fs_scan {
 	unsigned char tsd[20];	/* its digits, at the end */
 	size_t tslen;
 	int end;		/* no row left (end, or limit) */
+	int filtered;		/* cell filters: row_lines counts versions */
 };
 
 static void query_release(struct query *q)
@@ -356,8 +357,9 @@ static int scan_start(struct fs_scan *s)
 	o.read.min_ts = q->tmin;
 	o.read.max_ts = q->tmax;
 	/* filters apply before versions are counted: every kept one */
-	o.read.max_versions = q->has_value || q->nts || q->has_qualifier ||
-			      q->has_colprefix ? INT32_MAX : q->versions;
+	s->filtered = q->has_value || q->nts || q->has_qualifier ||
+		      q->has_colprefix;
+	o.read.max_versions = s->filtered ? INT32_MAX : q->versions;
 	if (q->has_start) {
 		o.start = q->start.len ? (const void *)q->start.p : "";
 		o.startlen = q->start.len;
@@ -536,13 +538,21 @@ static inline unsigned char *put(unsigned char *d, const void *p, size_t n)
 	return d + n;
 }
 
-/* Writes key k escaped as cf_escape() does (at most 3 * len bytes):
- * eight letters or digits at a time while there are. */
-static unsigned char *esc(unsigned char *d, const unsigned char *k,
-			  size_t len)
+/* 1 if the 4 bytes of x are letters or digits. */
+static inline int alnum4(uint32_t x)
+{
+	uint64_t y = x;
+
+	return !(y & 0x80808080u) && ((in_range(y, '0', '9') |
+		in_range(y, 'A', 'Z') | in_range(y, 'a', 'z')) &
+		0x80808080u) == 0x80808080u;
+}
+
+/* The bytes of k escaped one at a time, from i on. */
+static unsigned char *esc_bytes(unsigned char *d, const unsigned char *k,
+				size_t i, size_t len)
 {
 	static const char hex[] = "0123456789ABCDEF";
-	size_t i = 0;
 	uint64_t x;
 
 	while (i < len) {
@@ -567,6 +577,43 @@ static unsigned char *esc(unsigned char *d, const unsigned char *k,
 		i++;
 	}
 	return d;
+}
+
+/* Writes key k escaped as cf_escape() does (at most 3 * len bytes).
+ * Names and values are mostly letters and digits: while they are, eight
+ * (or four) at a time, the last word overlapping the one before (whose
+ * bytes stood for themselves, so land where they were). */
+static inline unsigned char *esc(unsigned char *d, const unsigned char *k,
+				 size_t len)
+{
+	size_t i = 0;
+	uint64_t x;
+	uint32_t a, b;
+
+	if (len < 8) {
+		if (len < 4)
+			return esc_bytes(d, k, 0, len);
+		memcpy(&a, k, 4);
+		memcpy(&b, k + len - 4, 4);
+		if (!alnum4(a) || !alnum4(b))
+			return esc_bytes(d, k, 0, len);
+		memcpy(d, &a, 4);
+		memcpy(d + len - 4, &b, 4);
+		return d + len;
+	}
+	for (; len - i >= 8; i += 8) {
+		memcpy(&x, k + i, 8);
+		if (!alnum8(x))
+			return esc_bytes(d + i, k, i, len);
+		memcpy(d + i, &x, 8);
+	}
+	if (i < len) {
+		memcpy(&x, k + len - 8, 8);
+		if (!alnum8(x))
+			return esc_bytes(d + i, k, i, len);
+		memcpy(d + len - 8, &x, 8);
+	}
+	return d + len;
 }
 
 /* Writes " TS " (ts >= 0; at most 22 bytes); the digits of the last
@@ -611,13 +658,18 @@ static int row_lines(struct fs_scan *s, struct chunk *f)
 
 	for (; s->ci < n; s->ci++) {
 		c = cf_row_cell(s->row, s->ci);
-		if (!cell_passes(&s->q, c))
+		/* without cell filters the engine counts the versions */
+		if (!s->filtered)
+			;
+		else if (!cell_passes(&s->q, c))
 			continue;
-		if (s->prev && s->prev->famlen == c->famlen &&
+		else if (s->q.raw)
+			;
+		else if (s->prev && s->prev->famlen == c->famlen &&
 		    s->prev->qlen == c->qlen &&
 		    !memcmp(s->prev->fam, c->fam, c->famlen) &&
 		    (!c->qlen || !memcmp(s->prev->qual, c->qual, c->qlen))) {
-			if (s->nv >= s->q.versions && !s->q.raw)
+			if (s->nv >= s->q.versions)
 				continue;
 		} else
 			s->nv = 0;
