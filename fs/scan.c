@@ -77,8 +77,7 @@ struct query {
  * while the kernel copies the reply and the reader reads on the other.
  *
  * Memory: at most NCHUNK chunks of CHUNK bytes (2 MiB), one of them
- * longer when a single cell's line is (its value escaped), and the
- * current row's key escaped.
+ * longer when a single cell's line is (its value escaped).
  *
  * mu (a leaf: nothing else is locked under it) guards the fields up to
  * `want`; the producer's part is the producing thread's, passed on
@@ -129,7 +128,11 @@ struct fs_scan {
 	const struct cf_cell *prev;	/* its last cell shown */
 	int nv;			/* versions of prev's column shown */
 	int shown;		/* the row showed a cell */
-	struct buf key;		/* its key, escaped */
+	const unsigned char *key;	/* its key */
+	size_t klen;
+	const unsigned char *ekey;	/* escaped in the chunk being
+					 * filled (NULL: not yet) */
+	size_t eklen;
 	uint64_t rows;		/* rows shown so far */
 	int64_t ts;		/* the last timestamp written */
 	unsigned char tsd[20];	/* its digits, at the end */
@@ -392,7 +395,6 @@ static void scan_free(struct fs_scan *s)
 		buf_release(&s->ch[i].b);
 		buf_release(&s->spare[i]);
 	}
-	buf_release(&s->key);
 	pthread_cond_destroy(&s->cv);
 	pthread_mutex_destroy(&s->mu);
 	free(s);
@@ -642,7 +644,7 @@ static unsigned char *put_ts(struct fs_scan *s, unsigned char *d,
 static inline size_t line_max(const struct fs_scan *s,
 			      const struct cf_cell *c)
 {
-	return s->key.len + 1 + c->famlen + 1 + c->qlen * 3 + 22 +
+	return s->klen * 3 + 2 + 1 + c->famlen + 1 + c->qlen * 3 + 22 +
 	       (c->vlen * 3 > 13 ? c->vlen * 3 : 13) + 1;
 }
 
@@ -675,8 +677,10 @@ static int row_lines(struct fs_scan *s, struct chunk *f)
 			s->nv = 0;
 		need = line_max(s, c);
 		if (f->b.cap - f->b.len < need) {
-			if (f->b.len)
+			if (f->b.len) {
+				s->ekey = NULL;	/* not in the next */
 				return 1;
+			}
 			/* an empty chunk: made to hold the line */
 			if ((rc = buf_reserve(&f->b, need > CHUNK ?
 					      need : CHUNK)))
@@ -686,7 +690,21 @@ static int row_lines(struct fs_scan *s, struct chunk *f)
 		s->prev = c;
 		s->shown = 1;
 		d = f->b.p + f->b.len;
-		d = put(d, s->key.p, s->key.len);
+		/* the key escaped once per row and chunk, then copied
+		 * from the line before (not from a buffer just written,
+		 * whose overlapping words would stall the load) */
+		if (s->ekey)
+			d = put(d, s->ekey, s->eklen);
+		else {
+			s->ekey = d;
+			if (s->klen)
+				d = esc(d, s->key, s->klen);
+			else {
+				memcpy(d, "''", 2);
+				d += 2;
+			}
+			s->eklen = (size_t)(d - s->ekey);
+		}
 		*d++ = ' ';
 		d = put(d, c->fam, c->famlen);
 		*d++ = ':';
@@ -713,12 +731,9 @@ static int row_lines(struct fs_scan *s, struct chunk *f)
 	return 0;
 }
 
-/* Takes the next row (its key escaped into key), or sets end at the end
- * or at the limit. */
+/* Takes the next row, or sets end at the end or at the limit. */
 static int next_row(struct fs_scan *s)
 {
-	const unsigned char *k;
-	size_t klen;
 	int rc;
 
 	if (s->q.limit && s->rows >= s->q.limit) {
@@ -735,15 +750,8 @@ static int next_row(struct fs_scan *s)
 	s->prev = NULL;
 	s->nv = 0;
 	s->shown = 0;
-	k = cf_row_key(s->row, &klen);
-	buf_reset(&s->key);
-	if (s->key.cap < klen * 3 + 2 &&
-	    (rc = buf_reserve(&s->key, klen * 3 + 2)))
-		return rc;
-	if (klen)
-		s->key.len = (size_t)(esc(s->key.p, k, klen) - s->key.p);
-	else
-		buf_append(&s->key, "''", 2);	/* room reserved */
+	s->key = cf_row_key(s->row, &s->klen);
+	s->ekey = NULL;
 	return 0;
 }
 
