@@ -28,6 +28,7 @@
 #include "util/escape.h"
 
 _Static_assert(FS_HQ_IOV >= FS_SCAN_IOV, "a scan read's pieces");
+_Static_assert(FS_HQ_LATER == FS_SCAN_LATER, "a scan read answered later");
 
 struct cellq {
 	int64_t tmin, tmax;	/* [tmin, tmax) */
@@ -338,7 +339,8 @@ int fs_hq_open(cf_db *db, enum fs_hq_kind k, const struct fs_hq_target *t,
 
 int fs_hq_read(struct fs_hq_file *f, size_t n, uint64_t off,
 	       struct iovec *iov, int *niov, size_t *got,
-	       struct fs_scan **scan, char *why, size_t whylen)
+	       struct fs_scan **scan, char *why, size_t whylen,
+	       fs_hq_reply_fn *reply, void *arg)
 {
 	int err;
 
@@ -348,7 +350,7 @@ int fs_hq_read(struct fs_hq_file *f, size_t n, uint64_t off,
 	*scan = NULL;
 	if (f->scan) {
 		err = fs_scan_read(f->scan, n, off, iov, niov, got, why,
-				   whylen);
+				   whylen, reply, arg);
 		if (!err)
 			*scan = f->scan;
 		return err;

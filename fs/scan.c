@@ -97,6 +97,15 @@ struct chunk {
 	uint64_t off;
 };
 
+/* A read whose bytes were not made yet: the producer answers it with
+ * fn(arg, ...) once they are (fn NULL: none). */
+struct later {
+	fs_scan_reply_fn *fn;
+	void *arg;
+	uint64_t off;
+	size_t n;
+};
+
 struct fs_scan {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;	/* turn, bytes, producer gone: broadcast */
@@ -115,6 +124,7 @@ struct fs_scan {
 	size_t last_n;		/* and how much it asked for */
 	struct buf spare[NCHUNK];	/* freed chunks' memory */
 	size_t nspare;
+	struct later later;	/* a read answered by the producer */
 	uint64_t want;		/* (atomic) the end a waiting read needs */
 	/* the producer's */
 	cf_db *db;
@@ -506,11 +516,12 @@ static inline uint64_t in_range(uint64_t x, unsigned lo, unsigned hi)
 	return (x + ONES * (0x80 - lo)) & ~(x + ONES * (0x7f - hi)) & HIGH;
 }
 
-/* 1 if the 8 bytes of x are letters or digits. */
+/* 1 if the 8 bytes of x are letters or digits (a letter | 0x20 is
+ * lower case, and no other byte below 0x80 lands there). */
 static inline int alnum8(uint64_t x)
 {
-	return !(x & HIGH) && (in_range(x, '0', '9') | in_range(x, 'A', 'Z') |
-			       in_range(x, 'a', 'z')) == HIGH;
+	return !(x & HIGH) && (in_range(x, '0', '9') |
+			       in_range(x | ONES * 0x20, 'a', 'z')) == HIGH;
 }
 
 /* Copies n bytes: the few of a name without a call. */
@@ -546,8 +557,8 @@ static inline int alnum4(uint32_t x)
 	uint64_t y = x;
 
 	return !(y & 0x80808080u) && ((in_range(y, '0', '9') |
-		in_range(y, 'A', 'Z') | in_range(y, 'a', 'z')) &
-		0x80808080u) == 0x80808080u;
+		in_range(y | 0x20202020u, 'a', 'z')) & 0x80808080u) ==
+		0x80808080u;
 }
 
 /* The bytes of k escaped one at a time, from i on. */
@@ -783,7 +794,7 @@ static struct chunk *seal(struct fs_scan *s, struct chunk *f, int *wake)
 		s->nready++;
 		s->ready_end = f->off + f->b.len;
 	}
-	*wake = s->waiting && s->ready_end >=
+	*wake = (s->waiting || s->later.fn) && s->ready_end >=
 		__atomic_load_n(&s->want, __ATOMIC_RELAXED);
 	return fill_slot(s);
 }
@@ -818,6 +829,87 @@ static uint64_t ahead_end(const struct fs_scan *s)
 	return w > e ? w : e;
 }
 
+/* The pieces of [off, off + n) in the sealed chunks (none ending at or
+ * before off: drop_before(off) first): up to the end of the sealed
+ * bytes.  Under mu, by the read whose turn it is. */
+static void pieces(struct fs_scan *s, uint64_t off, size_t n,
+		   struct iovec *iov, int *niov, size_t *got)
+{
+	uint64_t end = off + n < s->ready_end ? off + n : s->ready_end;
+	struct chunk *c;
+	size_t i, from, take;
+
+	*got = 0;
+	*niov = 0;
+	for (i = 0; i < s->nready && off + *got < end; i++) {
+		c = &s->ch[(s->head + i) % NCHUNK];
+		from = (size_t)(off + *got - c->off);
+		take = c->b.len - from;
+		if (take > end - off - *got)
+			take = (size_t)(end - off - *got);
+		iov[*niov].iov_base = c->b.p + from;
+		iov[*niov].iov_len = take;
+		(*niov)++;
+		*got += take;
+	}
+	s->next_off = off + *got;
+}
+
+/* A read answered later and how: its pieces, or an error. */
+struct answer {
+	struct later l;
+	struct iovec iov[NCHUNK];
+	int niov, rc;
+	size_t got;
+};
+
+/* Takes the later read if its bytes are sealed, the scan ended or
+ * failed, or (stopped: the producer stopped) the ring is full of its
+ * bytes, which must do (a short read): 1 and *a.  Under mu. */
+static int take_later(struct fs_scan *s, int stopped, struct answer *a)
+{
+	if (!s->later.fn)
+		return 0;
+	/* chunks sealed since it was left may end before it */
+	drop_before(s, s->later.off);
+	if (s->ready_end < s->later.off + s->later.n && !s->done &&
+	    !s->prod_rc && !(stopped && s->nready == NCHUNK))
+		return 0;
+	a->l = s->later;
+	s->later.fn = NULL;
+	__atomic_store_n(&s->want, 0, __ATOMIC_RELAXED);
+	a->rc = 0;
+	a->niov = 0;
+	a->got = 0;
+	if (s->prod_rc && s->ready_end < a->l.off + a->l.n) {
+		a->rc = s->prod_rc;
+		s->prod_rc = 0;
+		s->started = 0;
+		s->next_off = a->l.off;
+	} else
+		pieces(s, a->l.off, a->l.n, a->iov, &a->niov, &a->got);
+	return 1;
+}
+
+/* Answers the later read taken, then ends its turn (as fs_scan_ahead
+ * does, but for producing: the caller is the producer). */
+static void answer(struct fs_scan *s, struct answer *a)
+{
+	char why[80];
+
+	if (a->rc) {
+		snprintf(why, sizeof why, "scan: %s", cf_strerror(a->rc));
+		a->l.fn(a->l.arg, NULL, 0, fs_errno(a->rc), why);
+	} else
+		a->l.fn(a->l.arg, a->iov, a->niov, 0, NULL);
+	pthread_mutex_lock(&s->mu);
+	drop_before(s, s->next_off);
+	s->busy = 0;
+	pthread_mutex_unlock(&s->mu);
+	pthread_cond_broadcast(&s->cv);
+	scan_put(s);
+}
+
 /*
  * The producer's loop, by the thread that set producing: writes rows
  * into the chunks, sealing each when full, when a waiting read's bytes
@@ -829,9 +921,10 @@ static uint64_t ahead_end(const struct fs_scan *s)
  */
 static void produce(struct fs_scan *s, uint64_t until)
 {
+	struct answer a;
 	struct chunk *f;
 	uint64_t limit, end, w;
-	int rc = 0, go, wake;
+	int rc = 0, go, wake, took;
 
 	pthread_mutex_lock(&s->mu);
 	f = fill_slot(s);
@@ -844,6 +937,7 @@ static void produce(struct fs_scan *s, uint64_t until)
 			if (end >= limit || (w && end >= w)) {
 				pthread_mutex_lock(&s->mu);
 				f = seal(s, f, &wake);
+				took = wake && take_later(s, 0, &a);
 				if (until)
 					go = s->ready_end < until;
 				else {
@@ -851,12 +945,17 @@ static void produce(struct fs_scan *s, uint64_t until)
 					go = s->ready_end < limit;
 				}
 				pthread_mutex_unlock(&s->mu);
-				if (wake)
+				if (took)
+					answer(s, &a);
+				else if (wake)
 					pthread_cond_broadcast(&s->cv);
 				if (!go || !f)
 					return;
+				w = __atomic_load_n(&s->want, __ATOMIC_ACQUIRE);
 			}
-			if (!until &&
+			/* (a read waiting keeps the file open: no close or
+			 * read going back before it is answered) */
+			if (!until && !(w > end) &&
 			    (__atomic_load_n(&s->closed, __ATOMIC_RELAXED) ||
 			     __atomic_load_n(&s->stop, __ATOMIC_RELAXED)))
 				return;
@@ -866,7 +965,10 @@ static void produce(struct fs_scan *s, uint64_t until)
 				pthread_mutex_lock(&s->mu);
 				seal(s, f, &wake);
 				s->done = 1;
+				took = take_later(s, 0, &a);
 				pthread_mutex_unlock(&s->mu);
+				if (took)
+					answer(s, &a);
 				pthread_cond_broadcast(&s->cv);
 				return;
 			}
@@ -877,8 +979,11 @@ static void produce(struct fs_scan *s, uint64_t until)
 		if (rc == 1) {
 			pthread_mutex_lock(&s->mu);
 			f = seal(s, f, &wake);
+			took = wake && take_later(s, 0, &a);
 			pthread_mutex_unlock(&s->mu);
-			if (wake)
+			if (took)
+				answer(s, &a);
+			else if (wake)
 				pthread_cond_broadcast(&s->cv);
 			rc = 0;
 		}
@@ -886,7 +991,10 @@ static void produce(struct fs_scan *s, uint64_t until)
 	if (rc) {
 		pthread_mutex_lock(&s->mu);
 		s->prod_rc = rc;
+		took = take_later(s, 0, &a);
 		pthread_mutex_unlock(&s->mu);
+		if (took)
+			answer(s, &a);
 		pthread_cond_broadcast(&s->cv);
 	}
 }
@@ -930,11 +1038,9 @@ static void turn_end(struct fs_scan *s)
 
 int fs_scan_read(struct fs_scan *s, size_t n, uint64_t off,
 		 struct iovec *iov, int *niov, size_t *got, char *why,
-		 size_t whylen)
+		 size_t whylen, fs_scan_reply_fn *reply, void *arg)
 {
 	uint64_t end, base;
-	struct chunk *c;
-	size_t i, from, take;
 	int rc = 0;
 
 	*got = 0;
@@ -974,6 +1080,16 @@ int fs_scan_read(struct fs_scan *s, size_t n, uint64_t off,
 			break;
 		}
 		__atomic_store_n(&s->want, off + n, __ATOMIC_RELEASE);
+		if (s->producing && reply) {
+			/* the producer answers it: this thread goes back
+			 * to the kernel, and no thread waits to be woken */
+			s->later.fn = reply;
+			s->later.arg = arg;
+			s->later.off = off;
+			s->later.n = n;
+			pthread_mutex_unlock(&s->mu);
+			return FS_SCAN_LATER;
+		}
 		if (s->producing) {
 			s->waiting++;
 			pthread_cond_wait(&s->cv, &s->mu);
@@ -999,20 +1115,7 @@ int fs_scan_read(struct fs_scan *s, size_t n, uint64_t off,
 		turn_end(s);
 		return fs_errno(rc);
 	}
-	/* the sealed chunks from head hold [base, ready_end) */
-	end = off + n < s->ready_end ? off + n : s->ready_end;
-	for (i = 0; i < s->nready && off + *got < end; i++) {
-		c = &s->ch[(s->head + i) % NCHUNK];
-		from = (size_t)(off + *got - c->off);
-		take = c->b.len - from;
-		if (take > end - off - *got)
-			take = (size_t)(end - off - *got);
-		iov[*niov].iov_base = c->b.p + from;
-		iov[*niov].iov_len = take;
-		(*niov)++;
-		*got += take;
-	}
-	s->next_off = off + *got;
+	pieces(s, off, n, iov, niov, got);
 	pthread_mutex_unlock(&s->mu);
 	return 0;
 }
@@ -1034,12 +1137,23 @@ void fs_scan_ahead(struct fs_scan *s)
 	s->busy = 0;
 	pthread_mutex_unlock(&s->mu);
 	pthread_cond_broadcast(&s->cv);	/* after mu: see seal() */
-	if (run) {
+	while (run) {
+		struct answer a;
+		int took;
+
 		produce(s, 0);
+		/* stopped (ahead far enough, the ring full, closed): but
+		 * a read left to it is answered first */
 		pthread_mutex_lock(&s->mu);
-		s->producing = 0;
+		took = take_later(s, 1, &a);
+		run = took || s->later.fn;
+		if (!run)
+			s->producing = 0;
 		pthread_mutex_unlock(&s->mu);
-		pthread_cond_broadcast(&s->cv);
+		if (took)
+			answer(s, &a);
+		else if (!run)
+			pthread_cond_broadcast(&s->cv);
 	}
 	scan_put(s);
 }
