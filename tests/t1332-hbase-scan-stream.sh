@@ -175,6 +175,33 @@ test_expect_success 'two opens read at once' '
 	test_cmp expect out3
 '
 
+# 120000 rows of 40-byte lines (4.8 MB): more than the 2 MiB of chunks
+# an open scan file holds, so a read far ahead makes the daemon drop
+# chunks before it while it produces, and reads of 1 MiB (the kernel's
+# most) and more are answered whole.
+test_expect_success 'reads far ahead of the chunks held, and of 1 MiB' '
+	mkdir "$MNT/w" &&
+	printf "f\n" >"$MNT/w/.schema" &&
+	awk "BEGIN { for (i = 0; i < 120000; i++) {
+		printf \"put w%07d f:q@5 v%023d\\n\", i, i >\"w.batch\"
+		printf \"w%07d f:q 5 v%023d\\n\", i, i >\"w.expect\" } }" &&
+	test $(wc -c <w.expect) = 4800000 &&
+	cat w.batch >"$MNT/w/.batch" &&
+	python3 - "$MNT/w/.scan/all" <<-\EOF &&
+	import os, sys
+	want = open("w.expect", "rb").read()
+	fd = os.open(sys.argv[1], os.O_RDONLY)
+	for off, n in ((0, 1000), (3500000, 1048576), (3400000, 10),
+	           (4700000, 1 << 20), (10, 2 << 20), (4799990, 100)):
+	    b = os.pread(fd, n, off)
+	    assert b == want[off:off + n], (off, n, len(b), b[:80])
+	os.close(fd)
+	EOF
+	read_sizes "$MNT/w/.scan/all" w.expect 1048576 &&
+	read_sizes "$MNT/w/.scan/all" w.expect 2097152 7 &&
+	cat "$MNT/w/.scan/all" >out && test_cmp w.expect out
+'
+
 test_expect_success 'unmount' '
 	cellfs_umount
 '
