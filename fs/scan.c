@@ -799,6 +799,18 @@ static struct chunk *seal(struct fs_scan *s, struct chunk *f, int *wake)
 	return fill_slot(s);
 }
 
+/* Empties chunk c: its memory kept for the next (one of a longer line
+ * freed).  Under mu. */
+static void chunk_free(struct fs_scan *s, struct chunk *c)
+{
+	c->b.len = 0;
+	if (c->b.p && c->b.cap <= CHUNK && s->nspare < NCHUNK)
+		s->spare[s->nspare++] = c->b;
+	else
+		buf_release(&c->b);
+	c->b = (struct buf)BUF_INIT;
+}
+
 /* Frees the sealed chunks that end at or before off.  Under mu, by the
  * read whose turn it is. */
 static void drop_before(struct fs_scan *s, uint64_t off)
@@ -809,12 +821,7 @@ static void drop_before(struct fs_scan *s, uint64_t off)
 		c = &s->ch[s->head];
 		if (c->off + c->b.len > off)
 			break;
-		c->b.len = 0;
-		if (c->b.cap <= CHUNK && s->nspare < NCHUNK)
-			s->spare[s->nspare++] = c->b;
-		else
-			buf_release(&c->b);
-		c->b = (struct buf)BUF_INIT;
+		chunk_free(s, c);
 		s->head = (s->head + 1) % NCHUNK;
 		s->nready--;
 	}
@@ -1008,8 +1015,8 @@ static int restart(struct fs_scan *s)
 	int rc;
 
 	drop_before(s, UINT64_MAX);
-	for (i = 0; i < NCHUNK; i++)
-		s->ch[i].b.len = 0;
+	for (i = 0; i < NCHUNK; i++)	/* the one being filled */
+		chunk_free(s, &s->ch[i]);
 	s->head = 0;
 	s->ready_end = 0;
 	s->next_off = 0;
