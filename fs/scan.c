@@ -27,8 +27,9 @@
  * qualifier, newest first).
  *
  * The result is produced while read: the scan advances as far as the
- * read needs and no further, so `head` of a huge table stops the work,
- * and an open file holds the bytes of one read and one row's lines.
+ * reads need and up to AHEAD reads further, so `head` of a huge table
+ * stops the work, and an open file holds at most NCHUNK chunks of lines
+ * (struct fs_scan).
  * As in HBase, the filters apply before versions are counted: with
  * value=, ts= (or qualifier filters) every kept version is read and the
  * N newest that pass are shown.
