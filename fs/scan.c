@@ -71,21 +71,24 @@ struct query {
  * hold its bytes (one iovec each), so the bytes are never copied again.
  * The producer is whichever thread holds `producing`: a read that finds
  * its bytes not made and no producer produces them itself; after each
- * reply, the replying thread (fs_scan_ahead) goes on producing, while
- * the reader takes the reply and the next read waits for its bytes,
- * until AHEAD reads past the last one, the ring full, the end, or the
- * file's release.  So on two cores the engine's iteration runs on one
- * while the kernel copies the reply and the reader reads on the other.
+ * reply, the replying thread (fs_scan_ahead) goes on producing while
+ * the reader takes the reply, until AHEAD reads past the last one, the
+ * ring full, the end, or the file's release.  A read whose bytes are
+ * not made while a producer runs is left to it (struct later): the
+ * producer replies as soon as they are sealed, and no thread sleeps
+ * waiting for them.  So on two cores the engine's iteration runs on one
+ * while the READ workers and the reader run on the other.
  *
  * Memory: at most NCHUNK chunks of CHUNK bytes (2 MiB), one of them
  * longer when a single cell's line is (its value escaped).
  *
  * mu (a leaf: nothing else is locked under it) guards the fields up to
- * `want`; the producer's part is the producing thread's, passed on
- * through mu; a read's part is the thread whose turn it is (busy), from
- * fs_scan_read to fs_scan_ahead.  refs: the open file's and a read's
- * (fs_scan_ahead runs after the reply, when the RELEASE may already
- * have closed the file).
+ * `want`, and the sealed chunks; the producer's part (and the chunk
+ * being filled) is the producing thread's, passed on through mu; a
+ * read's part is the thread whose turn it is (busy), from fs_scan_read
+ * to fs_scan_ahead, or to the producer's answer of a read left to it.
+ * refs: the open file's and a read's (fs_scan_ahead runs after the
+ * reply, when the RELEASE may already have closed the file).
  */
 #define CHUNK (64u << 10)
 #define NCHUNK 32
