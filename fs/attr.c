@@ -338,13 +338,13 @@ double cache_s(const struct node *n)
 		known = n->astate != A_UNKNOWN;
 		pthread_mutex_unlock(&fs_mu);
 		if (known)
-			return CACHE_S;
+			return fs_cache_s;
 	}
 	if (cache_by_table(n))
-		return table_has_ttl(n->table) ? 0 : CACHE_S;
+		return table_has_ttl(n->table) ? 0 : fs_cache_s;
 	switch (n->kind) {
 	case K_TSD:
-		return fs_tsd_is_dir(n->tk) ? CACHE_S : 0;
+		return fs_tsd_is_dir(n->tk) ? fs_cache_s : 0;
 	default:
 		return 0;
 	}

@@ -63,7 +63,7 @@ struct page {
  * scan, which sees rows written meanwhile or not (cf_scan_open); a
  * request for another offset or size drops it.  But a row deleted once
  * its entry was pulled must not reach the kernel after the delete
- * returned (the kernel would keep the name CACHE_S), and the scan may
+ * returned (the kernel would keep the name fs_cache_s), and the scan may
  * still show a row deleted after it opened: a page is sent only if its
  * table had no change since it was made (rows_gen), else made again, and
  * once the table changed after the scan opened, an entry is a row only

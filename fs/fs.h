@@ -43,6 +43,12 @@ void fs_set_session(struct fuse_session *se);
  * entry listed); else the kernel asks for them when it sees stats follow
  * a listing (ls -l, rsync).  Before the session starts. */
 void fs_set_readdirplus(int always);
+/* How long the kernel may keep names and attributes it was given
+ * (default 10 s; 0: it asks every time).  The daemon invalidates what
+ * it changes itself, so this bounds only the staleness of what it cannot
+ * see change (a TTL family's cells are never cached).  Before the
+ * session starts. */
+void fs_set_cache_timeout(unsigned seconds);
 /* Everything cached of table changed (a .batch write, a schema change) or
  * the table is gone (dropped). */
 void fs_table_changed(const char *table, int dropped);

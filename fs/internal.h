@@ -173,8 +173,9 @@ struct inos {
 	size_t n, cap;
 };
 
-/* How long the kernel may keep names and attributes (fs/inval.c). */
-#define CACHE_S 10.0
+/* How long the kernel may keep names and attributes (fs/inval.c):
+ * -o cache_timeout, 10 s unless given. */
+extern double fs_cache_s;
 
 /* --- the node table (fs/node.c) ------------------------------------------ */
 /* The lock of all state beside the engine (see the top). */

@@ -10,7 +10,7 @@
  * (inval_attrs, before the reply) and in the node (attr_forget); names
  * that may have vanished are dropped soon after the reply, by the
  * invalidator.  The queue is bounded (2^20 names; past it the timeout
- * CACHE_S does the work).
+ * fs_cache_s does the work).
  *
  * Locks: fs_mu, then imu (the queue); the invalidator sends with neither
  * held, and a name's parent node stays pinned until it is sent.
@@ -51,7 +51,7 @@ uint64_t rows_gen(const char *table)
 /* --- keeping the kernel's caches true ----------------------------------
  *
  * The kernel caches names and attributes of tables, regions, rows and
- * cells for CACHE_S seconds, so that `ls -l` and `find` after a
+ * cells for fs_cache_s seconds, so that `ls -l` and `find` after a
  * readdirplus ask nothing more.  Every change made through this daemon
  * (it owns the data directory) invalidates what it may have changed:
  *  - the attributes of every cached node of the changed row (or table),

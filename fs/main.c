@@ -28,6 +28,7 @@ struct config {
 	char *max_value, *wal;
 	char *tsd_http, *tsd_telnet;	/* ADDR:PORT of the servers */
 	char *uid, *gid, *umask, *write_buffers, *tsd_recent;
+	char *cache_timeout;
 	int rdplus_always;	/* readdirplus=always (else auto) */
 	int fsname, subtype;	/* given by the user: not set by us */
 	int shared;		/* allow_other or allow_root given */
@@ -51,6 +52,7 @@ static const struct fuse_opt cellfs_opts[] = {
 	OPT("umask=%s", umask),
 	OPT("write_buffers=%s", write_buffers),
 	OPT("tsd_recent=%s", tsd_recent),
+	OPT("cache_timeout=%s", cache_timeout),
 	FUSE_OPT_KEY("allow_other", KEY_SHARED),
 	FUSE_OPT_KEY("allow_root", KEY_SHARED),
 	{ "readdirplus=always", offsetof(struct config, rdplus_always), 1 },
@@ -162,6 +164,26 @@ static int parse_size(const char *name, const char *s, uint64_t *out)
 bad:
 	fprintf(stderr, "cellfs: bad value for %s: '%s'\n", name, s);
 	return -1;
+}
+
+/* Parses a whole number of seconds up to max; no suffix. */
+static int parse_seconds(const char *name, const char *s, unsigned max,
+			 unsigned *out)
+{
+	char *end;
+	unsigned long v;
+
+	if (!s)
+		return 0;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || end == s || *end || s[0] == '-' || v > max) {
+		fprintf(stderr, "cellfs: bad value for %s: '%s' (seconds, "
+			"0 to %u)\n", name, s, max);
+		return -1;
+	}
+	*out = (unsigned)v;
+	return 0;
 }
 
 static int make_options(const struct config *c, struct cf_options *o)
@@ -284,6 +306,8 @@ static void usage(const char *prog)
 	       "                          the segment, or with write(2)\n"
 	       "    -o readdirplus=auto|always  attributes with every listing\n"
 	       "                          page, or as the kernel sees fit\n"
+	       "    -o cache_timeout=SECONDS  how long the kernel keeps names\n"
+	       "                          and attributes (default 10)\n"
 	       "    -o tsd_http=[ADDR:]PORT    OpenTSDB's HTTP API (docs/api.md)\n"
 	       "    -o tsd_telnet=[ADDR:]PORT  OpenTSDB's telnet put port\n"
 	       "    -o write_buffers=BYTES  memory of all files open for\n"
@@ -311,6 +335,7 @@ int main(int argc, char **argv)
 	struct cf_options o;
 	struct fs_perm_opts po;
 	uint64_t wbuf = FS_WRITE_BUFFERS_DEFAULT, recent = 0;
+	unsigned cache_s = 10;
 	cf_db *db = NULL;
 	net_http *http = NULL;
 	net_telnet *telnet = NULL;
@@ -341,7 +366,8 @@ int main(int argc, char **argv)
 	if (make_options(&c, &o) || check_net(&c) || parse_ids(&c, &po) ||
 	    parse_size("write_buffers", c.write_buffers, &wbuf) ||
 	    (c.tsd_recent &&
-	     parse_size("tsd_recent", c.tsd_recent, &recent)))
+	     parse_size("tsd_recent", c.tsd_recent, &recent)) ||
+	    parse_seconds("cache_timeout", c.cache_timeout, 86400, &cache_s))
 		goto out;
 	/* Other users only ever see the mount with the kernel checking
 	 * their permissions against the modes and owners we give (SPEC 4,
@@ -408,6 +434,7 @@ int main(int argc, char **argv)
 	fs_setup(db, c.datadir, o.max_value);
 	fs_set_session(se);
 	fs_set_readdirplus(c.rdplus_always);
+	fs_set_cache_timeout(cache_s);
 	if ((c.tsd_http && net_http_start(c.tsd_http, fs_tsd_get, &http)) ||
 	    (c.tsd_telnet &&
 	     net_telnet_start(c.tsd_telnet, fs_tsd_get, &telnet)))
@@ -457,6 +484,7 @@ out:
 	free(c.umask);
 	free(c.write_buffers);
 	free(c.tsd_recent);
+	free(c.cache_timeout);
 	fuse_opt_free_args(&args);
 	return ret;
 }
