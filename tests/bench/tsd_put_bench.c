@@ -22,8 +22,9 @@
  *    8640 points each) through MNT/tsd/q/ as sum, and as sum of 1m-avg;
  *    first while the rows are still uncompacted (the query compacts them
  *    on its way unless tsd's recent points answer), then again, then the
- *    newest hour ten times (what dashboards ask for), then from store
- *    files after a flush.  The points counted are those the query loaded
+ *    last hour (3600 s to the newest point, 360 points a series) ten
+ *    times as sum and as sum of 1m-avg (what dashboards ask for); the
+ *    day and the last hour again from store files after a flush.  The points counted are those the query loaded
  *    (cellfs_tsd_query_points); the share read from the recent points
  *    in memory is printed.
  * 3. bytes per point: every metric dumped (which compacts each finished
@@ -536,14 +537,19 @@ usage:
 	query("query sum (memstore, compacted)", q, (uint64_t)qper);
 	query("query sum:1m-avg (memstore)", qd,
 	      (uint64_t)((qper * STEP + 59) / 60));
-	/* the newest hour of data, as a dashboard asks for it */
+	/* the last hour of data, as a dashboard asks for it: 3600 s to
+	 * the newest point, across two hourly rows */
 	int64_t tend = t0 + (int64_t)(per - 1) * STEP;
-	int64_t hstart = tend / 3600 * 3600;
-	char qh[512];
+	int64_t hstart = tend - 3600 + STEP > t0 ? tend - 3600 + STEP : t0;
+	char qh[512], qhd[512];
 	snprintf(qh, sizeof qh, "start=%lld&end=%lld&m=sum:%s",
 		 (long long)hstart, (long long)tend, metrics[0].name);
-	query_n("query sum, newest hour (x10)", qh,
-		(uint64_t)((tend - hstart) / STEP + 1), 10);
+	snprintf(qhd, sizeof qhd, "start=%lld&end=%lld&m=sum:1m-avg:%s",
+		 (long long)hstart, (long long)tend, metrics[0].name);
+	uint64_t hper = (uint64_t)((tend - hstart) / STEP + 1);
+	query_n("query sum, last hour (x10)", qh, hper, 10);
+	query_n("query sum:1m-avg, last hour (x10)", qhd,
+		(hper * STEP + 59) / 60, 10);
 
 	/* 3. bytes per point: flush, compact every row, flush again */
 	uint64_t lines;
@@ -569,6 +575,9 @@ usage:
 	query("query sum (store files)", q, (uint64_t)qper);
 	query("query sum:1m-avg (store files)", qd,
 	      (uint64_t)((qper * STEP + 59) / 60));
+	query_n("query sum, last hour, files (x10)", qh, hper, 10);
+	query_n("query sum:1m-avg, last hour, files (x10)", qhd,
+		(hper * STEP + 59) / 60, 10);
 	uint64_t tb = table_bytes("tsdb"), ub = table_bytes("tsdb-uid");
 	printf("on disk: tsdb before row compaction %.2f bytes/point; after: "
 	       "%llu bytes of store files; tsdb-uid %llu bytes; the "
