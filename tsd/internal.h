@@ -91,6 +91,11 @@ struct tsd_rowpt {
 int tsd_row_decode(const cf_row *row, struct tsd_rowpt **pts, size_t *cap,
 		   size_t *n, size_t *ncells);
 
+/* The data cells of row (family t, a qualifier of a nonzero even length,
+ * a value: rows read keys_only have none) into *cells (malloc'd, the
+ * caller frees it, pointing into row), their count into *n.  CF_ENOMEM. */
+int tsd_row_cells(const cf_row *row, struct tsd_rawcell **cells, size_t *n);
+
 /* Appends "k1=v1 k2=v2" (names sorted by key) of the tag UID pairs
  * tags[0..ntags) to out, each preceded by a space. */
 int tsd_format_tags(tsd *t, cf_table *uidt, const unsigned char *tags,

@@ -8,10 +8,35 @@
 #include "util/coding.h"
 #include "util/err.h"
 
+int tsd_row_cells(const cf_row *row, struct tsd_rawcell **cells, size_t *n)
+{
+	size_t count = cf_row_count(row), nc = 0;
+	struct tsd_rawcell *c = malloc((count ? count : 1) * sizeof *c);
+
+	*cells = c;
+	*n = 0;
+	if (!c)
+		return CF_ENOMEM;
+	for (size_t i = 0; i < count; i++) {
+		const struct cf_cell *x = cf_row_cell(row, i);
+		if (x->famlen != 1 || x->fam[0] != 't' || x->qlen == 0 ||
+		    (x->qlen & 1) || !x->val)
+			continue;
+		c[nc].q = x->qual;
+		c[nc].qlen = x->qlen;
+		c[nc].v = x->val;
+		c[nc].vlen = x->vlen;
+		c[nc].version = x->ts;
+		nc++;
+	}
+	*n = nc;
+	return CF_OK;
+}
+
 int tsd_row_decode(const cf_row *row, struct tsd_rowpt **pts, size_t *cap,
 		   size_t *n, size_t *ncells)
 {
-	size_t klen, count = cf_row_count(row), nc = 0, total = 0, np = 0;
+	size_t klen, nc = 0, total = 0, np = 0;
 	const unsigned char *key = cf_row_key(row, &klen);
 	struct tsd_rawcell *cells = NULL;
 	struct tsd_cellpt *cp = NULL;
@@ -22,22 +47,10 @@ int tsd_row_decode(const cf_row *row, struct tsd_rowpt **pts, size_t *cap,
 	if (klen < TSD_ROWKEY_PREFIX)
 		return CF_ECORRUPT;
 	int64_t base_ms = (int64_t)dec_u32be(key + TSD_UID_WIDTH) * 1000;
-	cells = malloc((count ? count : 1) * sizeof *cells);
-	if (!cells)
-		return CF_ENOMEM;
-	for (size_t i = 0; i < count; i++) {
-		const struct cf_cell *c = cf_row_cell(row, i);
-		if (c->famlen != 1 || c->fam[0] != 't' || c->qlen == 0 ||
-		    (c->qlen & 1) || !c->val)
-			continue;
-		cells[nc].q = c->qual;
-		cells[nc].qlen = c->qlen;
-		cells[nc].v = c->val;
-		cells[nc].vlen = c->vlen;
-		cells[nc].version = c->ts;
-		total += c->qlen / 2;
-		nc++;
-	}
+	if ((rc = tsd_row_cells(row, &cells, &nc)))
+		return rc;
+	for (size_t i = 0; i < nc; i++)
+		total += cells[i].qlen / 2;
 	*ncells = nc;
 	if (total == 0)
 		goto out;

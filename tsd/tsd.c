@@ -189,25 +189,8 @@ int tsd_compact_row(tsd *t, cf_table *dbt, const unsigned char *key,
 			return rc;
 		row = own;
 	}
-	size_t count = cf_row_count(row);
-	cells = malloc((count ? count : 1) * sizeof *cells);
-	if (!cells) {
-		rc = CF_ENOMEM;
+	if ((rc = tsd_row_cells(row, &cells, &n)))
 		goto out;
-	}
-	for (size_t i = 0; i < count; i++) {
-		const struct cf_cell *c = cf_row_cell(row, i);
-		if (c->famlen != 1 || c->fam[0] != 't' || (c->qlen & 1) ||
-		    c->qlen == 0)
-			continue;
-		cells[n].q = c->qual;
-		cells[n].qlen = c->qlen;
-		cells[n].v = c->val;
-		cells[n].vlen = c->vlen;
-		cells[n].version = c->ts;
-		n++;
-	}
-	rc = CF_OK;
 	if (n < 2)
 		goto out;
 	if ((rc = tsd_compact_cells(cells, n, &q, &v, &np)))
