@@ -3,7 +3,7 @@
  * grows?  The same 1-hour queries against a mount holding one day of
  * 1000 series and one holding a year of them.
  *
- *   tsd_history_bench [-d DAYS] [-i SECONDS] [-H HOSTS] [-r ROUNDS]
+ *   tsd_history_bench [-k] [-d DAYS] [-i SECONDS] [-H HOSTS] [-r ROUNDS]
  *                     CELLFS_BINARY DIR
  *
  * Makes two data directories, DIR/day and DIR/year, through the library
@@ -30,7 +30,12 @@
  *
  * The points are the same in both directories (the generator restarts
  * from one seed per series at the start of the last day).  A
- * measurement, not a test; DIR must not exist or be empty.
+ * measurement, not a test; DIR must not exist or be empty, but with -k:
+ * each built directory is kept as DIR/day/base and DIR/year/base (with
+ * base.info: the sizes it was built with, its points and build time),
+ * and a later run with -k and the same sizes copies them instead of
+ * building again (the year takes an hour or more), so the queries can be
+ * run again on a quiet machine.
  */
 #define _XOPEN_SOURCE 700
 #include <errno.h>
@@ -262,10 +267,71 @@ static void build(struct hist *h, struct series *ser, long nseries,
 	cf_db_close(db);
 	h->points = k.points;
 	h->load_s = now_s() - t0;
-	sst_bytes = sst_files = 0;
-	nftw(h->data, count_sst, 16, FTW_PHYS);
-	h->bytes = sst_bytes;
-	h->files = sst_files;
+}
+
+/* Runs argv (a command of the system); dies unless it exits 0. */
+static void run(const char *const argv[])
+{
+	int st;
+	pid_t p = fork();
+
+	if (p == 0) {
+		execvp(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	if (p < 0 || waitpid(p, &st, 0) < 0 || !WIFEXITED(st) ||
+	    WEXITSTATUS(st))
+		die(argv[0], CF_EIO);
+}
+
+static void copy_dir(const char *from, const char *to)
+{
+	const char *rm[] = { "rm", "-rf", to, NULL };
+	const char *cp[] = { "cp", "-a", from, to, NULL };
+
+	run(rm);
+	run(cp);
+}
+
+/* With -k: the kept build of h in sub/base, if one of these sizes is
+ * there (1: copied to h->data), else 0. */
+static int reuse(struct hist *h, const char *sub, long days, long interval,
+		 long hosts)
+{
+	char info[4200], base[4200];
+	long d, iv, ho;
+	FILE *f;
+	int ok;
+
+	snprintf(info, sizeof info, "%s/base.info", sub);
+	snprintf(base, sizeof base, "%s/base", sub);
+	if (!(f = fopen(info, "r")))
+		return 0;
+	ok = fscanf(f, "%ld %ld %ld %" SCNu64 " %lf", &d, &iv, &ho,
+		    &h->points, &h->load_s) == 5 &&
+	     d == days && iv == interval && ho == hosts;
+	fclose(f);
+	if (!ok)
+		return 0;
+	copy_dir(base, h->data);
+	return 1;
+}
+
+/* With -k: keeps h's fresh build as sub/base. */
+static void keep(const struct hist *h, const char *sub, long days,
+		 long interval, long hosts)
+{
+	char info[4200], base[4200];
+	FILE *f;
+
+	snprintf(info, sizeof info, "%s/base.info", sub);
+	snprintf(base, sizeof base, "%s/base", sub);
+	unlink(info);
+	copy_dir(h->data, base);
+	if (!(f = fopen(info, "w")) ||
+	    fprintf(f, "%ld %ld %ld %" PRIu64 " %.0f\n", days, interval,
+		    hosts, h->points, h->load_s) < 0 || fclose(f))
+		die(info, 0);
 }
 
 static void mount_hist(struct hist *h, const char *bin)
@@ -350,10 +416,12 @@ int main(int argc, char **argv)
 		"sum, an hour 12 h back (files)",
 	};
 	uint64_t qbytes[2][NQUERY];
-	int c;
+	int c, kept = 0;
 
-	while ((c = getopt(argc, argv, "d:i:H:r:")) != -1) {
-		if (c == 'd')
+	while ((c = getopt(argc, argv, "kd:i:H:r:")) != -1) {
+		if (c == 'k')
+			kept = 1;
+		else if (c == 'd')
 			days = atol(optarg);
 		else if (c == 'i')
 			interval = atol(optarg);
@@ -366,7 +434,7 @@ int main(int argc, char **argv)
 	}
 	if (optind + 2 != argc || days < 2 || interval < 1 || hosts < 1 ||
 	    rounds < 2) {
-		fprintf(stderr, "usage: tsd_history_bench [-d DAYS] "
+		fprintf(stderr, "usage: tsd_history_bench [-k] [-d DAYS] "
 			"[-i SECONDS] [-H HOSTS] [-r ROUNDS] CELLFS_BINARY "
 			"DIR\n");
 		return 2;
@@ -389,9 +457,22 @@ int main(int argc, char **argv)
 			if (!(hs[i].lat[q] = calloc((size_t)rounds,
 						    sizeof(double))))
 				die("malloc", CF_ENOMEM);
-		build(&hs[i], ser, nseries, i ? days : 1, interval);
-		fprintf(stderr, "built %s: %" PRIu64 " points in %.0f s\n",
-			hs[i].name, hs[i].points, hs[i].load_s);
+		long d = i ? days : 1;
+		if (kept && reuse(&hs[i], sub, d, interval, hosts)) {
+			fprintf(stderr, "copied %s from %s/base\n",
+				hs[i].name, sub);
+		} else {
+			build(&hs[i], ser, nseries, d, interval);
+			fprintf(stderr, "built %s: %" PRIu64 " points in "
+				"%.0f s\n", hs[i].name, hs[i].points,
+				hs[i].load_s);
+			if (kept)
+				keep(&hs[i], sub, d, interval, hosts);
+		}
+		sst_bytes = sst_files = 0;
+		nftw(hs[i].data, count_sst, 16, FTW_PHYS);
+		hs[i].bytes = sst_bytes;
+		hs[i].files = sst_files;
 	}
 
 	/* The last hour, through each mount: still in the memstore. */
