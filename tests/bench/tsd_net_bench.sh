@@ -10,22 +10,14 @@
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 build=${CELLFS_BUILD:-$top/build/default}
+. "$top/tests/bench/lib-mount.sh"
 client="python3 $top/tests/tsd_client.py"
 dir=$(mktemp -d /tmp/tsd-net-bench.XXXXXX) || exit 1
 mnt=$dir/mnt
 pid=
 
 cleanup() {
-	fusermount3 -u "$mnt" 2>/dev/null || fusermount3 -uz "$mnt" 2>/dev/null
-	if test -n "$pid"; then
-		i=0
-		while kill -0 "$pid" 2>/dev/null && test $i -lt 300; do
-			i=$((i + 1))
-			sleep 0.1
-		done
-		kill -9 "$pid" 2>/dev/null
-		wait "$pid" 2>/dev/null
-	fi
+	bench_umount
 	rm -rf "$dir"
 }
 trap cleanup EXIT

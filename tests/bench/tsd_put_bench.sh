@@ -15,6 +15,7 @@
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 build=${CELLFS_BUILD:-$top/build/default}
+. "$top/tests/bench/lib-mount.sh"
 dir=$(mktemp -d /tmp/tsd-put-bench.XXXXXX) || exit 1
 mnt=$dir/mnt
 data=$dir/data
@@ -23,16 +24,7 @@ bpid=
 
 cleanup() {
 	test -z "$bpid" || kill "$bpid" 2>/dev/null
-	fusermount3 -u "$mnt" 2>/dev/null || fusermount3 -uz "$mnt" 2>/dev/null
-	if test -n "$pid"; then
-		i=0
-		while kill -0 "$pid" 2>/dev/null && test $i -lt 300; do
-			i=$((i + 1))
-			sleep 0.1
-		done
-		kill -9 "$pid" 2>/dev/null
-		wait "$pid" 2>/dev/null
-	fi
+	bench_umount
 	if test -n "${TSD_BENCH_KEEP:-}"; then
 		echo "kept $dir (data/data/tsdb/*/t/*.sst: the store files)" >&2
 	else
@@ -46,17 +38,11 @@ mkdir -p "$mnt" "$data" || exit 1
 "${CELLFS_DAEMON:-$build/cellfs}" -f ${CELLFS_OPTS:+-o "$CELLFS_OPTS"} \
 	"$data" "$mnt" 2>"$dir/cellfs.err" &
 pid=$!
-i=0
-until test "$(stat -f -c %T "$mnt" 2>/dev/null)" = fuseblk ||
-      test "$(stat -f -c %T "$mnt" 2>/dev/null)" = fuse; do
-	i=$((i + 1))
-	if test $i -ge 100 || ! kill -0 "$pid" 2>/dev/null; then
-		echo "tsd_put_bench.sh: mount failed" >&2
-		cat "$dir/cellfs.err" >&2
-		exit 1
-	fi
-	sleep 0.1
-done
+if ! bench_wait_mount; then
+	echo "tsd_put_bench.sh: mount failed" >&2
+	cat "$dir/cellfs.err" >&2
+	exit 1
+fi
 echo "cellfs pid $pid (perf record -g -p $pid attaches to the daemon)"
 # in the background, so that a signal to this script runs the traps now
 "$build/tests/bench/tsd_put_bench" -p "$pid" "$@" "$mnt" "$data" &

@@ -18,6 +18,7 @@
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 build=${CELLFS_BUILD:-$top/build/default}
+. "$top/tests/bench/lib-mount.sh"
 secs=1800
 file=
 keep=
@@ -34,16 +35,7 @@ mnt=$dir/mnt
 pid=
 
 cleanup() {
-	fusermount3 -u "$mnt" 2>/dev/null || fusermount3 -uz "$mnt" 2>/dev/null
-	if test -n "$pid"; then
-		i=0
-		while kill -0 "$pid" 2>/dev/null && test $i -lt 300; do
-			i=$((i + 1))
-			sleep 0.1
-		done
-		kill -9 "$pid" 2>/dev/null
-		wait "$pid" 2>/dev/null
-	fi
+	bench_umount
 	rm -rf "$dir"
 }
 trap cleanup EXIT
@@ -77,13 +69,7 @@ run() {
 	mkdir -p "$mnt" "$data" || return 1
 	"$build/cellfs" -f "$data" "$mnt" 2>>"$dir/cellfs.err" &
 	pid=$!
-	i=0
-	until test "$(stat -f -c %T "$mnt" 2>/dev/null)" = fuse ||
-	      test "$(stat -f -c %T "$mnt" 2>/dev/null)" = fuseblk; do
-		i=$((i + 1))
-		test $i -lt 100 && kill -0 "$pid" 2>/dev/null || return 1
-		sleep 0.1
-	done
+	bench_wait_mount || return 1
 	mkdir "$mnt/tsdb" &&
 	printf "t COMPRESSION=%s\n" "$2" >"$mnt/tsdb/.schema" &&
 	cat "$file" >>"$mnt/tsd/put" &&
@@ -95,9 +81,7 @@ run() {
 	bytes=$(cat "$data"/data/tsdb/*/t/*.sst | wc -c) &&
 	printf "%-34s %12d bytes %8.3f bytes/point\n" "t COMPRESSION=$2" \
 		"$bytes" "$(echo "$bytes $points" | awk '{ print $1 / $2 }')"
-	fusermount3 -u "$mnt"
-	wait "$pid"
-	pid=
+	bench_umount
 }
 
 run snappy SNAPPY &&
