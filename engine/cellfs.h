@@ -67,6 +67,10 @@ struct cf_options {
 				   never through a mapping of the segment
 				   (default 0: mapped where the file system
 				   preallocates; docs/wal_format.md) */
+	size_t compact_window;	/* cells of one row a major compaction
+				   holds at once (and at most 8 MiB of
+				   them); a larger row is streamed column
+				   by column (docs/engine.md); 0: 4096 */
 };
 
 /* Fills o with the defaults of SPEC.md section 1. */

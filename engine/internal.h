@@ -303,6 +303,18 @@ void vis_scratch_release(struct vis_scratch *s);
 void vis_column(const struct vis_ctx *c, const struct vis_family *vf,
 		struct vis_scratch *s, struct vcell *cells, size_t n);
 
+/* A column streamed put by put in key order, in O(1) memory: valid only
+ * when every cell of the column is a put the snapshot sees and its
+ * family has no DeleteFamily marker (vis_column's case without
+ * deletes; expiring is never set then).  Zeroed to start; the state of
+ * the next put, of timestamp ts. */
+struct vis_puts {
+	int64_t ts;
+	size_t distinct;	/* timestamps above ts */
+	int any;
+};
+int vis_puts_next(const struct vis_ctx *c, struct vis_puts *st, int64_t ts);
+
 /* --- view iterators (viewiter.c) -------------------------------------- */
 
 /* An iterator over region r's view v for the given families (NULL: all)

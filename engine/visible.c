@@ -401,6 +401,30 @@ void vis_scratch_release(struct vis_scratch *s)
 	memset(s, 0, sizeof *s);
 }
 
+int vis_puts_next(const struct vis_ctx *c, struct vis_puts *st, int64_t ts)
+{
+	int versions = c->f ? c->f->versions : 1;
+	int minv = c->f ? c->f->min_versions : 0;
+	int64_t ttl = c->f ? c->f->ttl : CF_TTL_FOREVER;
+
+	if (st->any && ts == st->ts)
+		return VIS_DEAD;	/* its version, rewritten */
+	if (st->any)
+		st->distinct++;
+	st->any = 1;
+	st->ts = ts;
+	if (st->distinct >= (size_t)(versions > 0 ? versions : 0))
+		return VIS_DEAD;	/* VERSIONS newer timestamps */
+	/* with no deletes, the newest put of each of the first VERSIONS
+	 * timestamps lives for ever and no more than one a timestamp is
+	 * alive at once: MIN_VERSIONS newer puts were alive at some moment
+	 * iff MIN_VERSIONS <= VERSIONS newer timestamps exist */
+	if (ttl != CF_TTL_FOREVER && c->now_ms - ts > ttl * 1000 &&
+	    (minv == 0 || (minv <= versions && st->distinct >= (size_t)minv)))
+		return VIS_DEAD;
+	return VIS_LIVE;
+}
+
 /*
  * The usual case: every cell a put the snapshot sees, and no TTL.
  * Nothing can mask a put then, so (as vis_column finds with no
