@@ -454,6 +454,65 @@ static int column_vs(const struct ikey *x, const struct cf_column *last)
 	return c ? c : bytes_cmp(x->qual, x->qlen, last->qual, last->qlen);
 }
 
+/*
+ * A Get of named columns of one family (last: the greatest of them)
+ * reads only what can change them: the family's empty-qualifier column
+ * (where its DeleteFamily markers are) and the named columns, seeking
+ * from one to the next, so its cost does not grow with the columns in
+ * between (a row of a million columns: one seek each).  A column's fate
+ * depends on its own cells and its family's markers only (visible.c).
+ * What to do at cell x: 0 gather it, 1 the iterator was moved to the
+ * next column wanted, -1 nothing after x is wanted.
+ */
+static int get_hop(struct iter *it, const struct cf_read_opts *o,
+		   const struct cf_column *last, const struct ikey *x)
+{
+	int c = bytes_cmp(x->fam, x->famlen, last->fam, last->famlen);
+	const struct cf_column *nx = NULL;
+	unsigned char stack[512], *p = stack;
+	struct ikey k;
+	size_t n;
+
+	if (c > 0)
+		return -1;
+	if (c == 0 && x->qlen == 0)
+		return 0;
+	if (c == 0) {
+		for (size_t i = 0; i < o->ncolumns; i++) {
+			const struct cf_column *col = &o->columns[i];
+			int d = bytes_cmp(col->qual, col->qlen, x->qual,
+					  x->qlen);
+			if (d == 0)
+				return 0;
+			if (d > 0 && (!nx || bytes_cmp(col->qual, col->qlen,
+						       nx->qual,
+						       nx->qlen) < 0))
+				nx = col;
+		}
+		if (!nx)
+			return -1;
+	}
+	memset(&k, 0, sizeof k);
+	k.row = x->row;
+	k.rowlen = x->rowlen;
+	k.fam = (const unsigned char *)last->fam;
+	k.famlen = last->famlen;
+	k.qual = nx ? nx->qual : NULL;	/* before the family: its start */
+	k.qlen = nx ? nx->qlen : 0;
+	k.ts = INT64_MAX;
+	k.seq = SEQ_MAX;
+	k.type = 0xff;
+	n = ikey_size(&k);
+	if (n > sizeof stack && !(p = malloc(n))) {
+		iter_next(it);	/* no memory: step instead */
+		return 1;
+	}
+	iter_seek(it, p, ikey_encode(p, &k));
+	if (p != stack)
+		free(p);
+	return 1;
+}
+
 int read_row(struct cf_db *db, struct cf_table *t, struct iter *it,
 	     const struct cf_read_opts *o, uint64_t snapshot,
 	     const struct cf_column *last, cf_row *out)
@@ -500,6 +559,13 @@ int read_row(struct cf_db *db, struct cf_table *t, struct iter *it,
 		} else if (last && column_vs(&x, last) > 0) {
 			/* past the Get's columns: the rest are not shown */
 			break;
+		}
+		if (last) {
+			int hop = get_hop(it, o, last, &x);
+			if (hop < 0)
+				break;
+			if (hop > 0)
+				continue;
 		}
 		if (n > g && bytes_cmp(x.fam, x.famlen, fam, famlen) != 0) {
 			rc = emit_family(f, out, o, snapshot, g, n - g);
