@@ -393,6 +393,16 @@ int row_push(cf_row *r, const char *fam, size_t famlen,
 	     const unsigned char *qual, size_t qlen, int64_t ts,
 	     const unsigned char *val, size_t vlen, int with_val);
 void row_finish(cf_row *r);
+/* For a scan in pages (cf_scan_opts.batch): makes *cp (NULL: a new
+ * one, freed with cf_row_cursor_close) a cursor over row read from it,
+ * positioned on the row's first cell, of view v at snapshot snap, all
+ * three the scanner's and left to it; o as for cf_row_cursor_open.  The
+ * cursor leaves it on the first cell after the row once its last page
+ * is given.  CF_ENOMEM. */
+struct cf_row_cursor;
+int row_cursor_at(struct cf_table *t, struct view *v, struct iter *it,
+		  uint64_t snap, const struct cf_read_opts *o,
+		  const void *row, size_t rowlen, struct cf_row_cursor **cp);
 /* Latest visible value of one cell into out; CF_ENOTFOUND if none.
  * *ts gets its timestamp. */
 int table_get_latest(struct cf_table *t, const void *row, size_t rowlen,

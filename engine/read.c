@@ -1031,6 +1031,9 @@ struct cf_scanner {
 	uint64_t snap;
 	cf_row *row;
 	int done;
+	size_t batch;			/* cells a result at most; 0: rows */
+	struct cf_row_cursor *cur;	/* batch: the row being paged */
+	int in_row;			/* batch: cur has a row */
 };
 
 /*
@@ -1102,6 +1105,8 @@ void cf_scan_close(cf_scanner *s)
 {
 	if (!s)
 		return;
+	cf_row_cursor_close(s->cur);
+	s->cur = NULL;
 	iter_destroy(s->it);
 	s->it = NULL;
 	if (s->v)
@@ -1188,7 +1193,10 @@ int cf_scan_open(cf_table *t, const struct cf_scan_opts *o, cf_scanner **out)
 	s->t = t;
 	s->ro = o->read;
 	s->limit = o->limit;
-	if (!(s->row = row_new()))
+	s->batch = o->batch;
+	if (o->batch && (o->reversed || o->read.raw || o->read.columns))
+		rc = CF_EINVAL;
+	if (!rc && !(s->row = row_new()))
 		rc = CF_ENOMEM;
 	if (!rc && o->read.columns && o->read.ncolumns) {
 		/* copy the column list so the caller's may go away */
@@ -1511,6 +1519,23 @@ int cf_scan_next(cf_scanner *s, const cf_row **row)
 		const unsigned char *k, *rk;
 		size_t kl, rl;
 
+		if (s->in_row) {
+			/* a scan in pages: the row's next page */
+			const cf_row *pg;
+			if ((rc = cf_row_cursor_next(s->cur, s->batch, &pg)))
+				return rc;
+			if (cf_row_count(pg)) {
+				if (s->in_row == 1) {	/* its first */
+					s->in_row = 2;
+					scan_emit(s, row);
+				}
+				*row = pg;
+				return CF_OK;
+			}
+			s->in_row = 0;	/* it is after the row now */
+			continue;
+		}
+
 		if (s->limit && s->rows >= s->limit)
 			break;
 		if (!s->it || !iter_valid(s->it)) {
@@ -1551,6 +1576,13 @@ int cf_scan_next(cf_scanner *s, const cf_row **row)
 		if (s->prefix.len && (rl < s->prefix.len ||
 				      memcmp(rk, s->prefix.p, s->prefix.len)))
 			break;
+		if (s->batch) {
+			if ((rc = row_cursor_at(s->t, s->v, s->it, s->snap,
+						&s->ro, rk, rl, &s->cur)))
+				return rc;
+			s->in_row = 1;
+			continue;
+		}
 		rc = read_row(s->t->db, s->t, s->it, &s->ro, s->snap, NULL,
 			      s->row);
 		if (rc)

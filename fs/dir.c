@@ -74,7 +74,11 @@ struct dirh {
 	struct dent *e;
 	size_t n, cap;
 	uint64_t base;		/* offset of e[0] */
-	cf_scanner *scan;	/* region or prefix listing, continued lazily */
+	cf_scanner *scan;	/* region or prefix listing, continued lazily,
+				 * in pages of ROW_PAGE cells (a row of many
+				 * cells comes as several pages) */
+	struct buf lastrow;	/* the row of the scan's last page */
+	int lastrow_listed;	/* ... is the entry e[n - 1] */
 	cf_row_cursor *rcur;	/* row or .versions listing, page by page */
 	int versions;		/* ... of .versions: every kept version */
 	uint64_t sgen;		/* rows_gen() before the scan opened */
@@ -187,6 +191,7 @@ static void dir_free(struct dirh *d)
 	free(d->e);
 	if (d->scan)
 		cf_scan_close(d->scan);
+	buf_release(&d->lastrow);
 	cf_row_cursor_close(d->rcur);
 	if (d->t)
 		cf_table_close(d->t);
@@ -320,6 +325,7 @@ static int dir_fill(struct node *n, struct dirh *d)
 		so.read.max_ts = INT64_MAX;
 		so.read.max_versions = 1;
 		so.read.keys_only = 1;
+		so.batch = ROW_PAGE;
 		if (n->kind == K_PREFIX) {
 			so.prefix = n->key.p;
 			so.prefixlen = n->key.len;
@@ -369,7 +375,9 @@ static int dir_more(struct dirh *d, uint64_t want)
 		return d->serr;
 	while (!rc && d->rcur && d->base + d->n <= want)
 		rc = row_more(d);
-	while (!rc && d->scan && d->base + d->n <= want) {
+	/* an entry is complete (its time the newest of all its row's
+	 * pages) once the next row begins: one entry past want */
+	while (!rc && d->scan && d->base + d->n <= want + 1) {
 		rc = cf_scan_next(d->scan, &r);
 		if (rc || !r) {
 			cf_scan_close(d->scan);
@@ -377,6 +385,19 @@ static int dir_more(struct dirh *d, uint64_t want)
 			break;
 		}
 		k = cf_row_key(r, &klen);
+		if (d->lastrow.len == klen && klen &&
+		    !memcmp(d->lastrow.p, k, klen)) {
+			/* the row's next page */
+			int64_t ts = row_newest(r);
+			if (d->lastrow_listed && d->n &&
+			    ts > d->e[d->n - 1].mtime)
+				d->e[d->n - 1].mtime = ts;
+			continue;
+		}
+		buf_reset(&d->lastrow);
+		d->lastrow_listed = 0;
+		if ((rc = buf_append(&d->lastrow, k, klen)))
+			break;
 		buf_reset(&b);
 		rc = cf_escape(k, klen, &b);
 		if (!rc && b.len > 255)
@@ -385,6 +406,7 @@ static int dir_more(struct dirh *d, uint64_t want)
 			 !(rc = dir_add(d, (char *)b.p, b.len, 1))) {
 			d->e[d->n - 1].gen = d->sgen;
 			d->e[d->n - 1].mtime = row_newest(r);
+			d->lastrow_listed = 1;
 		}
 		if (rc)
 			break;
@@ -408,6 +430,8 @@ static int dir_start(struct dirh *d)
 	if (d->scan)
 		cf_scan_close(d->scan);
 	d->scan = NULL;
+	buf_reset(&d->lastrow);
+	d->lastrow_listed = 0;
 	cf_row_cursor_close(d->rcur);
 	d->rcur = NULL;
 	if (d->t)
