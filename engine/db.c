@@ -1176,6 +1176,7 @@ static int table_empty(struct cf_table *t)
 	int rc;
 
 	so.read.keys_only = 1;
+	so.batch = 1;	/* the first cell, not its whole row */
 	rc = cf_scan_open(t, &so, &s);
 	if (rc)
 		return rc;
