@@ -90,7 +90,8 @@ static void midx_build(struct vis_midx *m)
 {
 	size_t P = 1;
 
-	qsort(m->p, m->n, sizeof *m->p, cmp_mpair);
+	if (m->n)
+		qsort(m->p, m->n, sizeof *m->p, cmp_mpair);
 	while (P < m->n)
 		P *= 2;
 	m->P = P;
