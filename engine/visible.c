@@ -37,6 +37,7 @@
  * one descent of that tree.  Counting at the births only is enough: the
  * count rises only at births.
  */
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -463,28 +464,88 @@ static int classify_puts(const struct vis_ctx *c, struct rcell *cells,
 	return 1;
 }
 
-void vis_classify(const struct vis_ctx *c, struct rcell *cells, size_t n)
-{
+static void vis_classify_with(const struct vis_ctx *c, struct vis_family *vf,
+			      struct vis_scratch *s, struct rcell *cells,
+			      size_t n);
+
+/*
+ * Each thread keeps its scratch arrays from one vis_classify to the
+ * next (a read classifies every family of every row it reads), unless
+ * they grew past SCRATCH_KEEP cells: then they go, so a huge column
+ * leaves nothing behind.
+ */
+#define SCRATCH_KEEP 4096
+
+struct vis_tls {
 	struct vis_family vf;
 	struct vis_scratch s;
-	size_t i, j;
+};
+
+static pthread_key_t vis_key;
+static pthread_once_t vis_once = PTHREAD_ONCE_INIT;
+static int vis_key_ok;
+
+static void vis_tls_free(void *p)
+{
+	struct vis_tls *t = p;
+
+	vis_family_release(&t->vf);
+	vis_scratch_release(&t->s);
+	free(t);
+}
+
+static void vis_key_init(void)
+{
+	vis_key_ok = pthread_key_create(&vis_key, vis_tls_free) == 0;
+}
+
+void vis_classify(const struct vis_ctx *c, struct rcell *cells, size_t n)
+{
+	struct vis_tls local, *tls = NULL;
+	size_t i;
 
 	if (c->expiring)
 		for (i = 0; i < n; i++)
 			cells[i].expiring = 0;
 	if (classify_puts(c, cells, n))
 		return;
-	memset(&vf, 0, sizeof vf);
-	memset(&s, 0, sizeof s);
+	pthread_once(&vis_once, vis_key_init);
+	if (vis_key_ok && !(tls = pthread_getspecific(vis_key)) &&
+	    (tls = calloc(1, sizeof *tls)) &&
+	    pthread_setspecific(vis_key, tls)) {
+		free(tls);
+		tls = NULL;
+	}
+	if (!tls) {
+		memset(&local, 0, sizeof local);
+		tls = &local;
+	}
+	vis_classify_with(c, &tls->vf, &tls->s, cells, n);
+	if (tls == &local || tls->s.vcap > SCRATCH_KEEP ||
+	    tls->s.ccap > SCRATCH_KEEP || tls->s.scap > SCRATCH_KEEP ||
+	    tls->vf.idx.cap > SCRATCH_KEEP) {
+		vis_family_release(&tls->vf);
+		vis_scratch_release(&tls->s);
+	}
+}
+
+static void vis_classify_with(const struct vis_ctx *c, struct vis_family *vf,
+			      struct vis_scratch *s, struct rcell *cells,
+			      size_t n)
+{
+	size_t i, j;
+
+	vf->n = 0;
+	vf->idx.n = 0;
 	/* DeleteFamily markers first: they cover every column. */
 	for (i = 0; i < n; i++) {
 		if (cells[i].k.type != KT_DELETE_FAMILY)
 			continue;
 		cells[i].state = cells[i].k.seq > c->snapshot ? VIS_FUTURE
 							      : VIS_MARKER;
-		vis_family_add(c, &vf, cells[i].k.ts, cells[i].k.seq);
+		vis_family_add(c, vf, cells[i].k.ts, cells[i].k.seq);
 	}
-	vis_family_done(&vf);
+	vis_family_done(vf);
 	for (i = 0; i < n; i = j) {
 		size_t m = 0;
 
@@ -494,23 +555,21 @@ void vis_classify(const struct vis_ctx *c, struct rcell *cells, size_t n)
 			;
 		/* the column's cells without family markers (they share
 		 * the empty qualifier), in order */
-		s.v = grow(s.v, &s.vcap, j - i, sizeof *s.v);
+		s->v = grow(s->v, &s->vcap, j - i, sizeof *s->v);
 		for (size_t x = i; x < j; x++)
 			if (cells[x].k.type != KT_DELETE_FAMILY) {
-				s.v[m].ts = cells[x].k.ts;
-				s.v[m].seq = cells[x].k.seq;
-				s.v[m++].type = (unsigned char)cells[x].k.type;
+				s->v[m].ts = cells[x].k.ts;
+				s->v[m].seq = cells[x].k.seq;
+				s->v[m++].type = (unsigned char)cells[x].k.type;
 			}
-		vis_column(c, &vf, &s, s.v, m);
+		vis_column(c, vf, s, s->v, m);
 		m = 0;
 		for (size_t x = i; x < j; x++)
 			if (cells[x].k.type != KT_DELETE_FAMILY) {
-				cells[x].state = s.v[m].state;
+				cells[x].state = s->v[m].state;
 				if (c->expiring)
-					cells[x].expiring = s.v[m].expiring;
+					cells[x].expiring = s->v[m].expiring;
 				m++;
 			}
 	}
-	vis_family_release(&vf);
-	vis_scratch_release(&s);
 }
