@@ -11,6 +11,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 
 #include "engine/arena.h"
 
@@ -20,6 +21,7 @@
 struct block {
 	struct block *next;
 	size_t size;
+	size_t mapped;		/* bytes of its mmap(); 0: from malloc */
 	/* max_align_t keeps data[] aligned for any node layout */
 	_Alignas(max_align_t) unsigned char data[];
 };
@@ -50,17 +52,38 @@ void arena_free(struct arena *a)
 		return;
 	for (b = a->blocks; b; b = next) {
 		next = b->next;
-		free(b);
+		if (b->mapped)
+			munmap(b, b->mapped);
+		else
+			free(b);
 	}
 	free(a);
 }
 
+/* The first block of an arena comes from malloc, its pages touched as it
+ * fills: most memstores stay small.  Later blocks are mapped with their
+ * pages already present (MAP_POPULATE): a memstore that has filled one
+ * block fills the next, and one mmap() that populates 256 pages costs far
+ * less than 256 page faults (on a virtual machine, a fault is a trap to
+ * the hypervisor).  Either way the block's bytes are its cost. */
 static struct block *block_new(struct arena *a, size_t size)
 {
-	struct block *b = malloc(sizeof *b + size);
+	struct block *b = NULL;
+	size_t len = (sizeof *b + size + 4095) & ~(size_t)4095;
 
-	if (!b)
-		return NULL;
+	if (a->blocks) {
+		b = mmap(NULL, len, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+		if (b == MAP_FAILED)
+			b = NULL;
+		else
+			b->mapped = len;
+	}
+	if (!b) {
+		if (!(b = malloc(sizeof *b + size)))
+			return NULL;
+		b->mapped = 0;
+	}
 	b->size = size;
 	atomic_fetch_add_explicit(&a->reserved, sizeof *b + size,
 				  memory_order_relaxed);

@@ -173,6 +173,17 @@ int cf_batch_new(cf_batch **out);
 void cf_batch_free(cf_batch *b);
 void cf_batch_clear(cf_batch *b);
 size_t cf_batch_count(const cf_batch *b);
+/* Marks b as written by a layer that keeps its own copy of what it
+ * writes (tsd's recent points): applying b leaves cf_table_stamp()
+ * as it was.  Such a layer must mark only writes its copy follows. */
+void cf_batch_keep_stamp(cf_batch *b);
+/* A number that changes whenever t's visible content may have changed
+ * other than by cf_batch_keep_stamp() batches: every other write (put,
+ * delete, append, increment, check-and-put), every schema change; a
+ * table made again after a drop has a stamp no table had.  It changes
+ * once the write is visible to reads.  In memory only: a restart gives
+ * new stamps. */
+uint64_t cf_table_stamp(cf_table *t);
 
 /* Put value at (row, fam:qual, ts); ts may be CF_TS_NOW. */
 int cf_batch_put(cf_batch *b, const void *row, size_t rowlen,

@@ -1312,6 +1312,7 @@ int cf_table_alter_at(cf_table *t, const struct cf_family *fams, size_t n,
 		meta_rollback(db->meta);
 	pthread_mutex_unlock(&db->meta_mu);
 	if (!rc) {
+		table_new_stamp(t);
 		/* drop the removed families' files from every view */
 		for (size_t r = 0; r < t->nregions; r++) {
 			struct region *rg = t->regions[r];

@@ -120,6 +120,10 @@ struct cf_table {
 					   exclusive: a batch of many rows */
 	pthread_mutex_t stripes[ROW_STRIPES];
 	struct tstats st;
+	/* cf_table_stamp(): drawn from db->stamps at creation, at every
+	 * write not made with a cf_batch_keep_stamp() batch and at every
+	 * schema change */
+	atomic_uint_least64_t stamp;
 };
 
 /* A writer waiting in the queue (group commit). */
@@ -160,6 +164,7 @@ struct cf_db {
 	uint64_t next_region;		/* guarded by meta_mu */
 	uint64_t wal_segment;		/* current segment number */
 	atomic_uint_least64_t mem_total; /* bytes in all memstores */
+	atomic_uint_least64_t stamps;	/* the last table stamp given */
 
 	/* background work */
 	pthread_mutex_t bg_mu;
@@ -444,7 +449,15 @@ struct cf_batch {
 	struct bop *ops;
 	size_t n, cap;
 	struct buf data;
+	int keep_stamp;		/* cf_batch_keep_stamp() */
 };
+
+/* Gives t a new stamp (cf_table_stamp()), once what changed it is
+ * visible to readers. */
+static inline void table_new_stamp(struct cf_table *t)
+{
+	atomic_store(&t->stamp, atomic_fetch_add(&t->db->stamps, 1) + 1);
+}
 
 /* Applies one decoded WAL record during recovery: every entry for a live
  * table and family whose region has not flushed past its seq goes into

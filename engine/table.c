@@ -58,6 +58,7 @@ struct cf_table *table_new(struct cf_db *db, int64_t id,
 	pthread_rwlock_init(&t->batch_lock, NULL);
 	for (int i = 0; i < ROW_STRIPES; i++)
 		pthread_mutex_init(&t->stripes[i], NULL);
+	table_new_stamp(t);
 	return t;
 }
 

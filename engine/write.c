@@ -58,6 +58,16 @@ size_t cf_batch_count(const cf_batch *b)
 	return b->n;
 }
 
+void cf_batch_keep_stamp(cf_batch *b)
+{
+	b->keep_stamp = 1;
+}
+
+uint64_t cf_table_stamp(cf_table *t)
+{
+	return atomic_load(&t->stamp);
+}
+
 static int add_op(cf_batch *b, int kind, const void *row, size_t rowlen,
 		  const char *fam, size_t famlen, const void *qual, size_t qlen,
 		  int64_t ts, const void *val, size_t vlen, int ref)
@@ -561,6 +571,9 @@ static int apply_locked(struct cf_table *t, const cf_batch *b)
 	rc = expand(t, b, env_now_ms(), &w.cells, &scratch);
 	if (rc == CF_OK && w.cells.n)
 		rc = commit(db, &w);
+	/* after commit: what changed the stamp is visible */
+	if (rc == CF_OK && w.cells.n && !b->keep_stamp)
+		table_new_stamp(t);
 	if (rc == CF_OK) {
 		for (size_t i = 0; i < w.cells.n; i++) {
 			if (w.cells.c[i].type == KT_PUT) {

@@ -27,6 +27,9 @@
 #include "fs/scan.h"
 #include "util/escape.h"
 
+_Static_assert(FS_HQ_IOV >= FS_SCAN_IOV, "a scan read's pieces");
+_Static_assert(FS_HQ_LATER == FS_SCAN_LATER, "a scan read answered later");
+
 struct cellq {
 	int64_t tmin, tmax;	/* [tmin, tmax) */
 	int versions;		/* 0: the newest one's raw value */
@@ -335,17 +338,19 @@ int fs_hq_open(cf_db *db, enum fs_hq_kind k, const struct fs_hq_target *t,
 }
 
 int fs_hq_read(struct fs_hq_file *f, size_t n, uint64_t off,
-	       const void **p, size_t *got, struct fs_scan **scan,
-	       char *why, size_t whylen)
+	       struct iovec *iov, int *niov, size_t *got,
+	       struct fs_scan **scan, char *why, size_t whylen,
+	       fs_hq_reply_fn *reply, void *arg)
 {
 	int err;
 
 	*got = 0;
-	*p = NULL;
+	*niov = 0;
 	*why = 0;
 	*scan = NULL;
 	if (f->scan) {
-		err = fs_scan_read(f->scan, n, off, p, got, why, whylen);
+		err = fs_scan_read(f->scan, n, off, iov, niov, got, why,
+				   whylen, reply, arg);
 		if (!err)
 			*scan = f->scan;
 		return err;
@@ -355,7 +360,9 @@ int fs_hq_read(struct fs_hq_file *f, size_t n, uint64_t off,
 	if (off < f->text.len) {
 		*got = f->text.len - (size_t)off < n ?
 		       f->text.len - (size_t)off : n;
-		*p = f->text.p + off;
+		iov[0].iov_base = f->text.p + off;
+		iov[0].iov_len = *got;
+		*niov = 1;
 	}
 	return 0;
 }

@@ -121,6 +121,9 @@ struct fs_tsd_file;
 
 /* Serves MNT/tsd/ from db (borrowed); the tsd layer opens at first use. */
 void fs_tsd_setup(cf_db *db);
+/* The memory of tsd's recent points (-o tsd_recent=BYTES; 0: none),
+ * before the layer is first used. */
+void fs_tsd_set_recent(uint64_t bytes);
 /* Closes the tsd layer; before the engine closes. */
 void fs_tsd_teardown(void);
 /* The daemon's tsd handle, shared with the network servers (net/net.h's
@@ -195,16 +198,28 @@ int fs_hq_stat(cf_db *db, enum fs_hq_kind k, const struct fs_hq_target *t,
 int fs_hq_open(cf_db *db, enum fs_hq_kind k, const struct fs_hq_target *t,
 	       int flags, struct fs_hq_file **out, char *why, size_t whylen);
 struct fs_scan;
-/* Up to n bytes at offset off: *p and *got.  A scan file's read sets
- * *scan and holds the scan's turn (fs/scan.h): after sending *p the
- * caller calls fs_hq_read_end(*scan), even if f was closed meanwhile,
- * and *p is valid until then.  Any other file's read sets *scan NULL;
- * its *p is fixed from open to close.  Thread-safe. */
+/* The most pieces a read of fs_hq_read comes in. */
+#define FS_HQ_IOV 32
+/* How a scan read left to the scan's producer is answered, from the
+ * producer's thread (fs/scan.h's fs_scan_reply_fn). */
+typedef void fs_hq_reply_fn(void *arg, const struct iovec *iov, int niov,
+			    int err, const char *why);
+/* fs_hq_read's answer: reply(arg, ...) will answer this read. */
+#define FS_HQ_LATER (-1)
+/* Up to n bytes at offset off, *got in all, as *niov pieces into iov
+ * (FS_HQ_IOV of them).  A scan file's read sets *scan and holds the
+ * scan's turn (fs/scan.h): after sending the pieces the caller calls
+ * fs_hq_read_end(*scan), even if f was closed meanwhile, and they are
+ * valid until then; or it returns FS_HQ_LATER, and reply(arg, ...)
+ * answers the read later, from another thread.  Any other file's read
+ * sets *scan NULL; its piece is fixed from open to close.
+ * Thread-safe. */
 int fs_hq_read(struct fs_hq_file *f, size_t n, uint64_t off,
-	       const void **p, size_t *got, struct fs_scan **scan,
-	       char *why, size_t whylen);
-/* Ends a scan read's turn: produces the next read's bytes meanwhile
- * (fs_scan_ahead). */
+	       struct iovec *iov, int *niov, size_t *got,
+	       struct fs_scan **scan, char *why, size_t whylen,
+	       fs_hq_reply_fn *reply, void *arg);
+/* Ends a scan read's turn: goes on producing the lines of the reads
+ * after it meanwhile (fs_scan_ahead). */
 void fs_hq_read_end(struct fs_scan *scan);
 /* One write(2) to a counter: checked at once, applied at flush. */
 int fs_hq_write(struct fs_hq_file *f, const void *p, size_t n, char *why,

@@ -34,37 +34,59 @@ static void read_tsd(fuse_req_t req, struct fileh *h, size_t size,
 	free(out);
 }
 
+/* Answers a scan read that its producer made the bytes of. */
+static void scan_reply(void *arg, const struct iovec *iov, int niov,
+		       int err, const char *why)
+{
+	fuse_req_t req = arg;
+
+	if (err)
+		fs_fail(req, err, "read scan file: %s", why);
+	else if (niov)
+		fuse_reply_iov(req, iov, niov);
+	else
+		fuse_reply_buf(req, NULL, 0);
+}
+
 static void read_hq(fuse_req_t req, struct fileh *h, size_t size, off_t off)
 {
 	struct fs_scan *scan;
-	const void *p;
+	struct iovec iov[FS_HQ_IOV];
 	char why[160], *copy = NULL;
 	size_t got;
-	int err;
+	int err, niov;
 
 	/* No lock of h: a scan file's reads take turns in fs/scan.c, and
 	 * another file's text is fixed from open to close.  Nothing of h
-	 * may be sent (see op_read): a scan's bytes are the scan's, which
-	 * its turn keeps until fs_hq_read_end, after the reply; that then
-	 * makes the next read's bytes while the reader takes these, on a
-	 * scan that a RELEASE may have closed meanwhile.  Another file's
-	 * slice (one cell's versions) is sent from a copy. */
-	err = fs_hq_read(h->hf, size, (uint64_t)off, &p, &got, &scan, why,
-			 sizeof why);
+	 * may be sent (see op_read): a scan's bytes are the scan's (sealed
+	 * chunks, sent as they are), which its turn keeps until
+	 * fs_hq_read_end, after the reply; that then goes on producing the
+	 * next reads' bytes while the reader takes these, on a scan that a
+	 * RELEASE may have closed meanwhile.  A scan read whose bytes that
+	 * production has not made yet is left to it (FS_HQ_LATER: it
+	 * replies with scan_reply).  Another file's slice (one cell's
+	 * versions) is sent from a copy. */
+	err = fs_hq_read(h->hf, size, (uint64_t)off, iov, &niov, &got,
+			 &scan, why, sizeof why, scan_reply, req);
+	if (err == FS_HQ_LATER)
+		return;
 	if (!err && !scan && got) {
 		copy = malloc(got);
 		if (copy)
-			memcpy(copy, p, got);
+			memcpy(copy, iov[0].iov_base, got);
 		else
 			err = ENOMEM;
-		p = copy;
+		iov[0].iov_base = copy;
 	}
 	if (err) {
 		fs_fail(req, err, "read %s: %s", h->n->name,
 			err == ENOMEM && !*why ? "out of memory" : why);
 		return;
 	}
-	fuse_reply_buf(req, p, got);
+	if (niov)
+		fuse_reply_iov(req, iov, niov);
+	else
+		fuse_reply_buf(req, NULL, 0);
 	free(copy);
 	if (scan)
 		fs_hq_read_end(scan);

@@ -27,7 +27,7 @@ struct config {
 	char *flush_size, *split_size, *block_cache, *sync, *sync_ms;
 	char *max_value, *wal;
 	char *tsd_http, *tsd_telnet;	/* ADDR:PORT of the servers */
-	char *uid, *gid, *umask, *write_buffers;
+	char *uid, *gid, *umask, *write_buffers, *tsd_recent;
 	int rdplus_always;	/* readdirplus=always (else auto) */
 	int fsname, subtype;	/* given by the user: not set by us */
 	int shared;		/* allow_other or allow_root given */
@@ -50,6 +50,7 @@ static const struct fuse_opt cellfs_opts[] = {
 	OPT("gid=%s", gid),
 	OPT("umask=%s", umask),
 	OPT("write_buffers=%s", write_buffers),
+	OPT("tsd_recent=%s", tsd_recent),
 	FUSE_OPT_KEY("allow_other", KEY_SHARED),
 	FUSE_OPT_KEY("allow_root", KEY_SHARED),
 	{ "readdirplus=always", offsetof(struct config, rdplus_always), 1 },
@@ -287,6 +288,8 @@ static void usage(const char *prog)
 	       "    -o tsd_telnet=[ADDR:]PORT  OpenTSDB's telnet put port\n"
 	       "    -o write_buffers=BYTES  memory of all files open for\n"
 	       "                          writing together (default 1G)\n"
+	       "    -o tsd_recent=BYTES   memory of the recent points of\n"
+	       "                          MNT/tsd/ (default 256M; 0: none)\n"
 	       "    -o uid=N,gid=N        owner of the tree (default: the\n"
 	       "                          daemon's user)\n"
 	       "    -o umask=OOO          mode bits taken away (default 022)\n"
@@ -307,7 +310,7 @@ int main(int argc, char **argv)
 	struct config c;
 	struct cf_options o;
 	struct fs_perm_opts po;
-	uint64_t wbuf = FS_WRITE_BUFFERS_DEFAULT;
+	uint64_t wbuf = FS_WRITE_BUFFERS_DEFAULT, recent = 0;
 	cf_db *db = NULL;
 	net_http *http = NULL;
 	net_telnet *telnet = NULL;
@@ -336,7 +339,9 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	if (make_options(&c, &o) || check_net(&c) || parse_ids(&c, &po) ||
-	    parse_size("write_buffers", c.write_buffers, &wbuf))
+	    parse_size("write_buffers", c.write_buffers, &wbuf) ||
+	    (c.tsd_recent &&
+	     parse_size("tsd_recent", c.tsd_recent, &recent)))
 		goto out;
 	/* Other users only ever see the mount with the kernel checking
 	 * their permissions against the modes and owners we give (SPEC 4,
@@ -398,6 +403,8 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	fs_budget_setup(wbuf);
+	if (c.tsd_recent)
+		fs_tsd_set_recent(recent);
 	fs_setup(db, c.datadir, o.max_value);
 	fs_set_session(se);
 	fs_set_readdirplus(c.rdplus_always);
@@ -449,6 +456,7 @@ out:
 	free(c.gid);
 	free(c.umask);
 	free(c.write_buffers);
+	free(c.tsd_recent);
 	fuse_opt_free_args(&args);
 	return ret;
 }

@@ -27,8 +27,9 @@
  * qualifier, newest first).
  *
  * The result is produced while read: the scan advances as far as the
- * read needs and no further, so `head` of a huge table stops the work,
- * and an open file holds the bytes of one read and one row's lines.
+ * reads need and up to AHEAD reads further, so `head` of a huge table
+ * stops the work, and an open file holds at most NCHUNK chunks of lines
+ * (struct fs_scan).
  * As in HBase, the filters apply before versions are counted: with
  * value=, ts= (or qualifier filters) every kept version is read and the
  * N newest that pass are shown.
@@ -39,6 +40,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 
 #include "fs/fs.h"
 #include "fs/scan.h"
@@ -63,35 +65,94 @@ struct query {
 };
 
 /*
- * An open scan file.  mu guards busy, refs, closed and the condition
- * cv; everything below them belongs to the one thread that set busy
- * (a read, then the production ahead after its reply), and passes to
- * the next through mu.  refs: the open file's and a read's, from
- * fs_scan_read until fs_scan_ahead (which runs after the reply, when
- * the RELEASE may already have closed the file).
+ * An open scan file.  A producer writes the lines into chunks (a ring of
+ * NCHUNK, each about CHUNK bytes, split anywhere in a line) and seals
+ * each when full; a read replies straight from the sealed chunks that
+ * hold its bytes (one iovec each), so the bytes are never copied again.
+ * The producer is whichever thread holds `producing`: a read that finds
+ * its bytes not made and no producer produces them itself; after each
+ * reply, the replying thread (fs_scan_ahead) goes on producing while
+ * the reader takes the reply, until AHEAD reads past the last one, the
+ * ring full, the end, or the file's release.  A read whose bytes are
+ * not made while a producer runs is left to it (struct later): the
+ * producer replies as soon as they are sealed, and no thread sleeps
+ * waiting for them.  So on two cores the engine's iteration runs on one
+ * while the READ workers and the reader run on the other.
+ *
+ * Memory: at most NCHUNK chunks of CHUNK bytes (2 MiB), one of them
+ * longer when a single cell's line is (its value escaped).
+ *
+ * mu (a leaf: nothing else is locked under it) guards the fields up to
+ * `want`, and the sealed chunks; the producer's part (and the chunk
+ * being filled) is the producing thread's, passed on through mu; a
+ * read's part is the thread whose turn it is (busy), from fs_scan_read
+ * to fs_scan_ahead, or to the producer's answer of a read left to it.
+ * refs: the open file's and a read's (fs_scan_ahead runs after the
+ * reply, when the RELEASE may already have closed the file).
  */
+#define CHUNK (64u << 10)
+#define NCHUNK 32
+#define AHEAD 3			/* reads' worth produced past the last */
+#define READ_MAX ((size_t)(NCHUNK / 2) * CHUNK)	/* longer: short */
+_Static_assert(FS_SCAN_IOV >= NCHUNK, "a read's pieces");
+
+struct chunk {
+	struct buf b;		/* b.len bytes of lines from offset off */
+	uint64_t off;
+};
+
+/* A read whose bytes were not made yet: the producer answers it with
+ * fn(arg, ...) once they are (fn NULL: none). */
+struct later {
+	fs_scan_reply_fn *fn;
+	void *arg;
+	uint64_t off;
+	size_t n;
+};
+
 struct fs_scan {
 	pthread_mutex_t mu;
-	pthread_cond_t cv;
-	int busy, refs, closed;
+	pthread_cond_t cv;	/* turn, bytes, producer gone: broadcast */
+	int busy, refs, closed;	/* closed: also read without mu */
+	int producing;		/* a thread holds the producer's part */
+	int stop;		/* (also read without mu) a read going back
+				 * wants the producer gone */
+	int started;		/* the scan is open and ch[] holds its
+				 * bytes from base on */
+	int done;		/* every byte is in a sealed chunk */
+	int prod_rc;		/* CF_* the producer met */
+	int waiting;		/* reads waiting for bytes */
+	size_t head, nready;	/* sealed: ch[head .. head + nready) */
+	uint64_t ready_end;	/* offset where the sealed bytes end */
+	uint64_t next_off;	/* where the last read ended */
+	size_t last_n;		/* and how much it asked for */
+	struct buf spare[NCHUNK];	/* freed chunks' memory */
+	size_t nspare;
+	struct later later;	/* a read answered by the producer */
+	uint64_t want;		/* (atomic) the end a waiting read needs */
+	/* the producer's */
 	cf_db *db;
 	cf_table *t;
 	cf_scanner *s;
 	struct query q;
 	struct cf_column cols[COLS_MAX];
-	struct buf out;		/* produced, not yet read past */
-	uint64_t out_off;	/* file offset of out.p[0] */
-	struct buf ahead;	/* produced after the last reply: the bytes
-				 * from ahead_off on (out's tail, then more) */
-	uint64_t ahead_off;
-	int has_ahead;
-	int ahead_rc;		/* CF_* met producing ahead: the next read
-				 * that needs more fails with it */
-	uint64_t next_off;	/* where the last read ended */
-	size_t next_n;		/* and how much it asked for */
-	struct buf key;		/* the current row's key, escaped */
+	struct chunk ch[NCHUNK];	/* the filling one: head + nready */
+	const cf_row *row;	/* the row being written, from cell ci */
+	size_t ci;
+	const struct cf_cell *prev;	/* its last cell shown */
+	int nv;			/* versions of prev's column shown */
+	int shown;		/* the row showed a cell */
+	const unsigned char *key;	/* its key */
+	size_t klen;
+	const unsigned char *ekey;	/* escaped in the chunk being
+					 * filled (NULL: not yet) */
+	size_t eklen;
 	uint64_t rows;		/* rows shown so far */
-	int done;
+	int64_t ts;		/* the last timestamp written */
+	unsigned char tsd[20];	/* its digits, at the end */
+	size_t tslen;
+	int end;		/* no row left (end, or limit) */
+	int filtered;		/* cell filters: row_lines counts versions */
 };
 
 static void query_release(struct query *q)
@@ -313,8 +374,9 @@ static int scan_start(struct fs_scan *s)
 	o.read.min_ts = q->tmin;
 	o.read.max_ts = q->tmax;
 	/* filters apply before versions are counted: every kept one */
-	o.read.max_versions = q->has_value || q->nts || q->has_qualifier ||
-			      q->has_colprefix ? INT32_MAX : q->versions;
+	s->filtered = q->has_value || q->nts || q->has_qualifier ||
+		      q->has_colprefix;
+	o.read.max_versions = s->filtered ? INT32_MAX : q->versions;
 	if (q->has_start) {
 		o.start = q->start.len ? (const void *)q->start.p : "";
 		o.startlen = q->start.len;
@@ -329,20 +391,24 @@ static int scan_start(struct fs_scan *s)
 	}
 	o.reversed = q->reversed;
 	s->rows = 0;
-	s->done = 0;
+	s->end = 0;
+	s->row = NULL;
 	return cf_scan_open(s->t, &o, &s->s);
 }
 
 /* Frees s and what it holds but its query. */
 static void scan_free(struct fs_scan *s)
 {
+	size_t i;
+
 	if (s->s)
 		cf_scan_close(s->s);
 	if (s->t)
 		cf_table_close(s->t);
-	buf_release(&s->out);
-	buf_release(&s->ahead);
-	buf_release(&s->key);
+	for (i = 0; i < NCHUNK; i++) {
+		buf_release(&s->ch[i].b);
+		buf_release(&s->spare[i]);
+	}
 	pthread_cond_destroy(&s->cv);
 	pthread_mutex_destroy(&s->mu);
 	free(s);
@@ -454,11 +520,12 @@ static inline uint64_t in_range(uint64_t x, unsigned lo, unsigned hi)
 	return (x + ONES * (0x80 - lo)) & ~(x + ONES * (0x7f - hi)) & HIGH;
 }
 
-/* 1 if the 8 bytes of x are letters or digits. */
+/* 1 if the 8 bytes of x are letters or digits (a letter | 0x20 is
+ * lower case, and no other byte below 0x80 lands there). */
 static inline int alnum8(uint64_t x)
 {
-	return !(x & HIGH) && (in_range(x, '0', '9') | in_range(x, 'A', 'Z') |
-			       in_range(x, 'a', 'z')) == HIGH;
+	return !(x & HIGH) && (in_range(x, '0', '9') |
+			       in_range(x | ONES * 0x20, 'a', 'z')) == HIGH;
 }
 
 /* Copies n bytes: the few of a name without a call. */
@@ -466,27 +533,43 @@ static inline unsigned char *put(unsigned char *d, const void *p, size_t n)
 {
 	const unsigned char *q = p;
 	uint64_t a, b;
+	uint32_t x, y;
 
+	/* two overlapping words (a byte loop would become a call) */
 	if (n >= 8 && n <= 16) {
 		memcpy(&a, q, 8);
 		memcpy(&b, q + n - 8, 8);
 		memcpy(d, &a, 8);
 		memcpy(d + n - 8, &b, 8);
-	} else if (n < 8) {
-		for (a = 0; a < n; a++)
-			d[a] = q[a];
-	} else
+	} else if (n >= 4 && n < 8) {
+		memcpy(&x, q, 4);
+		memcpy(&y, q + n - 4, 4);
+		memcpy(d, &x, 4);
+		memcpy(d + n - 4, &y, 4);
+	} else if (n && n < 4) {
+		d[0] = q[0];
+		d[n / 2] = q[n / 2];
+		d[n - 1] = q[n - 1];
+	} else if (n)
 		memcpy(d, q, n);
 	return d + n;
 }
 
-/* Writes key k escaped as cf_escape() does (at most 3 * len bytes):
- * eight letters or digits at a time while there are. */
-static unsigned char *esc(unsigned char *d, const unsigned char *k,
-			  size_t len)
+/* 1 if the 4 bytes of x are letters or digits. */
+static inline int alnum4(uint32_t x)
+{
+	uint64_t y = x;
+
+	return !(y & 0x80808080u) && ((in_range(y, '0', '9') |
+		in_range(y | 0x20202020u, 'a', 'z')) & 0x80808080u) ==
+		0x80808080u;
+}
+
+/* The bytes of k escaped one at a time, from i on. */
+static unsigned char *esc_bytes(unsigned char *d, const unsigned char *k,
+				size_t i, size_t len)
 {
 	static const char hex[] = "0123456789ABCDEF";
-	size_t i = 0;
 	uint64_t x;
 
 	while (i < len) {
@@ -513,67 +596,135 @@ static unsigned char *esc(unsigned char *d, const unsigned char *k,
 	return d;
 }
 
-/* Writes " TS " (ts >= 0; at most 22 bytes). */
-static unsigned char *put_ts(unsigned char *d, int64_t ts)
+/* Writes key k escaped as cf_escape() does (at most 3 * len bytes).
+ * Names and values are mostly letters and digits: while they are, eight
+ * (or four) at a time, the last word overlapping the one before (whose
+ * bytes stood for themselves, so land where they were). */
+static inline unsigned char *esc(unsigned char *d, const unsigned char *k,
+				 size_t len)
 {
-	unsigned char t[20], *e = t + sizeof t, *q = e;
+	size_t i = 0;
+	uint64_t x;
+	uint32_t a, b;
+
+	if (len < 8) {
+		if (len < 4)
+			return esc_bytes(d, k, 0, len);
+		memcpy(&a, k, 4);
+		memcpy(&b, k + len - 4, 4);
+		if (!alnum4(a) || !alnum4(b))
+			return esc_bytes(d, k, 0, len);
+		memcpy(d, &a, 4);
+		memcpy(d + len - 4, &b, 4);
+		return d + len;
+	}
+	for (; len - i >= 8; i += 8) {
+		memcpy(&x, k + i, 8);
+		if (!alnum8(x))
+			return esc_bytes(d + i, k, i, len);
+		memcpy(d + i, &x, 8);
+	}
+	if (i < len) {
+		memcpy(&x, k + len - 8, 8);
+		if (!alnum8(x))
+			return esc_bytes(d + i, k, i, len);
+		memcpy(d + len - 8, &x, 8);
+	}
+	return d + len;
+}
+
+/* Writes " TS " (ts >= 0; at most 22 bytes); the digits of the last
+ * one are kept, as a row's cells and a batch's rows often share it. */
+static unsigned char *put_ts(struct fs_scan *s, unsigned char *d,
+			     int64_t ts)
+{
+	unsigned char *e = s->tsd + sizeof s->tsd, *q = e;
 	uint64_t v = (uint64_t)ts;
 
-	do {
-		*--q = (unsigned char)('0' + v % 10);
-		v /= 10;
-	} while (v);
+	if (ts != s->ts || !s->tslen) {
+		do {
+			*--q = (unsigned char)('0' + v % 10);
+			v /= 10;
+		} while (v);
+		s->ts = ts;
+		s->tslen = (size_t)(e - q);
+	}
 	*d++ = ' ';
-	d = put(d, q, (size_t)(e - q));
+	d = put(d, e - s->tslen, s->tslen);
 	*d++ = ' ';
 	return d;
 }
 
-/* Appends the lines of row r to out; *shown says whether it had any.
- * The row key is escaped once, into key. */
-static int row_lines(struct fs_scan *s, const cf_row *r, struct buf *out,
-		     int *shown)
+/* The line of cell c at most this long: KEY FAM:QUAL TS VALUE\n. */
+static inline size_t line_max(const struct fs_scan *s,
+			      const struct cf_cell *c)
 {
-	const struct cf_cell *c, *prev = NULL;
-	const unsigned char *k;
-	unsigned char *d;
-	size_t klen, i, n = cf_row_count(r), need;
-	int rc, nv = 0;
+	return s->klen * 3 + 2 + 1 + c->famlen + 1 + c->qlen * 3 + 22 +
+	       (c->vlen * 3 > 13 ? c->vlen * 3 : 13) + 1;
+}
 
-	*shown = 0;
-	k = cf_row_key(r, &klen);
-	buf_reset(&s->key);
-	if ((rc = buf_reserve(&s->key, klen * 3 + 2)))
-		return rc;
-	if (klen)
-		s->key.len = (size_t)(esc(s->key.p, k, klen) - s->key.p);
-	else
-		buf_append(&s->key, "''", 2);	/* room reserved */
-	for (i = 0; i < n; i++) {
-		c = cf_row_cell(r, i);
-		if (!cell_passes(&s->q, c))
+/* Writes the lines of the current row from cell ci on into chunk f:
+ * 0 when the row is written (row NULL), 1 when f is full (the row goes
+ * on in the next chunk), or a CF_* code. */
+static int row_lines(struct fs_scan *s, struct chunk *f)
+{
+	const struct cf_cell *c;
+	unsigned char *d;
+	size_t n = cf_row_count(s->row), need;
+	int rc;
+
+	for (; s->ci < n; s->ci++) {
+		c = cf_row_cell(s->row, s->ci);
+		/* without cell filters the engine counts the versions */
+		if (!s->filtered)
+			;
+		else if (!cell_passes(&s->q, c))
 			continue;
-		if (prev && prev->famlen == c->famlen && prev->qlen == c->qlen
-		    && !memcmp(prev->fam, c->fam, c->famlen) &&
-		    (!c->qlen || !memcmp(prev->qual, c->qual, c->qlen))) {
-			if (++nv > s->q.versions && !s->q.raw)
+		else if (s->q.raw)
+			;
+		else if (s->prev && s->prev->famlen == c->famlen &&
+		    s->prev->qlen == c->qlen &&
+		    !memcmp(s->prev->fam, c->fam, c->famlen) &&
+		    (!c->qlen || !memcmp(s->prev->qual, c->qual, c->qlen))) {
+			if (s->nv >= s->q.versions)
 				continue;
 		} else
-			nv = 1;
-		prev = c;
-		*shown = 1;
-		/* KEY FAM:QUAL TS VALUE\n, at most this long */
-		need = s->key.len + 1 + c->famlen + 1 + c->qlen * 3 + 22 +
-		       (c->vlen * 3 > 13 ? c->vlen * 3 : 13) + 1;
-		if ((rc = buf_reserve(out, need)))
-			return rc;
-		d = out->p + out->len;
-		d = put(d, s->key.p, s->key.len);
+			s->nv = 0;
+		need = line_max(s, c);
+		if (f->b.cap - f->b.len < need) {
+			if (f->b.len) {
+				s->ekey = NULL;	/* not in the next */
+				return 1;
+			}
+			/* an empty chunk: made to hold the line */
+			if ((rc = buf_reserve(&f->b, need > CHUNK ?
+					      need : CHUNK)))
+				return rc;
+		}
+		s->nv++;
+		s->prev = c;
+		s->shown = 1;
+		d = f->b.p + f->b.len;
+		/* the key escaped once per row and chunk, then copied
+		 * from the line before (not from a buffer just written,
+		 * whose overlapping words would stall the load) */
+		if (s->ekey)
+			d = put(d, s->ekey, s->eklen);
+		else {
+			s->ekey = d;
+			if (s->klen)
+				d = esc(d, s->key, s->klen);
+			else {
+				memcpy(d, "''", 2);
+				d += 2;
+			}
+			s->eklen = (size_t)(d - s->ekey);
+		}
 		*d++ = ' ';
 		d = put(d, c->fam, c->famlen);
 		*d++ = ':';
 		d = esc(d, c->qual, c->qlen);
-		d = put_ts(d, c->ts);
+		d = put_ts(s, d, c->ts);
 		if (c->kind) {
 			/* a marker (raw): '@' in a value is always %40 */
 			const char *m = c->kind == CF_DEL_VERSION ? "@Delete" :
@@ -588,130 +739,432 @@ static int row_lines(struct fs_scan *s, const cf_row *r, struct buf *out,
 			d += 2;
 		}
 		*d++ = '\n';
-		out->len = (size_t)(d - out->p);
+		f->b.len = (size_t)(d - f->b.p);
 	}
+	s->rows += s->shown;
+	s->row = NULL;
 	return 0;
 }
 
-/* Appends the lines of the next row to b, or sets done at the end or
- * at the limit. */
-static int produce(struct fs_scan *s, struct buf *b)
+/* Takes the next row, or sets end at the end or at the limit. */
+static int next_row(struct fs_scan *s)
 {
-	const cf_row *r;
-	int rc, shown;
+	int rc;
 
 	if (s->q.limit && s->rows >= s->q.limit) {
-		s->done = 1;
+		s->end = 1;
 		return 0;
 	}
-	rc = cf_scan_next(s->s, &r);
-	if (!rc && !r)
-		s->done = 1;
-	else if (!rc) {
-		rc = row_lines(s, r, b, &shown);
-		s->rows += shown;
+	if ((rc = cf_scan_next(s->s, &s->row)))
+		return rc;
+	if (!s->row) {
+		s->end = 1;
+		return 0;
 	}
+	s->ci = 0;
+	s->prev = NULL;
+	s->nv = 0;
+	s->shown = 0;
+	s->key = cf_row_key(s->row, &s->klen);
+	s->ekey = NULL;
+	return 0;
+}
+
+/* The chunk being filled, NULL when the ring is full.  Under mu. */
+static struct chunk *fill_slot(struct fs_scan *s)
+{
+	struct chunk *f;
+
+	if (s->nready == NCHUNK)
+		return NULL;
+	f = &s->ch[(s->head + s->nready) % NCHUNK];
+	if (!f->b.len) {
+		f->off = s->ready_end;
+		if (!f->b.p && s->nspare) {
+			f->b = s->spare[--s->nspare];
+			s->spare[s->nspare] = (struct buf)BUF_INIT;
+		}
+	}
+	return f;
+}
+
+/* Seals the chunk being filled (its bytes become a read's); the next
+ * one, or NULL when the ring is full.  *wake: a waiting read has its
+ * bytes (woken after mu is dropped, so that it does not wait for mu
+ * again).  Under mu. */
+static struct chunk *seal(struct fs_scan *s, struct chunk *f, int *wake)
+{
+	if (f && f->b.len) {
+		s->nready++;
+		s->ready_end = f->off + f->b.len;
+	}
+	*wake = (s->waiting || s->later.fn) && s->ready_end >=
+		__atomic_load_n(&s->want, __ATOMIC_RELAXED);
+	return fill_slot(s);
+}
+
+/* Empties chunk c: its memory kept for the next (one of a longer line
+ * freed).  Under mu. */
+static void chunk_free(struct fs_scan *s, struct chunk *c)
+{
+	c->b.len = 0;
+	if (c->b.p && c->b.cap <= CHUNK && s->nspare < NCHUNK)
+		s->spare[s->nspare++] = c->b;
+	else
+		buf_release(&c->b);
+	c->b = (struct buf)BUF_INIT;
+}
+
+/* Frees the sealed chunks that end at or before off.  Under mu, by the
+ * read whose turn it is. */
+static void drop_before(struct fs_scan *s, uint64_t off)
+{
+	struct chunk *c;
+
+	while (s->nready) {
+		c = &s->ch[s->head];
+		if (c->off + c->b.len > off)
+			break;
+		chunk_free(s, c);
+		s->head = (s->head + 1) % NCHUNK;
+		s->nready--;
+	}
+}
+
+/* How far the producer goes ahead of the reads.  Under mu. */
+static uint64_t ahead_end(const struct fs_scan *s)
+{
+	uint64_t w = __atomic_load_n(&s->want, __ATOMIC_RELAXED),
+		 e = s->next_off + (uint64_t)AHEAD * s->last_n;
+
+	return w > e ? w : e;
+}
+
+/* The pieces of [off, off + n) in the sealed chunks (none ending at or
+ * before off: drop_before(off) first): up to the end of the sealed
+ * bytes.  Under mu, by the read whose turn it is. */
+static void pieces(struct fs_scan *s, uint64_t off, size_t n,
+		   struct iovec *iov, int *niov, size_t *got)
+{
+	uint64_t end = off + n < s->ready_end ? off + n : s->ready_end;
+	struct chunk *c;
+	size_t i, from, take;
+
+	*got = 0;
+	*niov = 0;
+	for (i = 0; i < s->nready && off + *got < end; i++) {
+		c = &s->ch[(s->head + i) % NCHUNK];
+		from = (size_t)(off + *got - c->off);
+		take = c->b.len - from;
+		if (take > end - off - *got)
+			take = (size_t)(end - off - *got);
+		iov[*niov].iov_base = c->b.p + from;
+		iov[*niov].iov_len = take;
+		(*niov)++;
+		*got += take;
+	}
+	s->next_off = off + *got;
+}
+
+/* A read answered later and how: its pieces, or an error. */
+struct answer {
+	struct later l;
+	struct iovec iov[NCHUNK];
+	int niov, rc;
+	size_t got;
+};
+
+/* Takes the later read if its bytes are sealed, the scan ended or
+ * failed, or (stopped: the producer stopped) the ring is full of its
+ * bytes, which must do (a short read): 1 and *a.  Under mu. */
+static int take_later(struct fs_scan *s, int stopped, struct answer *a)
+{
+	if (!s->later.fn)
+		return 0;
+	/* chunks sealed since it was left may end before it */
+	drop_before(s, s->later.off);
+	if (s->ready_end < s->later.off + s->later.n && !s->done &&
+	    !s->prod_rc && !(stopped && s->nready == NCHUNK))
+		return 0;
+	a->l = s->later;
+	s->later.fn = NULL;
+	__atomic_store_n(&s->want, 0, __ATOMIC_RELAXED);
+	a->rc = 0;
+	a->niov = 0;
+	a->got = 0;
+	if (s->prod_rc && s->ready_end < a->l.off + a->l.n) {
+		a->rc = s->prod_rc;
+		s->prod_rc = 0;
+		s->started = 0;
+		s->next_off = a->l.off;
+	} else
+		pieces(s, a->l.off, a->l.n, a->iov, &a->niov, &a->got);
+	return 1;
+}
+
+/* Answers the later read taken, then ends its turn (as fs_scan_ahead
+ * does, but for producing: the caller is the producer). */
+static void answer(struct fs_scan *s, struct answer *a)
+{
+	char why[80];
+
+	if (a->rc) {
+		snprintf(why, sizeof why, "scan: %s", cf_strerror(a->rc));
+		a->l.fn(a->l.arg, NULL, 0, fs_errno(a->rc), why);
+	} else
+		a->l.fn(a->l.arg, a->iov, a->niov, 0, NULL);
+	pthread_mutex_lock(&s->mu);
+	drop_before(s, s->next_off);
+	s->busy = 0;
+	pthread_mutex_unlock(&s->mu);
+	pthread_cond_broadcast(&s->cv);
+	scan_put(s);
+}
+
+/*
+ * The producer's loop, by the thread that set producing: writes rows
+ * into the chunks, sealing each when full, when a waiting read's bytes
+ * are in it, and at the end.  A read producing its own bytes passes
+ * until (their end): it returns once they are sealed.  Production ahead
+ * (until 0) stops AHEAD reads past the last, when the ring is full, or
+ * when the file is closed or a read going back asks it to.  Every check
+ * but a seal's is a load of a word per row.
+ */
+static void produce(struct fs_scan *s, uint64_t until)
+{
+	struct answer a;
+	struct chunk *f;
+	uint64_t limit, end, w;
+	int rc = 0, go, wake, took;
+
+	pthread_mutex_lock(&s->mu);
+	f = fill_slot(s);
+	limit = until ? until : ahead_end(s);
+	pthread_mutex_unlock(&s->mu);
+	while (f) {
+		if (!s->row) {
+			end = f->off + f->b.len;
+			w = __atomic_load_n(&s->want, __ATOMIC_ACQUIRE);
+			if (end >= limit || (w && end >= w)) {
+				pthread_mutex_lock(&s->mu);
+				f = seal(s, f, &wake);
+				took = wake && take_later(s, 0, &a);
+				if (until)
+					go = s->ready_end < until;
+				else {
+					limit = ahead_end(s);
+					go = s->ready_end < limit;
+				}
+				pthread_mutex_unlock(&s->mu);
+				if (took)
+					answer(s, &a);
+				else if (wake)
+					pthread_cond_broadcast(&s->cv);
+				if (!go || !f)
+					return;
+				w = __atomic_load_n(&s->want, __ATOMIC_ACQUIRE);
+			}
+			/* (a read waiting keeps the file open: no close or
+			 * read going back before it is answered) */
+			if (!until && !(w > end) &&
+			    (__atomic_load_n(&s->closed, __ATOMIC_RELAXED) ||
+			     __atomic_load_n(&s->stop, __ATOMIC_RELAXED)))
+				return;
+			if ((rc = next_row(s)))
+				break;
+			if (s->end) {
+				pthread_mutex_lock(&s->mu);
+				seal(s, f, &wake);
+				s->done = 1;
+				took = take_later(s, 0, &a);
+				pthread_mutex_unlock(&s->mu);
+				if (took)
+					answer(s, &a);
+				pthread_cond_broadcast(&s->cv);
+				return;
+			}
+		}
+		rc = row_lines(s, f);
+		if (rc < 0 || rc > 1)
+			break;
+		if (rc == 1) {
+			pthread_mutex_lock(&s->mu);
+			f = seal(s, f, &wake);
+			took = wake && take_later(s, 0, &a);
+			pthread_mutex_unlock(&s->mu);
+			if (took)
+				answer(s, &a);
+			else if (wake)
+				pthread_cond_broadcast(&s->cv);
+			rc = 0;
+		}
+	}
+	if (rc) {
+		pthread_mutex_lock(&s->mu);
+		s->prod_rc = rc;
+		took = take_later(s, 0, &a);
+		pthread_mutex_unlock(&s->mu);
+		if (took)
+			answer(s, &a);
+		pthread_cond_broadcast(&s->cv);
+	}
+}
+
+/* Starts the scan again from the first byte: drops every chunk.  Under
+ * mu, by the read whose turn it is, with no producer; drops mu while it
+ * opens the scan. */
+static int restart(struct fs_scan *s)
+{
+	size_t i;
+	int rc;
+
+	drop_before(s, UINT64_MAX);
+	for (i = 0; i < NCHUNK; i++)	/* the one being filled */
+		chunk_free(s, &s->ch[i]);
+	s->head = 0;
+	s->ready_end = 0;
+	s->next_off = 0;
+	s->done = 0;
+	s->prod_rc = 0;
+	s->producing = 1;
+	pthread_mutex_unlock(&s->mu);
+	if (s->s)
+		cf_scan_close(s->s);
+	s->s = NULL;
+	rc = scan_start(s);
+	pthread_mutex_lock(&s->mu);
+	s->producing = 0;
+	s->started = !rc;
 	return rc;
 }
 
-int fs_scan_read(struct fs_scan *s, size_t n, uint64_t off, const void **p,
-		 size_t *got, char *why, size_t whylen)
+/* Ends a read's turn and drops its reference.  Under mu (unlocks). */
+static void turn_end(struct fs_scan *s)
 {
-	size_t skip;
+	s->busy = 0;
+	pthread_mutex_unlock(&s->mu);
+	pthread_cond_broadcast(&s->cv);
+	scan_put(s);
+}
+
+int fs_scan_read(struct fs_scan *s, size_t n, uint64_t off,
+		 struct iovec *iov, int *niov, size_t *got, char *why,
+		 size_t whylen, fs_scan_reply_fn *reply, void *arg)
+{
+	uint64_t end, base;
 	int rc = 0;
-	struct buf t;
 
 	*got = 0;
-	*p = NULL;
+	*niov = 0;
+	if (n > READ_MAX)
+		n = READ_MAX;	/* a short read; the kernel asks 1 MiB */
 	pthread_mutex_lock(&s->mu);
 	while (s->busy)
 		pthread_cond_wait(&s->cv, &s->mu);
 	s->busy = 1;
 	s->refs++;
-	pthread_mutex_unlock(&s->mu);
-	if (s->has_ahead) {
-		/* ahead holds what follows ahead_off; out, what precedes */
-		if (off >= s->ahead_off) {
-			t = s->out;
-			s->out = s->ahead;
-			s->ahead = t;
-			s->out_off = s->ahead_off;
-		} else if (off >= s->out_off) {
-			s->out.len = (size_t)(s->ahead_off - s->out_off);
-			rc = buf_append(&s->out, s->ahead.p, s->ahead.len);
+	s->last_n = n;
+	for (;;) {
+		base = s->nready ? s->ch[s->head].off : s->ready_end;
+		if (!s->started || off < base) {
+			/* a first read, or a reader going back */
+			if (s->producing) {
+				__atomic_store_n(&s->stop, 1,
+						 __ATOMIC_RELAXED);
+				while (s->producing)
+					pthread_cond_wait(&s->cv, &s->mu);
+				__atomic_store_n(&s->stop, 0,
+						 __ATOMIC_RELAXED);
+				continue;
+			}
+			if ((rc = restart(s)))
+				break;
+			continue;
 		}
-		buf_reset(&s->ahead);
-		s->has_ahead = 0;
-	}
-	if (!rc && (off < s->out_off || !s->s)) {
-		/* from the start (a first read, or a reader going back) */
-		if (s->s)
-			cf_scan_close(s->s);
-		s->s = NULL;
-		buf_reset(&s->out);
-		s->out_off = 0;
-		s->ahead_rc = 0;
-		rc = scan_start(s);
-	}
-	while (!rc) {
-		/* drop what lies before off, keep what the read wants */
-		if (off > s->out_off) {
-			skip = off - s->out_off < s->out.len ?
-			       (size_t)(off - s->out_off) : s->out.len;
-			memmove(s->out.p, s->out.p + skip, s->out.len - skip);
-			s->out.len -= skip;
-			s->out_off += skip;
-		}
-		if (s->done || (off == s->out_off && s->out.len >= n))
+		drop_before(s, off);
+		if (s->ready_end >= off + n || s->done)
 			break;
-		if (s->ahead_rc) {
-			rc = s->ahead_rc;
-			s->ahead_rc = 0;
+		if (s->prod_rc) {
+			rc = s->prod_rc;
+			s->prod_rc = 0;
+			s->started = 0;
 			break;
 		}
-		rc = produce(s, &s->out);
+		__atomic_store_n(&s->want, off + n, __ATOMIC_RELEASE);
+		if (s->producing && reply) {
+			/* the producer answers it: this thread goes back
+			 * to the kernel, and no thread waits to be woken */
+			s->later.fn = reply;
+			s->later.arg = arg;
+			s->later.off = off;
+			s->later.n = n;
+			pthread_mutex_unlock(&s->mu);
+			return FS_SCAN_LATER;
+		}
+		if (s->producing) {
+			s->waiting++;
+			pthread_cond_wait(&s->cv, &s->mu);
+			s->waiting--;
+			continue;
+		}
+		/* no producer: make the bytes here */
+		end = s->ready_end;
+		s->producing = 1;
+		pthread_mutex_unlock(&s->mu);
+		produce(s, off + n);
+		pthread_mutex_lock(&s->mu);
+		s->producing = 0;
+		pthread_cond_broadcast(&s->cv);
+		if (s->ready_end == end && !s->done && !s->prod_rc &&
+		    s->nready == NCHUNK)
+			break;	/* the ring full: a short read */
 	}
+	__atomic_store_n(&s->want, 0, __ATOMIC_RELAXED);
 	if (rc) {
 		snprintf(why, whylen, "scan: %s", cf_strerror(rc));
-		s->next_n = 0;
-		fs_scan_ahead(s);
+		s->next_off = off;
+		turn_end(s);
 		return fs_errno(rc);
 	}
-	if (off == s->out_off) {
-		*got = s->out.len < n ? s->out.len : n;
-		*p = s->out.p;
-	}
-	s->next_off = off + *got;
-	s->next_n = n;
+	pieces(s, off, n, iov, niov, got);
+	pthread_mutex_unlock(&s->mu);
 	return 0;
 }
 
 void fs_scan_ahead(struct fs_scan *s)
 {
-	size_t from;
-	int rc = 0;
+	int run;
 
-	/* The reader takes the bytes of the last read meanwhile: produce
-	 * what a read of the same size just after it will want, unless
-	 * the file was closed (head) or the scan ended. */
-	if (s->next_n && !s->done && s->s &&
-	    !__atomic_load_n(&s->closed, __ATOMIC_RELAXED) &&
-	    s->next_off >= s->out_off &&
-	    s->next_off - s->out_off <= s->out.len) {
-		from = (size_t)(s->next_off - s->out_off);
-		buf_reset(&s->ahead);
-		rc = buf_append(&s->ahead, s->out.p + from, s->out.len - from);
-		s->ahead_off = s->next_off;
-		while (!rc && !s->done && s->ahead.len < s->next_n &&
-		       !__atomic_load_n(&s->closed, __ATOMIC_RELAXED))
-			rc = produce(s, &s->ahead);
-		if (rc)
-			s->ahead_rc = rc;
-		s->has_ahead = 1;
-	}
 	pthread_mutex_lock(&s->mu);
+	drop_before(s, s->next_off);
+	/* The reader takes the bytes of the last read meanwhile: go on
+	 * producing, unless another thread does, the scan ended or failed,
+	 * or the file was closed (head). */
+	run = !s->producing && s->started && !s->done && !s->prod_rc &&
+	      !__atomic_load_n(&s->closed, __ATOMIC_RELAXED) &&
+	      s->nready < NCHUNK;
+	if (run)
+		s->producing = 1;
 	s->busy = 0;
-	pthread_cond_signal(&s->cv);
 	pthread_mutex_unlock(&s->mu);
+	pthread_cond_broadcast(&s->cv);	/* after mu: see seal() */
+	while (run) {
+		struct answer a;
+		int took;
+
+		produce(s, 0);
+		/* stopped (ahead far enough, the ring full, closed): but
+		 * a read left to it is answered first */
+		pthread_mutex_lock(&s->mu);
+		took = take_later(s, 1, &a);
+		run = took || s->later.fn;
+		if (!run)
+			s->producing = 0;
+		pthread_mutex_unlock(&s->mu);
+		if (took)
+			answer(s, &a);
+		else if (!run)
+			pthread_cond_broadcast(&s->cv);
+	}
 	scan_put(s);
 }

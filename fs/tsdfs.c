@@ -43,10 +43,18 @@ struct fs_tsd_file {
 static pthread_mutex_t tmu = PTHREAD_MUTEX_INITIALIZER;
 static cf_db *tdb;
 static tsd *handle;
+static uint64_t recent_bytes;
+static int recent_set;
 
 void fs_tsd_setup(cf_db *db)
 {
 	tdb = db;
+}
+
+void fs_tsd_set_recent(uint64_t bytes)
+{
+	recent_bytes = bytes;
+	recent_set = 1;
 }
 
 void fs_tsd_teardown(void)
@@ -70,8 +78,13 @@ static int get(int create, tsd **out)
 		if (!rc)
 			cf_table_close(t);
 	}
-	if (!handle && !rc)
-		rc = tsd_open(tdb, NULL, &handle);
+	if (!handle && !rc) {
+		struct tsd_options o;
+		tsd_options_default(&o);
+		if (recent_set)
+			o.recent_bytes = recent_bytes;
+		rc = tsd_open(tdb, &o, &handle);
+	}
 	*out = handle;
 	pthread_mutex_unlock(&tmu);
 	return rc;
@@ -479,7 +492,25 @@ int fs_tsd_stats_text(struct buf *out)
 			    s.query_points);
 	rc = rc ? rc : STAT("query_bytes_total", "Bytes of query results "
 			    "produced (as they are read).", s.query_bytes);
+	rc = rc ? rc : STAT("query_points_recent_total", "Of the points "
+			    "loaded by queries, those read from the recent "
+			    "points in memory.", s.query_points_recent);
+	rc = rc ? rc : STAT("recent_rebuilds_total", "Rebuilds of the recent "
+			    "points from tsdb (at mount, after a write to "
+			    "tsdb not made through MNT/tsd/).",
+			    s.recent_rebuilds);
 #undef STAT
+#define GAUGE(name, help, v)                                                \
+	buf_printf(out, "# HELP cellfs_tsd_" name " " help "\n"             \
+		   "# TYPE cellfs_tsd_" name " gauge\n"                      \
+		   "cellfs_tsd_" name " %" PRIu64 "\n", (uint64_t)(v))
+	rc = rc ? rc : GAUGE("recent_ready", "1 when queries may read the "
+			     "recent points.", s.recent_ready);
+	rc = rc ? rc : GAUGE("recent_points", "Points held in the recent "
+			     "points.", s.recent_points);
+	rc = rc ? rc : GAUGE("recent_bytes", "Memory of the recent points.",
+			     s.recent_bytes);
+#undef GAUGE
 	if (!rc)
 		rc = buf_printf(out, "# HELP cellfs_tsd_compact_pending Rows "
 				"waiting for compaction.\n# TYPE "

@@ -1,6 +1,6 @@
 #!/bin/sh
 
-test_description='cellfs: the scan file streamed over many reads: odd read sizes, the bytes produced ahead of a read, reversed, limit, early close, readers going back and reading at once, byte-exact against lines made from the loaded batch'
+test_description='cellfs: the scan file streamed over many reads: odd read sizes, the bytes produced ahead of the reads, reversed, limit, early close, readers going back and reading at once, byte-exact against lines made from the loaded batch'
 
 . /usr/share/sharness/sharness.sh
 . "$SHARNESS_TEST_DIRECTORY/lib-cellfs.sh"
@@ -115,9 +115,9 @@ rows() {
 }
 
 # A read of N bytes, then close: the scan produced that read and at most
-# one more ahead (each ending with the row that went past the end), and
-# the bytes are the first N.
-test_expect_success 'a reader that closes early: at most one read is made ahead' '
+# three more ahead (fs/scan.c's AHEAD; the last ending with the row that
+# went past the end), and the bytes are the first N.
+test_expect_success 'a reader that closes early: at most three reads are made ahead' '
 	for n in 1 4096 65536 131072; do
 		r0=$(rows) &&
 		python3 - "$S/all" $n <<-\EOF &&
@@ -129,7 +129,7 @@ test_expect_success 'a reader that closes early: at most one read is made ahead'
 		assert b == open("expect", "rb").read()[:n], b[:80]
 		EOF
 		r1=$(rows) &&
-		bound=$(head -c $((2 * n)) expect | cut -d" " -f1 | uniq |
+		bound=$(head -c $((4 * n)) expect | cut -d" " -f1 | uniq |
 			wc -l) &&
 		echo "read $n: $((r1 - r0)) rows scanned, at most $((bound + 2))" &&
 		test $((r1 - r0)) -le $((bound + 2)) || return 1
@@ -173,6 +173,33 @@ test_expect_success 'two opens read at once' '
 	wait $p1 && wait $p2 &&
 	test_cmp expect out1 && test_cmp expect.rev out2 &&
 	test_cmp expect out3
+'
+
+# 120000 rows of 40-byte lines (4.8 MB): more than the 2 MiB of chunks
+# an open scan file holds, so a read far ahead makes the daemon drop
+# chunks before it while it produces, and reads of 1 MiB (the kernel's
+# most) and more are answered whole.
+test_expect_success 'reads far ahead of the chunks held, and of 1 MiB' '
+	mkdir "$MNT/w" &&
+	printf "f\n" >"$MNT/w/.schema" &&
+	awk "BEGIN { for (i = 0; i < 120000; i++) {
+		printf \"put w%07d f:q@5 v%023d\\n\", i, i >\"w.batch\"
+		printf \"w%07d f:q 5 v%023d\\n\", i, i >\"w.expect\" } }" &&
+	test $(wc -c <w.expect) = 4800000 &&
+	cat w.batch >"$MNT/w/.batch" &&
+	python3 - "$MNT/w/.scan/all" <<-\EOF &&
+	import os, sys
+	want = open("w.expect", "rb").read()
+	fd = os.open(sys.argv[1], os.O_RDONLY)
+	for off, n in ((0, 1000), (3500000, 1048576), (3400000, 10),
+	           (4700000, 1 << 20), (10, 2 << 20), (4799990, 100)):
+	    b = os.pread(fd, n, off)
+	    assert b == want[off:off + n], (off, n, len(b), b[:80])
+	os.close(fd)
+	EOF
+	read_sizes "$MNT/w/.scan/all" w.expect 1048576 &&
+	read_sizes "$MNT/w/.scan/all" w.expect 2097152 7 &&
+	cat "$MNT/w/.scan/all" >out && test_cmp w.expect out
 '
 
 test_expect_success 'unmount' '

@@ -61,6 +61,7 @@ struct run {
 	const struct tsd_query *q;
 	struct tsd_error *err;
 	uint64_t points;
+	uint64_t recent_points;	/* of them, from the recent points */
 	uint64_t bytes;		/* memory of the loaded points */
 	struct result *res;
 	size_t nres;
@@ -149,7 +150,7 @@ static int span_for(struct run *r, const unsigned char *tags, size_t ntags,
 static void release_sub(struct run *r)
 {
 	for (size_t i = 0; i < r->nspans; i++)
-		free(r->spans[i].dp);
+		tsd_points_free(r->t, r->spans[i].dp);
 	free(r->spans);
 	free(r->hash);
 	for (size_t i = 0; i < r->nrf; i++)
@@ -287,20 +288,112 @@ out:
 	return rc;
 }
 
-static int scan_sub(struct run *r, const struct tsd_subquery *sq,
-		    uint32_t muid)
+/* Counts n more points against the query's bounds.  CF_ETOOBIG. */
+static int account(struct run *r, size_t n)
+{
+	r->points += n;
+	r->bytes += n * sizeof(struct tsd_dp);
+	if (r->points > r->t->o.max_query_points) {
+		char lim[32];
+		snprintf(lim, sizeof lim, "%llu",
+			 (unsigned long long)r->t->o.max_query_points);
+		set_err(r->err, "query loads more than %s points", lim);
+		return CF_ETOOBIG;
+	}
+	if (r->bytes + r->nspans * sizeof(struct qspan) >
+	    r->t->o.max_query_bytes) {
+		char lim[64];
+		snprintf(lim, sizeof lim, "%llu bytes for its points "
+			 "(%llu loaded)",
+			 (unsigned long long)r->t->o.max_query_bytes,
+			 (unsigned long long)r->points);
+		set_err(r->err, "query needs more than %s", lim);
+		return CF_ETOOBIG;
+	}
+	return CF_OK;
+}
+
+/* Room for n more points in sp (pool.c's arrays).  CF_ENOMEM. */
+static int span_reserve(struct run *r, struct qspan *sp, size_t n)
+{
+	if (sp->n + n <= sp->cap)
+		return CF_OK;
+	size_t want = sp->cap ? 2 * sp->cap : 64;
+	if (want < sp->n + n)
+		want = sp->n + n;
+	struct tsd_dp *p = tsd_points_grow(r->t, sp->dp, sp->n, want,
+					   &sp->cap);
+	if (!p)
+		return CF_ENOMEM;
+	sp->dp = p;
+	return CF_OK;
+}
+
+/* One sub query's scan: the rows of one metric, from the table or from
+ * the recent points (tsd_recent_query). */
+struct subscan {
+	struct run *r;
+	const struct tsd_subquery *sq;
+	uint32_t muid;
+};
+
+/* Takes the row (of a matching tag set) read from the table. */
+static int take_row(struct subscan *x, const cf_row *row)
+{
+	struct run *r = x->r;
+	size_t klen, n, ncells;
+	const unsigned char *key = cf_row_key(row, &klen);
+	const unsigned char *tags = key + TSD_ROWKEY_PREFIX;
+	size_t ntags = (klen - TSD_ROWKEY_PREFIX) / 6;
+	struct qspan *sp;
+	int rc, done;
+
+	rc = tsd_row_decode(row, &r->pts, &r->ptcap, &n, &ncells);
+	if (rc == CF_ECORRUPT) {
+		cf_log(CF_LOG_WARN, "tsd: query of %s: a row does not "
+		       "decode; skipped", x->sq->metric);
+		return CF_OK;
+	}
+	if (rc)
+		return rc;
+	if (ncells > 1 && r->t->o.compact_on_read &&
+	    tsd_row_finished(r->t, dec_u32be(key + TSD_UID_WIDTH)) &&
+	    tsd_compact_row(r->t, r->dbt, key, klen, row, &done))
+		cf_log(CF_LOG_WARN, "tsd: compaction at read failed");
+	if ((rc = account(r, n)) || (rc = span_for(r, tags, ntags, &sp)) ||
+	    (rc = span_reserve(r, sp, n)))
+		return rc;
+	for (size_t i = 0; i < n; i++) {
+		const struct tsd_rowpt *p = &r->pts[i];
+		/* rows of a tag set come in hour order, so a span
+		 * only grows forward */
+		if (sp->n && sp->dp[sp->n - 1].ts >= p->ts)
+			continue;
+		struct tsd_dp *d = &sp->dp[sp->n++];
+		d->ts = p->ts;
+		d->is_float = p->v.is_float;
+		d->i = p->v.i;
+		d->d = p->v.d;
+	}
+	return CF_OK;
+}
+
+/* The table's rows of hours [from, to). */
+static int scan_table(void *arg, int64_t from, int64_t to)
 {
 	static const struct cf_column col = { "t", 1, NULL, 0 };
+	struct subscan *x = arg;
+	struct run *r = x->r;
 	unsigned char start[TSD_ROWKEY_PREFIX], stop[TSD_ROWKEY_PREFIX];
-	int64_t ss, se;
 	struct cf_scan_opts so;
 	cf_scanner *s = NULL;
 	const cf_row *row;
 	int rc;
 
-	tsd_scan_bounds(sq, r->q->start_ms, r->q->end_ms, &ss, &se);
-	tsd_uid_put(start, muid);
-	enc_u32be(start + TSD_UID_WIDTH, (uint32_t)ss);
+	if (from >= to || from > (int64_t)UINT32_MAX)
+		return CF_OK;
+	tsd_uid_put(start, x->muid);
+	enc_u32be(start + TSD_UID_WIDTH, (uint32_t)from);
 	memset(&so, 0, sizeof so);
 	so.read.columns = &col;
 	so.read.ncolumns = 1;
@@ -308,9 +401,9 @@ static int scan_sub(struct run *r, const struct tsd_subquery *sq,
 	so.read.max_versions = 1;
 	so.start = start;
 	so.startlen = sizeof start;
-	if (se <= (int64_t)UINT32_MAX) {
-		tsd_uid_put(stop, muid);
-		enc_u32be(stop + TSD_UID_WIDTH, (uint32_t)se);
+	if (to <= (int64_t)UINT32_MAX) {
+		tsd_uid_put(stop, x->muid);
+		enc_u32be(stop + TSD_UID_WIDTH, (uint32_t)to);
 		so.stop = stop;
 		so.stoplen = sizeof stop;
 	} else {
@@ -321,83 +414,105 @@ static int scan_sub(struct run *r, const struct tsd_subquery *sq,
 	if ((rc = cf_scan_open(r->dbt, &so, &s)))
 		return rc;
 	while ((rc = cf_scan_next(s, &row)) == CF_OK && row) {
-		size_t klen, n, ncells;
+		size_t klen, ntags;
 		const unsigned char *key = cf_row_key(row, &klen);
-		const unsigned char *tags = key + TSD_ROWKEY_PREFIX;
-		size_t ntags;
-		struct qspan *sp;
-		int match, done;
+		int match;
 
 		if (!tsd_rowkey_valid(key, klen))
 			continue;
 		ntags = (klen - TSD_ROWKEY_PREFIX) / 6;
-		if ((rc = row_matches(r, sq, tags, ntags, &match)))
+		if ((rc = row_matches(r, x->sq, key + TSD_ROWKEY_PREFIX, ntags,
+				      &match)))
 			break;
-		if (!match)
-			continue;
-		rc = tsd_row_decode(row, &r->pts, &r->ptcap, &n, &ncells);
-		if (rc == CF_ECORRUPT) {
-			cf_log(CF_LOG_WARN, "tsd: query of %s: a row does not "
-			       "decode; skipped", sq->metric);
-			rc = CF_OK;
-			continue;
-		}
-		if (rc)
+		if (match && (rc = take_row(x, row)))
 			break;
-		if (ncells > 1 && r->t->o.compact_on_read &&
-		    tsd_row_finished(r->t, dec_u32be(key + TSD_UID_WIDTH)) &&
-		    tsd_compact_row(r->t, r->dbt, key, klen, row, &done))
-			cf_log(CF_LOG_WARN, "tsd: compaction at read failed");
-		r->points += n;
-		r->bytes += n * sizeof(struct tsd_dp);
-		if (r->points > r->t->o.max_query_points) {
-			char lim[32];
-			snprintf(lim, sizeof lim, "%llu",
-				 (unsigned long long)r->t->o.max_query_points);
-			set_err(r->err, "query loads more than %s points", lim);
-			rc = CF_ETOOBIG;
-			break;
-		}
-		if (r->bytes + r->nspans * sizeof(struct qspan) >
-		    r->t->o.max_query_bytes) {
-			char lim[64];
-			snprintf(lim, sizeof lim, "%llu bytes for its points "
-				 "(%llu loaded)",
-				 (unsigned long long)r->t->o.max_query_bytes,
-				 (unsigned long long)r->points);
-			set_err(r->err, "query needs more than %s", lim);
-			rc = CF_ETOOBIG;
-			break;
-		}
-		if ((rc = span_for(r, tags, ntags, &sp)))
-			break;
-		if (sp->n + n > sp->cap) {
-			size_t nc = sp->cap ? 2 * sp->cap : 64;
-			while (nc < sp->n + n)
-				nc *= 2;
-			struct tsd_dp *p = realloc(sp->dp, nc * sizeof *p);
-			if (!p) {
-				rc = CF_ENOMEM;
-				break;
-			}
-			sp->dp = p;
-			sp->cap = nc;
-		}
-		for (size_t i = 0; i < n; i++) {
-			const struct tsd_rowpt *p = &r->pts[i];
-			/* rows of a tag set come in hour order, so a span
-			 * only grows forward */
-			if (sp->n && sp->dp[sp->n - 1].ts >= p->ts)
-				continue;
-			struct tsd_dp *d = &sp->dp[sp->n++];
-			d->ts = p->ts;
-			d->is_float = p->v.is_float;
-			d->i = p->v.i;
-			d->d = p->v.d;
-		}
 	}
 	cf_scan_close(s);
 	return rc;
+}
+
+/* The rows rows[0..nrows) of one series from the recent points. */
+static int take_series(void *arg, uint32_t muid, const unsigned char *tags,
+		       size_t ntags, const struct tsd_recent_row *rows,
+		       size_t nrows)
+{
+	struct subscan *x = arg;
+	struct run *r = x->r;
+	struct qspan *sp = NULL;
+	int rc, match;
+
+	if ((rc = row_matches(r, x->sq, tags, ntags, &match)) || !match)
+		return rc;
+	size_t total = 0;
+	for (size_t k = 0; k < nrows; k++)
+		total += rows[k].n;
+	if (total && ((rc = span_for(r, tags, ntags, &sp)) ||
+		      (rc = span_reserve(r, sp, total))))
+		return rc;	/* room for all at once: one allocation */
+	for (size_t k = 0; k < nrows; k++) {
+		const struct tsd_recent_row *w = &rows[k];
+		if (w->fallback) {
+			/* a row the copy cannot answer: the table's */
+			unsigned char key[TSD_ROWKEY_MAX];
+			cf_row *row = NULL;
+			tsd_uid_put(key, muid);
+			enc_u32be(key + TSD_UID_WIDTH, w->base);
+			memcpy(key + TSD_ROWKEY_PREFIX, tags, ntags * 6);
+			static const struct cf_column col = { "t", 1, NULL, 0 };
+			struct cf_read_opts o = CF_READ_OPTS_INIT;
+			o.columns = &col;
+			o.ncolumns = 1;
+			rc = cf_table_get(r->dbt, key,
+					  TSD_ROWKEY_PREFIX + ntags * 6, &o,
+					  &row);
+			if (rc == CF_OK && cf_row_count(row))
+				rc = take_row(x, row);
+			cf_row_free(row);
+			if (rc)
+				return rc;
+			continue;
+		}
+		if (!w->n)
+			continue;
+		if ((rc = account(r, w->n)) ||
+		    (!sp && (rc = span_for(r, tags, ntags, &sp))) ||
+		    (rc = span_reserve(r, sp, w->n)))
+			return rc;
+		r->recent_points += w->n;
+		int64_t base_ms = (int64_t)w->base * 1000;
+		struct tsd_dp *d = sp->dp + sp->n;
+		size_t i = 0;
+		/* the copy's rows come after the table's: skip what the
+		 * span already holds (never more than a first point) */
+		while (i < w->n && sp->n &&
+		       sp->dp[sp->n - 1].ts >= base_ms + w->off[i])
+			i++;
+		for (; i < w->n; i++, d++) {
+			uint64_t b = w->val[i];
+			d->ts = base_ms + w->off[i];
+			d->is_float = w->isf[i];
+			if (d->is_float) {
+				memcpy(&d->d, &b, 8);
+				d->i = 0;
+			} else {
+				d->i = (int64_t)b;
+				d->d = 0;
+			}
+		}
+		sp->n = (size_t)(d - sp->dp);
+	}
+	return CF_OK;
+}
+
+static int scan_sub(struct run *r, const struct tsd_subquery *sq,
+		    uint32_t muid)
+{
+	struct subscan x = { r, sq, muid };
+	struct tsd_recent_cb cb = { &x, scan_table, take_series };
+	int64_t ss, se;
+
+	tsd_scan_bounds(sq, r->q->start_ms, r->q->end_ms, &ss, &se);
+	return tsd_recent_query(r->t, r->dbt, muid, ss, se, &cb);
 }
 
 static int cmp_gkey(const void *a, const void *b)
@@ -590,7 +705,7 @@ static void free_results(struct run *r)
 	r->res = NULL;
 	r->nres = 0;
 	for (size_t i = 0; i < r->ndps; i++)
-		free(r->dps[i]);
+		tsd_points_free(r->t, r->dps[i]);
 	free(r->dps);
 	r->dps = NULL;
 	r->ndps = 0;
@@ -741,6 +856,14 @@ static int load_query(struct run *r)
 
 	if ((rc = tsd_tables(r->t, &r->uidt, &r->dbt)))
 		return rc;
+	if (tsd_recent_wanted(r->t, r->dbt)) {
+		/* stale recent points: this query reads the table; the
+		 * compaction thread rebuilds them (without one, now) */
+		if (r->t->thr_started)
+			tsd_recent_kick(r->t);
+		else if ((rc = tsd_recent_maintain(r->t, r->dbt)))
+			return rc;
+	}
 	for (size_t i = 0; i < r->q->nsubs && rc == CF_OK; i++) {
 		rc = run_sub(r, &r->q->subs[i]);
 		release_sub(r);
@@ -748,6 +871,7 @@ static int load_query(struct run *r)
 	pthread_mutex_lock(&r->t->mu);
 	r->t->st.queries++;
 	r->t->st.query_points += r->points;
+	r->t->st.query_points_recent += r->recent_points;
 	pthread_mutex_unlock(&r->t->mu);
 	return rc;
 }

@@ -34,6 +34,11 @@ struct rowset {
 	size_t nb, count;
 };
 
+struct tsd_recent;
+struct tsd_blk;
+
+#define TSD_POOL_CLASSES 20	/* pool.c: blocks of 64 << k points */
+
 struct tsd {
 	cf_db *db;
 	struct tsd_options o;
@@ -47,6 +52,11 @@ struct tsd {
 	int thr_started;
 	int stop;
 	unsigned tmp_seq;	/* names of gnuplot work directories */
+	struct tsd_recent *recent;	/* recent.c; NULL: none */
+	pthread_mutex_t pool_mu;	/* pool.c's free lists */
+	struct tsd_blk *pool[TSD_POOL_CLASSES];
+	size_t pool_bytes;
+	int recent_wake;	/* a query found it stale (under mu) */
 };
 
 /* Opens handles on the two tables (the caller closes them), creating
@@ -85,6 +95,72 @@ int tsd_row_decode(const cf_row *row, struct tsd_rowpt **pts, size_t *cap,
  * tags[0..ntags) to out, each preceded by a space. */
 int tsd_format_tags(tsd *t, cf_table *uidt, const unsigned char *tags,
 		    size_t ntags, struct buf *out);
+
+/* One point of a write, encoded (tsd.c's write path). */
+struct tsd_point {
+	unsigned char key[TSD_ROWKEY_MAX];
+	unsigned char q[4], v[8];
+	unsigned char klen, qlen, vlen;
+	uint32_t seq;		/* its line's place in the write */
+};
+
+/* --- point arrays of queries (pool.c) --------------------------------- */
+
+/* An array of capacity *cap >= want holding the first n points of p (an
+ * array of this pool, or NULL), which it replaces (p is given back).
+ * NULL: no memory (p untouched). */
+struct tsd_dp *tsd_points_grow(tsd *t, struct tsd_dp *p, size_t n,
+			       size_t want, size_t *cap);
+/* Gives an array of this pool back (NULL: nothing). */
+void tsd_points_free(tsd *t, struct tsd_dp *p);
+/* Frees the blocks kept (tsd_close). */
+void tsd_points_pool_release(tsd *t);
+
+/* --- recent points (recent.c) -------------------------------------------
+ * A copy in memory of the newest hours of tsdb, for queries; see the
+ * comment at the top of recent.c. */
+
+/* One row (metric, hour, tag set) of the copy: n points in time order,
+ * off[i] ms after the base hour, val[i] the int64 or the double's bits
+ * (isf[i]).  fallback: read this row from the table. */
+struct tsd_recent_row {
+	uint32_t base;
+	uint32_t n, cap;
+	int fallback;
+	uint32_t *off;
+	uint64_t *val;
+	uint8_t *isf;
+};
+
+/* What a query gives tsd_recent_query(): table() reads the rows of
+ * hours [from, to) from the table; series() takes the rows[0..n) of one
+ * series (tags: ntags UID pairs) from the copy.  CF_* codes. */
+struct tsd_recent_cb {
+	void *arg;
+	int (*table)(void *arg, int64_t from, int64_t to);
+	int (*series)(void *arg, uint32_t muid, const unsigned char *tags,
+		      size_t ntags, const struct tsd_recent_row *rows,
+		      size_t n);
+};
+
+int tsd_recent_new(const struct tsd_options *o, struct tsd_recent **out);
+void tsd_recent_free(struct tsd_recent *r);
+/* After a write of pts[0..n) (in key order) was applied. */
+void tsd_recent_put(tsd *t, const struct tsd_point *const *pts, size_t n);
+/* Rebuilds the copy from dbt when it is not valid for its stamp, and
+ * drops hours older than the window.  Engine errors. */
+int tsd_recent_maintain(tsd *t, cf_table *dbt);
+/* 1 when tsd_recent_maintain() has work. */
+int tsd_recent_wanted(tsd *t, cf_table *dbt);
+/* The rows of metric muid of base hours [ss, se) (seconds): those the
+ * copy covers through cb->series (called under its read lock: no tsd
+ * lock may be taken in it), the others through cb->table, earlier hours
+ * before later ones.  Errors of the callbacks. */
+int tsd_recent_query(tsd *t, cf_table *dbt, uint32_t muid, int64_t ss,
+		     int64_t se, const struct tsd_recent_cb *cb);
+void tsd_recent_stats(tsd *t, struct tsd_stats *st);
+/* Asks the compaction thread for tsd_recent_maintain() now. */
+void tsd_recent_kick(tsd *t);
 
 /* --- cursors ----------------------------------------------------------- */
 

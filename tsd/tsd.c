@@ -31,6 +31,8 @@ void tsd_options_default(struct tsd_options *o)
 	o->max_query_points = 20000000;
 	o->max_query_bytes = 256u << 20;
 	o->max_graph_points = 1000000;
+	o->recent_bytes = 256u << 20;
+	o->recent_hours = 36;
 	o->gnuplot = "gnuplot";
 	o->gnuplot_timeout_ms = 20000;
 }
@@ -212,6 +214,7 @@ int tsd_compact_row(tsd *t, cf_table *dbt, const unsigned char *key,
 		goto out;
 	if ((rc = cf_batch_new(&b)))
 		goto out;
+	cf_batch_keep_stamp(b);	/* the same points: the copy stays true */
 	for (size_t i = 0; i < n; i++) {
 		/* a cell the result overwrites needs no delete (and a
 		 * delete would race with the put of the same column) */
@@ -282,28 +285,77 @@ int tsd_compact(tsd *t, int all)
 	return first;
 }
 
+/* The recent points' upkeep: a rebuild when stale, old hours dropped. */
+static void recent_upkeep(tsd *t)
+{
+	cf_table *uidt, *dbt;
+	int rc;
+
+	if (!t->recent)
+		return;
+	rc = tsd_tables(t, &uidt, &dbt);
+	if (rc == CF_OK) {
+		rc = tsd_recent_maintain(t, dbt);
+		cf_table_close(uidt);
+		cf_table_close(dbt);
+	}
+	if (rc && rc != CF_ECLOSED)
+		cf_log(CF_LOG_WARN, "tsd: recent points: %s", cf_strerror(rc));
+}
+
+void tsd_recent_kick(tsd *t)
+{
+	pthread_mutex_lock(&t->mu);
+	t->recent_wake = 1;
+	pthread_cond_broadcast(&t->cv);
+	pthread_mutex_unlock(&t->mu);
+}
+
+/* Milliseconds of the monotonic clock (the thread's schedule; the
+ * tsd clock, env_now_ms(), may be set by tests). */
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 static void *compactor(void *arg)
 {
 	tsd *t = arg;
+	int64_t next = mono_ms() + t->o.compact_interval_ms;
 
+	recent_upkeep(t);	/* the copy, first of all */
 	pthread_mutex_lock(&t->mu);
 	while (!t->stop) {
 		struct timespec ts;
 		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_sec += t->o.compact_interval_ms / 1000;
-		ts.tv_nsec += (long)(t->o.compact_interval_ms % 1000) * 1000000;
+		int64_t wait = next - mono_ms();
+		if (wait < 0)
+			wait = 0;
+		ts.tv_sec += wait / 1000;
+		ts.tv_nsec += (long)(wait % 1000) * 1000000;
 		if (ts.tv_nsec >= 1000000000) {
 			ts.tv_sec++;
 			ts.tv_nsec -= 1000000000;
 		}
-		pthread_cond_timedwait(&t->cv, &t->mu, &ts);
+		if (!t->recent_wake)
+			pthread_cond_timedwait(&t->cv, &t->mu, &ts);
 		if (t->stop)
 			break;
+		int woken = t->recent_wake;
+		t->recent_wake = 0;
 		pthread_mutex_unlock(&t->mu);
-		int rc = tsd_compact(t, 0);
-		if (rc)
-			cf_log(CF_LOG_WARN, "tsd: compaction: %s",
-			       cf_strerror(rc));
+		int due = mono_ms() >= next;
+		if (woken || due)
+			recent_upkeep(t);
+		if (due) {
+			int rc = tsd_compact(t, 0);
+			if (rc)
+				cf_log(CF_LOG_WARN, "tsd: compaction: %s",
+				       cf_strerror(rc));
+			next = mono_ms() + t->o.compact_interval_ms;
+		}
 		pthread_mutex_lock(&t->mu);
 	}
 	pthread_mutex_unlock(&t->mu);
@@ -335,8 +387,11 @@ int tsd_open(cf_db *db, const struct tsd_options *o, tsd **out)
 		 t->o.gnuplot ? t->o.gnuplot : "gnuplot");
 	t->o.gnuplot = t->gnuplot;
 	pthread_mutex_init(&t->mu, NULL);
+	pthread_mutex_init(&t->pool_mu, NULL);
 	pthread_cond_init(&t->cv, NULL);
 	if ((rc = tsd_uids_new(&t->uids)))
+		goto fail;
+	if (t->o.recent_bytes && (rc = tsd_recent_new(&t->o, &t->recent)))
 		goto fail;
 	if ((rc = tsd_tables(t, &uidt, &dbt)))
 		goto fail;
@@ -352,8 +407,10 @@ int tsd_open(cf_db *db, const struct tsd_options *o, tsd **out)
 	*out = t;
 	return CF_OK;
 fail:
+	tsd_recent_free(t->recent);
 	tsd_uids_free(t->uids);
 	pthread_mutex_destroy(&t->mu);
+	pthread_mutex_destroy(&t->pool_mu);
 	pthread_cond_destroy(&t->cv);
 	free(t);
 	return rc;
@@ -371,8 +428,11 @@ void tsd_close(tsd *t)
 		pthread_join(t->thr, NULL);
 	}
 	rowset_free(&t->pending);
+	tsd_recent_free(t->recent);
+	tsd_points_pool_release(t);
 	tsd_uids_free(t->uids);
 	pthread_mutex_destroy(&t->mu);
+	pthread_mutex_destroy(&t->pool_mu);
 	pthread_cond_destroy(&t->cv);
 	free(t);
 }
@@ -383,6 +443,7 @@ void tsd_stats(tsd *t, struct tsd_stats *s)
 	*s = t->st;
 	s->compact_pending = t->pending.count;
 	pthread_mutex_unlock(&t->mu);
+	tsd_recent_stats(t, s);
 	s->uids_assigned = tsd_uids_assigned(t->uids);
 }
 
@@ -422,6 +483,24 @@ int tsd_names(tsd *t, enum tsd_kind kind, const char *prefix, size_t max,
 
 /* --- writers ----------------------------------------------------------- */
 
+/* What a write needs beside its text, kept from one write to the next
+ * (fresh memory for each write costs a page fault every 4 KiB): CHUNK
+ * parsed lines and their names to resolve (110 KiB), the write's encoded
+ * points and their order (about 90 bytes a point), and the batch (about
+ * as much again).  When the points' arrays pass SCRATCH_KEEP, all of it
+ * is freed after the write: a writer keeps at most about 4 MiB. */
+struct scratch {
+	struct tsd_line *lines;	/* CHUNK of them */
+	struct tsd_uid_req *req;	/* CHUNK * (1 + 2 * TSD_MAX_TAGS) */
+	struct tsd_point *pts;
+	size_t pcap;
+	struct tsd_point **order;
+	size_t ocap;
+	cf_batch *b;
+};
+
+#define SCRATCH_KEEP ((size_t)2 << 20)
+
 struct tsd_writer {
 	tsd *t;
 	pthread_mutex_t mu;
@@ -431,7 +510,18 @@ struct tsd_writer {
 	int skip;		/* drop bytes up to the next '\n' */
 	tsd_reject_fn *on_reject;
 	void *reject_ctx;
+	struct scratch sc;	/* under mu */
 };
+
+static void scratch_free(struct scratch *sc)
+{
+	free(sc->lines);
+	free(sc->pts);
+	free(sc->order);
+	free(sc->req);
+	cf_batch_free(sc->b);
+	memset(sc, 0, sizeof *sc);
+}
 
 int tsd_writer_open(tsd *t, const char *metric, tsd_writer **out)
 {
@@ -465,6 +555,7 @@ void tsd_writer_close(tsd_writer *w)
 	if (!w)
 		return;
 	buf_release(&w->pending);
+	scratch_free(&w->sc);
 	pthread_mutex_destroy(&w->mu);
 	free(w->metric);
 	free(w);
@@ -484,18 +575,10 @@ static void set_err(struct tsd_error *err, uint64_t line, const char *reason,
 		snprintf(err->reason, sizeof err->reason, "%s", reason);
 }
 
-/* One point of a write, encoded. */
-struct point {
-	unsigned char key[TSD_ROWKEY_MAX];
-	unsigned char q[4], v[8];
-	unsigned char klen, qlen, vlen;
-	uint32_t seq;		/* its line's place in the write */
-};
-
 static int point_cmp(const void *a, const void *b)
 {
-	const struct point *x = *(const struct point *const *)a;
-	const struct point *y = *(const struct point *const *)b;
+	const struct tsd_point *x = *(const struct tsd_point *const *)a;
+	const struct tsd_point *y = *(const struct tsd_point *const *)b;
 	size_t n = x->klen < y->klen ? x->klen : y->klen;
 	int c = memcmp(x->key, y->key, n);
 
@@ -511,53 +594,61 @@ static int point_cmp(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-/* Resolves the names of parsed lines and puts their points in one batch.
- * UIDs are assigned line by line; a failure leaves earlier assignments
- * (harmless: OpenTSDB does the same). */
-static int store_lines(tsd *t, const struct tsd_line *lines, size_t n,
-		       struct tsd_error *err)
+/* Lines parsed, then resolved and encoded, at a time; their names are
+ * resolved under one taking of the UID cache's lock
+ * (tsd_uid_assign_many).  128 lines of at most 8 tags: 40 KiB of lines,
+ * 69 KiB of requests. */
+#define CHUNK 128
+
+/* Resolves the names of sc->lines[0..n) and appends their points to
+ * sc->pts, which holds *np already.  UIDs are assigned in line order; a
+ * failure leaves earlier assignments (harmless: OpenTSDB does the
+ * same). */
+static int encode_lines(tsd *t, cf_table *uidt, struct scratch *sc,
+			size_t n, size_t *np, struct tsd_error *err)
 {
-	cf_table *uidt = NULL, *dbt = NULL;
-	cf_batch *b = NULL;
-	struct point *pts = NULL;
-	struct point **order = NULL;
+	struct tsd_uid_req *req = sc->req;
+	size_t nr = 0, bad;
 	int rc;
 
-	if (n == 0)
-		return CF_OK;
-	if ((rc = tsd_tables(t, &uidt, &dbt)))
-		goto out;
-	if ((rc = cf_batch_new(&b)))
-		goto out;
-	pts = malloc(n * sizeof *pts);
-	order = malloc(n * sizeof *order);
-	if (!pts || !order) {
-		rc = CF_ENOMEM;
-		goto out;
+	if (*np + n > sc->pcap) {
+		size_t nc = sc->pcap ? 2 * sc->pcap : 4 * CHUNK;
+		struct tsd_point *p;
+		while (nc < *np + n)
+			nc *= 2;
+		if (!(p = realloc(sc->pts, nc * sizeof *p)))
+			return CF_ENOMEM;
+		sc->pts = p;
+		sc->pcap = nc;
 	}
 	for (size_t i = 0; i < n; i++) {
-		const struct tsd_line *l = &lines[i];
+		const struct tsd_line *l = &sc->lines[i];
+		req[nr++] = (struct tsd_uid_req){ l->metric, l->mlen,
+						  TSD_METRICS, 0 };
+		for (size_t j = 0; j < l->ntags; j++) {
+			req[nr++] = (struct tsd_uid_req){
+				l->tags[j].k, l->tags[j].klen, TSD_TAGK, 0 };
+			req[nr++] = (struct tsd_uid_req){
+				l->tags[j].v, l->tags[j].vlen, TSD_TAGV, 0 };
+		}
+	}
+	if ((rc = tsd_uid_assign_many(t->uids, uidt, req, nr, &bad))) {
+		set_err(err, 0, rc == CF_ERANGE ? "cannot assign a UID "
+			"(UID space exhausted)" : "cannot assign a UID", rc);
+		return rc;
+	}
+	nr = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct tsd_line *l = &sc->lines[i];
 		unsigned char metric[TSD_UID_WIDTH];
 		unsigned char tags[TSD_MAX_TAGS][2 * TSD_UID_WIDTH];
-		struct point *p = &pts[i];
+		struct tsd_point *p = &sc->pts[*np];
 		unsigned flags;
-		uint32_t uid;
 
-		if ((rc = tsd_uid_assign(t->uids, uidt, TSD_METRICS, l->metric,
-					 l->mlen, &uid)))
-			goto uidfail;
-		tsd_uid_put(metric, uid);
+		tsd_uid_put(metric, req[nr++].uid);
 		for (size_t j = 0; j < l->ntags; j++) {
-			if ((rc = tsd_uid_assign(t->uids, uidt, TSD_TAGK,
-						 l->tags[j].k, l->tags[j].klen,
-						 &uid)))
-				goto uidfail;
-			tsd_uid_put(tags[j], uid);
-			if ((rc = tsd_uid_assign(t->uids, uidt, TSD_TAGV,
-						 l->tags[j].v, l->tags[j].vlen,
-						 &uid)))
-				goto uidfail;
-			tsd_uid_put(tags[j] + TSD_UID_WIDTH, uid);
+			tsd_uid_put(tags[j], req[nr++].uid);
+			tsd_uid_put(tags[j] + TSD_UID_WIDTH, req[nr++].uid);
 		}
 		p->klen = (unsigned char)tsd_rowkey_build(p->key, metric,
 							  tsd_base_time(l->ts),
@@ -570,23 +661,50 @@ static int store_lines(tsd *t, const struct tsd_line *lines, size_t n,
 				p->v, l->value.i, &flags);
 		p->qlen = (unsigned char)tsd_qualifier_build(p->q, l->ts,
 							     flags);
-		p->seq = (uint32_t)i;
-		order[i] = p;
+		p->seq = (uint32_t)*np;
+		(*np)++;
 	}
+	return CF_OK;
+}
+
+/* Puts the points sc->pts[0..n) in one batch. */
+static int store_points(tsd *t, cf_table *dbt, struct scratch *sc, size_t n,
+			struct tsd_error *err)
+{
+	struct tsd_point **order;
+	int rc;
+
+	if (n > sc->ocap) {
+		free(sc->order);
+		sc->ocap = 0;
+		if (!(sc->order = malloc(sc->pcap * sizeof *sc->order)))
+			return CF_ENOMEM;
+		sc->ocap = sc->pcap;
+	}
+	if (!sc->b) {
+		if ((rc = cf_batch_new(&sc->b)))
+			return rc;
+		cf_batch_keep_stamp(sc->b);	/* the recent points follow it */
+	}
+	order = sc->order;
+	for (size_t i = 0; i < n; i++)
+		order[i] = &sc->pts[i];
 	/* in key order: the memstore's inserts then walk to neighbouring
 	 * nodes, and a row's points are compacted in order (the order of
 	 * two writes of one point is kept: the later one wins) */
 	qsort(order, n, sizeof *order, point_cmp);
+	cf_batch_clear(sc->b);
 	for (size_t i = 0; i < n; i++) {
-		const struct point *p = order[i];
-		if ((rc = cf_batch_put(b, p->key, p->klen, "t", 1, p->q,
+		const struct tsd_point *p = order[i];
+		if ((rc = cf_batch_put(sc->b, p->key, p->klen, "t", 1, p->q,
 				       p->qlen, CF_TS_NOW, p->v, p->vlen)))
-			goto out;
+			return rc;
 	}
-	if ((rc = cf_table_apply(dbt, b))) {
+	if ((rc = cf_table_apply(dbt, sc->b))) {
 		set_err(err, 0, "storing the points", rc);
-		goto out;
+		return rc;
 	}
+	tsd_recent_put(t, (const struct tsd_point *const *)order, n);
 	pthread_mutex_lock(&t->mu);
 	for (size_t i = 0; i < n; i++)
 		if (i == 0 || order[i]->klen != order[i - 1]->klen ||
@@ -594,17 +712,7 @@ static int store_lines(tsd *t, const struct tsd_line *lines, size_t n,
 			rowset_add(&t->pending, order[i]->key, order[i]->klen);
 	t->st.points += n;
 	pthread_mutex_unlock(&t->mu);
-	goto out;
-uidfail:
-	set_err(err, 0, rc == CF_ERANGE ? "cannot assign a UID "
-		"(UID space exhausted)" : "cannot assign a UID", rc);
-out:
-	free(pts);
-	free(order);
-	cf_batch_free(b);
-	cf_table_close(uidt);
-	cf_table_close(dbt);
-	return rc;
+	return CF_OK;
 }
 
 /* Refuses line number lineno (text s[0..len)) for reason: counted in the
@@ -634,28 +742,28 @@ static void refuse(tsd_writer *w, uint64_t lineno, const char *s, size_t len,
 static int write_lines(tsd_writer *w, const char *text, size_t len,
 		       struct tsd_put_result *res, struct tsd_error *err)
 {
-	struct tsd_line *lines = NULL;
-	size_t nl = 0, cap = 0, mlen = w->metric ? strlen(w->metric) : 0;
+	struct scratch *sc = &w->sc;
+	cf_table *uidt = NULL, *dbt = NULL;
+	size_t nl = 0, np = 0, mlen = w->metric ? strlen(w->metric) : 0;
 	char why[200];
 	int rc = CF_OK;
 
+	if (!sc->lines) {
+		sc->lines = malloc(CHUNK * sizeof *sc->lines);
+		sc->req = malloc(CHUNK * (1 + 2 * TSD_MAX_TAGS) *
+				 sizeof *sc->req);
+		if (!sc->lines || !sc->req) {
+			scratch_free(sc);
+			return CF_ENOMEM;
+		}
+	}
 	for (size_t b = 0; b < len;) {
 		const char *nlp = memchr(text + b, '\n', len - b);
 		size_t e = nlp ? (size_t)(nlp - text) : len;
 		w->lines++;
 		res->lines++;
-		if (nl == cap) {
-			size_t nc = cap ? 2 * cap : 16;
-			struct tsd_line *p = realloc(lines, nc * sizeof *p);
-			if (!p) {
-				rc = CF_ENOMEM;
-				goto out;
-			}
-			lines = p;
-			cap = nc;
-		}
 		rc = tsd_line_parse(text + b, e - b, w->metric, mlen,
-				    &lines[nl], why, sizeof why);
+				    &sc->lines[nl], why, sizeof why);
 		if (rc == TSD_LINE_BLANK)
 			rc = CF_OK;
 		else if (rc)
@@ -663,12 +771,22 @@ static int write_lines(tsd_writer *w, const char *text, size_t len,
 		else
 			nl++;
 		b = e + 1;
+		if (nl == CHUNK || (b >= len && nl)) {
+			if (!uidt && (rc = tsd_tables(w->t, &uidt, &dbt)))
+				goto out;
+			if ((rc = encode_lines(w->t, uidt, sc, nl, &np, err)))
+				goto out;
+			nl = 0;
+		}
 	}
-	rc = store_lines(w->t, lines, nl, err);
-	if (rc == CF_OK)
-		res->stored += nl;
+	rc = CF_OK;
+	if (np && (rc = store_points(w->t, dbt, sc, np, err)) == CF_OK)
+		res->stored += np;
 out:
-	free(lines);
+	cf_table_close(uidt);
+	cf_table_close(dbt);
+	if (sc->pcap * (sizeof *sc->pts + sizeof *sc->order) > SCRATCH_KEEP)
+		scratch_free(sc);
 	return rc;
 }
 

@@ -82,6 +82,12 @@ struct tsd_options {
 	/* Largest memory one query may hold for its loaded points
 	 * (CF_ETOOBIG past it); see tsd_query_open() for the whole bound. */
 	uint64_t max_query_bytes;	/* default 256 MiB */
+	/* Recent points (docs/timeseries.md): a copy in memory of every
+	 * row of the last recent_hours hours, rebuilt from tsdb after
+	 * tsd_open(), that queries read instead of the table; at most
+	 * recent_bytes (the oldest hours are dropped past it).  0: none. */
+	uint64_t recent_bytes;		/* default 256 MiB */
+	unsigned recent_hours;		/* default 36 */
 	/* The gnuplot program ("gnuplot": found through PATH). */
 	const char *gnuplot;
 	unsigned gnuplot_timeout_ms;	/* default 20000 */
@@ -286,6 +292,12 @@ struct tsd_stats {
 	uint64_t query_points;	/* points loaded by queries */
 	uint64_t query_bytes;	/* bytes of text results produced */
 	uint64_t compact_pending;	/* rows waiting for compaction */
+	/* recent points (struct tsd_options) */
+	uint64_t recent_points;		/* points held */
+	uint64_t recent_bytes;		/* memory they take */
+	uint64_t recent_ready;		/* 1: queries may read them */
+	uint64_t recent_rebuilds;	/* rebuilds from the table */
+	uint64_t query_points_recent;	/* of query_points, read from them */
 };
 
 void tsd_stats(tsd *t, struct tsd_stats *s);

@@ -322,6 +322,35 @@ out:
 	return rc;
 }
 
+int tsd_uid_assign_many(struct tsd_uids *u, cf_table *uidt,
+			struct tsd_uid_req *req, size_t n, size_t *failed)
+{
+	size_t i, misses = 0;
+	int rc;
+
+	/* UID 0 is never assigned (the counter starts at 1): it marks a
+	 * request the cache did not answer */
+	pthread_mutex_lock(&u->mu);
+	for (i = 0; i < n; i++) {
+		struct uentry *e = cache_by_name(&u->c[req[i].kind],
+						 req[i].name, req[i].len);
+		req[i].uid = e ? e->uid : 0;
+		misses += !e;
+	}
+	pthread_mutex_unlock(&u->mu);
+	for (i = 0; misses && i < n; i++) {
+		if (req[i].uid)
+			continue;
+		misses--;
+		if ((rc = tsd_uid_assign(u, uidt, req[i].kind, req[i].name,
+					 req[i].len, &req[i].uid))) {
+			*failed = i;
+			return rc;
+		}
+	}
+	return CF_OK;
+}
+
 int tsd_uid_name(struct tsd_uids *u, cf_table *uidt, enum tsd_kind kind,
 		 uint32_t uid, struct buf *out)
 {

@@ -50,6 +50,23 @@ int tsd_uid_lookup(struct tsd_uids *u, cf_table *uidt, enum tsd_kind kind,
 int tsd_uid_assign(struct tsd_uids *u, cf_table *uidt, enum tsd_kind kind,
 		   const char *name, size_t len, uint32_t *uid);
 
+/* One name of tsd_uid_assign_many(): kind and name[0..len) in, uid
+ * out. */
+struct tsd_uid_req {
+	const char *name;
+	size_t len;
+	enum tsd_kind kind;
+	uint32_t uid;
+};
+
+/* tsd_uid_assign() of each of req[0..n), in order, with the cache's lock
+ * taken once for all of them that are cached (the put path resolves a
+ * write's names this way).  Stops at the first failure: returns its
+ * error (those of tsd_uid_assign()) with *failed its index; the requests
+ * before it are resolved. */
+int tsd_uid_assign_many(struct tsd_uids *u, cf_table *uidt,
+			struct tsd_uid_req *req, size_t n, size_t *failed);
+
 /* Appends the name of uid to out.  CF_ENOTFOUND; engine errors. */
 int tsd_uid_name(struct tsd_uids *u, cf_table *uidt, enum tsd_kind kind,
 		 uint32_t uid, struct buf *out);

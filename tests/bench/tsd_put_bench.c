@@ -2,7 +2,7 @@
  * tsd_put_bench.c: the time-series benchmark of issue #6, through a mount.
  *
  *   tsd_put_bench [-n POINTS] [-s SERIES] [-b BYTES] [-p PID] [-c COMP]
- *                 MNT DATADIR
+ *                 [-w WRITERS] MNT DATADIR
  *
  * MNT is a mounted cellfs whose data directory is DATADIR (tsd_put_bench.sh
  * makes both).  Three phases:
@@ -13,12 +13,19 @@
  *    time across all series as a collector would, appended to MNT/tsd/put
  *    in writes of BYTES (default 1 MiB, cut at line ends).  Gauges are
  *    random walks with two decimals, counters grow by random steps.  The
- *    data end at least two hours before now, so every hourly row is over.
+ *    data end at least two hours before now, so every hourly row is over;
+ *    they begin on an hour.  With -w WRITERS (default 1), that many
+ *    processes write at once, as that many collectors would, each its
+ *    share of the series (series k, k + WRITERS, ...) through its own
+ *    open file, time by time.
  * 2. query: the first day of metric 0 (SERIES/10 series, 100 by default:
  *    8640 points each) through MNT/tsd/q/ as sum, and as sum of 1m-avg;
  *    first while the rows are still uncompacted (the query compacts them
- *    on its way), then again, then from store files after a flush.  The
- *    points counted are those the query loaded (cellfs_tsd_query_points).
+ *    on its way unless tsd's recent points answer), then again, then the
+ *    newest hour ten times (what dashboards ask for), then from store
+ *    files after a flush.  The points counted are those the query loaded
+ *    (cellfs_tsd_query_points); the share read from the recent points
+ *    in memory is printed.
  * 3. bytes per point: every metric dumped (which compacts each finished
  *    hourly row into OpenTSDB's one-cell form), the tsdb table flushed and
  *    major-compacted (dropping the replaced cells), then the sizes of its
@@ -47,6 +54,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -281,22 +289,104 @@ static void row(const char *what, double points, double secs, double bytes,
 	printf("\n");
 }
 
-/* Runs a query; points loaded come from the daemon's counter. */
-static void query(const char *label, const char *q, uint64_t want_lines)
+/* Runs a query `times` times; points loaded come from the daemon's
+ * counter. */
+static void query_n(const char *label, const char *q, uint64_t want_lines,
+		    int times)
 {
 	char rel[4096];
-	uint64_t lines, p0 = stat_of("cellfs_tsd_query_points_total");
+	uint64_t lines = 0, bytes = 0;
+	uint64_t p0 = stat_of("cellfs_tsd_query_points_total");
+	uint64_t r0 = stat_of("cellfs_tsd_query_points_recent_total");
 	snprintf(rel, sizeof rel, "tsd/q/%s", q);
 	cpu0 = daemon_cpu();
 	double t0 = now_s();
-	uint64_t bytes = drain(rel, &lines);
+	for (int i = 0; i < times; i++)
+		bytes += drain(rel, &lines);
 	double secs = now_s() - t0;
 	uint64_t pts = stat_of("cellfs_tsd_query_points_total") - p0;
+	uint64_t rec = stat_of("cellfs_tsd_query_points_recent_total") - r0;
 	if (want_lines && lines != want_lines)
 		fprintf(stderr, "tsd_put_bench: %s: %llu lines, expected "
 			"%llu\n", label, (unsigned long long)lines,
 			(unsigned long long)want_lines);
 	row(label, (double)pts, secs, (double)bytes, 0, ">= 10M points/s");
+	if (rec)
+		printf("  (%.0f%% of the points from the recent points in "
+		       "memory)\n", 100.0 * (double)rec / (double)pts);
+}
+
+static void query(const char *label, const char *q, uint64_t want_lines)
+{
+	query_n(label, q, want_lines, 1);
+}
+
+/* What one writer sent: bytes of lines, seconds in write(2), and the
+ * bytes OpenTSDB's encoding gives its points. */
+struct ingest {
+	double bytes, wsecs, enc;
+};
+
+/* Appends the points of series k, k + writers, ... to MNT/tsd/put in
+ * writes of bufsize bytes (out), time by time; adds to *in. */
+static void ingest(struct series *ser, long nseries, int k, int writers,
+		   int64_t t0, long per, char *out, size_t bufsize,
+		   struct ingest *in)
+{
+	char path[4096];
+	size_t len = 0;
+
+	snprintf(path, sizeof path, "%s/tsd/put", mnt);
+	int fd = open(path, O_WRONLY | O_APPEND);
+	if (fd < 0)
+		die(path);
+	for (long i = 0; i < per; i++) {
+		int64_t ts = t0 + (int64_t)i * STEP;
+		for (long s = k; s < nseries; s += writers) {
+			struct series *x = &ser[s];
+			const double lo = metrics[x->m].lo;
+			const double hi = metrics[x->m].hi;
+			int n;
+			if (len + 256 > bufsize) {
+				double w0 = now_s();
+				write_all(fd, out, len);
+				in->wsecs += now_s() - w0;
+				in->bytes += (double)len;
+				len = 0;
+			}
+			if (metrics[x->m].counter) {
+				x->counter += (int64_t)(lo + uniform() *
+							(hi - lo));
+				n = snprintf(out + len, bufsize - len,
+					     "%s %lld %lld %s\n",
+					     metrics[x->m].name,
+					     (long long)ts,
+					     (long long)x->counter, x->tags);
+			} else {
+				x->gauge += (uniform() - 0.5) * (hi - lo) / 20;
+				if (x->gauge < lo)
+					x->gauge = lo + (lo - x->gauge);
+				if (x->gauge > hi)
+					x->gauge = hi - (x->gauge - hi);
+				n = snprintf(out + len, bufsize - len,
+					     "%s %lld %.2f %s\n",
+					     metrics[x->m].name,
+					     (long long)ts, x->gauge, x->tags);
+			}
+			in->enc += 2 + value_bytes(out + len, (size_t)n);
+			len += (size_t)n;
+		}
+	}
+	if (len) {
+		double w0 = now_s();
+		write_all(fd, out, len);
+		in->wsecs += now_s() - w0;
+		in->bytes += (double)len;
+	}
+	double w0 = now_s();
+	if (close(fd))
+		die("close of tsd/put");
+	in->wsecs += now_s() - w0;
 }
 
 int main(int argc, char **argv)
@@ -304,10 +394,11 @@ int main(int argc, char **argv)
 	long npoints = 10000000, nseries = 1000;
 	size_t bufsize = 1 << 20;
 	const char *comp = NULL;
-	int opt;
+	int opt, writers = 1;
 
-	while ((opt = getopt(argc, argv, "n:s:b:p:c:")) != -1) {
+	while ((opt = getopt(argc, argv, "n:s:b:p:c:w:")) != -1) {
 		switch (opt) {
+		case 'w': writers = atoi(optarg); break;
 		case 'c': comp = optarg; break;
 		case 'p': daemon_pid = atol(optarg); break;
 		case 'n': npoints = atol(optarg); break;
@@ -318,10 +409,10 @@ int main(int argc, char **argv)
 		}
 	}
 	if (argc - optind != 2 || npoints < 1 || nseries < 1 ||
-	    bufsize < 256) {
+	    bufsize < 256 || writers < 1 || writers > nseries) {
 usage:
 		fprintf(stderr, "usage: %s [-n POINTS] [-s SERIES] [-b BYTES] "
-			"[-p PID] [-c COMP] MNT DATADIR\n", argv[0]);
+			"[-p PID] [-c COMP] [-w WRITERS] MNT DATADIR\n", argv[0]);
 		return 2;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -348,7 +439,10 @@ usage:
 		per = 1;
 	long total = per * nseries;
 	int64_t now = (int64_t)time(NULL);
-	int64_t t0 = (now - per * STEP - 7200) / DAY * DAY;
+	/* hour aligned: the data end two hours or more before now, and
+	 * start at most 30 hours before it at the default size (inside
+	 * tsd's recent points, 36 hours) */
+	int64_t t0 = (now - per * STEP - 7200) / 3600 * 3600;
 
 	struct series *ser = calloc((size_t)nseries, sizeof *ser);
 	char *out = malloc(bufsize);
@@ -372,67 +466,59 @@ usage:
 	head();
 
 	/* 1. ingest */
+	struct ingest in = { 0 };
 	char path[4096];
-	snprintf(path, sizeof path, "%s/tsd/put", mnt);
-	int fd = open(path, O_WRONLY | O_APPEND);
-	if (fd < 0)
-		die(path);
-	size_t len = 0;
-	double enc = 0;		/* qualifier + value bytes, as stored */
 	cpu0 = daemon_cpu();
-	double bytes = 0, wsecs = 0, start = now_s();
-	for (long i = 0; i < per; i++) {
-		int64_t ts = t0 + (int64_t)i * STEP;
-		for (long s = 0; s < nseries; s++) {
-			struct series *x = &ser[s];
-			const double lo = metrics[x->m].lo;
-			const double hi = metrics[x->m].hi;
-			int n;
-			if (len + 256 > bufsize) {
-				double w0 = now_s();
-				write_all(fd, out, len);
-				wsecs += now_s() - w0;
-				bytes += (double)len;
-				len = 0;
+	double start = now_s();
+	if (writers == 1) {
+		ingest(ser, nseries, 0, 1, t0, per, out, bufsize, &in);
+	} else {
+		int pfd[2];
+		if (pipe(pfd))
+			die("pipe");
+		for (int k = 0; k < writers; k++) {
+			pid_t p = fork();
+			if (p < 0)
+				die("fork");
+			if (p == 0) {
+				rng ^= 0x9e3779b97f4a7c15ULL * (uint64_t)(k + 1);
+				ingest(ser, nseries, k, writers, t0, per, out,
+				       bufsize, &in);
+				if (write(pfd[1], &in, sizeof in) != sizeof in)
+					_exit(1);
+				_exit(0);
 			}
-			if (metrics[x->m].counter) {
-				x->counter += (int64_t)(lo + uniform() *
-							(hi - lo));
-				n = snprintf(out + len, bufsize - len,
-					     "%s %lld %lld %s\n",
-					     metrics[x->m].name,
-					     (long long)ts,
-					     (long long)x->counter, x->tags);
-			} else {
-				x->gauge += (uniform() - 0.5) * (hi - lo) / 20;
-				if (x->gauge < lo)
-					x->gauge = lo + (lo - x->gauge);
-				if (x->gauge > hi)
-					x->gauge = hi - (x->gauge - hi);
-				n = snprintf(out + len, bufsize - len,
-					     "%s %lld %.2f %s\n",
-					     metrics[x->m].name,
-					     (long long)ts, x->gauge, x->tags);
-			}
-			enc += 2 + value_bytes(out + len, (size_t)n);
-			len += (size_t)n;
 		}
+		close(pfd[1]);
+		for (int k = 0; k < writers; k++) {
+			struct ingest c;
+			int st;
+			if (read(pfd[0], &c, sizeof c) != sizeof c)
+				die("a writer failed");
+			in.bytes += c.bytes;
+			in.enc += c.enc;
+			in.wsecs = c.wsecs > in.wsecs ? c.wsecs : in.wsecs;
+			if (wait(&st) < 0 || !WIFEXITED(st) ||
+			    WEXITSTATUS(st))
+				die("a writer failed");
+		}
+		close(pfd[0]);
 	}
-	if (len) {
-		double w0 = now_s();
-		write_all(fd, out, len);
-		wsecs += now_s() - w0;
-		bytes += (double)len;
-	}
-	double w0 = now_s();
-	if (close(fd))
-		die("close of tsd/put");
-	wsecs += now_s() - w0;
+	double bytes = in.bytes, wsecs = in.wsecs, enc = in.enc;
 	double secs = now_s() - start;
-	row("ingest: put (wall, with generation)", (double)total, secs, bytes,
-	    0, ">= 1M points/s");
-	row("ingest: time in write(2) only", (double)total, wsecs, bytes, 0,
-	    ">= 1M points/s");
+	char what[64];
+	if (writers == 1) {
+		row("ingest: put (wall, with generation)", (double)total, secs,
+		    bytes, 0, ">= 2M points/s");
+		row("ingest: time in write(2) only", (double)total, wsecs,
+		    bytes, 0, ">= 2M points/s");
+	} else {
+		snprintf(what, sizeof what, "ingest: %d writers (wall)",
+			 writers);
+		row(what, (double)total, secs, bytes, 0, ">= 2M points/s");
+		row("ingest: write(2), slowest writer", (double)total, wsecs,
+		    bytes, 0, ">= 2M points/s");
+	}
 	printf("  %.0f bytes of put lines, %.1f bytes a line; encoded "
 	       "qualifier + value %.2f bytes a point\n", bytes,
 	       bytes / (double)total, enc / (double)total);
@@ -450,6 +536,14 @@ usage:
 	query("query sum (memstore, compacted)", q, (uint64_t)qper);
 	query("query sum:1m-avg (memstore)", qd,
 	      (uint64_t)((qper * STEP + 59) / 60));
+	/* the newest hour of data, as a dashboard asks for it */
+	int64_t tend = t0 + (int64_t)(per - 1) * STEP;
+	int64_t hstart = tend / 3600 * 3600;
+	char qh[512];
+	snprintf(qh, sizeof qh, "start=%lld&end=%lld&m=sum:%s",
+		 (long long)hstart, (long long)tend, metrics[0].name);
+	query_n("query sum, newest hour (x10)", qh,
+		(uint64_t)((tend - hstart) / STEP + 1), 10);
 
 	/* 3. bytes per point: flush, compact every row, flush again */
 	uint64_t lines;

@@ -1,12 +1,13 @@
 #!/bin/sh
 # tsd_put_bench.sh: runs tsd_put_bench against a fresh cellfs mount.
 #
-#   tests/bench/tsd_put_bench.sh [-n POINTS] [-s SERIES] [-b BYTES] [-c COMPRESSION]
+#   tests/bench/tsd_put_bench.sh [-n POINTS] [-s SERIES] [-b BYTES] [-c COMPRESSION] [-w WRITERS]
 #
 # Makes a data directory and a mount point under /tmp, mounts
 # $CELLFS_BUILD/cellfs (default build/default) in the foreground, in the
 # background of this script (CELLFS_DAEMON names another binary, to
-# compare two versions), runs the program, and unmounts and removes
+# compare two versions; CELLFS_OPTS gives it -o options, e.g.
+# tsd_recent=0 for the queries of the table), runs the program, and unmounts and removes
 # both on exit, whatever happens (TSD_BENCH_KEEP=1 keeps the data
 # directory, e.g. for tests/bench/tsblock_bench).  Defaults: 10M points
 # over 1000 series (the issue's figures); `-n 200000 -s 1000` is the
@@ -42,7 +43,8 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 mkdir -p "$mnt" "$data" || exit 1
-"${CELLFS_DAEMON:-$build/cellfs}" -f "$data" "$mnt" 2>"$dir/cellfs.err" &
+"${CELLFS_DAEMON:-$build/cellfs}" -f ${CELLFS_OPTS:+-o "$CELLFS_OPTS"} \
+	"$data" "$mnt" 2>"$dir/cellfs.err" &
 pid=$!
 i=0
 until test "$(stat -f -c %T "$mnt" 2>/dev/null)" = fuseblk ||

@@ -122,19 +122,33 @@ static void start_all(void)
 		abort();
 }
 
-/* Connects to the server; aborts when it cannot. */
+/* Connects to the server; aborts, saying why, when it cannot within
+ * WAIT_MS.  A long run on a loaded machine can find every local port
+ * taken for a moment (the server's closed connections wait out
+ * TIME_WAIT): EADDRNOTAVAIL and EAGAIN are tried again. */
 static int dial(void)
 {
 	struct sockaddr_in a;
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
 
 	memset(&a, 0, sizeof a);
 	a.sin_family = AF_INET;
 	a.sin_port = htons((uint16_t)port);
 	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof a))
-		abort();
-	return fd;
+	for (int waited = 0;; waited += 10) {
+		int fd = socket(AF_INET, SOCK_STREAM, 0);
+		if (fd >= 0 && !connect(fd, (struct sockaddr *)&a, sizeof a))
+			return fd;
+		int e = errno;
+		if (fd >= 0)
+			close(fd);
+		if ((e != EADDRNOTAVAIL && e != EAGAIN && e != EINTR) ||
+		    waited >= WAIT_MS) {
+			fprintf(stderr, "fuzz-http: cannot connect: %s\n",
+				strerror(e));
+			abort();
+		}
+		poll(NULL, 0, 10);
+	}
 }
 
 /* Reads what fd answers within ms of silence; the bytes read. */
