@@ -55,7 +55,14 @@ enum kind {
 
 struct node {
 	struct node *parent, *hnext;
-	struct node *rnext;	/* chain of node_rtab: nodes of one row */
+	/* node_rtab's chain (the nodes of one row) and node_ctab's (the
+	 * cells of one column, or the row nodes of one row): each with
+	 * the address of the pointer to the node, so that a node leaves
+	 * its chains in O(1) (a row of a million cells listed has a
+	 * million nodes in one chain, and the kernel forgets them one by
+	 * one) */
+	struct node *rnext, **rprev;
+	struct node *cnext, **cprev;
 	uint64_t hash;		/* node_hname(parent, name) */
 	char *name;
 	uint64_t nlookup;
@@ -185,8 +192,13 @@ extern struct node fs_root;
  * chained through hnext; under fs_mu. */
 extern struct node **node_htab;
 extern size_t node_hcap;
-/* Cells and rows by node_rslot(table, row), chained through rnext. */
+/* Cells and rows by node_rslot(table, row), chained through rnext: a
+ * walk of every node of a row (a change of the whole row). */
 extern struct node **node_rtab;
+/* Cells by node_cslot(table, row, column) and rows by node_rslot(table,
+ * row), chained through cnext: a walk of one column's nodes and of its
+ * row's row nodes (a change of one cell), not of the whole row's. */
+extern struct node **node_ctab;
 /* The request counters of .stats (atomics; count()). */
 extern struct fs_counters fs_counts;
 /* The hash of (parent, name), kept in the node: rehashing and walking a
@@ -199,6 +211,10 @@ size_t node_rslot(const char *table, const void *key, size_t len,
 		  size_t cap);
 /* The node_rtab slot of n's row. */
 size_t node_rslot_of(const struct node *n, size_t cap);
+/* The node_ctab slot of the column fam:qual of row key in table. */
+size_t node_cslot(const char *table, const void *key, size_t len,
+		  const char *fam, size_t famlen, const void *qual,
+		  size_t qlen, size_t cap);
 /* The node of an inode number, and back. */
 struct node *node_of(fuse_ino_t ino);
 fuse_ino_t ino_of(struct node *n);
@@ -264,9 +280,6 @@ void cells_changed_locked(const char *table, const void *key,
 			  size_t len, const struct node *col,
 			  const struct node *skip, int deleted,
 			  int64_t put_ts, struct inos *a);
-/* Row key of table changed (deleted: cells may have gone). */
-void row_changed(const char *table, const void *key, size_t len,
-		 int deleted);
 /* The cell n names changed (Put, Append, Delete of it). */
 void cell_changed(const struct node *n, const struct node *skip,
 		  int deleted);
