@@ -81,7 +81,10 @@ struct dirh {
 	int lastrow_listed;	/* ... is the entry e[n - 1] */
 	cf_row_cursor *rcur;	/* row or .versions listing, page by page */
 	int versions;		/* ... of .versions: every kept version */
-	uint64_t sgen;		/* rows_gen() before the scan opened */
+	size_t rcount;		/* ... its cells so far */
+	int64_t rnewest;	/* ... and the newest version among them */
+	uint64_t sgen;		/* rows_gen() before the scan or the row
+				 * listing opened */
 	int serr;		/* the error that ended the pulls: every pull
 				 * past their end fails, until dir_start */
 	int streaming;
@@ -213,16 +216,21 @@ static int row_open(struct dirh *d, const struct buf *row, int versions)
 	o.keys_only = 1;
 	o.max_versions = versions ? INT32_MAX : 1;
 	d->versions = versions;
+	d->rcount = 0;
+	d->rnewest = 0;
+	d->sgen = rows_gen(d->node->table);
 	return cf_row_cursor_open(d->t, row->p ? (const void *)row->p : "",
 				  row->len, &o, &d->rcur);
 }
 
-/* Adds the next page of the row listing (none left: the cursor goes). */
+/* Adds the next page of the row listing (none left: the cursor goes,
+ * and the row's time, the newest of all its pages, is its node's). */
 static int row_more(struct dirh *d)
 {
 	struct buf b = BUF_INIT;
 	const struct cf_cell *c;
 	const cf_row *r;
+	struct node *rn;
 	size_t i;
 	int rc;
 
@@ -230,10 +238,18 @@ static int row_more(struct dirh *d)
 	if (!rc && !cf_row_count(r)) {
 		cf_row_cursor_close(d->rcur);	/* r goes with it */
 		d->rcur = NULL;
+		/* every kept version or the latest of each column: the
+		 * newest is the same */
+		rn = d->versions ? d->node->parent : d->node;
+		if (d->rcount && rows_fillable(d->t, rn->table))
+			row_seen(rn, d->rnewest, d->sgen);
 		return 0;
 	}
 	for (i = 0; !rc && i < cf_row_count(r); i++) {
 		c = cf_row_cell(r, i);
+		d->rcount++;
+		if (c->ts > d->rnewest)
+			d->rnewest = c->ts;
 		buf_reset(&b);
 		rc = buf_append(&b, c->fam, c->famlen);
 		if (!rc)
@@ -551,7 +567,7 @@ static int page_fill(struct dirh *d, struct page *p, size_t size,
 	const char *why;
 	double cs = -1;
 	size_t ent;
-	int rc = 0, dot, again;
+	int rc = 0, dot, again, fill = -1;
 
 	if (p->bcap < size) {
 		char *nb = realloc(p->buf, size);
@@ -605,6 +621,16 @@ static int page_fill(struct dirh *d, struct page *p, size_t size,
 			} else {
 				if (again)
 					e->gen = p->gen;
+				else if (d->streaming && n->kind == K_ROW &&
+					 e->gen == d->sgen) {
+					/* its time from the scan, which
+					 * read the row whole */
+					if (fill < 0)
+						fill = rows_fillable(d->t,
+							d->node->table);
+					if (fill)
+						row_seen(n, e->mtime, e->gen);
+				}
 				ep.ino = ino_of(n);
 				/* below the root, every entry is of one
 				 * table: ask whether it has a TTL once */

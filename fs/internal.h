@@ -402,6 +402,13 @@ void hq_target(const struct node *n, struct fs_hq_target *tg);
  * rows, empty rows) stays true: the time-series layer writes its tables
  * without telling them. */
 int attr_cacheable(const char *table);
+/* 1 if the daemon may keep what it is told of t's rows (attr_cacheable,
+ * and no family with a TTL). */
+int rows_fillable(cf_table *t, const char *table);
+/* A listing read row n (K_ROW) whole, with newest cell version ts, in a
+ * read begun when rows_gen(n->table) was gen, of a table rows_fillable:
+ * that is n's cached answer (node_stat), unless a change came since. */
+void row_seen(struct node *n, int64_t ts, uint64_t gen);
 /* 1 if a family of table has a TTL (table_ttl). */
 int table_has_ttl(const char *table);
 /* Fills st for n after asking the engine whether it exists (or, for a

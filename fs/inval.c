@@ -82,6 +82,11 @@ uint64_t rows_gen(const char *table)
  *    than the Put's) and no invalidation came in between: every other
  *    version is then older or dead for good (docs/engine.md, "Versions
  *    and deletes"), so the Put is the latest.
+ * A row node keeps its row's time (its newest cell's version) the same
+ * way: filled by node_stat's read, mkdir, or a listing that read the
+ * row whole with no change of the table since it began (row_seen),
+ * raised by a Put through the mount, forgotten by anything else,
+ * rmdir included; while kept, the row exists.
  * A version name (@TS) is filled only from reads: a Put at an old
  * timestamp may be crowded out at once.  The time-series tables are never
  * filled: the tsd layer writes them without passing through here.  So
