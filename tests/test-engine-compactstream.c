@@ -214,7 +214,7 @@ int main(void)
 	env_clock_set(NOW);
 	for (int d = 0; d < NDB; d++) {
 		struct cf_options o;
-		char sub[32];
+		char sub[48];
 		snprintf(sub, sizeof sub, "engine-compactstream-%d", d);
 		cf_options_default(&o);
 		o.background = 0;
