@@ -67,6 +67,10 @@ struct cf_options {
 				   never through a mapping of the segment
 				   (default 0: mapped where the file system
 				   preallocates; docs/wal_format.md) */
+	size_t compact_window;	/* cells of one row a major compaction
+				   holds at once (and at most 8 MiB of
+				   them); a larger row is streamed column
+				   by column (docs/engine.md); 0: 4096 */
 };
 
 /* Fills o with the defaults of SPEC.md section 1. */
@@ -326,11 +330,21 @@ struct cf_scan_opts {
 				 * greatest row (inclusive), stop the lower
 				 * bound (exclusive); an empty start or stop
 				 * is no bound */
+	size_t batch;		/* HBase's Scan.setBatch: at most this many
+				 * cells a result; a larger row comes as
+				 * several results of the same key in a
+				 * row, read page by page as
+				 * cf_row_cursor reads (not with columns,
+				 * raw or reversed: CF_EINVAL); 0: whole
+				 * rows */
 };
 
 /* Opens a scan.  It sees each row at one consistent point; rows written
  * while it runs may or may not be seen.  Rows with no visible cell are
- * skipped.  Memory: one row and one seek key (a reversed scan too). */
+ * skipped.  Memory: one row and one seek key (a reversed scan too); with
+ * batch, one page of batch cells instead of the row (but a column with
+ * delete markers among its versions is held whole, as cf_row_cursor
+ * holds it). */
 int cf_scan_open(cf_table *t, const struct cf_scan_opts *o, cf_scanner **out);
 /* The next row into *row (owned by the scanner, valid until the next call
  * or close), or *row = NULL at the end. */

@@ -253,6 +253,344 @@ static void group_release(struct group *g)
 	free(g->cells);
 }
 
+/* --- major compaction of a row larger than the window ---------------- */
+
+#define WINDOW_BYTES (8u << 20)
+
+/*
+ * A major compaction holds at most compact_window cells (and
+ * WINDOW_BYTES of them, plus one cell) of a row.  A larger row is
+ * streamed column by column: a column's fate depends only on its own
+ * cells and its family's DeleteFamily markers (visible.c), which sort
+ * first in the row (empty qualifier) and are kept as 16 bytes each.  A
+ * column that fits the window is classified as the whole row would be;
+ * a larger one is read again from its first cell: all puts in a family
+ * without DeleteFamily markers, put by put (vis_puts_next, nothing
+ * held); otherwise its timestamps and sequence numbers (vis_column:
+ * about 100 bytes a cell, never its values) are classified first and
+ * the column is read a third time to write what survives.  When a
+ * column might have to be kept whole (TTL and MIN_VERSIONS: group_flush)
+ * and the row has DeleteFamily markers, whose fate depends on every
+ * column, the columns are classified once before anything is written.
+ */
+struct cstream {
+	const struct cf_family *f;
+	struct vis_ctx vc;
+	struct sst_builder *b;
+	struct iter *it;
+	size_t wcells;
+	struct group g;		/* a column's cells, at most the window */
+	struct vis_family vf;
+	struct vis_scratch vs;
+	struct buf row;		/* the row */
+	struct buf col;		/* the first key of the column */
+	struct buf last;	/* the last key taken */
+	int fam_whole;		/* some column is kept whole: so are the
+				   DeleteFamily markers */
+	int err;		/* a failure of cs_advance */
+};
+
+static void cstream_release(struct cstream *s)
+{
+	group_release(&s->g);
+	vis_family_release(&s->vf);
+	vis_scratch_release(&s->vs);
+	buf_release(&s->row);
+	buf_release(&s->col);
+	buf_release(&s->last);
+}
+
+/* The iterator's cell (identical keys are one cell: those after the
+ * one taken are skipped): 1, and k, kl, v, vl, x set; 0 at the end of
+ * the row or of the input; an error as -rc. */
+static int cs_cell(struct cstream *s, const unsigned char **k, size_t *kl,
+		   const unsigned char **v, size_t *vl, struct ikey *x)
+{
+	if (s->err)
+		return -s->err;
+	for (; iter_valid(s->it); iter_next(s->it)) {
+		*k = iter_key(s->it, kl);
+		if (ikey_decode(*k, *kl, x))
+			return -CF_ECORRUPT;
+		if (bytes_cmp(x->row, x->rowlen, s->row.p, s->row.len))
+			return 0;
+		if (s->last.len == *kl && !memcmp(s->last.p, *k, *kl))
+			continue;
+		*v = iter_value(s->it, vl);
+		return 1;
+	}
+	return iter_status(s->it) ? -iter_status(s->it) : 0;
+}
+
+/* Takes the iterator's cell (cs_cell gave it) and moves on. */
+static void cs_advance(struct cstream *s)
+{
+	size_t kl;
+	const unsigned char *k = iter_key(s->it, &kl);
+
+	buf_reset(&s->last);
+	if (buf_append(&s->last, k, kl))
+		s->err = CF_ENOMEM;
+	iter_next(s->it);
+}
+
+static int vcells_reserve(struct vis_scratch *vs, size_t want)
+{
+	size_t cap = vs->vcap ? vs->vcap : 64;
+	struct vcell *n;
+
+	if (want <= vs->vcap)
+		return CF_OK;
+	while (cap < want)
+		cap *= 2;
+	if (!(n = realloc(vs->v, cap * sizeof *n)))
+		return CF_ENOMEM;
+	vs->v = n;
+	vs->vcap = cap;
+	return CF_OK;
+}
+
+static int cs_seek(struct cstream *s, const unsigned char *k, size_t kl)
+{
+	buf_reset(&s->last);
+	iter_seek(s->it, k, kl);
+	return CF_OK;
+}
+
+static int cs_seek_row(struct cstream *s)
+{
+	unsigned char stack[512], *p = stack;
+	size_t n = s->row.len + KEY_OVERHEAD;
+
+	if (n > sizeof stack && !(p = malloc(n)))
+		return CF_ENOMEM;
+	cs_seek(s, p, row_start_key(p, s->row.p, s->row.len));
+	if (p != stack)
+		free(p);
+	return CF_OK;
+}
+
+/* Is x in the column whose first key is s->col? */
+static int cs_same_col(const struct cstream *s, const unsigned char *k,
+		       size_t kl)
+{
+	return ikey_cmp_column(s->col.p, s->col.len, k, kl) == 0;
+}
+
+/* Does cell x (of state st, expiring/whole ex) survive? (group_flush) */
+static int cs_keep(const struct cstream *s, int type, int st, int ex)
+{
+	if (type == KT_DELETE_FAMILY)
+		return ex || s->fam_whole ||
+		       (s->f->keep_deleted && st == VIS_MARKER);
+	return st == VIS_LIVE || ex ||
+	       (s->f->keep_deleted && (st == VIS_MASKED ||
+				       st == VIS_MARKER));
+}
+
+/* The column gathered whole in s->g. */
+static int cs_column_window(struct cstream *s, int emit)
+{
+	size_t m = 0, j = 0;
+	int whole = 0, rc = CF_OK;
+
+	if ((rc = vcells_reserve(&s->vs, s->g.n)))
+		return rc;
+	for (size_t i = 0; i < s->g.n; i++) {
+		const unsigned char *p = s->g.data.p + s->g.offs[i];
+		uint64_t kl = 0;
+		size_t u = dec_varint(p, p + 10, &kl);
+		struct ikey x;
+		ikey_decode(p + u, kl, &x);
+		if (x.type == KT_DELETE_FAMILY)
+			continue;
+		s->vs.v[m].ts = x.ts;
+		s->vs.v[m].seq = x.seq;
+		s->vs.v[m++].type = (unsigned char)x.type;
+	}
+	vis_column(&s->vc, &s->vf, &s->vs, s->vs.v, m);
+	for (size_t i = 0; i < m; i++)
+		whole |= s->vs.v[i].expiring;
+	if (!emit) {
+		s->fam_whole |= whole;
+		return CF_OK;
+	}
+	for (size_t i = 0; i < s->g.n && rc == CF_OK; i++) {
+		const unsigned char *p = s->g.data.p + s->g.offs[i];
+		uint64_t kl = 0, vl = 0;
+		size_t u = dec_varint(p, p + 10, &kl);
+		const unsigned char *k = p + u;
+		struct ikey x;
+		int keep;
+		ikey_decode(k, kl, &x);
+		p = k + kl;
+		u = dec_varint(p, p + 10, &vl);
+		if (x.type == KT_DELETE_FAMILY) {
+			keep = cs_keep(s, x.type, VIS_MARKER, whole);
+		} else {
+			keep = cs_keep(s, x.type, s->vs.v[j].state, whole);
+			j++;
+		}
+		if (keep)
+			rc = sst_builder_add(s->b, k, kl, p + u, vl);
+	}
+	return rc;
+}
+
+/* A column larger than the window, its first cells in s->g and the
+ * iterator on the first that did not fit: leaves the iterator after
+ * the column. */
+static int cs_column_big(struct cstream *s, int emit)
+{
+	const unsigned char *k, *v;
+	size_t kl, vl, m = 0, j = 0;
+	struct ikey x;
+	int r, simple = s->vf.n == 0, whole = 0, rc = CF_OK;
+
+	/* all puts the snapshot sees? */
+	for (size_t i = 0; i < s->g.n && simple; i++) {
+		const unsigned char *p = s->g.data.p + s->g.offs[i];
+		uint64_t l = 0;
+		size_t u = dec_varint(p, p + 10, &l);
+		ikey_decode(p + u, l, &x);
+		simple = x.type == KT_PUT && x.seq <= s->vc.snapshot;
+	}
+	s->g.n = 0;
+	buf_reset(&s->g.data);
+	if (simple) {
+		for (; (r = cs_cell(s, &k, &kl, &v, &vl, &x)) == 1 &&
+		       cs_same_col(s, k, kl); cs_advance(s))
+			if (x.type != KT_PUT || x.seq > s->vc.snapshot) {
+				simple = 0;
+				break;
+			}
+		if (r < 0)
+			return -r;
+	}
+	if ((rc = cs_seek(s, s->col.p, s->col.len)))
+		return rc;
+	if (simple) {
+		struct vis_puts st = { 0 };
+		for (; (r = cs_cell(s, &k, &kl, &v, &vl, &x)) == 1 &&
+		       cs_same_col(s, k, kl) && rc == CF_OK; cs_advance(s))
+			if (vis_puts_next(&s->vc, &st, x.ts) == VIS_LIVE &&
+			    emit)
+				rc = sst_builder_add(s->b, k, kl, v, vl);
+		return rc ? rc : r < 0 ? -r : CF_OK;
+	}
+	/* the column's timestamps and sequence numbers */
+	for (; (r = cs_cell(s, &k, &kl, &v, &vl, &x)) == 1 &&
+	       cs_same_col(s, k, kl); cs_advance(s)) {
+		if (x.type == KT_DELETE_FAMILY)
+			continue;
+		if ((rc = vcells_reserve(&s->vs, m + 1)))
+			return rc;
+		s->vs.v[m].ts = x.ts;
+		s->vs.v[m].seq = x.seq;
+		s->vs.v[m++].type = (unsigned char)x.type;
+	}
+	if (r < 0)
+		return -r;
+	vis_column(&s->vc, &s->vf, &s->vs, s->vs.v, m);
+	for (size_t i = 0; i < m; i++)
+		whole |= s->vs.v[i].expiring;
+	if (!emit) {
+		s->fam_whole |= whole;
+		return CF_OK;
+	}
+	if ((rc = cs_seek(s, s->col.p, s->col.len)))
+		return rc;
+	for (; rc == CF_OK && (r = cs_cell(s, &k, &kl, &v, &vl, &x)) == 1 &&
+	       cs_same_col(s, k, kl); cs_advance(s)) {
+		int keep;
+		if (x.type == KT_DELETE_FAMILY) {
+			keep = cs_keep(s, x.type, VIS_MARKER, whole);
+		} else {
+			if (j >= m)
+				return CF_ECORRUPT;	/* the input changed */
+			keep = cs_keep(s, x.type, s->vs.v[j].state, whole);
+			j++;
+		}
+		if (keep)
+			rc = sst_builder_add(s->b, k, kl, v, vl);
+	}
+	return rc ? rc : r < 0 ? -r : CF_OK;
+}
+
+/* One pass over the columns of the row, from its start: with emit, the
+ * cells that survive go to s->b; without, s->fam_whole is found.  The
+ * iterator is left after the row. */
+static int cs_pass(struct cstream *s, int emit)
+{
+	const unsigned char *k, *v;
+	size_t kl, vl;
+	struct ikey x;
+	int r, rc;
+
+	if ((rc = cs_seek_row(s)))
+		return rc;
+	r = cs_cell(s, &k, &kl, &v, &vl, &x);
+	while (r == 1 && rc == CF_OK) {
+		int over = 0;
+		buf_reset(&s->col);
+		if ((rc = buf_append(&s->col, k, kl)))
+			break;
+		s->g.n = 0;
+		buf_reset(&s->g.data);
+		while (r == 1 && cs_same_col(s, k, kl)) {
+			if (s->g.n >= s->wcells ||
+			    s->g.data.len >= WINDOW_BYTES) {
+				over = 1;
+				break;
+			}
+			if ((rc = group_add(&s->g, k, kl, v, vl)))
+				return rc;
+			cs_advance(s);
+			r = cs_cell(s, &k, &kl, &v, &vl, &x);
+		}
+		if (r < 0)
+			break;
+		rc = over ? cs_column_big(s, emit) : cs_column_window(s, emit);
+		if (rc == CF_OK && over)
+			r = cs_cell(s, &k, &kl, &v, &vl, &x);
+	}
+	s->g.n = 0;
+	buf_reset(&s->g.data);
+	return rc ? rc : r < 0 ? -r : CF_OK;
+}
+
+/* Compacts the row of key k0 (its first cell), larger than the window;
+ * leaves the iterator on the first cell after it. */
+static int cs_row(struct cstream *s, const unsigned char *k0, size_t kl0)
+{
+	const unsigned char *k, *v, *row;
+	size_t kl, vl, rl;
+	struct ikey x;
+	int r, rc;
+
+	row = ikey_row(k0, &rl);
+	buf_reset(&s->row);
+	if ((rc = buf_append(&s->row, row, rl)))
+		return rc;
+	/* the DeleteFamily markers, first in the row */
+	s->vf.n = 0;
+	s->vf.idx.n = 0;
+	if ((rc = cs_seek_row(s)))
+		return rc;
+	for (; (r = cs_cell(s, &k, &kl, &v, &vl, &x)) == 1 && x.qlen == 0;
+	     cs_advance(s))
+		if (x.type == KT_DELETE_FAMILY)
+			vis_family_add(&s->vc, &s->vf, x.ts, x.seq);
+	if (r < 0)
+		return -r;
+	vis_family_done(&s->vf);
+	s->fam_whole = 0;
+	if (s->f->ttl != CF_TTL_FOREVER && s->f->min_versions > 0 &&
+	    s->vf.n && !s->f->keep_deleted && (rc = cs_pass(s, 0)))
+		return rc;
+	return cs_pass(s, 1);
+}
+
 /* Rewrites files[0..n) of family fam of region r into one file. */
 static int compact_files(struct cf_db *db, struct region *r, const char *fam,
 			 struct sfile **files, size_t n, int major)
@@ -266,12 +604,14 @@ static int compact_files(struct cf_db *db, struct region *r, const char *fam,
 	struct sfile *out = NULL;
 	struct buf path = BUF_INIT;
 	struct group g = { 0 };
+	struct cstream cs;
 	struct buf last = BUF_INIT;
 	struct sst_build_opts bo;
 	uint64_t snap = 0, id, kept = 0;
 	int64_t now = env_now_ms();
 	int rc = CF_OK, finished = 0;
 
+	memset(&cs, 0, sizeof cs);
 	pthread_rwlock_rdlock(&t->lock);
 	f = table_family(t, fam, strlen(fam));
 	if (f)
@@ -330,6 +670,11 @@ static int compact_files(struct cf_db *db, struct region *r, const char *fam,
 	if (rc)
 		goto out;
 
+	cs.f = &fcopy;
+	cs.vc = (struct vis_ctx){ &fcopy, snap, now, INT64_MAX, 1 };
+	cs.b = b;
+	cs.it = it;
+	cs.wcells = db->o.compact_window;
 	for (iter_seek_first(it); rc == CF_OK && iter_valid(it);
 	     iter_next(it)) {
 		size_t kl, vl;
@@ -361,6 +706,23 @@ static int compact_files(struct cf_db *db, struct region *r, const char *fam,
 			size_t u = dec_varint(p, p + 10, &l);
 			if (ikey_cmp_row(p + u, l, k, kl) != 0)
 				rc = group_flush(&g, &fcopy, snap, now, b);
+		}
+		if (!rc && (g.n >= cs.wcells || g.data.len >= WINDOW_BYTES)) {
+			/* the row passes the window: stream it from its
+			 * first cell, then go on from the cell after it */
+			const unsigned char *p = g.data.p + g.offs[0];
+			uint64_t l = 0;
+			size_t u = dec_varint(p, p + 10, &l);
+			rc = cs_row(&cs, p + u, l);
+			g.n = 0;
+			buf_reset(&g.data);
+			buf_reset(&last);
+			if (rc || !iter_valid(it))
+				break;
+			k = iter_key(it, &kl);
+			v = iter_value(it, &vl);
+			if ((rc = buf_append(&last, k, kl)))
+				break;
 		}
 		if (!rc)
 			rc = group_add(&g, k, kl, v, vl);
@@ -481,6 +843,7 @@ out:
 	sfile_free(out);
 	iter_destroy(it);
 	group_release(&g);
+	cstream_release(&cs);
 	buf_release(&last);
 	buf_release(&path);
 	return rc;

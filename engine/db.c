@@ -757,6 +757,8 @@ int cf_db_open(const char *dir, const struct cf_options *opts, cf_db **out)
 		db->o.compact_threshold = 3;
 	if (db->o.stall_files < 1)
 		db->o.stall_files = 12;
+	if (!db->o.compact_window)
+		db->o.compact_window = 4096;
 	pthread_mutex_init(&db->ddl_mu, NULL);
 	pthread_mutex_init(&db->compact_mu, NULL);
 	pthread_mutex_init(&db->mu, NULL);
@@ -1174,6 +1176,7 @@ static int table_empty(struct cf_table *t)
 	int rc;
 
 	so.read.keys_only = 1;
+	so.batch = 1;	/* the first cell, not its whole row */
 	rc = cf_scan_open(t, &so, &s);
 	if (rc)
 		return rc;

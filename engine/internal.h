@@ -243,8 +243,82 @@ struct vis_ctx {
 };
 
 /* Classifies cells[0..n) (one family of one row, in ikey order) in
- * place. */
+ * place.  O(n log n) time, O(n) words of scratch (visible.c). */
 void vis_classify(const struct vis_ctx *c, struct rcell *cells, size_t n);
+
+/* What vis_column needs of a cell: 24 bytes, no key bytes. */
+struct vcell {
+	int64_t ts;
+	uint64_t seq;
+	unsigned char type;	/* KT_* */
+	unsigned char state;	/* out: VIS_* */
+	unsigned char expiring;	/* out, as rcell.expiring */
+};
+
+/* Delete markers by sequence number, with a tree of their greatest
+ * timestamp (visible.c): cap and mxcap are the allocated lengths. */
+struct vis_mark {
+	uint64_t seq;
+	int64_t ts;
+};
+struct vis_midx {
+	struct vis_mark *p;
+	size_t n, cap, P;
+	int64_t *mx;
+	size_t mxcap;
+};
+
+/* The DeleteFamily markers of one family of a row that a read or a
+ * compaction sees: zeroed, vis_family_add each (in any order;
+ * markers past the snapshot or ignored by the read are left out),
+ * vis_family_done, then vis_column for each column;
+ * vis_family_release frees.  16 bytes a marker. */
+struct vis_family {
+	struct vis_midx idx;
+	size_t n;
+};
+
+/* Scratch arrays vis_column reuses from column to column (they grow to
+ * the largest column: about 40 bytes a cell); zeroed to start,
+ * vis_scratch_release frees. */
+struct vis_scratch {
+	struct vis_midx col;
+	uint64_t *coords;
+	size_t ccap;
+	int *tree;
+	size_t tcap;
+	size_t *put;
+	size_t pcap;
+	uint64_t *death;
+	size_t dcap;
+	uint64_t *stack;
+	size_t scap;
+	struct vcell *v;	/* for callers: a column's cells */
+	size_t vcap;
+};
+
+void vis_family_add(const struct vis_ctx *c, struct vis_family *vf,
+		    int64_t ts, uint64_t seq);
+void vis_family_done(struct vis_family *vf);
+void vis_family_release(struct vis_family *vf);
+void vis_scratch_release(struct vis_scratch *s);
+/* Classifies cells[0..n), the cells of one column in key order without
+ * DeleteFamily markers, against vf's markers (NULL: none): state and
+ * expiring of each, exactly as vis_classify.  O(n log n + n log m). */
+void vis_column(const struct vis_ctx *c, const struct vis_family *vf,
+		struct vis_scratch *s, struct vcell *cells, size_t n);
+
+/* A column streamed put by put in key order, in O(1) memory: valid only
+ * when every cell of the column is a put the snapshot sees and its
+ * family has no DeleteFamily marker (vis_column's case without
+ * deletes; expiring is never set then).  Zeroed to start; the state of
+ * the next put, of timestamp ts. */
+struct vis_puts {
+	int64_t ts;
+	size_t distinct;	/* timestamps above ts */
+	int any;
+};
+int vis_puts_next(const struct vis_ctx *c, struct vis_puts *st, int64_t ts);
 
 /* --- view iterators (viewiter.c) -------------------------------------- */
 
@@ -324,6 +398,16 @@ int row_push(cf_row *r, const char *fam, size_t famlen,
 	     const unsigned char *qual, size_t qlen, int64_t ts,
 	     const unsigned char *val, size_t vlen, int with_val);
 void row_finish(cf_row *r);
+/* For a scan in pages (cf_scan_opts.batch): makes *cp (NULL: a new
+ * one, freed with cf_row_cursor_close) a cursor over row read from it,
+ * positioned on the row's first cell, of view v at snapshot snap, all
+ * three the scanner's and left to it; o as for cf_row_cursor_open.  The
+ * cursor leaves it on the first cell after the row once its last page
+ * is given.  CF_ENOMEM. */
+struct cf_row_cursor;
+int row_cursor_at(struct cf_table *t, struct view *v, struct iter *it,
+		  uint64_t snap, const struct cf_read_opts *o,
+		  const void *row, size_t rowlen, struct cf_row_cursor **cp);
 /* Latest visible value of one cell into out; CF_ENOTFOUND if none.
  * *ts gets its timestamp. */
 int table_get_latest(struct cf_table *t, const void *row, size_t rowlen,

@@ -51,6 +51,7 @@ struct cf_row_cursor {
 	/* a column classified whole: its cells to give, from wnext */
 	cf_row *wcol;
 	size_t wnext;
+	int borrowed;		/* it and v are a scanner's (row_cursor_at) */
 };
 
 /* Seeks c->it to the first cell of column fam:qual of c's row. */
@@ -225,6 +226,41 @@ fail:
 	return rc;
 }
 
+int row_cursor_at(struct cf_table *t, struct view *v, struct iter *it,
+		  uint64_t snap, const struct cf_read_opts *o,
+		  const void *row, size_t rowlen, struct cf_row_cursor **cp)
+{
+	struct cf_row_cursor *c = *cp;
+	int rc;
+
+	if (!c) {
+		if (!(c = calloc(1, sizeof *c)))
+			return CF_ENOMEM;
+		table_ref(t);
+		c->t = t;
+		c->borrowed = 1;
+		if (!(c->page = row_new())) {
+			cf_row_cursor_close(c);
+			return CF_ENOMEM;
+		}
+		*cp = c;
+	}
+	c->ro = *o;
+	c->v = v;
+	c->it = it;
+	c->snap = snap;
+	c->done = 0;
+	c->in_fam = 0;
+	c->in_col = 0;
+	c->fmarks = 0;
+	cf_row_free(c->wcol);
+	c->wcol = NULL;
+	buf_reset(&c->row);
+	if ((rc = buf_append(&c->row, row, rowlen)))
+		return rc;
+	return CF_OK;
+}
+
 /* Steps over a dead cell of a streamed column; after a few, seeks past
  * the column when nothing more of it can be given (struct colskip). */
 static int step_dead(struct cf_row_cursor *c, const struct ikey *x,
@@ -386,9 +422,11 @@ void cf_row_cursor_close(cf_row_cursor *c)
 {
 	if (!c)
 		return;
-	iter_destroy(c->it);
-	if (c->v)
-		view_unref(c->v);
+	if (!c->borrowed) {
+		iter_destroy(c->it);
+		if (c->v)
+			view_unref(c->v);
+	}
 	cf_row_free(c->wcol);
 	cf_row_free(c->page);
 	buf_release(&c->row);

@@ -22,153 +22,414 @@
  * dead and masked cells (and the markers) without changing any read.
  *
  * Reads see only cells with seq <= their snapshot; moments are seqs.
+ *
+ * Cost: a column of n cells in a family with m DeleteFamily markers is
+ * classified in O(n log n + n log m) time and O(n + m) words: puts are
+ * taken in key order (timestamp descending, then newest write first),
+ * so every delete that may cover a put and every put of a higher
+ * timestamp sort before it.  Deletes are found through an index of
+ * their sequence numbers (the first one above a put's whose timestamp
+ * is at least the put's: a segment tree of the greatest timestamp); the
+ * puts alive at each moment above a timestamp are counted in a segment
+ * tree over the column's put sequence numbers (a put's life [birth,
+ * death) adds one over its moments once every put of its timestamp is
+ * classified), so "the first moment VERSIONS newer puts were alive" is
+ * one descent of that tree.  Counting at the births only is enough: the
+ * count rises only at births.
  */
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "engine/internal.h"
 
 #define NEVER UINT64_MAX
+#define NONE SIZE_MAX
 
-/* Does delete d cover put p (ignoring sequence)? */
-static int covers(const struct ikey *d, const struct ikey *p)
-{
-	switch (d->type) {
-	case KT_DELETE:
-		return d->ts == p->ts;
-	case KT_DELETE_COLUMN:
-	case KT_DELETE_FAMILY:
-		return d->ts >= p->ts;
-	}
-	return 0;
-}
-
-static int ignored(const struct vis_ctx *c, const struct ikey *d)
+static int ignored_ts(const struct vis_ctx *c, int64_t ts)
 {
 	/* KEEP_DELETED_CELLS: a read whose time range ends at or before
 	 * a delete's timestamp does not see that delete (HBase). */
 	return c->f && c->f->keep_deleted && c->read_max_ts != INT64_MAX &&
-	       d->ts >= c->read_max_ts;
+	       ts >= c->read_max_ts;
 }
 
-/*
- * The first moment >= from at which at least need puts of ps[0..n) with a
- * ts above ts were alive, or NEVER.  ps are in ts-descending order and
- * death[] is known for them.
- */
-static uint64_t first_crowded(struct rcell **ps, const uint64_t *death,
-			      size_t n, int64_t ts, uint64_t from,
-			      uint64_t snap, int need)
+static void *grow(void *p, size_t *cap, size_t want, size_t size)
 {
-	uint64_t best = NEVER;
+	size_t cap2;
+	void *n;
+
+	if (want <= *cap)
+		return p;
+	cap2 = *cap ? *cap : 64;
+	while (cap2 < want)
+		cap2 *= 2;
+	n = realloc(p, cap2 * size);
+	if (!n)
+		abort();	/* out of memory on the read path */
+	*cap = cap2;
+	return n;
+}
+
+/* --- an index of delete markers: the first seq above s with ts >= t -- */
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static int cmp_mpair(const void *a, const void *b)
+{
+	const struct vis_mark *x = a, *y = b;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* Sorts m->p[0..m->n) by seq and builds the tree of greatest ts. */
+static void midx_build(struct vis_midx *m)
+{
+	size_t P = 1;
+
+	if (m->n)
+		qsort(m->p, m->n, sizeof *m->p, cmp_mpair);
+	while (P < m->n)
+		P *= 2;
+	m->P = P;
+	m->mx = grow(m->mx, &m->mxcap, 2 * P, sizeof *m->mx);
+	for (size_t i = 0; i < P; i++)
+		m->mx[P + i] = i < m->n ? m->p[i].ts : INT64_MIN;
+	for (size_t i = P; i-- > 1;)
+		m->mx[i] = m->mx[2 * i] > m->mx[2 * i + 1] ? m->mx[2 * i]
+							   : m->mx[2 * i + 1];
+}
+
+/* The smallest seq above `after` of a marker with ts >= tsmin, or
+ * NEVER. */
+static uint64_t midx_first(const struct vis_midx *m, uint64_t after,
+			   int64_t tsmin)
+{
+	size_t lo = 0, hi = m->n, i;
+
+	while (lo < hi) {	/* the first seq > after */
+		size_t mid = lo + (hi - lo) / 2;
+		if (m->p[mid].seq > after)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	if (lo >= m->n)
+		return NEVER;
+	i = lo + m->P;
+	for (;;) {
+		if (m->mx[i] >= tsmin) {
+			while (i < m->P) {
+				i *= 2;
+				if (m->mx[i] < tsmin)
+					i++;
+			}
+			return m->p[i - m->P].seq;
+		}
+		while (i & 1)
+			i >>= 1;	/* a right child: up */
+		if (!i)
+			return NEVER;
+		i++;
+	}
+}
+
+static void midx_release(struct vis_midx *m)
+{
+	free(m->p);
+	free(m->mx);
+	memset(m, 0, sizeof *m);
+}
+
+/* --- the count of puts alive at each moment (lazy segment tree) ------- */
+
+struct ctree {
+	size_t P;
+	int *mx, *lz;	/* mx: greatest value below, with lz */
+};
+
+/* +1 over leaves [l, r) */
+static void ct_add(struct ctree *t, size_t node, size_t nl, size_t nr,
+		   size_t l, size_t r)
+{
+	size_t mid;
+	int a, b;
+
+	if (r <= nl || nr <= l)
+		return;
+	if (l <= nl && nr <= r) {
+		t->mx[node]++;
+		t->lz[node]++;
+		return;
+	}
+	mid = nl + (nr - nl) / 2;
+	ct_add(t, 2 * node, nl, mid, l, r);
+	ct_add(t, 2 * node + 1, mid, nr, l, r);
+	a = t->mx[2 * node];
+	b = t->mx[2 * node + 1];
+	t->mx[node] = (a > b ? a : b) + t->lz[node];
+}
+
+/* The first leaf >= lo whose value is >= need, or NONE; acc: the sum of
+ * the lz of node's ancestors. */
+static size_t ct_first(const struct ctree *t, size_t node, size_t nl,
+		       size_t nr, size_t lo, int need, int acc)
+{
+	size_t mid, r;
+
+	if (nr <= lo || t->mx[node] + acc < need)
+		return NONE;
+	if (nr - nl == 1)
+		return nl;
+	acc += t->lz[node];
+	mid = nl + (nr - nl) / 2;
+	r = ct_first(t, 2 * node, nl, mid, lo, need, acc);
+	if (r == NONE)
+		r = ct_first(t, 2 * node + 1, mid, nr, lo, need, acc);
+	return r;
+}
+
+/* --- one column -------------------------------------------------------- */
+
+static size_t lower_bound(const uint64_t *a, size_t n, uint64_t v)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (a[mid] < v)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* The first moment >= coords[from] at which need puts above were alive,
+ * or NEVER. */
+static uint64_t crowded(const struct vis_scratch *s, const struct ctree *t,
+			size_t ncoord, size_t from, int need)
+{
+	size_t i;
 
 	if (need <= 0)
-		return from;
-	/* Candidate moments: from, and each later birth of a put above. */
-	for (size_t c = 0; c <= n; c++) {
-		uint64_t t;
-		int alive = 0;
-
-		if (c == n)
-			t = from;
-		else if (ps[c]->k.ts > ts && ps[c]->k.seq > from &&
-			 ps[c]->k.seq <= snap)
-			t = ps[c]->k.seq;
-		else
-			continue;
-		if (t >= best)
-			continue;
-		for (size_t i = 0; i < n && ps[i]->k.ts > ts; i++)
-			if (ps[i]->k.seq <= t && death[i] > t)
-				alive++;
-		if (alive >= need)
-			best = t;
-	}
-	return best;
+		return s->coords[from];
+	i = ct_first(t, 1, 0, t->P, from, need, 0);
+	return i == NONE || i >= ncoord ? NEVER : s->coords[i];
 }
 
-static void classify_column(const struct vis_ctx *c, struct rcell *cells,
-			    size_t n, struct rcell **fdel, size_t nfdel,
-			    struct rcell **ps, uint64_t *death,
-			    struct rcell **dels)
+void vis_column(const struct vis_ctx *c, const struct vis_family *vf,
+		struct vis_scratch *s, struct vcell *cells, size_t n)
 {
-	size_t np = 0, nd = 0;
+	int versions = c->f ? c->f->versions : 1;
+	int minv = c->f ? c->f->min_versions : 0;
+	int64_t ttl = c->f ? c->f->ttl : CF_TTL_FOREVER;
+	size_t np = 0, nd = vf ? vf->n : 0, ncoord = 0, nstack = 0;
+	size_t grp = 0, distinct = 0, P = 1;
+	struct ctree t;
+	int64_t stack_ts = 0;
+	uint64_t over = NEVER;
+
+	s->col.n = 0;
+	for (size_t i = 0; i < n; i++) {
+		struct vcell *x = &cells[i];
+		x->expiring = 0;
+		if (x->seq > c->snapshot) {
+			x->state = VIS_FUTURE;
+		} else if (x->type == KT_PUT) {
+			s->coords = grow(s->coords, &s->ccap, np + 1,
+					 sizeof *s->coords);
+			s->coords[np++] = x->seq;
+		} else {
+			x->state = VIS_MARKER;
+			if (ignored_ts(c, x->ts))
+				continue;
+			nd++;
+			if (x->type == KT_DELETE)
+				continue;
+			/* a DeleteColumn (or a DeleteFamily given here) */
+			s->col.p = grow(s->col.p, &s->col.cap, s->col.n + 1,
+					sizeof *s->col.p);
+			s->col.p[s->col.n].seq = x->seq;
+			s->col.p[s->col.n++].ts = x->ts;
+		}
+	}
+	if (!np)
+		return;
+	midx_build(&s->col);
+	qsort(s->coords, np, sizeof *s->coords, cmp_u64);
+	for (size_t i = 0; i < np; i++)
+		if (!ncoord || s->coords[ncoord - 1] != s->coords[i])
+			s->coords[ncoord++] = s->coords[i];
+	while (P < ncoord)
+		P *= 2;
+	s->tree = grow(s->tree, &s->tcap, 4 * P, sizeof *s->tree);
+	memset(s->tree, 0, 4 * P * sizeof *s->tree);
+	t.P = P;
+	t.mx = s->tree;
+	t.lz = s->tree + 2 * P;
+	s->put = grow(s->put, &s->pcap, np, sizeof *s->put);
+	s->death = grow(s->death, &s->dcap, np, sizeof *s->death);
+	s->stack = grow(s->stack, &s->scap, n, sizeof *s->stack);
+
+	np = 0;
+	for (size_t i = 0; i < n; i++) {
+		struct vcell *x = &cells[i];
+		uint64_t mask = NEVER, crowd, d;
+		size_t from;
+
+		if (x->seq > c->snapshot)
+			continue;
+		if (x->type != KT_PUT) {
+			if (x->type != KT_DELETE || ignored_ts(c, x->ts))
+				continue;
+			if (!nstack || stack_ts != x->ts) {
+				nstack = 0;
+				stack_ts = x->ts;
+			}
+			s->stack[nstack++] = x->seq;
+			continue;
+		}
+		if (np > grp && cells[s->put[grp]].ts != x->ts) {
+			/* a new timestamp: the puts of the last one are
+			 * above every later put now */
+			for (size_t k = grp; k < np; k++) {
+				size_t l = lower_bound(s->coords, ncoord,
+						       cells[s->put[k]].seq);
+				size_t r = s->death[k] == NEVER ? ncoord :
+					lower_bound(s->coords, ncoord,
+						    s->death[k]);
+				if (l < r)
+					ct_add(&t, 1, 0, P, l, r);
+			}
+			grp = np;
+			distinct++;
+			over = NEVER;
+		} else if (np > grp &&
+			   cells[s->put[np - 1]].seq > x->seq) {
+			over = cells[s->put[np - 1]].seq;
+		}
+		s->put[np] = i;
+		/* the Deletes of this timestamp written after x */
+		if (nstack && stack_ts == x->ts) {
+			/* (one of the same seq may be there, which does
+			 * not cover x but covers the puts after it) */
+			size_t top;
+			while (nstack && s->stack[nstack - 1] < x->seq)
+				nstack--;
+			top = nstack;
+			if (top && s->stack[top - 1] == x->seq)
+				top--;
+			if (top)
+				mask = s->stack[top - 1];
+		}
+		d = midx_first(&s->col, x->seq, x->ts);
+		if (d < mask)
+			mask = d;
+		if (vf) {
+			d = midx_first(&vf->idx, x->seq, x->ts);
+			if (d < mask)
+				mask = d;
+		}
+		from = lower_bound(s->coords, ncoord, x->seq);
+		if (nd == 0)
+			/* No deletes: the newest versions never die, so
+			 * x is crowded out iff VERSIONS newer timestamps
+			 * exist. */
+			crowd = distinct >= (size_t)versions ? x->seq : NEVER;
+		else
+			crowd = crowded(s, &t, ncoord, from, versions);
+		d = mask < over ? mask : over;
+		if (crowd < d)
+			d = crowd;
+		s->death[np++] = d;
+		if (d <= c->snapshot) {
+			x->state = d == mask ? VIS_MASKED : VIS_DEAD;
+			continue;
+		}
+		x->state = VIS_LIVE;
+		if (ttl == CF_TTL_FOREVER)
+			continue;
+		if (c->now_ms - x->ts > ttl * 1000) {
+			if (minv == 0 ||
+			    crowded(s, &t, ncoord, from, minv) != NEVER)
+				x->state = VIS_DEAD;
+		} else if (c->expiring && minv > 0 && nd > 0 &&
+			   crowded(s, &t, ncoord, from, minv) != NEVER) {
+			/* (with no deletes, the newer puts that crowded x
+			 * once, or those that crowded them out, are all
+			 * still live, so they stay the evidence) */
+			x->expiring = 1;
+		}
+	}
+}
+
+void vis_family_add(const struct vis_ctx *c, struct vis_family *vf,
+		    int64_t ts, uint64_t seq)
+{
+	if (seq > c->snapshot || ignored_ts(c, ts))
+		return;
+	vf->idx.p = grow(vf->idx.p, &vf->idx.cap, vf->idx.n + 1,
+			 sizeof *vf->idx.p);
+	vf->idx.p[vf->idx.n].seq = seq;
+	vf->idx.p[vf->idx.n++].ts = ts;
+	vf->n++;
+}
+
+void vis_family_done(struct vis_family *vf)
+{
+	midx_build(&vf->idx);
+}
+
+void vis_family_release(struct vis_family *vf)
+{
+	midx_release(&vf->idx);
+	vf->n = 0;
+}
+
+void vis_scratch_release(struct vis_scratch *s)
+{
+	midx_release(&s->col);
+	free(s->coords);
+	free(s->tree);
+	free(s->put);
+	free(s->death);
+	free(s->stack);
+	free(s->v);
+	memset(s, 0, sizeof *s);
+}
+
+int vis_puts_next(const struct vis_ctx *c, struct vis_puts *st, int64_t ts)
+{
 	int versions = c->f ? c->f->versions : 1;
 	int minv = c->f ? c->f->min_versions : 0;
 	int64_t ttl = c->f ? c->f->ttl : CF_TTL_FOREVER;
 
-	for (size_t i = 0; i < n; i++) {
-		struct rcell *x = &cells[i];
-		if (x->k.seq > c->snapshot)
-			x->state = VIS_FUTURE;
-		else if (x->k.type == KT_PUT)
-			ps[np++] = x;
-		else {
-			x->state = VIS_MARKER;
-			if (!ignored(c, &x->k))
-				dels[nd++] = x;
-		}
-	}
-	for (size_t i = 0; i < nfdel; i++)
-		if (!ignored(c, &fdel[i]->k))
-			dels[nd++] = fdel[i];
-
-	for (size_t i = 0; i < np; i++) {
-		struct ikey *p = &ps[i]->k;
-		uint64_t mask = NEVER, over = NEVER, crowd;
-		size_t above = 0, distinct = 0;
-
-		for (size_t j = 0; j < nd; j++)
-			if (dels[j]->k.seq > p->seq && covers(&dels[j]->k, p) &&
-			    dels[j]->k.seq < mask)
-				mask = dels[j]->k.seq;
-		/* same ts, newer write: ps is ts desc, seq desc */
-		for (size_t j = i; j-- > 0 && ps[j]->k.ts == p->ts;)
-			if (ps[j]->k.seq > p->seq && ps[j]->k.seq < over)
-				over = ps[j]->k.seq;
-		while (above < i && ps[above]->k.ts > p->ts)
-			above++;
-		if (nd == 0) {
-			/* No deletes: the newest versions never die, so
-			 * p is crowded out iff VERSIONS newer timestamps
-			 * exist. */
-			for (size_t j = 0; j < above; j++)
-				if (j == 0 || ps[j]->k.ts != ps[j - 1]->k.ts)
-					distinct++;
-			crowd = distinct >= (size_t)versions ? p->seq : NEVER;
-		} else {
-			crowd = first_crowded(ps, death, above, p->ts, p->seq,
-					      c->snapshot, versions);
-		}
-		death[i] = mask < over ? mask : over;
-		if (crowd < death[i])
-			death[i] = crowd;
-		if (death[i] <= c->snapshot) {
-			ps[i]->state = death[i] == mask ? VIS_MASKED : VIS_DEAD;
-			continue;
-		}
-		ps[i]->state = VIS_LIVE;
-		if (ttl == CF_TTL_FOREVER)
-			continue;
-		if (c->now_ms - p->ts > ttl * 1000) {
-			if (minv == 0 ||
-			    first_crowded(ps, death, above, p->ts, p->seq,
-					  c->snapshot, minv) != NEVER)
-				ps[i]->state = VIS_DEAD;
-		} else if (c->expiring && minv > 0 && nd > 0 &&
-			   first_crowded(ps, death, above, p->ts, p->seq,
-					 c->snapshot, minv) != NEVER) {
-			/* (with no deletes, the newer puts that crowded p
-			 * once, or those that crowded them out, are all
-			 * still live, so they stay the evidence) */
-			ps[i]->expiring = 1;
-		}
-	}
+	if (st->any && ts == st->ts)
+		return VIS_DEAD;	/* its version, rewritten */
+	if (st->any)
+		st->distinct++;
+	st->any = 1;
+	st->ts = ts;
+	if (st->distinct >= (size_t)(versions > 0 ? versions : 0))
+		return VIS_DEAD;	/* VERSIONS newer timestamps */
+	/* with no deletes, the newest put of each of the first VERSIONS
+	 * timestamps lives for ever and no more than one a timestamp is
+	 * alive at once: MIN_VERSIONS newer puts were alive at some moment
+	 * iff MIN_VERSIONS <= VERSIONS newer timestamps exist */
+	if (ttl != CF_TTL_FOREVER && c->now_ms - ts > ttl * 1000 &&
+	    (minv == 0 || (minv <= versions && st->distinct >= (size_t)minv)))
+		return VIS_DEAD;
+	return VIS_LIVE;
 }
 
 /*
  * The usual case: every cell a put the snapshot sees, and no TTL.
- * Nothing can mask a put then, so (as classify_column finds with no
+ * Nothing can mask a put then, so (as vis_column finds with no
  * deletes) a put is dead iff a newer write rewrote its version (an
  * earlier cell of its column with the same ts: a column runs ts
  * descending, then seq descending) or its column has VERSIONS distinct
@@ -203,85 +464,112 @@ static int classify_puts(const struct vis_ctx *c, struct rcell *cells,
 	return 1;
 }
 
+static void vis_classify_with(const struct vis_ctx *c, struct vis_family *vf,
+			      struct vis_scratch *s, struct rcell *cells,
+			      size_t n);
+
+/*
+ * Each thread keeps its scratch arrays from one vis_classify to the
+ * next (a read classifies every family of every row it reads), unless
+ * they grew past SCRATCH_KEEP cells: then they go, so a huge column
+ * leaves nothing behind.
+ */
+#define SCRATCH_KEEP 4096
+
+struct vis_tls {
+	struct vis_family vf;
+	struct vis_scratch s;
+};
+
+static pthread_key_t vis_key;
+static pthread_once_t vis_once = PTHREAD_ONCE_INIT;
+static int vis_key_ok;
+
+static void vis_tls_free(void *p)
+{
+	struct vis_tls *t = p;
+
+	vis_family_release(&t->vf);
+	vis_scratch_release(&t->s);
+	free(t);
+}
+
+static void vis_key_init(void)
+{
+	vis_key_ok = pthread_key_create(&vis_key, vis_tls_free) == 0;
+}
+
 void vis_classify(const struct vis_ctx *c, struct rcell *cells, size_t n)
 {
-	struct rcell **fdel = NULL, **ps = NULL, **dels = NULL;
-	struct rcell *stack_p[64], *stack_d[64], *stack_f[16];
-	uint64_t *death = NULL, stack_death[64];
-	size_t nfdel = 0, i, j;
+	struct vis_tls local, *tls = NULL;
+	size_t i;
 
 	if (c->expiring)
 		for (i = 0; i < n; i++)
 			cells[i].expiring = 0;
 	if (classify_puts(c, cells, n))
 		return;
+	pthread_once(&vis_once, vis_key_init);
+	if (vis_key_ok && !(tls = pthread_getspecific(vis_key)) &&
+	    (tls = calloc(1, sizeof *tls)) &&
+	    pthread_setspecific(vis_key, tls)) {
+		free(tls);
+		tls = NULL;
+	}
+	if (!tls) {
+		memset(&local, 0, sizeof local);
+		tls = &local;
+	}
+	vis_classify_with(c, &tls->vf, &tls->s, cells, n);
+	if (tls == &local || tls->s.vcap > SCRATCH_KEEP ||
+	    tls->s.ccap > SCRATCH_KEEP || tls->s.scap > SCRATCH_KEEP ||
+	    tls->vf.idx.cap > SCRATCH_KEEP) {
+		vis_family_release(&tls->vf);
+		vis_scratch_release(&tls->s);
+	}
+}
 
+static void vis_classify_with(const struct vis_ctx *c, struct vis_family *vf,
+			      struct vis_scratch *s, struct rcell *cells,
+			      size_t n)
+{
+	size_t i, j;
+
+	vf->n = 0;
+	vf->idx.n = 0;
 	/* DeleteFamily markers first: they cover every column. */
-	for (i = 0; i < n; i++)
-		if (cells[i].k.type == KT_DELETE_FAMILY)
-			nfdel++;
-	fdel = nfdel <= 16 ? stack_f : malloc(nfdel * sizeof *fdel);
-	ps = n <= 64 ? stack_p : malloc(n * sizeof *ps);
-	dels = n + nfdel <= 64 ? stack_d : malloc((n + nfdel) * sizeof *dels);
-	death = n <= 64 ? stack_death : malloc(n * sizeof *death);
-	if (!fdel || !ps || !dels || !death)
-		abort();	/* out of memory on the read path */
-	nfdel = 0;
 	for (i = 0; i < n; i++) {
 		if (cells[i].k.type != KT_DELETE_FAMILY)
 			continue;
-		if (cells[i].k.seq > c->snapshot) {
-			cells[i].state = VIS_FUTURE;
-			continue;
-		}
-		cells[i].state = VIS_MARKER;
-		fdel[nfdel++] = &cells[i];
+		cells[i].state = cells[i].k.seq > c->snapshot ? VIS_FUTURE
+							      : VIS_MARKER;
+		vis_family_add(c, vf, cells[i].k.ts, cells[i].k.seq);
 	}
+	vis_family_done(vf);
 	for (i = 0; i < n; i = j) {
 		size_t m = 0;
-		struct rcell *col;
 
 		for (j = i; j < n && bytes_cmp(cells[j].k.qual, cells[j].k.qlen,
 					       cells[i].k.qual,
 					       cells[i].k.qlen) == 0; j++)
 			;
-		/* the column's cells without family markers, in order */
-		col = &cells[i];
+		/* the column's cells without family markers (they share
+		 * the empty qualifier), in order */
+		s->v = grow(s->v, &s->vcap, j - i, sizeof *s->v);
 		for (size_t x = i; x < j; x++)
-			if (cells[x].k.type != KT_DELETE_FAMILY)
+			if (cells[x].k.type != KT_DELETE_FAMILY) {
+				s->v[m].ts = cells[x].k.ts;
+				s->v[m].seq = cells[x].k.seq;
+				s->v[m++].type = (unsigned char)cells[x].k.type;
+			}
+		vis_column(c, vf, s, s->v, m);
+		m = 0;
+		for (size_t x = i; x < j; x++)
+			if (cells[x].k.type != KT_DELETE_FAMILY) {
+				cells[x].state = s->v[m].state;
+				if (c->expiring)
+					cells[x].expiring = s->v[m].expiring;
 				m++;
-		if (m == j - i) {
-			classify_column(c, col, m, fdel, nfdel, ps, death,
-					dels);
-		} else {
-			/* rare: family markers share the empty qualifier */
-			struct rcell *tmp = malloc(m * sizeof *tmp);
-			size_t k = 0;
-			if (!tmp && m)
-				abort();
-			for (size_t x = i; x < j; x++)
-				if (cells[x].k.type != KT_DELETE_FAMILY)
-					tmp[k++] = cells[x];
-			classify_column(c, tmp, m, fdel, nfdel, ps, death,
-					dels);
-			k = 0;
-			for (size_t x = i; x < j; x++)
-				if (cells[x].k.type != KT_DELETE_FAMILY) {
-					cells[x].state = tmp[k].state;
-					if (c->expiring)
-						cells[x].expiring =
-							tmp[k].expiring;
-					k++;
-				}
-			free(tmp);
-		}
+			}
 	}
-	if (fdel != stack_f)
-		free(fdel);
-	if (ps != stack_p)
-		free(ps);
-	if (dels != stack_d)
-		free(dels);
-	if (death != stack_death)
-		free(death);
 }

@@ -85,6 +85,22 @@ static int cell_attrs(struct node *n, struct stat *st, int found, int64_t ts,
 	return CF_OK;
 }
 
+int rows_fillable(cf_table *t, const char *table)
+{
+	return attr_cacheable(table) && !table_ttl(t);
+}
+
+void row_seen(struct node *n, int64_t ts, uint64_t gen)
+{
+	pthread_mutex_lock(&fs_mu);
+	if (n->kind == K_ROW && rows_gen(n->table) == gen) {
+		n->astate = A_PRESENT;
+		n->ats = ts;
+		n->rabsent = 0;
+	}
+	pthread_mutex_unlock(&fs_mu);
+}
+
 /* 1 if a family of table has a TTL (table_ttl). */
 int table_has_ttl(const char *table)
 {
@@ -96,31 +112,6 @@ int table_has_ttl(const char *table)
 	ttl = table_ttl(t);
 	cf_table_close(t);
 	return ttl;
-}
-
-/* With fs_mu held: 1 if the daemon knows row n exists without asking the
- * engine: an empty row is kept for it, or one of its cells was last found
- * present (a latest-version name, whose cached answer every change made
- * through this daemon invalidates: see "the daemon's attribute cache"
- * in fs/inval.c).
- * With the row's own cached time (its newest cell's version, kept like
- * a cell's attributes), a stat of a row under a path walk (the kernel's
- * row name expired) then costs no engine read while its cells are
- * known. */
-static int row_known_locked(struct node *n)
-{
-	struct node *c;
-
-	if (erow_kept(n->table, &n->key))
-		return 1;
-	for (c = node_hcap ? node_rtab[node_rslot_of(n, node_hcap)] : NULL; c;
-	     c = c->rnext)
-		if (c->kind == K_CELL && c->astate == A_PRESENT &&
-		    c->ts == CF_TS_NOW && c->key.len == n->key.len &&
-		    !strcmp(c->table, n->table) &&
-		    (!n->key.len || !memcmp(c->key.p, n->key.p, n->key.len)))
-			return 1;
-	return 0;
 }
 
 /* Fills st for n after asking the engine whether it exists (or, for a
@@ -212,9 +203,18 @@ int node_stat(struct node *n, struct stat *st)
 		break;
 	}
 	case K_ROW:
+		/* a row whose existence and time the engine or a listing
+		 * told (astate A_PRESENT, ats its newest cell's version),
+		 * kept true by every change made through this daemon: a Put
+		 * raises ats, anything else that may lower it or empty the
+		 * row forgets it (cells_changed_locked, fs_table_changed,
+		 * rmdir), as for a cell.  Not filled for tables with a TTL
+		 * or written by tsd/.  So a stat of the row after its
+		 * attribute timeout reads nothing, however many cells it
+		 * has (the read below is page by page through the row) */
 		pthread_mutex_lock(&fs_mu);
 		gen = n->agen;
-		known = n->astate == A_PRESENT && row_known_locked(n);
+		known = n->astate == A_PRESENT;
 		if (known) {
 			n->rabsent = 0;
 			ts = n->ats;

@@ -112,11 +112,14 @@ static int regions_text(cf_table *t, struct buf *out)
 	return rc;
 }
 
+/* Cells the dump reads at a time (a row's pages come one after another). */
+#define DUMP_PAGE 1024
+
 /* Every kept version of every cell as `put ROW FAM:QUAL@TS VALUE`.
  * The dump is built whole at open, so its growth is charged to the write
  * budget as it goes (fs/budget.c) and given back at the end, for the
  * caller to charge what it keeps: CF_ETOOBIG once the budget is spent
- * (over by at most one row). */
+ * (over by at most DUMP_PAGE cells). */
 static int batch_dump(cf_table *t, struct buf *out)
 {
 	uint64_t charged = 0;
@@ -131,6 +134,7 @@ static int batch_dump(cf_table *t, struct buf *out)
 	memset(&so, 0, sizeof so);
 	so.read.max_ts = INT64_MAX;
 	so.read.max_versions = INT32_MAX;
+	so.batch = DUMP_PAGE;	/* a row of millions of cells: a page */
 	rc = cf_scan_open(t, &so, &s);
 	while (!rc) {
 		rc = cf_scan_next(s, &r);

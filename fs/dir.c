@@ -74,10 +74,17 @@ struct dirh {
 	struct dent *e;
 	size_t n, cap;
 	uint64_t base;		/* offset of e[0] */
-	cf_scanner *scan;	/* region or prefix listing, continued lazily */
+	cf_scanner *scan;	/* region or prefix listing, continued lazily,
+				 * in pages of ROW_PAGE cells (a row of many
+				 * cells comes as several pages) */
+	struct buf lastrow;	/* the row of the scan's last page */
+	int lastrow_listed;	/* ... is the entry e[n - 1] */
 	cf_row_cursor *rcur;	/* row or .versions listing, page by page */
 	int versions;		/* ... of .versions: every kept version */
-	uint64_t sgen;		/* rows_gen() before the scan opened */
+	size_t rcount;		/* ... its cells so far */
+	int64_t rnewest;	/* ... and the newest version among them */
+	uint64_t sgen;		/* rows_gen() before the scan or the row
+				 * listing opened */
 	int serr;		/* the error that ended the pulls: every pull
 				 * past their end fails, until dir_start */
 	int streaming;
@@ -187,6 +194,7 @@ static void dir_free(struct dirh *d)
 	free(d->e);
 	if (d->scan)
 		cf_scan_close(d->scan);
+	buf_release(&d->lastrow);
 	cf_row_cursor_close(d->rcur);
 	if (d->t)
 		cf_table_close(d->t);
@@ -208,16 +216,21 @@ static int row_open(struct dirh *d, const struct buf *row, int versions)
 	o.keys_only = 1;
 	o.max_versions = versions ? INT32_MAX : 1;
 	d->versions = versions;
+	d->rcount = 0;
+	d->rnewest = 0;
+	d->sgen = rows_gen(d->node->table);
 	return cf_row_cursor_open(d->t, row->p ? (const void *)row->p : "",
 				  row->len, &o, &d->rcur);
 }
 
-/* Adds the next page of the row listing (none left: the cursor goes). */
+/* Adds the next page of the row listing (none left: the cursor goes,
+ * and the row's time, the newest of all its pages, is its node's). */
 static int row_more(struct dirh *d)
 {
 	struct buf b = BUF_INIT;
 	const struct cf_cell *c;
 	const cf_row *r;
+	struct node *rn;
 	size_t i;
 	int rc;
 
@@ -225,10 +238,18 @@ static int row_more(struct dirh *d)
 	if (!rc && !cf_row_count(r)) {
 		cf_row_cursor_close(d->rcur);	/* r goes with it */
 		d->rcur = NULL;
+		/* every kept version or the latest of each column: the
+		 * newest is the same */
+		rn = d->versions ? d->node->parent : d->node;
+		if (d->rcount && rows_fillable(d->t, rn->table))
+			row_seen(rn, d->rnewest, d->sgen);
 		return 0;
 	}
 	for (i = 0; !rc && i < cf_row_count(r); i++) {
 		c = cf_row_cell(r, i);
+		d->rcount++;
+		if (c->ts > d->rnewest)
+			d->rnewest = c->ts;
 		buf_reset(&b);
 		rc = buf_append(&b, c->fam, c->famlen);
 		if (!rc)
@@ -320,6 +341,7 @@ static int dir_fill(struct node *n, struct dirh *d)
 		so.read.max_ts = INT64_MAX;
 		so.read.max_versions = 1;
 		so.read.keys_only = 1;
+		so.batch = ROW_PAGE;
 		if (n->kind == K_PREFIX) {
 			so.prefix = n->key.p;
 			so.prefixlen = n->key.len;
@@ -369,7 +391,9 @@ static int dir_more(struct dirh *d, uint64_t want)
 		return d->serr;
 	while (!rc && d->rcur && d->base + d->n <= want)
 		rc = row_more(d);
-	while (!rc && d->scan && d->base + d->n <= want) {
+	/* an entry is complete (its time the newest of all its row's
+	 * pages) once the next row begins: one entry past want */
+	while (!rc && d->scan && d->base + d->n <= want + 1) {
 		rc = cf_scan_next(d->scan, &r);
 		if (rc || !r) {
 			cf_scan_close(d->scan);
@@ -377,6 +401,19 @@ static int dir_more(struct dirh *d, uint64_t want)
 			break;
 		}
 		k = cf_row_key(r, &klen);
+		if (d->lastrow.len == klen && klen &&
+		    !memcmp(d->lastrow.p, k, klen)) {
+			/* the row's next page */
+			int64_t ts = row_newest(r);
+			if (d->lastrow_listed && d->n &&
+			    ts > d->e[d->n - 1].mtime)
+				d->e[d->n - 1].mtime = ts;
+			continue;
+		}
+		buf_reset(&d->lastrow);
+		d->lastrow_listed = 0;
+		if ((rc = buf_append(&d->lastrow, k, klen)))
+			break;
 		buf_reset(&b);
 		rc = cf_escape(k, klen, &b);
 		if (!rc && b.len > 255)
@@ -385,6 +422,7 @@ static int dir_more(struct dirh *d, uint64_t want)
 			 !(rc = dir_add(d, (char *)b.p, b.len, 1))) {
 			d->e[d->n - 1].gen = d->sgen;
 			d->e[d->n - 1].mtime = row_newest(r);
+			d->lastrow_listed = 1;
 		}
 		if (rc)
 			break;
@@ -408,6 +446,8 @@ static int dir_start(struct dirh *d)
 	if (d->scan)
 		cf_scan_close(d->scan);
 	d->scan = NULL;
+	buf_reset(&d->lastrow);
+	d->lastrow_listed = 0;
 	cf_row_cursor_close(d->rcur);
 	d->rcur = NULL;
 	if (d->t)
@@ -527,7 +567,7 @@ static int page_fill(struct dirh *d, struct page *p, size_t size,
 	const char *why;
 	double cs = -1;
 	size_t ent;
-	int rc = 0, dot, again;
+	int rc = 0, dot, again, fill = -1;
 
 	if (p->bcap < size) {
 		char *nb = realloc(p->buf, size);
@@ -581,6 +621,16 @@ static int page_fill(struct dirh *d, struct page *p, size_t size,
 			} else {
 				if (again)
 					e->gen = p->gen;
+				else if (d->streaming && n->kind == K_ROW &&
+					 e->gen == d->sgen) {
+					/* its time from the scan, which
+					 * read the row whole */
+					if (fill < 0)
+						fill = rows_fillable(d->t,
+							d->node->table);
+					if (fill)
+						row_seen(n, e->mtime, e->gen);
+				}
 				ep.ino = ino_of(n);
 				/* below the root, every entry is of one
 				 * table: ask whether it has a TTL once */

@@ -55,7 +55,14 @@ enum kind {
 
 struct node {
 	struct node *parent, *hnext;
-	struct node *rnext;	/* chain of node_rtab: nodes of one row */
+	/* node_rtab's chain (the nodes of one row) and node_ctab's (the
+	 * cells of one column, or the row nodes of one row): each with
+	 * the address of the pointer to the node, so that a node leaves
+	 * its chains in O(1) (a row of a million cells listed has a
+	 * million nodes in one chain, and the kernel forgets them one by
+	 * one) */
+	struct node *rnext, **rprev;
+	struct node *cnext, **cprev;
 	uint64_t hash;		/* node_hname(parent, name) */
 	char *name;
 	uint64_t nlookup;
@@ -186,8 +193,13 @@ extern struct node fs_root;
  * chained through hnext; under fs_mu. */
 extern struct node **node_htab;
 extern size_t node_hcap;
-/* Cells and rows by node_rslot(table, row), chained through rnext. */
+/* Cells and rows by node_rslot(table, row), chained through rnext: a
+ * walk of every node of a row (a change of the whole row). */
 extern struct node **node_rtab;
+/* Cells by node_cslot(table, row, column) and rows by node_rslot(table,
+ * row), chained through cnext: a walk of one column's nodes and of its
+ * row's row nodes (a change of one cell), not of the whole row's. */
+extern struct node **node_ctab;
 /* The request counters of .stats (atomics; count()). */
 extern struct fs_counters fs_counts;
 /* The hash of (parent, name), kept in the node: rehashing and walking a
@@ -200,6 +212,10 @@ size_t node_rslot(const char *table, const void *key, size_t len,
 		  size_t cap);
 /* The node_rtab slot of n's row. */
 size_t node_rslot_of(const struct node *n, size_t cap);
+/* The node_ctab slot of the column fam:qual of row key in table. */
+size_t node_cslot(const char *table, const void *key, size_t len,
+		  const char *fam, size_t famlen, const void *qual,
+		  size_t qlen, size_t cap);
 /* The node of an inode number, and back. */
 struct node *node_of(fuse_ino_t ino);
 fuse_ino_t ino_of(struct node *n);
@@ -265,9 +281,6 @@ void cells_changed_locked(const char *table, const void *key,
 			  size_t len, const struct node *col,
 			  const struct node *skip, int deleted,
 			  int64_t put_ts, struct inos *a);
-/* Row key of table changed (deleted: cells may have gone). */
-void row_changed(const char *table, const void *key, size_t len,
-		 int deleted);
 /* The cell n names changed (Put, Append, Delete of it). */
 void cell_changed(const struct node *n, const struct node *skip,
 		  int deleted);
@@ -390,6 +403,13 @@ void hq_target(const struct node *n, struct fs_hq_target *tg);
  * rows, empty rows) stays true: the time-series layer writes its tables
  * without telling them. */
 int attr_cacheable(const char *table);
+/* 1 if the daemon may keep what it is told of t's rows (attr_cacheable,
+ * and no family with a TTL). */
+int rows_fillable(cf_table *t, const char *table);
+/* A listing read row n (K_ROW) whole, with newest cell version ts, in a
+ * read begun when rows_gen(n->table) was gen, of a table rows_fillable:
+ * that is n's cached answer (node_stat), unless a change came since. */
+void row_seen(struct node *n, int64_t ts, uint64_t gen);
 /* 1 if a family of table has a TTL (table_ttl). */
 int table_has_ttl(const char *table);
 /* Fills st for n after asking the engine whether it exists (or, for a

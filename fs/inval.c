@@ -82,6 +82,11 @@ uint64_t rows_gen(const char *table)
  *    than the Put's) and no invalidation came in between: every other
  *    version is then older or dead for good (docs/engine.md, "Versions
  *    and deletes"), so the Put is the latest.
+ * A row node keeps its row's time (its newest cell's version) the same
+ * way: filled by node_stat's read, mkdir, or a listing that read the
+ * row whole with no change of the table since it began (row_seen),
+ * raised by a Put through the mount, forgotten by anything else,
+ * rmdir included; while kept, the row exists.
  * A version name (@TS) is filled only from reads: a Put at an old
  * timestamp may be crowded out at once.  The time-series tables are never
  * filled: the tsd layer writes them without passing through here.  So
@@ -235,6 +240,45 @@ void inval_attrs(struct inos *a)
  * so their kernel caches stay.  Nothing is sent for skip, a name whose
  * unlink the kernel is finishing (it drops the name and the attributes
  * itself). */
+/* With fs_mu held: n, a node of row key of table (a row node or a cell,
+ * of col's column when col is given), changed (cells_changed_locked). */
+static void node_changed_locked(struct node *n, const char *table,
+				const void *key, size_t len,
+				const struct node *col,
+				const struct node *skip, int deleted,
+				int64_t put_ts, struct inos *a)
+{
+	if (n->kind == K_ROW && !strcmp(n->table, table) &&
+	    n->key.len == len && (!len || !memcmp(n->key.p, key, len))) {
+		/* its time is its newest cell's version: a Put at put_ts
+		 * makes it at least that, anything else may have lowered
+		 * it */
+		inos_add(a, n);
+		if (!deleted && put_ts >= 0 && n->astate == A_PRESENT) {
+			if (put_ts > n->ats)
+				n->ats = put_ts;
+			n->agen++;	/* a fill read before it: stale */
+		} else
+			attr_forget(n);
+		return;
+	}
+	if (n->kind != K_CELL || strcmp(n->table, table) ||
+	    n->key.len != len || (len && memcmp(n->key.p, key, len)))
+		return;
+	if (col && (n->famlen != col->famlen ||
+		    memcmp(n->fam, col->fam, col->famlen) ||
+		    n->qual.len != col->qual.len ||
+		    (col->qual.len && memcmp(n->qual.p, col->qual.p,
+					     col->qual.len))))
+		return;
+	attr_forget(n);
+	if (n == skip)
+		return;
+	inos_add(a, n);
+	if (deleted || n->ts != CF_TS_NOW)
+		inval_name(n);
+}
+
 void cells_changed_locked(const char *table, const void *key,
 			  size_t len, const struct node *col,
 			  const struct node *skip, int deleted,
@@ -243,41 +287,30 @@ void cells_changed_locked(const char *table, const void *key,
 	struct node *n;
 
 	rows_changed(table);
-	for (n = node_hcap ? node_rtab[node_rslot(table, key, len,
-						  node_hcap)] : NULL;
-	     n; n = n->rnext) {
-		if (n->kind == K_ROW && !strcmp(n->table, table) &&
-		    n->key.len == len &&
-		    (!len || !memcmp(n->key.p, key, len))) {
-			/* its time is its newest cell's version: a Put at
-			 * put_ts makes it at least that, anything else may
-			 * have lowered it */
-			inos_add(a, n);
-			if (!deleted && put_ts >= 0 && n->astate == A_PRESENT) {
-				if (put_ts > n->ats)
-					n->ats = put_ts;
-				n->agen++;	/* a fill read before it:
-						 * stale */
-			} else
-				attr_forget(n);
-			continue;
-		}
-		if (n->kind != K_CELL || strcmp(n->table, table) ||
-		    n->key.len != len || (len && memcmp(n->key.p, key, len)))
-			continue;
-		if (col && (n->famlen != col->famlen ||
-			    memcmp(n->fam, col->fam, col->famlen) ||
-			    n->qual.len != col->qual.len ||
-			    (col->qual.len && memcmp(n->qual.p, col->qual.p,
-						     col->qual.len))))
-			continue;
-		attr_forget(n);
-		if (n == skip)
-			continue;
-		inos_add(a, n);
-		if (deleted || n->ts != CF_TS_NOW)
-			inval_name(n);
+	if (!node_hcap)
+		return;
+	if (!col) {
+		/* the whole row: every node of it */
+		for (n = node_rtab[node_rslot(table, key, len, node_hcap)];
+		     n; n = n->rnext)
+			node_changed_locked(n, table, key, len, NULL, skip,
+					    deleted, put_ts, a);
+		return;
 	}
+	/* one column: its cells (every name of them), and the row nodes
+	 * (their time); not the row's other cells, which may be a million
+	 * nodes after a listing of the row */
+	for (n = node_ctab[node_cslot(table, key, len, col->fam, col->famlen,
+				      col->qual.p, col->qual.len,
+				      node_hcap)]; n; n = n->cnext)
+		if (n->kind == K_CELL)
+			node_changed_locked(n, table, key, len, col, skip,
+					    deleted, put_ts, a);
+	for (n = node_ctab[node_rslot(table, key, len, node_hcap)]; n;
+	     n = n->cnext)
+		if (n->kind == K_ROW)
+			node_changed_locked(n, table, key, len, col, skip,
+					    deleted, put_ts, a);
 }
 
 static void cells_changed(const char *table, const void *key, size_t len,
@@ -290,12 +323,6 @@ static void cells_changed(const char *table, const void *key, size_t len,
 	cells_changed_locked(table, key, len, col, skip, deleted, -1, &a);
 	pthread_mutex_unlock(&fs_mu);
 	inval_attrs(&a);
-}
-
-void row_changed(const char *table, const void *key, size_t len,
-		 int deleted)
-{
-	cells_changed(table, key, len, NULL, NULL, deleted);
 }
 
 /* The cell n names changed (Put, Append, Delete of it). */

@@ -128,6 +128,7 @@ void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name,
 
 void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
+	struct inos a = { NULL, 0, 0 };
 	struct node *n;
 	cf_table *t;
 	const char *why;
@@ -158,9 +159,13 @@ void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 			pp = erow_find(n->table, &n->key);
 			if (erow_valid(*pp) && !(*pp)->ncols) {
 				erow_drop_locked(n->table, &n->key);
+				cells_changed_locked(n->table, n->key.p,
+						     n->key.len, NULL, NULL, 1,
+						     -1, &a);
 				n->nopen--;
 				node_unref(n);
 				pthread_mutex_unlock(&fs_mu);
+				inval_attrs(&a);
 				fuse_reply_err(req, 0);
 				return;
 			}
@@ -181,13 +186,18 @@ void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 		why = "this directory cannot be removed";
 		break;
 	}
-	/* the empty row goes and the pin with it: fs_mu once */
+	/* the empty row goes, and what its row nodes knew (that it
+	 * exists: node_stat), and the pin with it: fs_mu once */
 	pthread_mutex_lock(&fs_mu);
-	if (empty)
+	if (empty) {
 		erow_drop_locked(n->table, &n->key);
+		cells_changed_locked(n->table, n->key.p, n->key.len, NULL,
+				     NULL, 1, -1, &a);
+	}
 	n->nopen--;
 	node_unref(n);
 	pthread_mutex_unlock(&fs_mu);
+	inval_attrs(&a);
 	if (!err && rc) {
 		err = fs_errno(rc);
 		why = cf_strerror(rc);

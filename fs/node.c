@@ -1,8 +1,9 @@
 /*
  * node.c: the node table: every node the kernel holds an inode of, or a
- * child or open file points to, hashed by (parent, name) in node_htab and
+ * child or open file points to, hashed by (parent, name) in node_htab,
  * the cells and rows of a row together in node_rtab (fs/inval.c walks a
- * row's nodes when it changes).  Owns fs_mu, the lock of all the state
+ * row's nodes when it changes) and the cells of a column in node_ctab
+ * (and walks those when one cell changes).  Owns fs_mu, the lock of all the state
  * beside the engine, the root node and the request counters of .stats.
  *
  * Promises: a node is interned once per (parent, name); it is freed only
@@ -11,7 +12,12 @@
  * node's number may come back for another: nothing that may outlive the
  * node keeps its number without a pin (nopen).
  *
- * Locks: every node_htab/node_rtab access and every nlookup, nchild and
+ * Every table's work per node is O(1) (with chains of a few nodes): a
+ * row of a million cells listed is a million nodes in one node_rtab
+ * chain, which the kernel forgets one by one, and rm removes cell by
+ * cell; a node leaves its chains through their back pointers.
+ *
+ * Locks: every node_htab/node_rtab/node_ctab access and every nlookup, nchild and
  * nopen change is under fs_mu; node_free_list frees without it.
  */
 #include <stdint.h>
@@ -25,7 +31,9 @@ struct node fs_root = { .kind = K_ROOT, .nlookup = 1, .table = "" };
 struct node **node_htab;
 size_t node_hcap;
 static size_t node_count;
-struct node **node_rtab;	/* K_CELL nodes by (table, row) */
+struct node **node_rtab;	/* K_CELL and K_ROW nodes by (table, row) */
+struct node **node_ctab;	/* K_CELL by (table, row, column), K_ROW
+				 * by (table, row) */
 struct fs_counters fs_counts;	/* atomics */
 
 /* --- the node table ------------------------------------------------------ */
@@ -75,6 +83,71 @@ size_t node_rslot_of(const struct node *n, size_t cap)
 	return node_rslot(n->table, n->key.p, n->key.len, cap);
 }
 
+size_t node_cslot(const char *table, const void *key, size_t len,
+		  const char *fam, size_t famlen, const void *qual,
+		  size_t qlen, size_t cap)
+{
+	const unsigned char *k = key, *q = qual;
+	uint64_t h = 0x84222325CBF29CE4ull;
+	size_t i;
+
+	for (; *table; table++)
+		h = (h ^ (unsigned char)*table) * 0x100000001B3ull;
+	h = (h ^ 0xFF) * 0x100000001B3ull;
+	for (i = 0; i < len; i++)
+		h = (h ^ k[i]) * 0x100000001B3ull;
+	h = (h ^ 0xFF) * 0x100000001B3ull;
+	for (i = 0; i < famlen; i++)
+		h = (h ^ (unsigned char)fam[i]) * 0x100000001B3ull;
+	h = (h ^ ':') * 0x100000001B3ull;
+	for (i = 0; i < qlen; i++)
+		h = (h ^ q[i]) * 0x100000001B3ull;
+	return (size_t)(h ^ h >> 29) & (cap - 1);	/* cap: a power of 2 */
+}
+
+/* The node_ctab slot of n (in_rtab). */
+static size_t node_cslot_of(const struct node *n, size_t cap)
+{
+	if (n->kind == K_ROW)
+		return node_rslot_of(n, cap);
+	return node_cslot(n->table, n->key.p, n->key.len, n->fam, n->famlen,
+			  n->qual.p, n->qual.len, cap);
+}
+
+/* With fs_mu held: n into / out of its chains of node_rtab and node_ctab
+ * (slot: the chain's head). */
+static void rlink(struct node **slot, struct node *n)
+{
+	n->rnext = *slot;
+	n->rprev = slot;
+	if (*slot)
+		(*slot)->rprev = &n->rnext;
+	*slot = n;
+}
+
+static void runlink(struct node *n)
+{
+	*n->rprev = n->rnext;
+	if (n->rnext)
+		n->rnext->rprev = n->rprev;
+}
+
+static void clink(struct node **slot, struct node *n)
+{
+	n->cnext = *slot;
+	n->cprev = slot;
+	if (*slot)
+		(*slot)->cprev = &n->cnext;
+	*slot = n;
+}
+
+static void cunlink(struct node *n)
+{
+	*n->cprev = n->cnext;
+	if (n->cnext)
+		n->cnext->cprev = n->cprev;
+}
+
 struct node *node_of(fuse_ino_t ino)
 {
 	return ino == FUSE_ROOT_ID ? &fs_root : (struct node *)(uintptr_t)ino;
@@ -107,10 +180,8 @@ void node_unref_defer(struct node *n, struct node **dead)
 			;
 		*pp = n->hnext;
 		if (in_rtab(n)) {
-			for (pp = &node_rtab[node_rslot_of(n, node_hcap)];
-			     *pp != n; pp = &(*pp)->rnext)
-				;
-			*pp = n->rnext;
+			runlink(n);
+			cunlink(n);
 		}
 		node_count--;
 		p = n->parent;
@@ -148,12 +219,14 @@ struct node *node_intern(struct node *tmp)
 
 	if (node_count >= node_hcap / 2) {
 		size_t ncap = node_hcap ? node_hcap * 2 : 1024;
-		struct node **nr;
+		struct node **nr, **nc;
 		nt = calloc(ncap, sizeof *nt);
 		nr = calloc(ncap, sizeof *nr);
-		if (!nt || !nr) {
+		nc = calloc(ncap, sizeof *nc);
+		if (!nt || !nr || !nc) {
 			free(nt);
 			free(nr);
+			free(nc);
 			goto nomem;
 		}
 		for (i = 0; i < node_hcap; i++) {
@@ -163,16 +236,17 @@ struct node *node_intern(struct node *tmp)
 				n->hnext = nt[s];
 				nt[s] = n;
 				if (in_rtab(n)) {
-					s = node_rslot_of(n, ncap);
-					n->rnext = nr[s];
-					nr[s] = n;
+					rlink(&nr[node_rslot_of(n, ncap)], n);
+					clink(&nc[node_cslot_of(n, ncap)], n);
 				}
 			}
 		}
 		free(node_htab);
 		free(node_rtab);
+		free(node_ctab);
 		node_htab = nt;
 		node_rtab = nr;
+		node_ctab = nc;
 		node_hcap = ncap;
 	}
 	tmp->hash = node_hname(tmp->parent, tmp->name);
@@ -195,9 +269,8 @@ struct node *node_intern(struct node *tmp)
 	n->hnext = node_htab[s];
 	node_htab[s] = n;
 	if (in_rtab(n)) {
-		s = node_rslot_of(n, node_hcap);
-		n->rnext = node_rtab[s];
-		node_rtab[s] = n;
+		rlink(&node_rtab[node_rslot_of(n, node_hcap)], n);
+		clink(&node_ctab[node_cslot_of(n, node_hcap)], n);
 	}
 	node_count++;
 	n->parent->nchild++;
@@ -229,7 +302,8 @@ void node_teardown(void)
 		}
 	free(node_htab);
 	free(node_rtab);
-	node_htab = node_rtab = NULL;
+	free(node_ctab);
+	node_htab = node_rtab = node_ctab = NULL;
 	node_hcap = node_count = 0;
 }
 
@@ -319,6 +393,8 @@ void node_swap(struct node *s, struct node *d)
 		return;
 	hunlink(s);
 	hunlink(d);
+	cunlink(s);
+	cunlink(d);
 	t = *s;
 	s->parent = d->parent;
 	s->name = d->name;
@@ -336,6 +412,8 @@ void node_swap(struct node *s, struct node *d)
 	d->hash = node_hname(d->parent, d->name);
 	hlink(s);
 	hlink(d);
+	clink(&node_ctab[node_cslot_of(s, node_hcap)], s);
+	clink(&node_ctab[node_cslot_of(d, node_hcap)], d);
 	attr_forget(s);
 	attr_forget(d);
 }

@@ -24,6 +24,14 @@ static int same_row(const struct node *a, const struct node *b)
 	       (!a->key.len || !memcmp(a->key.p, b->key.p, a->key.len));
 }
 
+/* 1 if cells a and b of one row are of one column. */
+static int cell_same_column(const struct node *a, const struct node *b)
+{
+	return a->famlen == b->famlen && !memcmp(a->fam, b->fam, a->famlen) &&
+	       a->qual.len == b->qual.len &&
+	       (!a->qual.len || !memcmp(a->qual.p, b->qual.p, a->qual.len));
+}
+
 /*
  * mv ROW/F:Q ROW/F:Q2: Put at Q2 with Q's timestamp, DeleteColumn at Q.
  * Onto a plain name the move replaces the target as rename(2) does: a
@@ -74,8 +82,12 @@ static int cell_move(struct node *s, struct node *d)
 	cf_table_close(t);
 	buf_release(&v);
 	if (!rc) {
+		/* the two columns, not the row (a row of a million cells
+		 * listed has a million nodes) */
 		cells_added();
-		row_changed(s->table, s->key.p, s->key.len, 1);
+		cell_changed(s, NULL, 1);
+		if (!cell_same_column(s, d))
+			cell_changed(d, NULL, 1);
 	}
 	return rc;
 }
@@ -118,8 +130,11 @@ static int cell_move_pending(struct node *s, struct node *d)
 		rc = cf_table_apply(t, b);
 	cf_batch_free(b);
 	cf_table_close(t);
-	if (!rc)
-		row_changed(s->table, s->key.p, s->key.len, 1);
+	if (!rc) {
+		cell_changed(s, NULL, 1);
+		if (!cell_same_column(s, d))
+			cell_changed(d, NULL, 1);
+	}
 	return rc;
 }
 

@@ -935,7 +935,7 @@ int main(void)
 		   "the second row still holds the values it read");
 		{
 			struct cf_scan_opts so = { CF_READ_OPTS_INIT, NULL, 0,
-						   NULL, 0, NULL, 0, 0, 0 };
+						   NULL, 0, NULL, 0, 0, 0, 0 };
 			cf_scanner *sc;
 			const cf_row *sr;
 			int rows = 0, good = 0;

@@ -1,0 +1,111 @@
+#!/bin/sh
+
+test_description='cellfs: the stat of a row directory (its time is its newest cell'"'"'s) reads the row once, not once per attribute timeout: the daemon keeps the time a read or a listing found, raised by a Put and forgotten by anything else (an rm, a .batch, rmdir)'
+
+. /usr/share/sharness/sharness.sh
+. "$SHARNESS_TEST_DIRECTORY/lib-cellfs.sh"
+
+# A row's time needs every column's newest version: a read of the whole
+# row, page by page (0.9 s for a row of a million cells), which the
+# stat of the row made again each time the kernel's 10 s had passed,
+# unless the daemon knew one of the row's cells present.
+N=${CELLFS_ROWSTAT_N:-3000}
+T="$MNT/t"
+# 2100-01-01: the row's newest cell, newer than anything written now
+NEWEST=4102444800
+
+# gets: the engine's reads of table t (a row read is one)
+gets() {
+	sed -n "s/^cellfs_gets_total{table=\"t\"} //p" "$T/.stats"
+}
+
+test_expect_success 'mount; a row of many cells and a small one, through .batch' '
+	cellfs_mount &&
+	mkdir "$T" &&
+	awk -v n=$N -v t=${NEWEST}000 "BEGIN {
+		for (i = 1; i <= n; i++) printf \"put wide cf:q%06d x\\n\", i
+		printf \"put wide cf:q%06d@%s x\\n\", n / 2, t
+		print \"put small cf:a x\" }" >"$T/.batch"
+'
+
+# .batch forgot what the daemon knew of the table: the listings tell it
+# again (a row listing reads its row whole, a region listing each row)
+test_expect_success 'listed, then stat after the kernel forgot the names: no read' '
+	ls -U "$T/wide" >wide.out &&
+	test $(wc -l <wide.out) = $N &&
+	ls -U "$T/@" >region.out &&
+	printf "small\nwide\n" >expect &&
+	test_cmp expect region.out &&
+	sleep 11 &&
+	g0=$(gets) &&
+	stat -c %Y "$T/wide" "$T/@/wide" >times &&
+	stat -c %Y "$T/@/small" >/dev/null &&
+	g1=$(gets) &&
+	echo "reads for the stats: $((g1 - g0))" &&
+	test $g1 = $g0 &&
+	printf "%s\n%s\n" $NEWEST $NEWEST >expect &&
+	test_cmp expect times
+'
+
+test_expect_success 'a row the daemon does not know is read once, then known' '
+	echo "put small cf:b y" >"$T/.batch" &&
+	g0=$(gets) &&
+	stat -c %Y "$T/small" >/dev/null &&
+	g1=$(gets) &&
+	test $((g1 - g0)) -ge 1 &&
+	sleep 11 &&
+	stat -c %Y "$T/small" >/dev/null &&
+	test $(gets) = $g1
+'
+
+test_expect_success 'a Put keeps the time known (older: the same; newer: it)' '
+	echo n >"$T/wide/cf:new" &&
+	g0=$(gets) &&
+	stat -c %Y "$T/wide" >out &&
+	test $(gets) = $g0 &&
+	echo $NEWEST >expect &&
+	test_cmp expect out &&
+	echo m >"$T/wide/cf:later@$((NEWEST + 5))000" &&
+	g0=$(gets) &&
+	stat -c %Y "$T/wide" >out &&
+	test $(gets) = $g0 &&
+	echo $((NEWEST + 5)) >expect &&
+	test_cmp expect out
+'
+
+test_expect_success 'an rm forgets it: the next stat reads the row' '
+	rm "$T/wide/cf:later@$((NEWEST + 5))000" &&
+	g0=$(gets) &&
+	stat -c %Y "$T/wide" >out &&
+	test $(gets) -gt $g0 &&
+	echo $NEWEST >expect &&
+	test_cmp expect out
+'
+
+test_expect_success 'rmdir of an empty row: it is gone, under every name' '
+	mkdir "$T/e" &&
+	test -d "$T/e" &&
+	test -d "$T/@/e" &&
+	rmdir "$T/e" &&
+	echo ENOENT >expect &&
+	errno_of stat "$T/e" >out &&
+	test_cmp expect out &&
+	errno_of stat "$T/@/e" >out &&
+	test_cmp expect out &&
+	mkdir "$T/e2" &&
+	echo x >"$T/e2/cf:a" &&
+	test -d "$T/@/e2" &&
+	rm "$T/e2/cf:a" &&
+	test -d "$T/e2" &&
+	rmdir "$T/e2" &&
+	errno_of stat "$T/e2" >out &&
+	test_cmp expect out &&
+	errno_of stat "$T/@/e2" >out &&
+	test_cmp expect out
+'
+
+test_expect_success 'unmount' '
+	cellfs_umount
+'
+
+test_done
