@@ -43,7 +43,9 @@ static uint64_t below(uint64_t n)
 
 enum kind {
 	KIND_INT, KIND_DEC2, KIND_FLOAT4, KIND_RANDBITS, KIND_SPECIAL,
-	KIND_WIDEINT, KIND_ODDINT, KIND_HUGEINT, KIND_STEADY, KIND_COUNT
+	KIND_WIDEINT, KIND_ODDINT, KIND_COUNT,
+	/* only through forced_kind, after the tests that draw kinds */
+	KIND_HUGEINT = KIND_COUNT, KIND_STEADY
 };
 
 /* Appends one point's value of kind k; returns its flags. */
@@ -122,6 +124,9 @@ static unsigned value(enum kind k, int64_t *walk, unsigned char *v,
 	return 0;
 }
 
+/* When >= 0, the kind of every column (test_groups). */
+static int forced_kind = -1;
+
 /* A random column: n points, timestamps in s, ms or both, values of one
  * kind or mixed, with or without the meta byte.  canon: only what tsd/
  * writes (ints, two-decimal floats, s or ms). */
@@ -130,7 +135,7 @@ static void column(struct buf *q, struct buf *v, int canon)
 	size_t n = below(4) == 0 ? 1 : 1 + below(420);
 	int units = (int)below(3);	/* 0 s, 1 ms, 2 mixed */
 	enum kind k = canon ? (enum kind)below(2) : (enum kind)below(KIND_COUNT);
-	int mixed = !canon && below(4) == 0;
+	int mixed = !canon && below(4) == 0 && forced_kind < 0;
 	int64_t walk = (int64_t)below(1u << 30) - (1 << 29);
 	uint32_t ms = (uint32_t)below(1000), step = 1 + (uint32_t)below(10000);
 	int regular = below(2) == 0;
@@ -139,12 +144,14 @@ static void column(struct buf *q, struct buf *v, int canon)
 	buf_reset(v);
 	for (size_t i = 0; i < n; i++) {
 		unsigned char val[8], qq[4];
-		size_t vlen;
+		size_t vlen = 0;
 		unsigned flags;
 		int is_ms = units == 1 || (units == 2 && below(2));
 
 		if (mixed)
 			k = (enum kind)below(KIND_COUNT);
+		if (forced_kind >= 0)
+			k = (enum kind)forced_kind;
 		flags = value(k, &walk, val, &vlen);
 		ms += regular ? step : 1 + (uint32_t)below(2 * step);
 		if (ms >= 3600000)
@@ -538,6 +545,30 @@ static void test_damage(void)
 	buf_release(&e);
 }
 
+/* Columns whose numbers span more than 2^57 (coded one at a time) and
+ * columns of one step with now and then another (kept out of groups),
+ * beside the evenly spread ones of the tests above (in groups). */
+static void test_groups(void)
+{
+	struct buf q = BUF_INIT, v = BUF_INIT;
+	int bad = 0, coded = 0, c;
+
+	for (int kind = KIND_HUGEINT; kind <= KIND_STEADY; kind++) {
+		forced_kind = kind;
+		for (int i = 0; i < 1000; i++) {
+			column(&q, &v, 0);
+			bad += !roundtrip(&q, &v, &c);
+			coded += c;
+		}
+	}
+	forced_kind = -1;
+	is_int(bad, 0, "2000 columns of 64-bit and of steady integers "
+	       "round-trip");
+	is_int(coded, 2000, "and every one is encoded");
+	buf_release(&q);
+	buf_release(&v);
+}
+
 int main(void)
 {
 	test_vectors();
@@ -546,5 +577,6 @@ int main(void)
 	test_compacted();
 	test_blocks();
 	test_damage();
+	test_groups();
 	return done_testing();
 }
