@@ -10,7 +10,8 @@
  * cell reads back as the fixture makes it; a seek to every key finds it,
  * a seek just past every key finds the next one and a reverse seek the
  * one before (keys that fall between the index's separators); the middle
- * row is a row of the file.  Today's files are smaller.
+ * row is a row of the file.  Today's files are smaller.  And
+ * ikey_separator, which makes the index's keys, on random keys.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -183,6 +184,65 @@ static void one(const char *name, int points, int comp, int enc,
 	release(&cs);
 }
 
+/* A random key: rows of 1-6 bytes from a small alphabet with 0xFF
+ * (prefixes, equal rows and bytes that cannot grow are common). */
+static size_t random_key(unsigned char *k)
+{
+	static const unsigned char alpha[] = { 0x00, 0x01, 0x41, 0x42, 0xFE,
+					       0xFF };
+	unsigned char row[8], qual[4];
+	struct ikey x = { row, 1 + tsfixture_rnd() % 6,
+			  (const unsigned char *)"t", tsfixture_rnd() % 2,
+			  qual, tsfixture_rnd() % 4,
+			  (int64_t)(tsfixture_rnd() % 5) - 2,
+			  tsfixture_rnd() % 4, KT_PUT };
+
+	for (size_t i = 0; i < x.rowlen; i++)
+		row[i] = alpha[tsfixture_rnd() % sizeof alpha];
+	for (size_t i = 0; i < x.qlen; i++)
+		qual[i] = alpha[tsfixture_rnd() % sizeof alpha];
+	return ikey_encode(k, &x);
+}
+
+/* ikey_separator on random pairs a < b: a <= s < b and s shorter than
+ * a, or 0; the successor of a (b NULL): s >= a. */
+static void test_separators(void)
+{
+	int bad = 0, shorter = 0;
+
+	tsfixture_rs = 12345;
+	for (int i = 0; i < 20000; i++) {
+		unsigned char a[64], b[64], sep[64];
+		size_t an = random_key(a), bn = random_key(b), sn;
+		int c = ikey_cmp(a, an, b, bn);
+		if (c == 0)
+			continue;
+		if (c > 0) {
+			unsigned char t[64];
+			size_t tn = an;
+			memcpy(t, a, an);
+			memcpy(a, b, bn);
+			an = bn;
+			memcpy(b, t, tn);
+			bn = tn;
+		}
+		sn = ikey_separator(a, an, b, bn, sep);
+		if (sn) {
+			shorter++;
+			bad += sn >= an || !ikey_valid(sep, sn) ||
+			       ikey_cmp(a, an, sep, sn) > 0 ||
+			       ikey_cmp(sep, sn, b, bn) >= 0;
+		}
+		sn = ikey_separator(a, an, NULL, 0, sep);
+		if (sn)
+			bad += sn >= an || !ikey_valid(sep, sn) ||
+			       ikey_cmp(a, an, sep, sn) > 0;
+	}
+	is_int(bad, 0, "ikey_separator: 20000 random pairs a < b give "
+	       "a <= s < b, shorter than a (%d shortened)", shorter);
+	ok(shorter > 1000, "and most are shortened");
+}
+
 int main(void)
 {
 	const char *top = getenv("CELLFS_TOP");
@@ -190,6 +250,7 @@ int main(void)
 
 	if (!top)
 		top = ".";
+	test_separators();
 	one("sst-v1-snappy.sst", 24, CF_COMPRESS_SNAPPY, CF_ENCODING_NONE,
 	    dir, top);
 	one("sst-v1-tsdb-zstd.sst", 360, CF_COMPRESS_ZSTD, CF_ENCODING_TSDB,
