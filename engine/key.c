@@ -148,3 +148,49 @@ int ikey_cmp(const unsigned char *a, size_t an, const unsigned char *b,
 	 * descending ts, then descending seqtype. */
 	return cmp_n(b + bn - KEY_TRAILER, a + an - KEY_TRAILER, KEY_TRAILER);
 }
+
+size_t ikey_separator(const unsigned char *a, size_t an,
+		      const unsigned char *b, size_t bn, unsigned char *dst)
+{
+	size_t ra, rb = 0, i = 0, sl, bump = SIZE_MAX;
+	const unsigned char *pa = ikey_row(a, &ra), *pb = NULL, *src = pa;
+
+	(void)bn;
+	if (b) {
+		pb = ikey_row(b, &rb);
+		while (i < ra && i < rb && pa[i] == pb[i])
+			i++;
+		if (i == rb)
+			return 0;	/* one row (or not a < b): a serves */
+	}
+	if (b && i == ra) {
+		/* a's row is a proper prefix of b's: one more byte of b's,
+		 * if that is still shorter than b's */
+		if (rb <= i + 1)
+			return 0;
+		src = pb;
+		sl = i + 1;
+	} else if (b && pa[i] + 1 < pb[i]) {
+		bump = i;			/* a's first differing byte + 1 */
+		sl = i + 1;
+	} else {
+		/* the first byte of a's row after the common prefix that
+		 * can grow (a successor of a's row: from its start) */
+		size_t j = b ? i + 1 : 0;
+		while (j < ra && pa[j] == 0xFF)
+			j++;
+		if (j == ra)
+			return 0;
+		bump = j;
+		sl = j + 1;
+	}
+	if (KEY_OVERHEAD + sl >= an)
+		return 0;
+	dst[0] = (unsigned char)(sl >> 8);
+	dst[1] = (unsigned char)sl;
+	memcpy(dst + 2, src, sl);
+	if (bump != SIZE_MAX)
+		dst[2 + bump]++;
+	memset(dst + 2 + sl, 0, 1 + KEY_TRAILER);
+	return KEY_OVERHEAD + sl;
+}

@@ -78,6 +78,17 @@ static inline const unsigned char *ikey_row(const unsigned char *p,
 	*rowlen = ((size_t)p[0] << 8) | p[1];
 	return p + 2;
 }
+/*
+ * A short key k with a <= k < b (b NULL: any k >= a), for a store file's
+ * index (LevelDB's FindShortestSeparator and FindShortSuccessor, on the
+ * row): a row strictly between a's and b's (after a's when b is NULL),
+ * an empty family and qualifier, a zero timestamp and seqtype field.
+ * Writes it at dst, which has room for an bytes, and returns its
+ * length; 0 when there is no such key shorter than a (a itself serves).
+ * a and b are well-formed keys, a < b.
+ */
+size_t ikey_separator(const unsigned char *a, size_t an,
+		      const unsigned char *b, size_t bn, unsigned char *dst);
 /* Bytewise compare of two byte strings, shorter first on a tie. */
 int bytes_cmp(const void *a, size_t an, const void *b, size_t bn);
 

@@ -39,7 +39,7 @@
 #include "util/err.h"
 #include "util/log.h"
 
-#define SST_VERSION 1
+#define SST_VERSION 2		/* written; 1 is still read */
 #define SST_MAGIC "CELLFSST"
 #define FOOTER_SIZE 64
 #define HANDLE_SIZE 16
@@ -60,6 +60,8 @@ struct handle {
 
 struct footer {
 	struct handle index, meta, filter;
+	uint32_t version;	/* 1: index keys are the blocks' last keys;
+				 * 2: separators (docs/sst_format.md) */
 };
 
 /* --- meta block ------------------------------------------------------- */
@@ -165,9 +167,10 @@ static int decode_footer(const unsigned char *p, uint64_t file_size,
 {
 	uint64_t limit = file_size - FOOTER_SIZE;
 
+	f->version = dec_u32le(p + 48);
 	if (memcmp(p + 52, SST_MAGIC, 8) != 0 ||
 	    dec_u32le(p + 60) != crc32c_mask(crc32c(p, 60)) ||
-	    dec_u32le(p + 48) != SST_VERSION)
+	    (f->version != 1 && f->version != 2))
 		return CF_ECORRUPT;
 	f->index.off = dec_u64le(p);
 	f->index.size = dec_u64le(p + 8);
@@ -343,7 +346,8 @@ out:
 }
 
 /* The first index entry whose key is >= target (x->n if none): the only
- * block that can hold target, since each entry is its block's last key. */
+ * block that can hold target, since each entry is at least its block's
+ * last key and below the next block's first. */
 static size_t index_find(const struct index *x, const unsigned char *target,
 			 size_t n)
 {
@@ -380,6 +384,10 @@ struct sst_builder {
 	struct buf out;		/* sealed bytes not yet written */
 	uint64_t written;	/* file offset of out.p[0] */
 	struct buf last;	/* the last key added */
+	struct buf pend;	/* the last key of the block whose index
+				 * entry waits for the next block's first */
+	struct handle pend_h;
+	int pending;
 	struct buf scratch;
 	struct sst_meta m;
 	uint64_t blocks;
@@ -415,12 +423,36 @@ static int emit(struct sst_builder *b, const unsigned char *raw, size_t n,
 	return CF_OK;
 }
 
-static int flush_block(struct sst_builder *b)
+/*
+ * Adds the index entry of the pending block: a short key between its
+ * last key and next, the first key of the next block (NULL: after the
+ * last block), instead of the whole last key, which in a table of
+ * compacted time series holds a qualifier of hundreds of bytes.
+ */
+static int index_pending(struct sst_builder *b, const unsigned char *next,
+			 size_t nlen)
 {
 	unsigned char hv[20];
+	size_t hn, sl;
+	int rc;
+
+	b->pending = 0;
+	b->scratch.len = 0;
+	rc = buf_reserve(&b->scratch, b->pend.len);
+	if (rc)
+		return rc;
+	sl = ikey_separator(b->pend.p, b->pend.len, next, nlen, b->scratch.p);
+	hn = enc_varint(hv, b->pend_h.off);
+	hn += enc_varint(hv + hn, b->pend_h.size);
+	return block_builder_add(&b->index, sl ? b->scratch.p : b->pend.p,
+				 sl ? sl : b->pend.len, hv, hn);
+}
+
+static int flush_block(struct sst_builder *b)
+{
 	const unsigned char *raw;
 	struct handle h;
-	size_t n, hn;
+	size_t n;
 	int rc;
 
 	rc = block_builder_finish(&b->data, &raw, &n);
@@ -429,11 +461,12 @@ static int flush_block(struct sst_builder *b)
 	rc = emit(b, raw, n, b->o.compression, b->o.encoding, &h);
 	if (rc)
 		return rc;
-	hn = enc_varint(hv, h.off);
-	hn += enc_varint(hv + hn, h.size);
-	rc = block_builder_add(&b->index, b->last.p, b->last.len, hv, hn);
+	b->pend.len = 0;
+	rc = buf_append(&b->pend, b->last.p, b->last.len);
 	if (rc)
 		return rc;
+	b->pend_h = h;
+	b->pending = 1;
 	block_builder_reset(&b->data);
 	b->blocks++;
 	return CF_OK;
@@ -515,6 +548,11 @@ int sst_builder_add(struct sst_builder *b, const unsigned char *key,
 			goto fail;
 	}
 
+	if (b->pending) {
+		rc = index_pending(b, key, klen);
+		if (rc)
+			goto fail;
+	}
 	rc = block_builder_add(&b->data, key, klen, val, vlen);
 	if (rc)
 		goto fail;
@@ -571,6 +609,11 @@ int sst_builder_finish(struct sst_builder *b, struct sst_meta *meta)
 		if (rc)
 			goto fail;
 	}
+	if (b->pending) {
+		rc = index_pending(b, NULL, 0);
+		if (rc)
+			goto fail;
+	}
 	if (b->o.bloom != CF_BLOOM_NONE) {
 		b->scratch.len = 0;
 		rc = bloom_builder_finish(&b->bloom, &b->scratch);
@@ -595,8 +638,7 @@ int sst_builder_finish(struct sst_builder *b, struct sst_meta *meta)
 	rc = block_builder_finish(&b->index, &raw, &n);
 	if (rc)
 		goto fail;
-	/* with an encoding the index is sealed as the data blocks are: its
-	 * keys, whole, hold the long qualifiers of compacted columns */
+	/* with an encoding the index is sealed as the data blocks are */
 	rc = emit(b, raw, n, b->o.encoding ? b->o.compression : BLOCK_RAW,
 		  b->o.encoding, &ft.index);
 	if (rc)
@@ -642,6 +684,7 @@ void sst_builder_abort(struct sst_builder *b)
 	bloom_builder_release(&b->bloom);
 	buf_release(&b->out);
 	buf_release(&b->last);
+	buf_release(&b->pend);
 	buf_release(&b->scratch);
 	sst_meta_release(&b->m);
 	free(b);
@@ -672,6 +715,7 @@ struct sst {
 	unsigned char *filter_data;
 	struct bloom filter;
 	int has_filter;
+	uint32_t version;	/* the footer's */
 };
 
 static void sst_free(struct sst *s)
@@ -719,6 +763,7 @@ int sst_open(const char *path, uint64_t file_id, struct cache *c,
 	if (rc)
 		goto fail;
 	limit = size - FOOTER_SIZE;
+	s->version = ft.version;
 	rc = load_index(s->f, &ft.index, limit, &s->index);
 	if (rc)
 		goto fail;
@@ -1188,10 +1233,15 @@ struct iter *sst_iter(struct sst *s, int fill_cache)
 /* --- verifying -------------------------------------------------------- */
 
 /* Walks one data block: every key well formed and strictly after *prev,
- * the last one equal to the index key; updates the recomputed meta. */
+ * the first after the previous block's index key lo (lo NULL: none), the
+ * last one equal to the index key (exact: version 1) or at most it;
+ * updates the recomputed meta. */
 static int verify_block(const struct block *b, const unsigned char *ikey,
-			size_t iklen, struct buf *prev, struct sst_meta *m)
+			size_t iklen, const unsigned char *lo, size_t lolen,
+			int exact, struct buf *prev, struct sst_meta *m)
 {
+	int first = 1;
+
 	struct block_iter it;
 	struct ikey k;
 	int rc = CF_OK;
@@ -1201,10 +1251,13 @@ static int verify_block(const struct block *b, const unsigned char *ikey,
 	for (block_iter_seek_first(&it); it.valid; block_iter_next(&it)) {
 		if (ikey_decode(it.key.p, it.key.len, &k) ||
 		    (m->cells && ikey_cmp(prev->p, prev->len, it.key.p,
-					  it.key.len) >= 0)) {
+					  it.key.len) >= 0) ||
+		    (first && lo &&
+		     ikey_cmp(lo, lolen, it.key.p, it.key.len) >= 0)) {
 			rc = CF_ECORRUPT;
 			goto out;
 		}
+		first = 0;
 		if (!m->cells) {
 			m->min_ts = m->max_ts = k.ts;
 			m->min_seq = m->max_seq = k.seq;
@@ -1229,7 +1282,9 @@ static int verify_block(const struct block *b, const unsigned char *ikey,
 			goto out;
 	}
 	rc = it.status;
-	if (!rc && bytes_cmp(prev->p, prev->len, ikey, iklen) != 0)
+	if (!rc && (exact ? bytes_cmp(prev->p, prev->len, ikey, iklen) != 0
+			  : first || ikey_cmp(prev->p, prev->len, ikey,
+					      iklen) > 0))
 		rc = CF_ECORRUPT;
 out:
 	block_iter_release(&it);
@@ -1285,7 +1340,10 @@ int sst_verify(const char *path, uint64_t *bad_off)
 		rc = block_read(f, x.e[i].h.off, x.e[i].h.size, &b);
 		if (rc)
 			goto out;
-		rc = verify_block(b, ikey_at(&x, i), x.e[i].klen, &prev, &seen);
+		rc = verify_block(b, ikey_at(&x, i), x.e[i].klen,
+				  i ? ikey_at(&x, i - 1) : NULL,
+				  i ? x.e[i - 1].klen : 0, ft.version == 1,
+				  &prev, &seen);
 		block_free(b);
 		if (rc)
 			goto out;
@@ -1344,14 +1402,38 @@ int sst_mid_row(const struct sst *s, struct buf *out)
 {
 	const struct ientry *e;
 	const unsigned char *row;
+	struct block *b = NULL;
+	struct block_iter it;
 	size_t rl;
+	int rc;
 
 	/* the last key of the middle block: half the file's blocks lie
 	 * before it, so half its bytes, give or take a block */
 	if (s->index.n < 2)
 		return CF_ENOTFOUND;
 	e = &s->index.e[(s->index.n - 1) / 2];
-	row = ikey_row(ikey_at(&s->index, (size_t)(e - s->index.e)), &rl);
 	buf_reset(out);
-	return buf_append(out, row, rl);
+	if (s->version == 1) {
+		row = ikey_row(ikey_at(&s->index, (size_t)(e - s->index.e)),
+			       &rl);
+		return buf_append(out, row, rl);
+	}
+	/* an index key of version 2 is a separator, maybe no row of the
+	 * file: the block's own last key */
+	rc = block_read(s->f, e->h.off, e->h.size, &b);
+	if (rc)
+		return rc;
+	block_iter_init(&it);
+	block_iter_set(&it, b);
+	block_iter_seek_lt(&it, NULL, 0);
+	rc = it.valid ? CF_OK : it.status ? it.status : CF_ECORRUPT;
+	if (!rc && !ikey_valid(it.key.p, it.key.len))
+		rc = CF_ECORRUPT;
+	if (!rc) {
+		row = ikey_row(it.key.p, &rl);
+		rc = buf_append(out, row, rl);
+	}
+	block_iter_release(&it);
+	block_free(b);
+	return rc;
 }

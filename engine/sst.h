@@ -94,9 +94,10 @@ int sst_may_have_rowcol(const struct sst *s, const void *row, size_t rowlen,
 struct iter *sst_iter(struct sst *s, int fill_cache);
 
 /* The row of the key that ends the file's middle data block, an
- * estimate of the row that halves the file by size, read from the index
- * alone (so a split point costs nothing to find).  CF_ENOTFOUND for a
- * file of fewer than two blocks. */
+ * estimate of the row that halves the file by size: from the index
+ * alone in a file of version 1, else (the index holds separators) from
+ * that one block, read without the cache.  CF_ENOTFOUND for a file of
+ * fewer than two blocks; CF_EIO, CF_ECORRUPT, CF_ENOMEM. */
 int sst_mid_row(const struct sst *s, struct buf *out);
 
 /* Reads every block and checks every checksum (for fsck), and also the

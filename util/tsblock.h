@@ -18,6 +18,9 @@
  * compares, per cell (a cell that would not come back byte-exact is kept
  * verbatim) and per block (a block that would not is refused, and the
  * caller stores it unencoded).
+ *
+ * Versions: the encoder writes version 2 (a cell's column parameters
+ * from the block's previous cell); the decoder reads 1 and 2.
  */
 #ifndef CF_TSBLOCK_H
 #define CF_TSBLOCK_H
@@ -50,7 +53,8 @@ int tsblock_decode(const unsigned char *p, size_t n, unsigned char *dst,
 
 /*
  * One cell (qualifier q, value v) as the block encoding stores a cell it
- * recognises as an OpenTSDB column, for tests and the fuzz target.
+ * recognises as an OpenTSDB column, as the first cell of a block
+ * (version 2), for tests and the fuzz target.
  * tsblock_cell_encode appends it to out, or returns CF_EINVAL (not a
  * column it can store byte-exact: the block keeps such a cell verbatim);
  * CF_ENOMEM.  tsblock_cell_decode reads one from [*p, end), advances *p,
