@@ -325,6 +325,13 @@ int cache_by_table(const struct node *n)
 	}
 }
 
+double fs_cache_s = 10.0;
+
+void fs_set_cache_timeout(unsigned seconds)
+{
+	fs_cache_s = seconds;
+}
+
 /* How long the kernel may keep n's name and attributes (see "keeping the
  * kernel's caches true"). */
 double cache_s(const struct node *n)

@@ -180,7 +180,7 @@ struct inos {
 	size_t n, cap;
 };
 
-/* How long the kernel may keep names and attributes (fs/inval.c):
+/* How long the kernel may keep names and attributes (fs/attr.c, fs/inval.c):
  * -o cache_timeout, 10 s unless given. */
 extern double fs_cache_s;
 

@@ -47,13 +47,6 @@ void fs_set_readdirplus(int always)
 	rdplus_always = always;
 }
 
-double fs_cache_s = 10.0;
-
-void fs_set_cache_timeout(unsigned seconds)
-{
-	fs_cache_s = seconds;
-}
-
 const struct fuse_lowlevel_ops fs_ops = {
 	.init = op_init,
 	.lookup = op_lookup,
