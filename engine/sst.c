@@ -210,12 +210,16 @@ static int read_footer(struct env_file *f, struct footer *ft,
  * a tag per entry decides most probes alone.  The tags sit in an array
  * of their own, 8 bytes each, so the probes of a search share cache
  * lines and a large file's tags stay in the CPU caches.  Every key's row
- * starts with the rows' common prefix (plen bytes, that of the first and
- * the last row); the tag is the next 8 bytes of the row as a big-endian
- * number, zero-padded.  When two rows share the prefix, a smaller tag
- * means a smaller row (zero padding makes a shorter row's tag at most
- * that of a row it is a prefix of), so an ikey_cmp is needed only on
- * equal tags.
+ * but the last starts with the rows' common prefix (plen bytes, that of
+ * the first and the last but one); the tag is the next 8 bytes of the
+ * row as a big-endian number, zero-padded.  When two rows share the
+ * prefix, a smaller tag means a smaller row (zero padding makes a
+ * shorter row's tag at most that of a row it is a prefix of), so an
+ * ikey_cmp is needed only on equal tags.  The last key of a version 2
+ * index is a short successor of the file's last row ("1" after rows
+ * "0..."), which would leave no common prefix and every tag equal; so
+ * when it lacks the prefix it is above every row that has it and its
+ * tag is the largest.
  */
 struct ientry {
 	size_t koff;		/* into the key arena */
@@ -272,14 +276,15 @@ static int index_tags(struct index *x)
 	if (!(x->tags = malloc(x->n * sizeof *x->tags)))
 		return CF_ENOMEM;
 	a = ikey_row(ikey_at(x, 0), &al);
-	b = ikey_row(ikey_at(x, x->n - 1), &bl);
+	b = ikey_row(ikey_at(x, x->n > 1 ? x->n - 2 : 0), &bl);
 	while (p < al && p < bl && a[p] == b[p])
 		p++;
 	x->plen = p;
 	x->poff = (size_t)(a - x->keys.p);
 	for (size_t i = 0; i < x->n; i++) {
-		const unsigned char *r = ikey_row(ikey_at(x, i), &al);
-		x->tags[i] = row_tag(r, al, p);
+		const unsigned char *r = ikey_row(ikey_at(x, i), &bl);
+		x->tags[i] = bl >= p && memcmp(r, a, p) == 0
+			? row_tag(r, bl, p) : UINT64_MAX;
 	}
 	return CF_OK;
 }
@@ -852,6 +857,11 @@ int sst_may_have_rowcol(const struct sst *s, const void *row, size_t rowlen,
 		return 1;
 	atomic_fetch_add_explicit(&bloom_negatives, 1, memory_order_relaxed);
 	return 0;
+}
+
+size_t sst_index_prefix(const struct sst *s)
+{
+	return s->index.plen;
 }
 
 uint64_t sst_blocks_read(void)

@@ -102,10 +102,15 @@ int sst_mid_row(const struct sst *s, struct buf *out);
 
 /* Reads every block and checks every checksum (for fsck), and also the
  * layout: blocks contiguous, keys well formed and strictly ascending,
- * index keys equal to their blocks' last keys, the meta block equal to
+ * index keys equal to their blocks' last keys (version 1) or between
+ * them and the next blocks' first (version 2), the meta block equal to
  * what the data says.  CF_ECORRUPT with the offset of the bad block (or
  * of the footer) in *bad_off; CF_EIO, CF_ENOTFOUND. */
 int sst_verify(const char *path, uint64_t *bad_off);
+
+/* The length of the row prefix that the index's tags skip (for tests:
+ * a short prefix means index searches compare whole keys). */
+size_t sst_index_prefix(const struct sst *s);
 
 /* Counters since start: blocks read from disk, bloom negatives (calls of
  * sst_may_have_row/rowcol that answered 0). */

@@ -1111,6 +1111,9 @@ static void test_index_tags(void)
 	       "tags: opened");
 	if (!s)
 		goto out;
+	/* the last index key, the successor "q" of the last row, does not
+	 * end the common prefix */
+	is_int(sst_index_prefix(s), 3, "tags: the prefix \"pfx\" is skipped");
 	it = sst_iter(s, 0);
 	/* probes: "pf", "pfw", "pfx", "pfy" + up to 5 bytes of palpha */
 	for (int p = 0; p < 4; p++) {
