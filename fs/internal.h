@@ -53,6 +53,13 @@ enum kind {
 			 * (fs/cellq.c, fs/scan.c) */
 };
 
+/* A link of a node in one chain of a hash table: the next node, and
+ * the address of the pointer to this one (the head or the previous
+ * node's next), so that a node leaves the chain in O(1). */
+struct nchain {
+	struct node *next, **prev;
+};
+
 struct node {
 	struct node *parent, *hnext;
 	/* node_rtab's chain (the nodes of one row) and node_ctab's (the
@@ -61,8 +68,7 @@ struct node {
 	 * its chains in O(1) (a row of a million cells listed has a
 	 * million nodes in one chain, and the kernel forgets them one by
 	 * one) */
-	struct node *rnext, **rprev;
-	struct node *cnext, **cprev;
+	struct nchain rchain, cchain;
 	uint64_t hash;		/* node_hname(parent, name) */
 	char *name;
 	uint64_t nlookup;
@@ -193,11 +199,11 @@ extern struct node fs_root;
  * chained through hnext; under fs_mu. */
 extern struct node **node_htab;
 extern size_t node_hcap;
-/* Cells and rows by node_rslot(table, row), chained through rnext: a
+/* Cells and rows by node_rslot(table, row), chained through rchain: a
  * walk of every node of a row (a change of the whole row). */
 extern struct node **node_rtab;
 /* Cells by node_cslot(table, row, column) and rows by node_rslot(table,
- * row), chained through cnext: a walk of one column's nodes and of its
+ * row), chained through cchain: a walk of one column's nodes and of its
  * row's row nodes (a change of one cell), not of the whole row's. */
 extern struct node **node_ctab;
 /* The request counters of .stats (atomics; count()). */

@@ -292,7 +292,7 @@ void cells_changed_locked(const char *table, const void *key,
 	if (!col) {
 		/* the whole row: every node of it */
 		for (n = node_rtab[node_rslot(table, key, len, node_hcap)];
-		     n; n = n->rnext)
+		     n; n = n->rchain.next)
 			node_changed_locked(n, table, key, len, NULL, skip,
 					    deleted, put_ts, a);
 		return;
@@ -302,12 +302,12 @@ void cells_changed_locked(const char *table, const void *key,
 	 * nodes after a listing of the row */
 	for (n = node_ctab[node_cslot(table, key, len, col->fam, col->famlen,
 				      col->qual.p, col->qual.len,
-				      node_hcap)]; n; n = n->cnext)
+				      node_hcap)]; n; n = n->cchain.next)
 		if (n->kind == K_CELL)
 			node_changed_locked(n, table, key, len, col, skip,
 					    deleted, put_ts, a);
 	for (n = node_ctab[node_rslot(table, key, len, node_hcap)]; n;
-	     n = n->cnext)
+	     n = n->cchain.next)
 		if (n->kind == K_ROW)
 			node_changed_locked(n, table, key, len, col, skip,
 					    deleted, put_ts, a);

@@ -20,6 +20,7 @@
  * Locks: every node_htab/node_rtab/node_ctab access and every nlookup, nchild and
  * nopen change is under fs_mu; node_free_list frees without it.
  */
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -114,38 +115,35 @@ static size_t node_cslot_of(const struct node *n, size_t cap)
 			  n->qual.p, n->qual.len, cap);
 }
 
-/* With fs_mu held: n into / out of its chains of node_rtab and node_ctab
- * (slot: the chain's head). */
-static void rlink(struct node **slot, struct node *n)
+/* With fs_mu held: n into / out of the chain whose link sits at offset
+ * off in a node (RCHAIN: node_rtab's, CCHAIN: node_ctab's; slot: the
+ * chain's head). */
+#define RCHAIN offsetof(struct node, rchain)
+#define CCHAIN offsetof(struct node, cchain)
+
+static struct nchain *chain_of(struct node *n, size_t off)
 {
-	n->rnext = *slot;
-	n->rprev = slot;
+	return (struct nchain *)(void *)((char *)n + off);
+}
+
+static void chain_link(struct node **slot, struct node *n, size_t off)
+{
+	struct nchain *c = chain_of(n, off);
+
+	c->next = *slot;
+	c->prev = slot;
 	if (*slot)
-		(*slot)->rprev = &n->rnext;
+		chain_of(*slot, off)->prev = &c->next;
 	*slot = n;
 }
 
-static void runlink(struct node *n)
+static void chain_unlink(struct node *n, size_t off)
 {
-	*n->rprev = n->rnext;
-	if (n->rnext)
-		n->rnext->rprev = n->rprev;
-}
+	struct nchain *c = chain_of(n, off);
 
-static void clink(struct node **slot, struct node *n)
-{
-	n->cnext = *slot;
-	n->cprev = slot;
-	if (*slot)
-		(*slot)->cprev = &n->cnext;
-	*slot = n;
-}
-
-static void cunlink(struct node *n)
-{
-	*n->cprev = n->cnext;
-	if (n->cnext)
-		n->cnext->cprev = n->cprev;
+	*c->prev = c->next;
+	if (c->next)
+		chain_of(c->next, off)->prev = c->prev;
 }
 
 struct node *node_of(fuse_ino_t ino)
@@ -180,8 +178,8 @@ void node_unref_defer(struct node *n, struct node **dead)
 			;
 		*pp = n->hnext;
 		if (in_rtab(n)) {
-			runlink(n);
-			cunlink(n);
+			chain_unlink(n, RCHAIN);
+			chain_unlink(n, CCHAIN);
 		}
 		node_count--;
 		p = n->parent;
@@ -236,8 +234,10 @@ struct node *node_intern(struct node *tmp)
 				n->hnext = nt[s];
 				nt[s] = n;
 				if (in_rtab(n)) {
-					rlink(&nr[node_rslot_of(n, ncap)], n);
-					clink(&nc[node_cslot_of(n, ncap)], n);
+					chain_link(&nr[node_rslot_of(n, ncap)],
+						   n, RCHAIN);
+					chain_link(&nc[node_cslot_of(n, ncap)],
+						   n, CCHAIN);
 				}
 			}
 		}
@@ -269,8 +269,8 @@ struct node *node_intern(struct node *tmp)
 	n->hnext = node_htab[s];
 	node_htab[s] = n;
 	if (in_rtab(n)) {
-		rlink(&node_rtab[node_rslot_of(n, node_hcap)], n);
-		clink(&node_ctab[node_cslot_of(n, node_hcap)], n);
+		chain_link(&node_rtab[node_rslot_of(n, node_hcap)], n, RCHAIN);
+		chain_link(&node_ctab[node_cslot_of(n, node_hcap)], n, CCHAIN);
 	}
 	node_count++;
 	n->parent->nchild++;
@@ -393,8 +393,8 @@ void node_swap(struct node *s, struct node *d)
 		return;
 	hunlink(s);
 	hunlink(d);
-	cunlink(s);
-	cunlink(d);
+	chain_unlink(s, CCHAIN);
+	chain_unlink(d, CCHAIN);
 	t = *s;
 	s->parent = d->parent;
 	s->name = d->name;
@@ -412,8 +412,8 @@ void node_swap(struct node *s, struct node *d)
 	d->hash = node_hname(d->parent, d->name);
 	hlink(s);
 	hlink(d);
-	clink(&node_ctab[node_cslot_of(s, node_hcap)], s);
-	clink(&node_ctab[node_cslot_of(d, node_hcap)], d);
+	chain_link(&node_ctab[node_cslot_of(s, node_hcap)], s, CCHAIN);
+	chain_link(&node_ctab[node_cslot_of(d, node_hcap)], d, CCHAIN);
 	attr_forget(s);
 	attr_forget(d);
 }
