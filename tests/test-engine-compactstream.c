@@ -26,22 +26,13 @@
 #include "util/env.h"
 #include "tests/engine-ops.h"
 #include "tests/tap.h"
+#include "tests/xorshift.h"
 
 #define NOW INT64_C(1700000000000)
 #define NDB 3
 
 static cf_db *db[NDB];
 static const size_t windows[NDB] = { 1u << 30, 7, 1 };
-static uint64_t rng;
-
-static uint64_t rnd(uint64_t n)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return n ? rng % n : 0;
-}
-
 /* every row of t by a scan (raw or not) into out */
 static int scan(cf_table *t, int raw, struct buf *out)
 {

@@ -19,28 +19,12 @@
 #include "util/env.h"
 #include "tests/engine-ops.h"
 #include "tests/tap.h"
+#include "tests/xorshift.h"
 
 #define NOW INT64_C(1700000000000)
 
-static uint64_t rng;
-
-static uint64_t rnd(uint64_t n)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return n ? rng % n : 0;
-}
-
 static const char *quals[] = { "", "a", "b", "c", "d", "e", "f" };
 static const char *fams[] = { "cf", "x" };
-
-static void show(struct buf *b, const struct cf_cell *x)
-{
-	buf_printf(b, " %.*s:%.*s@%" PRId64 "=%.*s", (int)x->famlen, x->fam,
-		   (int)x->qlen, (const char *)x->qual, x->ts, (int)x->vlen,
-		   x->val ? (const char *)x->val : "");
-}
 
 /* A Get of cols[0..n) against the whole row's cells of those columns. */
 static int same_get(cf_table *t, const char *row, struct cf_column *cols,
@@ -59,7 +43,7 @@ static int same_get(cf_table *t, const char *row, struct cf_column *cols,
 	if (cf_table_get(t, row, strlen(row), o, &r2))
 		return 0;
 	for (size_t i = 0; i < cf_row_count(r1); i++)
-		show(&a, cf_row_cell(r1, i));
+		cell_show(&a, cf_row_cell(r1, i));
 	for (size_t i = 0; i < cf_row_count(r2); i++) {
 		const struct cf_cell *x = cf_row_cell(r2, i);
 		for (size_t j = 0; j < n; j++)
@@ -67,7 +51,7 @@ static int same_get(cf_table *t, const char *row, struct cf_column *cols,
 			    !memcmp(x->fam, cols[j].fam, x->famlen) &&
 			    x->qlen == cols[j].qlen &&
 			    !memcmp(x->qual, cols[j].qual, x->qlen)) {
-				show(&b, x);
+				cell_show(&b, x);
 				break;
 			}
 	}

@@ -19,28 +19,12 @@
 #include "util/env.h"
 #include "tests/engine-ops.h"
 #include "tests/tap.h"
+#include "tests/xorshift.h"
 
 #define NOW INT64_C(1700000000000)
 
-static uint64_t rng;
-
-static uint64_t rnd(uint64_t n)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return n ? rng % n : 0;
-}
-
 static const char *quals[] = { "", "a", "b", "c", "d", "e", "f" };
 static const char *fams[] = { "cf", "x" };
-
-static void show(struct buf *b, const struct cf_cell *x)
-{
-	buf_printf(b, " %.*s:%.*s@%" PRId64 "=%.*s", (int)x->famlen, x->fam,
-		   (int)x->qlen, (const char *)x->qual, x->ts, (int)x->vlen,
-		   x->val ? (const char *)x->val : "");
-}
 
 /* every result of a scan: "KEY: cells" a line; with batch, a row's
  * pages joined (and each page checked: 1..batch cells) */
@@ -67,7 +51,7 @@ static int scan_text(cf_table *t, struct cf_scan_opts *so, struct buf *out)
 			buf_append(&last, k, kl);
 		}
 		for (size_t i = 0; i < cf_row_count(r); i++)
-			show(out, cf_row_cell(r, i));
+			cell_show(out, cf_row_cell(r, i));
 	}
 	cf_scan_close(s);
 	buf_release(&last);

@@ -19,6 +19,7 @@
 
 #include "engine/internal.h"
 #include "tests/tap.h"
+#include "tests/xorshift.h"
 
 /* --- the reference: visible.c before it became n log n --------------- */
 
@@ -242,16 +243,6 @@ static void old_vis_classify(const struct vis_ctx *c, struct rcell *cells, size_
 }
 
 /* --- random rows --------------------------------------------------------- */
-
-static uint64_t rng;
-
-static uint64_t rnd(uint64_t n)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return n ? rng % n : 0;
-}
 
 static const char *quals[] = { "", "a", "b", "c" };
 
