@@ -937,6 +937,29 @@ static void fcur_next_exc(struct fcur *c, size_t from)
 	c->next_exc = from + (size_t)d;
 }
 
+/* The nexc exceptions of a decimal column at *p (each a varint gap, a
+ * length byte, 4 or 8 and the value): checked, skipped and the first
+ * one found.  0, or -1 when they run past end. */
+static int fcur_exceptions(struct fcur *c, const unsigned char **p,
+			   const unsigned char *end, uint64_t nexc)
+{
+	uint64_t v;
+
+	c->exc = *p;
+	for (uint64_t i = 0; i < nexc; i++) {
+		unsigned len;
+		if (get_varint(p, end, &v) || *p >= end)
+			return -1;
+		len = *(*p)++;
+		if ((len != 4 && len != 8) || end - *p < len)
+			return -1;
+		*p += len;
+	}
+	c->exc_end = *p;
+	fcur_next_exc(c, 0);
+	return 0;
+}
+
 static int fcur_open(struct fcur *c, const unsigned char **p,
 		     const unsigned char *end, size_t n)
 {
@@ -964,18 +987,8 @@ static int fcur_open(struct fcur *c, const unsigned char **p,
 	c->k = *(*p)++;
 	if (c->k > MAXK || get_varint(p, end, &nexc) || nexc > n)
 		return -1;
-	c->exc = *p;
-	for (uint64_t i = 0; i < nexc; i++) {
-		unsigned len;
-		if (get_varint(p, end, &v) || *p >= end)
-			return -1;
-		len = *(*p)++;
-		if ((len != 4 && len != 8) || end - *p < len)
-			return -1;
-		*p += len;
-	}
-	c->exc_end = *p;
-	fcur_next_exc(c, 0);
+	if (fcur_exceptions(c, p, end, nexc))
+		return -1;
 	return icur_open(&c->m, p, end, n);
 }
 
@@ -985,7 +998,7 @@ static int fcur_open(struct fcur *c, const unsigned char **p,
 static int fcur_open2(struct fcur *c, const unsigned char **p,
 		      const unsigned char *end, size_t n, struct slot *s)
 {
-	uint64_t v, nexc = 0;
+	uint64_t nexc = 0;
 	unsigned fm;
 
 	memset(c, 0, sizeof *c);
@@ -1006,18 +1019,8 @@ static int fcur_open2(struct fcur *c, const unsigned char **p,
 	if ((fm & 0x20) &&
 	    (get_varint(p, end, &nexc) || nexc == 0 || nexc > n))
 		return -1;
-	c->exc = *p;
-	for (uint64_t i = 0; i < nexc; i++) {
-		unsigned len;
-		if (get_varint(p, end, &v) || *p >= end)
-			return -1;
-		len = *(*p)++;
-		if ((len != 4 && len != 8) || end - *p < len)
-			return -1;
-		*p += len;
-	}
-	c->exc_end = *p;
-	fcur_next_exc(c, 0);
+	if (fcur_exceptions(c, p, end, nexc))
+		return -1;
 	return icur_open2(&c->m, p, end, n, s);
 }
 
