@@ -4,7 +4,9 @@
  * row mutation, replacing the target as rename(2) does), a staged file
  * onto a cell or .schema (rsync's temporary file lands), and a staged
  * file onto another name.  Anything else is EXDEV (another row) or
- * EINVAL.
+ * EINVAL.  RENAME_NOREPLACE (renameat2, which mv tries first) is kept
+ * for a cell onto a cell name of its row: EEXIST if that has a cell;
+ * other flags and cases are EINVAL (mv then renames plainly).
  *
  * Promises, as rename(2) for inodes: a file open on the source follows
  * it to the new name (node_swap); one open for writing on the replaced
@@ -13,6 +15,7 @@
  */
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,17 +41,20 @@ static int cell_same_column(const struct node *a, const struct node *b)
  * DeleteColumn of every version of Q2 goes first in the batch, so a
  * newer Q2 cannot hide the moved value, and the Put after it (a later
  * write, which no earlier delete masks) keeps Q's timestamp, the file's
- * mtime.
+ * mtime.  With noreplace (RENAME_NOREPLACE, what mv tries first) the
+ * batch applies only if Q2 has no cell, checked atomically with it (a
+ * CheckAndMutate): CF_EEXIST if it has one.
  */
-static int cell_move(struct node *s, struct node *d)
+static int cell_move(struct node *s, struct node *d, int noreplace)
 {
 	struct buf v = BUF_INIT;
 	cf_batch *b = NULL;
 	cf_table *t;
 	int64_t ts;
 	size_t len;
-	int rc, found;
+	int rc, found, applied = 0;
 	const void *row = s->key.p ? (const void *)s->key.p : "";
+	const void *dq = d->qual.p ? (const void *)d->qual.p : "";
 
 	rc = topen(s->table, &t);
 	if (rc)
@@ -66,18 +72,24 @@ static int cell_move(struct node *s, struct node *d)
 				     s->fam, s->famlen,
 				     s->qual.p ? (const void *)s->qual.p : "",
 				     s->qual.len, CF_TS_NOW);
-	if (!rc && d->ts == CF_TS_NOW)
+	if (!rc && d->ts == CF_TS_NOW && !noreplace)
 		rc = cf_batch_delete(b, CF_DEL_COLUMN, row, s->key.len,
-				     d->fam, d->famlen,
-				     d->qual.p ? (const void *)d->qual.p : "",
-				     d->qual.len, INT64_MAX - 1);
+				     d->fam, d->famlen, dq, d->qual.len,
+				     INT64_MAX - 1);
 	if (!rc)
 		rc = cf_batch_put(b, row, s->key.len, d->fam, d->famlen,
-				  d->qual.p ? (const void *)d->qual.p : "",
-				  d->qual.len, d->ts == CF_TS_NOW ? ts : d->ts,
+				  dq, d->qual.len,
+				  d->ts == CF_TS_NOW ? ts : d->ts,
 				  v.p ? (const void *)v.p : "", v.len);
-	if (!rc)
+	if (!rc && !noreplace)
 		rc = cf_table_apply(t, b);
+	if (!rc && noreplace) {
+		rc = cf_table_check_and_apply(t, row, s->key.len, d->fam,
+					      d->famlen, dq, d->qual.len,
+					      NULL, 0, b, &applied);
+		if (!rc && !applied)
+			rc = CF_EEXIST;
+	}
 	cf_batch_free(b);
 	cf_table_close(t);
 	buf_release(&v);
@@ -152,9 +164,16 @@ void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 		err = lookup_node(newparent, newname, &d, &why);
 	if (err)
 		goto out;
-	if (flags) {
+	if (flags & ~(unsigned)RENAME_NOREPLACE) {
 		err = EINVAL;
-		why = "rename flags are not supported";
+		why = "rename flags other than RENAME_NOREPLACE are not "
+		      "supported";
+	} else if (flags && (s->kind != K_CELL || d->kind != K_CELL ||
+			     d->ts != CF_TS_NOW || !same_row(s, d))) {
+		/* mv tries RENAME_NOREPLACE first and on EINVAL renames */
+		err = EINVAL;
+		why = "RENAME_NOREPLACE moves only a cell onto a cell name "
+		      "of its row";
 	} else if (s->kind == K_STAGE && d->kind == K_CELL && s->in_row &&
 		   same_row(s, d)) {
 		pthread_mutex_lock(&fs_mu);
@@ -235,12 +254,31 @@ void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 		why = "no such staged file";
 	} else if (s->kind == K_CELL && d->kind == K_CELL && same_row(s, d)) {
 		int pending = 0;
-		rc = cell_move(s, d);
+		if (flags) {
+			/* a cell created and not yet closed exists */
+			pthread_mutex_lock(&fs_mu);
+			pending = writer_pending_locked(d);
+			pthread_mutex_unlock(&fs_mu);
+			if (pending) {
+				err = EEXIST;
+				why = "the target is being written";
+				goto out;
+			}
+		}
+		rc = cell_move(s, d, flags != 0);
 		if (rc == CF_ENOTFOUND && s != d && s->ts == CF_TS_NOW &&
 		    d->ts == CF_TS_NOW) {
 			pthread_mutex_lock(&fs_mu);
 			pending = writer_pending_locked(s);
 			pthread_mutex_unlock(&fs_mu);
+			if (pending && flags) {
+				/* no value to check and move atomically */
+				err = EINVAL;
+				rc = 0;
+				why = "RENAME_NOREPLACE of a cell not yet "
+				      "closed is not supported";
+				goto out;
+			}
 			if (pending)
 				rc = cell_move_pending(s, d);
 		}

@@ -7,6 +7,8 @@
  *   helper-errno write PATH DATA         open O_WRONLY|O_CREAT|O_TRUNC,
  *                                         write, close (close's error too)
  *   helper-errno rename FROM TO
+ *   helper-errno rename-noreplace|rename-exchange FROM TO
+ *                                         renameat2 with that flag
  *   helper-errno read PATH               open O_RDONLY, read to EOF, close
  *   helper-errno mmap PATH shared|private  open O_RDWR, mmap the file's
  *                                         size with PROT_READ|PROT_WRITE,
@@ -78,6 +80,12 @@ static int run(int argc, char **argv)
 	}
 	if (argc == 4 && !strcmp(argv[1], "rename"))
 		return rename(argv[2], argv[3]);
+	if (argc == 4 && !strcmp(argv[1], "rename-noreplace"))
+		return renameat2(AT_FDCWD, argv[2], AT_FDCWD, argv[3],
+				 RENAME_NOREPLACE);
+	if (argc == 4 && !strcmp(argv[1], "rename-exchange"))
+		return renameat2(AT_FDCWD, argv[2], AT_FDCWD, argv[3],
+				 RENAME_EXCHANGE);
 	if (argc == 4 && !strcmp(argv[1], "write")) {
 		fd = open(argv[2], O_WRONLY | O_CREAT | O_TRUNC, 0644);
 		if (fd < 0)
