@@ -685,6 +685,33 @@ static uint64_t max_seen_seq(struct cf_db *db)
 	return m;
 }
 
+/* The directories of split parents that no region's files reference
+ * any more (a major compaction of the daughters rewrote them): the next
+ * open would remove them (sweep_regions), so a clean close does, and
+ * cf_check after it finds no debris.  The background threads stopped. */
+static void remove_retired(struct cf_db *db)
+{
+	struct buf path = BUF_INIT;
+
+	for (size_t i = 0; i < db->ntables; i++) {
+		struct cf_table *t = db->tables[i];
+		for (size_t j = 0; j < t->nretired; j++) {
+			uint64_t id = t->retired[j]->id;
+			if (region_in_use(t, id))
+				continue;
+			buf_reset(&path);
+			buf_printf(&path, "%s/data/%s/%016" PRIx64, db->dir,
+				   t->name, id);
+			buf_putc(&path, 0);
+			if (env_remove_tree((const char *)path.p) == CF_OK)
+				cf_log(CF_LOG_INFO, "removed %s: a split "
+				       "parent no region references",
+				       (const char *)path.p);
+		}
+	}
+	buf_release(&path);
+}
+
 void cf_db_close(cf_db *db)
 {
 	if (!db)
@@ -712,6 +739,7 @@ void cf_db_close(cf_db *db)
 			wal_roll(db->wal);
 		wal_purge(db->wal, db_min_unflushed(db));
 		wal_close(db->wal);
+		remove_retired(db);
 	}
 	for (size_t i = 0; i < db->ntables; i++) {
 		table_unref(db->tables[i]);

@@ -159,7 +159,7 @@ int main(void)
 	char path[4200];
 	size_t n;
 
-	plan(22);
+	plan(24);
 	dir = tap_tmpdir("regions");
 	cf_options_default(&o);
 	o.flush_size = 256 << 10;
@@ -198,6 +198,17 @@ int main(void)
 	/* manual splits, with no background split to race the count */
 	cf_table_close(t);
 	cf_db_close(db);
+	{
+		unsigned debris = 99;
+		said[0] = 0;
+		is_int(cf_check(dir, 0, say, NULL, &problems, &debris), CF_OK,
+		       "fsck after the splits and a clean close");
+		ok(problems == 0 && debris == 0, "no debris: the split "
+		   "parents the daughters' compaction freed are gone "
+		   "(%u problems, %u debris)", problems, debris);
+		if (problems || debris)
+			diag("%s", said);
+	}
 	o.background = 0;
 	if (cf_db_open(dir, &o, &db) || cf_table_open(db, "t", &t))
 		bail("reopen");
