@@ -158,6 +158,33 @@ static int family_version(cf_table *t, cf_batch *b, const struct buf *row,
 #define IS(i, s) (tl[i] == sizeof(s) - 1 && !memcmp(tok[i], s, tl[i]))
 #define ROWP(r) ((r).len ? (const void *)(r).p : "")
 
+/*
+ * The rows a write changes, for the kernel's caches: up to BATCH_ROWS
+ * distinct rows are told apart (their nodes forget names and attributes,
+ * fs_rows_changed); past that the whole table is (fs_table_changed),
+ * one visit of every node instead of a search per line.
+ */
+#define BATCH_ROWS 64
+
+/* Adds row to rows[0..*n) unless there (the last first: a write's
+ * lines come row by row).  1 when there is no room (or no memory). */
+static int note_row(struct buf *rows, size_t *n, const struct buf *row)
+{
+	for (size_t k = *n; k-- > 0;)
+		if (rows[k].len == row->len &&
+		    (!row->len || !memcmp(rows[k].p, row->p, row->len)))
+			return 0;
+	if (*n == BATCH_ROWS)
+		return 1;
+	rows[*n] = (struct buf)BUF_INIT;
+	if (buf_append(&rows[*n], row->p, row->len)) {
+		buf_release(&rows[*n]);
+		return 1;
+	}
+	(*n)++;
+	return 0;
+}
+
 int fs_batch_write(cf_table *t, const char *p, size_t len, const char **why)
 {
 	struct buf row = BUF_INIT, qual = BUF_INIT, val = BUF_INIT;
@@ -171,6 +198,9 @@ int fs_batch_write(cf_table *t, const char *p, size_t len, const char **why)
 	int rc, hasq, check = 0, incr = 0, applied = 0, oneline = 0;
 	int append = 0;
 	enum cf_delete_kind kind;
+	struct buf rows[BATCH_ROWS];
+	size_t nrows = 0;
+	int many = 0;
 
 	*why = "";
 	rc = cf_batch_new(&b);
@@ -392,6 +422,8 @@ int fs_batch_write(cf_table *t, const char *p, size_t len, const char **why)
 		} else
 			goto bad;
 next:
+		if (!rc && !many)
+			many = note_row(rows, &nrows, &row);
 		i = j + 1;
 		continue;
 bad:
@@ -433,9 +465,13 @@ bad:
 	}
 	if (rc && !**why)
 		*why = cf_strerror(rc);
-	if (!rc)
+	if (!rc && many)
 		fs_table_changed(cf_table_name(t), 0);
+	else if (!rc)
+		fs_rows_changed(cf_table_name(t), rows, nrows);
 out:
+	for (size_t k = 0; k < nrows; k++)
+		buf_release(&rows[k]);
 	cf_batch_free(b);
 	buf_release(&row);
 	buf_release(&qual);

@@ -49,9 +49,12 @@ void fs_set_readdirplus(int always);
  * see change (a TTL family's cells are never cached).  Before the
  * session starts. */
 void fs_set_cache_timeout(unsigned seconds);
-/* Everything cached of table changed (a .batch write, a schema change) or
- * the table is gone (dropped). */
+/* Everything cached of table changed (a .batch write of many rows, a
+ * schema change) or the table is gone (dropped). */
 void fs_table_changed(const char *table, int dropped);
+/* rows[0..n) of table changed (a .batch write): their cells and row
+ * directories lose the names and attributes the kernel holds. */
+void fs_rows_changed(const char *table, const struct buf *rows, size_t n);
 
 /* --- who may do what (fs/perm.c) -------------------------------------- */
 struct fs_perm_opts {

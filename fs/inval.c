@@ -361,6 +361,31 @@ void fs_table_changed(const char *table, int dropped)
 	inval_attrs(&a);
 }
 
+void fs_rows_changed(const char *table, const struct buf *rows, size_t n)
+{
+	struct inos a = { NULL, 0, 0 };
+	struct node *x;
+
+	cells_added();
+	rows_changed(table);
+	pthread_mutex_lock(&fs_mu);
+	for (size_t i = 0; i < n && node_hcap; i++)
+		for (x = node_rtab[node_rslot(table, rows[i].p, rows[i].len,
+					      node_hcap)];
+		     x; x = x->rchain.next) {
+			if (strcmp(x->table, table) ||
+			    x->key.len != rows[i].len ||
+			    (x->key.len &&
+			     memcmp(x->key.p, rows[i].p, x->key.len)))
+				continue;
+			attr_forget(x);
+			inos_add(&a, x);
+			inval_name(x);
+		}
+	pthread_mutex_unlock(&fs_mu);
+	inval_attrs(&a);
+}
+
 void fs_set_session(struct fuse_session *se)
 {
 	if (se && !ithread_started) {

@@ -1,6 +1,6 @@
 #!/bin/sh
 
-test_description='cellfs: a row of many cells listed with ls -l costs the daemon O(1) a cell in its node table when the kernel forgets the names (a .batch drops them all), when rm -r removes them and when its cells change: its CPU time grows with the cells, not with their square'
+test_description='cellfs: a row of many cells listed with ls -l costs the daemon O(1) a cell in its node table when the kernel forgets the names (a .batch of the row drops them), when rm -r removes them and when its cells change: its CPU time grows with the cells, not with their square'
 
 . /usr/share/sharness/sharness.sh
 . "$SHARNESS_TEST_DIRECTORY/lib-cellfs.sh"
@@ -42,7 +42,8 @@ nodes_settle() {
 }
 
 # row_cost ROW COUNT: ROW of COUNT cells, listed with ls -l, every name
-# dropped by a .batch (the kernel forgets them), listed again, removed
+# dropped by a .batch of the row (a DeleteColumn of a column it lacks:
+# the kernel forgets them), listed again, removed
 # with rm -r; the daemon's CPU ticks from the first listing on into
 # ROW.cost
 row_cost() {
@@ -54,7 +55,7 @@ row_cost() {
 	ls -l "$T/$1" | sed 1d >"$1.out" &&
 	test $(wc -l <"$1.out") = $2 &&
 	test $(stat_of fuse_inodes) -ge $2 &&
-	echo "put other cf:x $1" >"$T/.batch" &&
+	echo "delete $1 cf:none" >"$T/.batch" &&
 	nodes_settle &&
 	ls -l "$T/$1" | sed 1d >"$1.again" &&
 	test_cmp "$1.out" "$1.again" &&
