@@ -150,7 +150,7 @@ struct fs_scan {
 	size_t eklen;
 	uint64_t rows;		/* rows shown so far */
 	int64_t ts;		/* the last timestamp written */
-	unsigned char tsd[20];	/* its digits, at the end */
+	unsigned char tsd[24];	/* " TS " of it, at the end */
 	size_t tslen;
 	int end;		/* no row left (end, or limit) */
 	int filtered;		/* cell filters: row_lines counts versions */
@@ -525,34 +525,34 @@ static inline unsigned char *put(unsigned char *d, const void *p, size_t n)
 	return d + n;
 }
 
-/* Writes " TS " (ts >= 0; at most 22 bytes); the digits of the last
- * one are kept, as a row's cells and a batch's rows often share it. */
-static unsigned char *put_ts(struct fs_scan *s, unsigned char *d,
-			     int64_t ts)
+/* Writes " TS " (ts >= 0; at most 21 bytes), kept as text: a row's
+ * cells and a batch's rows often share it. */
+static inline unsigned char *put_ts(struct fs_scan *s, unsigned char *d,
+				    int64_t ts)
 {
 	unsigned char *e = s->tsd + sizeof s->tsd, *q = e;
 	uint64_t v = (uint64_t)ts;
 
 	if (ts != s->ts || !s->tslen) {
+		*--q = ' ';
 		do {
 			*--q = (unsigned char)('0' + v % 10);
 			v /= 10;
 		} while (v);
+		*--q = ' ';
 		s->ts = ts;
 		s->tslen = (size_t)(e - q);
 	}
-	*d++ = ' ';
-	d = put(d, e - s->tslen, s->tslen);
-	*d++ = ' ';
-	return d;
+	return put(d, e - s->tslen, s->tslen);
 }
 
-/* The line of cell c at most this long: KEY FAM:QUAL TS VALUE\n. */
+/* The line of cell c at most this long: KEY FAM:QUAL TS VALUE\n (a
+ * key or value '' or a marker's text at most 13 bytes). */
 static inline size_t line_max(const struct fs_scan *s,
 			      const struct cf_cell *c)
 {
-	return s->klen * 3 + 2 + 1 + c->famlen + 1 + c->qlen * 3 + 22 +
-	       (c->vlen * 3 > 13 ? c->vlen * 3 : 13) + 1;
+	return (s->klen + c->qlen + c->vlen) * 3 + c->famlen +
+	       13 + 1 + 1 + 21 + 13 + 1;
 }
 
 /* Writes the lines of the current row from cell ci on into chunk f:
