@@ -157,6 +157,7 @@ static inline unsigned char *cf_escape_put_sse2(unsigned char *d,
 						const unsigned char *k,
 						size_t len)
 {
+	__m128i v;
 	uint64_t a, b;
 	uint32_t x, y;
 	size_t i;
@@ -166,15 +167,20 @@ static inline unsigned char *cf_escape_put_sse2(unsigned char *d,
 	if (k[0] == '.')
 		return cf_escape_put_slow(d, k, len);
 	if (len > 16) {
-		for (i = 0; i + 16 < len; i += 16)
-			if (!cf_escape_plain_v(_mm_loadu_si128(
-				    (const __m128i *)(const void *)(k + i)),
-					       0xffff))
+		/* each vector stored as checked (the byte loop writes
+		 * over them if one is not plain) */
+		for (i = 0; i + 16 < len; i += 16) {
+			v = _mm_loadu_si128((const __m128i *)(const void *)
+					    (k + i));
+			if (!cf_escape_plain_v(v, 0xffff))
 				return cf_escape_put_slow(d, k, len);
-		if (!cf_escape_plain_v(_mm_loadu_si128((const __m128i *)
-			    (const void *)(k + len - 16)), 0xffff))
+			_mm_storeu_si128((__m128i *)(void *)(d + i), v);
+		}
+		v = _mm_loadu_si128((const __m128i *)(const void *)
+				    (k + len - 16));
+		if (!cf_escape_plain_v(v, 0xffff))
 			return cf_escape_put_slow(d, k, len);
-		memcpy(d, k, len);
+		_mm_storeu_si128((__m128i *)(void *)(d + len - 16), v);
 		return d + len;
 	}
 	if (len >= 8) {
