@@ -44,6 +44,7 @@
 
 #include "fs/fs.h"
 #include "fs/scan.h"
+#include "util/escape_fast.h"
 
 #define TS_MAX 64		/* timestamps of a ts= filter */
 #define COLS_MAX 64		/* column= parameters */
@@ -149,7 +150,7 @@ struct fs_scan {
 	size_t eklen;
 	uint64_t rows;		/* rows shown so far */
 	int64_t ts;		/* the last timestamp written */
-	unsigned char tsd[20];	/* its digits, at the end */
+	unsigned char tsd[24];	/* " TS " of it, at the end */
 	size_t tslen;
 	int end;		/* no row left (end, or limit) */
 	int filtered;		/* cell filters: row_lines counts versions */
@@ -497,37 +498,6 @@ static int cell_passes(const struct query *q, const struct cf_cell *c)
 	return 1;
 }
 
-/* The bytes that stand for themselves in a name (util/escape.c's
- * plain(): letters, digits and "-_,=+~." with '.' not first), as a
- * bitmap: this is the scan's inner loop, and cf_escape's per-byte call
- * and buf_reserve are a third of a small-cell scan's time. */
-static const uint64_t plain_map[2] = {
-	0x23ff780000000000u,	/* + , - . 0-9 = */
-	0x47fffffe87fffffeu,	/* A-Z _ a-z ~ */
-};
-
-static inline int plain_byte(unsigned char c)
-{
-	return c < 128 && (plain_map[c >> 6] >> (c & 63) & 1);
-}
-
-#define ONES 0x0101010101010101u
-#define HIGH 0x8080808080808080u
-
-/* The high bit of each byte of x (all below 0x80) in [lo, hi]. */
-static inline uint64_t in_range(uint64_t x, unsigned lo, unsigned hi)
-{
-	return (x + ONES * (0x80 - lo)) & ~(x + ONES * (0x7f - hi)) & HIGH;
-}
-
-/* 1 if the 8 bytes of x are letters or digits (a letter | 0x20 is
- * lower case, and no other byte below 0x80 lands there). */
-static inline int alnum8(uint64_t x)
-{
-	return !(x & HIGH) && (in_range(x, '0', '9') |
-			       in_range(x | ONES * 0x20, 'a', 'z')) == HIGH;
-}
-
 /* Copies n bytes: the few of a name without a call. */
 static inline unsigned char *put(unsigned char *d, const void *p, size_t n)
 {
@@ -555,112 +525,34 @@ static inline unsigned char *put(unsigned char *d, const void *p, size_t n)
 	return d + n;
 }
 
-/* 1 if the 4 bytes of x are letters or digits. */
-static inline int alnum4(uint32_t x)
-{
-	uint64_t y = x;
-
-	return !(y & 0x80808080u) && ((in_range(y, '0', '9') |
-		in_range(y | 0x20202020u, 'a', 'z')) & 0x80808080u) ==
-		0x80808080u;
-}
-
-/* The bytes of k escaped one at a time, from i on. */
-static unsigned char *esc_bytes(unsigned char *d, const unsigned char *k,
-				size_t i, size_t len)
-{
-	static const char hex[] = "0123456789ABCDEF";
-	uint64_t x;
-
-	while (i < len) {
-		unsigned char c = k[i];
-		if (len - i >= 8) {
-			memcpy(&x, k + i, 8);
-			if (alnum8(x)) {
-				memcpy(d, &x, 8);
-				d += 8;
-				i += 8;
-				continue;
-			}
-		}
-		if (plain_byte(c) && (c != '.' || i)) {
-			*d++ = c;
-		} else {
-			d[0] = '%';
-			d[1] = (unsigned char)hex[c >> 4];
-			d[2] = (unsigned char)hex[c & 15];
-			d += 3;
-		}
-		i++;
-	}
-	return d;
-}
-
-/* Writes key k escaped as cf_escape() does (at most 3 * len bytes).
- * Names and values are mostly letters and digits: while they are, eight
- * (or four) at a time, the last word overlapping the one before (whose
- * bytes stood for themselves, so land where they were). */
-static inline unsigned char *esc(unsigned char *d, const unsigned char *k,
-				 size_t len)
-{
-	size_t i = 0;
-	uint64_t x;
-	uint32_t a, b;
-
-	if (len < 8) {
-		if (len < 4)
-			return esc_bytes(d, k, 0, len);
-		memcpy(&a, k, 4);
-		memcpy(&b, k + len - 4, 4);
-		if (!alnum4(a) || !alnum4(b))
-			return esc_bytes(d, k, 0, len);
-		memcpy(d, &a, 4);
-		memcpy(d + len - 4, &b, 4);
-		return d + len;
-	}
-	for (; len - i >= 8; i += 8) {
-		memcpy(&x, k + i, 8);
-		if (!alnum8(x))
-			return esc_bytes(d + i, k, i, len);
-		memcpy(d + i, &x, 8);
-	}
-	if (i < len) {
-		memcpy(&x, k + len - 8, 8);
-		if (!alnum8(x))
-			return esc_bytes(d + i, k, i, len);
-		memcpy(d + len - 8, &x, 8);
-	}
-	return d + len;
-}
-
-/* Writes " TS " (ts >= 0; at most 22 bytes); the digits of the last
- * one are kept, as a row's cells and a batch's rows often share it. */
-static unsigned char *put_ts(struct fs_scan *s, unsigned char *d,
-			     int64_t ts)
+/* Writes " TS " (ts >= 0; at most 21 bytes), kept as text: a row's
+ * cells and a batch's rows often share it. */
+static inline unsigned char *put_ts(struct fs_scan *s, unsigned char *d,
+				    int64_t ts)
 {
 	unsigned char *e = s->tsd + sizeof s->tsd, *q = e;
 	uint64_t v = (uint64_t)ts;
 
 	if (ts != s->ts || !s->tslen) {
+		*--q = ' ';
 		do {
 			*--q = (unsigned char)('0' + v % 10);
 			v /= 10;
 		} while (v);
+		*--q = ' ';
 		s->ts = ts;
 		s->tslen = (size_t)(e - q);
 	}
-	*d++ = ' ';
-	d = put(d, e - s->tslen, s->tslen);
-	*d++ = ' ';
-	return d;
+	return put(d, e - s->tslen, s->tslen);
 }
 
-/* The line of cell c at most this long: KEY FAM:QUAL TS VALUE\n. */
+/* The line of cell c at most this long: KEY FAM:QUAL TS VALUE\n (a
+ * key or value '' or a marker's text at most 13 bytes). */
 static inline size_t line_max(const struct fs_scan *s,
 			      const struct cf_cell *c)
 {
-	return s->klen * 3 + 2 + 1 + c->famlen + 1 + c->qlen * 3 + 22 +
-	       (c->vlen * 3 > 13 ? c->vlen * 3 : 13) + 1;
+	return (s->klen + c->qlen + c->vlen) * 3 + c->famlen +
+	       13 + 1 + 1 + 21 + 13 + 1;
 }
 
 /* Writes the lines of the current row from cell ci on into chunk f:
@@ -713,7 +605,7 @@ static int row_lines(struct fs_scan *s, struct chunk *f)
 		else {
 			s->ekey = d;
 			if (s->klen)
-				d = esc(d, s->key, s->klen);
+				d = cf_escape_put(d, s->key, s->klen);
 			else {
 				memcpy(d, "''", 2);
 				d += 2;
@@ -723,7 +615,7 @@ static int row_lines(struct fs_scan *s, struct chunk *f)
 		*d++ = ' ';
 		d = put(d, c->fam, c->famlen);
 		*d++ = ':';
-		d = esc(d, c->qual, c->qlen);
+		d = cf_escape_put(d, c->qual, c->qlen);
 		d = put_ts(s, d, c->ts);
 		if (c->kind) {
 			/* a marker (raw): '@' in a value is always %40 */
@@ -733,7 +625,7 @@ static int row_lines(struct fs_scan *s, struct chunk *f)
 			memcpy(d, m, strlen(m));
 			d += strlen(m);
 		} else if (c->vlen)
-			d = esc(d, c->val, c->vlen);
+			d = cf_escape_put(d, c->val, c->vlen);
 		else {
 			memcpy(d, "''", 2);
 			d += 2;
