@@ -222,114 +222,6 @@ static int load_table(const struct meta_table *mt, void *arg)
 	return 0;
 }
 
-/* --- removing what the catalog does not name ------------------------- */
-
-struct sweep {
-	struct cf_db *db;
-	struct cf_table *t;
-	struct buf path;
-	const char *fam;
-};
-
-static int file_in_use(struct cf_db *db, uint64_t id)
-{
-	int64_t refs = 0;
-	return meta_file_refs(db->meta, id, &refs) == CF_OK && refs > 0;
-}
-
-static int region_in_use(struct cf_table *t, uint64_t id)
-{
-	for (size_t i = 0; i < t->nregions; i++) {
-		struct view *v = t->regions[i]->view;
-		if (t->regions[i]->id == id)
-			return 1;
-		for (size_t s = 0; s < v->nstores; s++)
-			for (size_t f = 0; f < v->stores[s].n; f++)
-				if ((uint64_t)v->stores[s].files[f]->home_region
-				    == id)
-					return 1;
-	}
-	return 0;
-}
-
-static int sweep_files(const char *name, void *arg)
-{
-	struct sweep *s = arg;
-	size_t mark = s->path.len;
-	uint64_t id;
-	char tail[8];
-
-	buf_printf(&s->path, "/%s", name);
-	buf_putc(&s->path, 0);
-	if (sscanf(name, "%16" SCNx64 "%7s", &id, tail) != 2 ||
-	    strcmp(tail, ".sst") != 0 || !file_in_use(s->db, id)) {
-		cf_log(CF_LOG_INFO, "removing %s: not in the catalog",
-		       (const char *)s->path.p);
-		env_remove_tree((const char *)s->path.p);
-	}
-	s->path.len = mark;
-	return 0;
-}
-
-static int sweep_families(const char *name, void *arg)
-{
-	struct sweep *s = arg;
-	size_t mark = s->path.len;
-
-	if (strcmp(name, ".regioninfo") == 0)
-		return 0;
-	buf_printf(&s->path, "/%s", name);
-	buf_putc(&s->path, 0);
-	s->path.len--;
-	env_list_dir((const char *)s->path.p, sweep_files, s);
-	s->path.len = mark;
-	return 0;
-}
-
-static int sweep_regions(const char *name, void *arg)
-{
-	struct sweep *s = arg;
-	size_t mark = s->path.len;
-	uint64_t id;
-
-	buf_printf(&s->path, "/%s", name);
-	buf_putc(&s->path, 0);
-	s->path.len--;
-	if (sscanf(name, "%16" SCNx64, &id) != 1 || strlen(name) != 16 ||
-	    !region_in_use(s->t, id)) {
-		cf_log(CF_LOG_INFO, "removing %s: not in the catalog",
-		       (const char *)s->path.p);
-		env_remove_tree((const char *)s->path.p);
-	} else {
-		env_list_dir((const char *)s->path.p, sweep_families, s);
-	}
-	s->path.len = mark;
-	return 0;
-}
-
-static int sweep_tables(const char *name, void *arg)
-{
-	struct sweep *s = arg;
-	size_t mark = s->path.len;
-
-	s->t = NULL;
-	for (size_t i = 0; i < s->db->ntables; i++)
-		if (strcmp(s->db->tables[i]->name, name) == 0)
-			s->t = s->db->tables[i];
-	buf_printf(&s->path, "/%s", name);
-	buf_putc(&s->path, 0);
-	s->path.len--;
-	if (!s->t) {
-		cf_log(CF_LOG_INFO, "removing %s: not in the catalog",
-		       (const char *)s->path.p);
-		env_remove_tree((const char *)s->path.p);
-	} else {
-		env_list_dir((const char *)s->path.p, sweep_regions, s);
-	}
-	s->path.len = mark;
-	return 0;
-}
-
 /* --- WAL recovery ----------------------------------------------------- */
 
 static int replay(struct cf_db *db, uint64_t *max_seq, uint64_t **segs,
@@ -685,33 +577,6 @@ static uint64_t max_seen_seq(struct cf_db *db)
 	return m;
 }
 
-/* The directories of split parents that no region's files reference
- * any more (a major compaction of the daughters rewrote them): the next
- * open would remove them (sweep_regions), so a clean close does, and
- * cf_check after it finds no debris.  The background threads stopped. */
-static void remove_retired(struct cf_db *db)
-{
-	struct buf path = BUF_INIT;
-
-	for (size_t i = 0; i < db->ntables; i++) {
-		struct cf_table *t = db->tables[i];
-		for (size_t j = 0; j < t->nretired; j++) {
-			uint64_t id = t->retired[j]->id;
-			if (region_in_use(t, id))
-				continue;
-			buf_reset(&path);
-			buf_printf(&path, "%s/data/%s/%016" PRIx64, db->dir,
-				   t->name, id);
-			buf_putc(&path, 0);
-			if (env_remove_tree((const char *)path.p) == CF_OK)
-				cf_log(CF_LOG_INFO, "removed %s: a split "
-				       "parent no region references",
-				       (const char *)path.p);
-		}
-	}
-	buf_release(&path);
-}
-
 void cf_db_close(cf_db *db)
 {
 	if (!db)
@@ -739,7 +604,7 @@ void cf_db_close(cf_db *db)
 			wal_roll(db->wal);
 		wal_purge(db->wal, db_min_unflushed(db));
 		wal_close(db->wal);
-		remove_retired(db);
+		db_remove_retired(db);
 	}
 	for (size_t i = 0; i < db->ntables; i++) {
 		table_unref(db->tables[i]);
@@ -832,14 +697,7 @@ int cf_db_open(const char *dir, const struct cf_options *opts, cf_db **out)
 		rc = lc.rc;
 	if (rc)
 		goto fail;
-	{
-		struct sweep s = { .db = db };
-		buf_printf(&s.path, "%s/data", dir);
-		buf_putc(&s.path, 0);
-		s.path.len--;
-		env_list_dir((const char *)s.path.p, sweep_tables, &s);
-		buf_release(&s.path);
-	}
+	db_sweep(db);
 	max_seq = max_seen_seq(db);
 	rc = replay(db, &max_seq, &segs, &seg_max, &nsegs);
 	if (rc)

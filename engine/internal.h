@@ -414,6 +414,15 @@ int table_get_latest(struct cf_table *t, const void *row, size_t rowlen,
 		     const char *fam, size_t famlen, const void *qual,
 		     size_t qlen, struct buf *out, int64_t *ts);
 
+/* --- what the catalog does not name (sweep.c) ----------------------- */
+
+/* At open, the catalog loaded: removes store files, region and table
+ * directories the catalog does not name, each with a log line. */
+void db_sweep(struct cf_db *db);
+/* At a clean close, the background threads stopped: removes the
+ * directories of split parents no region's files reference. */
+void db_remove_retired(struct cf_db *db);
+
 /* --- flush and compaction (flush.c, compact.c) ----------------------- */
 
 /* Writes r's memstores into store files (flush.c); the caller holds
