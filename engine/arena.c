@@ -216,3 +216,13 @@ size_t arena_reserved(const struct arena *a)
 	return atomic_load_explicit(&((struct arena *)a)->reserved,
 				    memory_order_relaxed);
 }
+
+size_t arena_pool_bytes(void)
+{
+	size_t n;
+
+	pthread_mutex_lock(&pool_mu);
+	n = pool_bytes;
+	pthread_mutex_unlock(&pool_mu);
+	return n;
+}
