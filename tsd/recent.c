@@ -335,6 +335,7 @@ static int row_reserve(struct tsd_recent *r, struct tsd_recent_row *w)
 		if (want > nc)
 			nc = (uint32_t)want;
 	}
+	nc = (nc + 1) & ~(uint32_t)1;	/* even: the values stay aligned */
 	unsigned char *m = malloc((size_t)nc * PT_BYTES);
 	if (!m)
 		return CF_ENOMEM;
