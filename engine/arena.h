@@ -36,4 +36,9 @@ size_t arena_used(const struct arena *a);
 /* Bytes of blocks reserved from malloc. */
 size_t arena_reserved(const struct arena *a);
 
+/* Bytes of freed arenas' blocks kept for the next arenas (arena.c, "the
+ * block pool": at most 64 MiB; always 0 under AddressSanitizer).  Any
+ * thread. */
+size_t arena_pool_bytes(void);
+
 #endif

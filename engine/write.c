@@ -227,6 +227,12 @@ static int validate(struct cf_table *t, const cf_batch *b)
 			       t->name);
 			return CF_EINVAL;
 		}
+		/* a batch's ops mostly name the family of the one before */
+		if (op->kind != BOP_DEL_ROW && i > 0 &&
+		    b->ops[i - 1].kind != BOP_DEL_ROW &&
+		    b->ops[i - 1].famlen == op->famlen &&
+		    !memcmp(b->data.p + b->ops[i - 1].fam, fam, op->famlen))
+			continue;
 		if (op->kind != BOP_DEL_ROW &&
 		    !table_family(t, fam, op->famlen)) {
 			cf_log(CF_LOG_WARN, "%s: no family '%.*s'", t->name,
@@ -315,36 +321,41 @@ static unsigned stripe_of(const unsigned char *row, size_t n)
 	return h % ROW_STRIPES;
 }
 
-static int cmp_uint(const void *a, const void *b)
-{
-	unsigned x = *(const unsigned *)a, y = *(const unsigned *)b;
-	return x < y ? -1 : x > y;
-}
-
 /* A batch touching more stripes than this takes the table's batch lock
  * exclusively instead (bulk loads), so no thread holds many mutexes. */
 #define MAX_STRIPES 16
 
 /* Locks the stripes of b's rows in ascending order; the list goes into
- * s (sorted, unique) for unlock_stripes.  *ns = 0: the batch holds the
- * batch lock exclusively. */
+ * s (sorted, unique; room for MAX_STRIPES) for unlock_stripes.  *ns = 0:
+ * the batch holds the batch lock exclusively.  A row that repeats the
+ * row of the op before it is not hashed again (a batch's cells of one
+ * row are usually together). */
 static int lock_stripes(struct cf_table *t, const cf_batch *b, unsigned *s,
 			size_t *ns)
 {
+	uint64_t seen[ROW_STRIPES / 64] = { 0 };
 	size_t n = 0;
-	for (size_t i = 0; i < b->n; i++)
-		s[n++] = stripe_of(b->data.p + b->ops[i].row,
-				   b->ops[i].rowlen);
-	qsort(s, n, sizeof *s, cmp_uint);
+
+	for (size_t i = 0; i < b->n; i++) {
+		const struct bop *op = &b->ops[i];
+		if (i > 0 && op->rowlen == b->ops[i - 1].rowlen &&
+		    !memcmp(b->data.p + op->row, b->data.p + b->ops[i - 1].row,
+			    op->rowlen))
+			continue;
+		unsigned h = stripe_of(b->data.p + op->row, op->rowlen);
+		if (!(seen[h / 64] & (UINT64_C(1) << (h % 64)))) {
+			seen[h / 64] |= UINT64_C(1) << (h % 64);
+			n++;
+		}
+	}
 	*ns = 0;
-	for (size_t i = 0; i < n; i++)
-		if (*ns == 0 || s[*ns - 1] != s[i])
-			s[(*ns)++] = s[i];
-	if (*ns > MAX_STRIPES) {
-		*ns = 0;
+	if (n > MAX_STRIPES) {
 		pthread_rwlock_wrlock(&t->batch_lock);
 		return CF_OK;
 	}
+	for (unsigned h = 0; h < ROW_STRIPES; h++)
+		if (seen[h / 64] & (UINT64_C(1) << (h % 64)))
+			s[(*ns)++] = h;
 	pthread_rwlock_rdlock(&t->batch_lock);
 	for (size_t i = 0; i < *ns; i++)
 		pthread_mutex_lock(&t->stripes[s[i]]);
@@ -360,13 +371,43 @@ static void unlock_stripes(struct cf_table *t, const unsigned *s, size_t ns)
 
 /* --- the leader ------------------------------------------------------- */
 
+/* A writer in the queue.  Its cells are either cells (expanded) or, for
+ * a batch of puts only, the batch's ops themselves (b set, now their
+ * time): a large batch then costs no list. */
 struct gwriter {
 	struct cf_table *t;
 	struct wlist cells;
+	const cf_batch *b;
+	int64_t now;
+	size_t n;		/* cells */
 	int rc, done;
 	pthread_cond_t cv;
 	struct gwriter *next;
 };
+
+/* Cell i of w. */
+static inline void gw_cell(const struct gwriter *w, size_t i,
+			   struct wcell *c)
+{
+	const cf_batch *b = w->b;
+	const struct bop *op;
+
+	if (!b) {
+		*c = w->cells.c[i];
+		return;
+	}
+	op = &b->ops[i];
+	c->row = b->data.p + op->row;
+	c->rowlen = op->rowlen;
+	c->fam = b->data.p + op->fam;
+	c->famlen = op->famlen;
+	c->qual = b->data.p + op->qual;
+	c->qlen = op->qlen;
+	c->val = op->ext ? (const unsigned char *)op->ext : b->data.p + op->val;
+	c->vlen = op->vlen;
+	c->ts = op->ts == CF_TS_NOW ? w->now : op->ts;
+	c->type = KT_PUT;
+}
 
 /* A value this big is not copied into the record buffer: the WAL writes
  * it from the batch (wal_appendv), one copy into the page cache. */
@@ -413,27 +454,49 @@ static int encode_cell(struct buf *rec, struct rec_refs *x,
 	return rc;
 }
 
-/* Inserts one cell into the memstore of its region.  Caller holds
- * db->mem_mu and t->lock (read). */
-static void insert_cell(struct cf_db *db, struct cf_table *t, const struct ikey *k,
-			const void *val, size_t vlen)
-{
-	struct region *r = table_region_for(t, k->row, k->rowlen);
+/* The memstore the leader inserts into, kept from one cell to the next
+ * while they fall in one region (db->mem_mu held: no flush swaps it). */
+struct ins {
+	struct region *r;
 	struct memstore *m;
-	size_t before, after;
+	size_t before;
+};
 
-	pthread_mutex_lock(&r->mu);
-	m = r->view->mem;
-	pthread_mutex_unlock(&r->mu);
-	before = memstore_bytes(m);
-	if (memstore_add(m, k, val, vlen) != CF_OK)
-		abort();	/* already in the WAL: cannot fail softly */
-	after = memstore_bytes(m);
-	atomic_fetch_add(&db->mem_total, after - before);
-	if (after >= db->o.flush_size && !atomic_load(&r->flush_wanted)) {
-		atomic_store(&r->flush_wanted, 1);
+/* Accounts the bytes added to the current memstore and asks for its
+ * flush when it is full. */
+static void ins_done(struct cf_db *db, struct ins *in)
+{
+	size_t after;
+
+	if (!in->r)
+		return;
+	after = memstore_bytes(in->m);
+	atomic_fetch_add(&db->mem_total, after - in->before);
+	if (after >= db->o.flush_size && !atomic_load(&in->r->flush_wanted)) {
+		atomic_store(&in->r->flush_wanted, 1);
 		db_wake_background(db);
 	}
+	in->r = NULL;
+}
+
+/* Inserts one cell into the memstore of its region.  Caller holds
+ * db->mem_mu and t->lock (read); in->r NULL or the region of the cell
+ * before (then ins_done() before the locks go). */
+static void insert_cell(struct cf_db *db, struct cf_table *t, struct ins *in,
+			const struct ikey *k, const void *val, size_t vlen)
+{
+	struct region *r = table_region_for(t, k->row, k->rowlen);
+
+	if (r != in->r) {
+		ins_done(db, in);
+		in->r = r;
+		pthread_mutex_lock(&r->mu);
+		in->m = r->view->mem;
+		pthread_mutex_unlock(&r->mu);
+		in->before = memstore_bytes(in->m);
+	}
+	if (memstore_add(in->m, k, val, vlen) != CF_OK)
+		abort();	/* already in the WAL: cannot fail softly */
 }
 
 static int lead(struct cf_db *db, struct gwriter *g, struct gwriter *last)
@@ -451,14 +514,16 @@ static int lead(struct cf_db *db, struct gwriter *g, struct gwriter *last)
 	 * and last->next may change under us (it belongs to qmu) */
 	for (struct gwriter *w = g; w && rc == CF_OK;
 	     w = w == last ? NULL : w->next)
-		count += w->cells.n;
+		count += w->n;
 	if (!rc)
 		rc = buf_put_varint(rec, count);
 	for (struct gwriter *w = g; w && rc == CF_OK;
 	     w = w == last ? NULL : w->next)
-		for (size_t i = 0; i < w->cells.n && rc == CF_OK; i++)
-			rc = encode_cell(rec, &x, w->t, &w->cells.c[i],
-					 seq++);
+		for (size_t i = 0; i < w->n && rc == CF_OK; i++) {
+			struct wcell c;
+			gw_cell(w, i, &c);
+			rc = encode_cell(rec, &x, w->t, &c, seq++);
+		}
 	if (rc)
 		return rc;
 	bytes = rec->len;
@@ -486,17 +551,20 @@ static int lead(struct cf_db *db, struct gwriter *g, struct gwriter *last)
 	seq = first;
 	for (struct gwriter *w = g; w; w = w == last ? NULL : w->next) {
 		struct cf_table *t = w->t;
+		struct ins in = { NULL, NULL, 0 };
 		pthread_rwlock_rdlock(&t->lock);
-		for (size_t i = 0; i < w->cells.n; i++) {
-			const struct wcell *c = &w->cells.c[i];
+		for (size_t i = 0; i < w->n; i++) {
+			struct wcell c;
+			gw_cell(w, i, &c);
 			struct ikey k = {
-				.row = c->row, .rowlen = c->rowlen,
-				.fam = c->fam, .famlen = c->famlen,
-				.qual = c->qual, .qlen = c->qlen, .ts = c->ts,
-				.seq = seq++, .type = c->type,
+				.row = c.row, .rowlen = c.rowlen,
+				.fam = c.fam, .famlen = c.famlen,
+				.qual = c.qual, .qlen = c.qlen, .ts = c.ts,
+				.seq = seq++, .type = c.type,
 			};
-			insert_cell(db, t, &k, c->val, c->vlen);
+			insert_cell(db, t, &in, &k, c.val, c.vlen);
 		}
+		ins_done(db, &in);
 		pthread_rwlock_unlock(&t->lock);
 	}
 	pthread_mutex_unlock(&db->mem_mu);
@@ -532,9 +600,13 @@ static int commit(struct cf_db *db, struct gwriter *w)
 	g = w;
 	last = w;
 	for (struct gwriter *x = w; x; x = x->next) {
-		for (size_t i = 0; i < x->cells.n; i++)
-			bytes += x->cells.c[i].vlen + x->cells.c[i].rowlen +
-				 x->cells.c[i].qlen + 32;
+		if (x->b)	/* the batch's bytes: its keys and values */
+			bytes += x->b->data.len + 32 * x->n;
+		else
+			for (size_t i = 0; i < x->n; i++)
+				bytes += x->cells.c[i].vlen +
+					 x->cells.c[i].rowlen +
+					 x->cells.c[i].qlen + 32;
 		last = x;
 		if (bytes > GROUP_MAX)
 			break;
@@ -560,34 +632,54 @@ static int commit(struct cf_db *db, struct gwriter *w)
 	return rc;
 }
 
+/* 1 when every op of b is a put: the leader then takes the cells from
+ * the batch itself. */
+static int all_puts(const cf_batch *b)
+{
+	for (size_t i = 0; i < b->n; i++)
+		if (b->ops[i].kind != BOP_PUT)
+			return 0;
+	return 1;
+}
+
 /* Writes b for t; caller holds the stripes. */
 static int apply_locked(struct cf_table *t, const cf_batch *b)
 {
 	struct cf_db *db = t->db;
 	struct gwriter w = { .t = t };
 	struct buf scratch = BUF_INIT;
-	int rc;
+	uint64_t puts = 0, dels = 0, bytes = 0;
+	int rc = CF_OK;
 
-	rc = expand(t, b, env_now_ms(), &w.cells, &scratch);
-	if (rc == CF_OK && w.cells.n)
+	w.now = env_now_ms();
+	if (all_puts(b)) {
+		w.b = b;
+		w.n = b->n;
+	} else {
+		rc = expand(t, b, w.now, &w.cells, &scratch);
+		w.n = w.cells.n;
+	}
+	if (rc == CF_OK && w.n)
 		rc = commit(db, &w);
 	/* after commit: what changed the stamp is visible */
-	if (rc == CF_OK && w.cells.n && !b->keep_stamp)
+	if (rc == CF_OK && w.n && !b->keep_stamp)
 		table_new_stamp(t);
-	if (rc == CF_OK) {
-		for (size_t i = 0; i < w.cells.n; i++) {
-			if (w.cells.c[i].type == KT_PUT) {
-				atomic_fetch_add(&t->st.puts, 1);
-				atomic_fetch_add(&db->st.puts, 1);
-			} else {
-				atomic_fetch_add(&t->st.deletes, 1);
-				atomic_fetch_add(&db->st.deletes, 1);
-			}
-			atomic_fetch_add(&t->st.bytes_written,
-					 w.cells.c[i].vlen);
-			atomic_fetch_add(&db->st.bytes_written,
-					 w.cells.c[i].vlen);
+	if (rc == CF_OK && w.n) {
+		for (size_t i = 0; i < w.n; i++) {
+			struct wcell c;
+			gw_cell(&w, i, &c);
+			if (c.type == KT_PUT)
+				puts++;
+			else
+				dels++;
+			bytes += c.vlen;
 		}
+		atomic_fetch_add(&t->st.puts, puts);
+		atomic_fetch_add(&db->st.puts, puts);
+		atomic_fetch_add(&t->st.deletes, dels);
+		atomic_fetch_add(&db->st.deletes, dels);
+		atomic_fetch_add(&t->st.bytes_written, bytes);
+		atomic_fetch_add(&db->st.bytes_written, bytes);
 	}
 	wl_free(&w.cells);
 	buf_release(&scratch);
@@ -616,7 +708,7 @@ static void count_error(struct cf_table *t, int rc)
 
 int cf_table_apply(cf_table *t, const cf_batch *b)
 {
-	unsigned stack[64], *s = stack;
+	unsigned s[MAX_STRIPES];
 	size_t ns;
 	int rc;
 
@@ -625,15 +717,9 @@ int cf_table_apply(cf_table *t, const cf_batch *b)
 	rc = begin_write(t, b);
 	if (rc)
 		goto out;
-	if (b->n > 64 && !(s = malloc(b->n * sizeof *s))) {
-		rc = CF_ENOMEM;
-		goto out;
-	}
 	lock_stripes(t, b, s, &ns);
 	rc = apply_locked(t, b);
 	unlock_stripes(t, s, ns);
-	if (s != stack)
-		free(s);
 out:
 	count_error(t, rc);
 	return rc;

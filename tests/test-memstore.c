@@ -796,6 +796,65 @@ static void test_arena(void)
 	ok(big && after && (after < big || after >= big + (1u << 20)),
 	   "a large first request, then a small one elsewhere");
 	arena_free(a);
+
+	/* the block pool: a freed arena's mapped blocks serve the next
+	 * arena (engine/arena.c), which sees its own bytes only */
+	{
+		struct arena *a1 = arena_new(), *a2 = arena_new();
+		unsigned char *first = NULL, *second = NULL, *q;
+		size_t bad = 0;
+
+		if (!a1 || !a2)
+			bail("arena_new");
+		/* the first block comes from malloc (or from the pool, when
+		 * earlier tests left blocks there); the second is mapped */
+		for (int i = 0; i < 40; i++) {
+			q = arena_alloc(a1, 50000);
+			if (!q)
+				bail("arena_alloc");
+			if (i == 0)
+				first = q;
+			if (i == 20)	/* 20 * 50000 bytes fill the first */
+				second = q;
+			memset(q, 0x5a, 50000);
+		}
+		size_t pooled = arena_pool_bytes();
+		arena_free(a1);
+		size_t after_free = arena_pool_bytes();
+		q = arena_alloc(a2, 1000);
+		if (!q)
+			bail("arena_alloc");
+#if defined(__SANITIZE_ADDRESS__)
+		ok(1, "# SKIP AddressSanitizer builds keep no pool");
+		ok(1, "# SKIP AddressSanitizer builds keep no pool");
+		(void)first;
+		(void)second;
+		(void)pooled;
+		(void)after_free;
+#else
+		ok(after_free >= pooled + (1u << 20), "a freed arena's mapped "
+		   "blocks go to the pool (%zu -> %zu bytes)", pooled,
+		   after_free);
+		ok(arena_pool_bytes() < after_free &&
+		   (q == first || q == second), "a new arena takes its first "
+		   "block from it: the oldest of the freed arena's");
+#endif
+		unsigned char *r[60];
+		memset(q, 0xee, 1000);
+		for (int i = 0; i < 60; i++) {
+			if (!(r[i] = arena_alloc(a2, 40000)))
+				bail("arena_alloc");
+			memset(r[i], i, 40000);
+		}
+		for (int i = 0; i < 60; i++)
+			for (size_t j = 0; j < 40000; j++)
+				bad += r[i][j] != (unsigned char)i;
+		for (size_t i = 0; i < 1000; i++)
+			bad += q[i] != 0xee;
+		is_int(bad, 0, "pooled and fresh blocks (2.4 MB) do not "
+		       "overlap");
+		arena_free(a2);
+	}
 }
 
 /* --- throughput (diag only) -------------------------------------------- */

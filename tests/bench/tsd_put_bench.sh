@@ -3,7 +3,7 @@
 #
 #   tests/bench/tsd_put_bench.sh [-n POINTS] [-s SERIES] [-b BYTES] [-c COMPRESSION] [-w WRITERS]
 #
-# Makes a data directory and a mount point under /tmp, mounts
+# Makes a data directory and a mount point under $TMPDIR (/tmp), mounts
 # $CELLFS_BUILD/cellfs (default build/default) in the foreground, in the
 # background of this script (CELLFS_DAEMON names another binary, to
 # compare two versions; CELLFS_OPTS gives it -o options, e.g.
@@ -16,7 +16,7 @@ set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 build=${CELLFS_BUILD:-$top/build/default}
 . "$top/tests/bench/lib-mount.sh"
-dir=$(mktemp -d /tmp/tsd-put-bench.XXXXXX) || exit 1
+dir=$(mktemp -d "${TMPDIR:-/tmp}/tsd-put-bench.XXXXXX") || exit 1
 mnt=$dir/mnt
 data=$dir/data
 pid=
