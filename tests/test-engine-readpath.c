@@ -8,6 +8,8 @@
  *   scan from each row, and a Get.
  * - A Get of named columns of one family (several of them too) reads
  *   them, and columns of two families are a whole-row read.
+ * - Families whose names are prefixes of one another keep their own
+ *   VERSIONS.
  * - The thread's spare row (a thread-local variable): rows kept while
  *   more Gets run stay intact, and threads that Get and exit leave no
  *   row behind (the ASan build's leak check would say so).
@@ -235,6 +237,36 @@ int main(void)
 		       "the row still kept is intact");
 		cf_row_free(r[0]);
 		cf_row_free(r[2]);
+	}
+
+	/* families whose names are prefixes of one another keep their own
+	 * settings (engine/table.c, table_family) */
+	{
+		struct cf_family pf[2];
+		struct cf_read_opts ro = CF_READ_OPTS_INIT;
+		cf_table *t2;
+		cf_row *r;
+
+		cf_family_default(&pf[0], "a");
+		cf_family_default(&pf[1], "ab");
+		pf[0].versions = 1;
+		pf[1].versions = 2;
+		if (cf_table_create(db, "t2", pf, 2) ||
+		    cf_table_open(db, "t2", &t2))
+			bail("create t2");
+		put(t2, "r", "a", "q", 1, "a1");
+		put(t2, "r", "a", "q", 2, "a2");
+		put(t2, "r", "ab", "q", 1, "ab1");
+		put(t2, "r", "ab", "q", 2, "ab2");
+		is_int(cf_table_flush(t2), CF_OK, "flush t2");
+		ro.max_versions = 3;
+		is_int(cf_table_get(t2, "r", 1, &ro, &r), CF_OK,
+		       "get t2, 3 versions");
+		is_str(fmt_row(r, got, sizeof got),
+		       "a:q@2=a2 ab:q@2=ab2 ab:q@1=ab1",
+		       "family a shows 1 version, family ab 2");
+		cf_row_free(r);
+		cf_table_close(t2);
 	}
 
 	/* threads that Get and exit */
