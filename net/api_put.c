@@ -124,8 +124,9 @@ static int point_line(struct point *p, struct buf *lines)
 	}
 	if (json_is_integer(ts))
 		t = (long long)json_integer_value(ts);
-	else if (json_is_real(ts))
-		t = (long long)json_real_value(ts);
+	else if (json_is_real(ts) && json_real_value(ts) > 0 &&
+		 json_real_value(ts) < 9.2e18)
+		t = (long long)json_real_value(ts);	/* else invalid: 0 */
 	else if (json_is_string(ts))
 		t = strtoll(json_string_value(ts), NULL, 10);
 	if (t <= 0) {

@@ -68,6 +68,20 @@ test_expect_success 'a point refused among good ones: 400 with OpenTSDB error bo
 	last_log >out && test_cmp expect out
 '
 
+# fuzz-http found the conversion of a real past long long's range
+# (undefined behaviour) before the range check
+test_expect_success 'a real timestamp beyond any time (1.691e300): refused, nothing stored' '
+	api /api/put -X POST -d "{\"metric\":\"r.m\",\"timestamp\":1.691e300,\"value\":1,\"tags\":{\"a\":\"b\"}}" &&
+	cat >expect <<-\EOF &&
+	{"error":{"code":400,"message":"One or more data points had errors","details":"Please see the TSD logs or append \"details\" to the put request"}}
+	EOF
+	is 400 &&
+	echo "warn tsd http: put: point 1 refused: Invalid timestamp" >expect &&
+	last_log >out && test_cmp expect out &&
+	{ cat "$MNT/tsd/metrics/r.m" >points 2>/dev/null || :; } &&
+	test_must_be_empty points
+'
+
 test_expect_success '?details: every refusal with its datapoint and OpenTSDB message' '
 	cat >in <<-EOF &&
 	[{"metric":"d.m","timestamp":$T,"value":1,"tags":{"a":"b"}},
