@@ -148,6 +148,11 @@ out:
 	return err;
 }
 
+/* Every open handle, so that the handles the kernel never released
+ * (files still open when a signal ends the daemon) are freed at
+ * teardown; under fs_mu. */
+static struct fileh *open_files;
+
 static void fileh_free(struct fileh *h)
 {
 	struct node *n = h->n;
@@ -160,6 +165,9 @@ static void fileh_free(struct fileh *h)
 	fs_hq_close(h->hf);
 	pthread_mutex_destroy(&h->lock);
 	pthread_mutex_lock(&fs_mu);
+	*h->oprev = h->onext;
+	if (h->onext)
+		h->onext->oprev = h->oprev;
 	if (n->writer == h)
 		n->writer = NULL;
 	if (n->kind == K_TSD && h->writable)
@@ -190,6 +198,11 @@ static int file_open(struct node *n, int flags, int created,
 	h->ts = n->ts;
 	h->writable = acc != O_RDONLY;
 	pthread_mutex_lock(&fs_mu);
+	h->onext = open_files;
+	h->oprev = &open_files;
+	if (open_files)
+		open_files->oprev = &h->onext;
+	open_files = h;
 	n->nopen++;
 	if (h->writable && (n->kind == K_CELL || n->kind == K_HQ))
 		n->writer = h;
@@ -611,6 +624,20 @@ void op_flush(fuse_req_t req, fuse_ino_t ino,
 	err = h->written || h->failed ? file_flush(h) : 0;
 	pthread_mutex_unlock(&h->lock);
 	fuse_reply_err(req, err);
+}
+
+void file_teardown(void)
+{
+	struct fileh *h;
+
+	for (;;) {
+		pthread_mutex_lock(&fs_mu);
+		h = open_files;
+		pthread_mutex_unlock(&fs_mu);
+		if (!h)
+			break;
+		fileh_free(h);	/* what it holds unflushed was never acked */
+	}
 }
 
 void op_release(fuse_req_t req, fuse_ino_t ino,

@@ -129,6 +129,7 @@ struct fval {
 /* An open cell: what was written, committed as one Put at close. */
 struct fileh {
 	struct node *n;
+	struct fileh *onext, **oprev;	/* open_files (fs/file.c), fs_mu */
 	struct fval *fv;	/* a read-only K_CELL open; data is empty */
 	struct buf data;
 	int dirty, append, writable;
@@ -476,6 +477,9 @@ int lines_write(struct fileh *h, const char *p, size_t size,
 		const char **why);
 void op_flush(fuse_req_t req, fuse_ino_t ino,
 	      struct fuse_file_info *fi);
+/* Frees the handles of files still open (fs_teardown: the session is
+ * over, no RELEASE will come). */
+void file_teardown(void);
 void op_release(fuse_req_t req, fuse_ino_t ino,
 		struct fuse_file_info *fi);
 

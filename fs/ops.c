@@ -85,6 +85,7 @@ void fs_setup(cf_db *d, const char *dir, uint64_t maxv)
 
 void fs_teardown(void)
 {
+	file_teardown();	/* before the tsd layer its files use */
 	fs_tsd_teardown();
 	stage_teardown();
 	erow_teardown();
