@@ -362,6 +362,8 @@ struct vis_stream {
 	uint64_t *x;		/* C: v[i] from moment x[i] on */
 	int *v;
 	size_t n;
+	uint64_t sat;		/* the first moment C reaches vc, or NEVER */
+	int satok;		/* sat is known */
 	uint64_t *dc;		/* DeleteColumn seqs, ascending */
 	size_t ndc;
 	struct { uint64_t l, r; } *pend;	/* lives of this timestamp */

@@ -750,6 +750,7 @@ void vis_stream_sum_done(struct vis_stream *st)
 void vis_stream_rewind(struct vis_stream *st)
 {
 	st->n = st->ndc = st->npend = 0;
+	st->satok = 0;
 	st->pos = 0;
 	st->gany = st->dany = st->sany = 0;
 	st->distinct = 0;
@@ -770,11 +771,32 @@ static ptrdiff_t c_at(const struct vis_stream *st, uint64_t m)
 	return (ptrdiff_t)lo - 1;
 }
 
-/* The first moment >= m at which C >= need, or NEVER. */
-static uint64_t c_first(const struct vis_stream *st, uint64_t m, int need)
+/* The first saturated moment (C >= vc), or NEVER (cached). */
+static uint64_t c_sat(struct vis_stream *st)
 {
-	ptrdiff_t i = c_at(st, m);
+	if (!st->satok) {
+		st->sat = NEVER;
+		for (size_t i = 0; i < st->n; i++)
+			if (st->v[i] >= st->vc) {
+				st->sat = st->x[i];
+				break;
+			}
+		st->satok = 1;
+	}
+	return st->sat;
+}
 
+/* The first moment >= m at which C >= need (<= vc), or NEVER. */
+static uint64_t c_first(struct vis_stream *st, uint64_t m, int need)
+{
+	ptrdiff_t i;
+
+	if (need >= st->vc) {
+		uint64_t f = c_sat(st);
+		if (m <= f)
+			return f;	/* nothing saturated before f */
+	}
+	i = c_at(st, m);
 	if (i >= 0 && st->v[i] >= need)
 		return m;
 	for (size_t j = (size_t)(i + 1); j < st->n; j++)
@@ -801,24 +823,28 @@ static ptrdiff_t c_split(struct vis_stream *st, uint64_t m)
 	return i;
 }
 
-/* Drops the breakpoints that do not change C. */
-static void c_tidy(struct vis_stream *st)
+/* Drops the breakpoints of [lo, hi) that do not change C (those
+ * before lo are tidy, and so are those from hi on among themselves). */
+static void c_tidy(struct vis_stream *st, size_t lo, size_t hi)
 {
-	size_t k = 0;
+	size_t k = lo;
 
-	for (size_t i = 0; i < st->n; i++) {
+	for (size_t i = lo; i < hi; i++) {
 		if (st->v[i] == (k ? st->v[k - 1] : 0))
 			continue;
 		st->x[k] = st->x[i];
 		st->v[k++] = st->v[i];
 	}
-	st->n = k;
+	memmove(&st->x[k], &st->x[hi], (st->n - hi) * sizeof *st->x);
+	memmove(&st->v[k], &st->v[hi], (st->n - hi) * sizeof *st->v);
+	st->n -= hi - k;
 }
 
 /* C += 1 over [l, r), at most vc: 0, or 1 past cap. */
 static int c_add(struct vis_stream *st, uint64_t l, uint64_t r)
 {
 	ptrdiff_t il, ir;
+	int vc = st->vc, found = 0;
 
 	if ((il = c_split(st, l)) < 0)
 		return 1;
@@ -826,10 +852,15 @@ static int c_add(struct vis_stream *st, uint64_t l, uint64_t r)
 		ir = (ptrdiff_t)st->n;
 	else if ((ir = c_split(st, r)) < 0)
 		return 1;
-	for (ptrdiff_t i = il; i < ir; i++)
-		if (st->v[i] < st->vc)
-			st->v[i]++;
-	c_tidy(st);
+	for (ptrdiff_t i = il; i < ir; i++) {
+		if (st->v[i] < vc && ++st->v[i] == vc && !found) {
+			found = 1;	/* the first newly saturated */
+			if (st->satok && st->x[i] < st->sat)
+				st->sat = st->x[i];
+		}
+	}
+	c_tidy(st, (size_t)il, (size_t)ir + 1 < st->n ? (size_t)ir + 1 :
+						      st->n);
 	return 0;
 }
 
@@ -858,11 +889,14 @@ static void st_prune(struct vis_stream *st)
 	}
 	if (a == NEVER) {
 		st->n = st->ndc = 0;
+		st->satok = 0;
 		return;
 	}
 	/* C: below a, and past the first saturated moment >= b */
 	at = c_at(st, a);
 	if (at > 0) {
+		if (st->satok && st->sat < st->x[at])
+			st->satok = 0;
 		memmove(st->x, st->x + at, (st->n - (size_t)at) * sizeof *st->x);
 		memmove(st->v, st->v + at, (st->n - (size_t)at) * sizeof *st->v);
 		st->n -= (size_t)at;
