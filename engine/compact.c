@@ -493,10 +493,10 @@ static int cs_column_whole(struct cstream *s, int emit, size_t from)
 	return rc ? rc : r < 0 ? -r : CF_OK;
 }
 
-/* The entries of a column's vis_stream: the window, and at least 64 */
+/* The entries of a column's vis_stream: the window's cells (and 8) */
 static size_t cs_stream_cap(const struct cstream *s)
 {
-	return s->wcells < 64 ? 64 : s->wcells;
+	return s->wcells + 8;
 }
 
 /*
