@@ -549,7 +549,8 @@ static int cs_column_big(struct cstream *s, int emit)
 				rc = sst_builder_add(s->b, k, kl, v, vl);
 		return rc ? rc : r < 0 ? -r : CF_OK;
 	}
-	if (vis_stream_init(&st, &s->vc, &s->vf, cs_stream_cap(s)))
+	if (vis_stream_init(&st, &s->vc, &s->vf, cs_stream_cap(s),
+			    !s->f->keep_deleted))
 		return CF_ENOMEM;
 	/* pass 0: the summary */
 	for (; (r = cs_cell(s, &k, &kl, &v, &vl, &x)) == 1 &&

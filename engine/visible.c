@@ -608,56 +608,50 @@ static void vis_classify_with(const struct vis_ctx *c, struct vis_family *vf,
  * reported (1), for the caller to classify some other way.
  */
 
-static void st_free(struct vis_stream *st)
+/* Makes room for want elements of size in *pp (have of them now),
+ * doubling: 0, or -1 without memory. */
+static int st_grow(void *pp, size_t *have, size_t want, size_t size)
 {
-	free(st->x);
-	free(st->v);
-	free(st->dc);
-	free(st->pend);
-	st->x = st->dc = NULL;
-	st->v = NULL;
-	st->pend = NULL;
-	st->n = st->ndc = st->npend = 0;
+	void **p = pp, *n;
+	size_t c = *have ? *have : 16;
+
+	if (want <= *have)
+		return 0;
+	while (c < want)
+		c *= 2;
+	if (!(n = realloc(*p, c * size)))
+		return -1;
+	*p = n;
+	*have = c;
+	return 0;
 }
 
 int vis_stream_init(struct vis_stream *st, const struct vis_ctx *c,
-		    const struct vis_family *vf, size_t cap)
+		    const struct vis_family *vf, size_t cap, int loose)
 {
 	memset(st, 0, sizeof *st);
 	st->c = c;
+	st->loose = loose;
 	st->vf = vf;
 	st->cap = (cap < 8 ? 8 : cap) & ~(size_t)1;
 	st->nd = vf ? vf->n : 0;
 	st->chunk = 1;
-	st->lo = malloc(st->cap * sizeof *st->lo);
-	st->hi = malloc(st->cap * sizeof *st->hi);
-	st->slo = malloc((st->cap + 1) * sizeof *st->slo);
-	st->shi = malloc((st->cap + 1) * sizeof *st->shi);
-	st->rise = malloc(st->cap * sizeof *st->rise);
-	st->fall = malloc(st->cap * sizeof *st->fall);
-	st->x = malloc(st->cap * sizeof *st->x);
-	st->v = malloc(st->cap * sizeof *st->v);
-	st->dc = malloc(st->cap * sizeof *st->dc);
-	st->pend = malloc(st->cap * sizeof *st->pend);
-	if (!st->lo || !st->hi || !st->slo || !st->shi || !st->rise ||
-	    !st->fall ||
-	    !st->x || !st->v || !st->dc || !st->pend) {
-		vis_stream_release(st);
-		return -1;
-	}
 	return 0;
 }
 
 void vis_stream_release(struct vis_stream *st)
 {
-	st_free(st);
+	free(st->x);
+	free(st->v);
+	free(st->dc);
+	free(st->pend);
 	free(st->lo);
 	free(st->hi);
 	free(st->slo);
 	free(st->shi);
 	free(st->rise);
 	free(st->fall);
-	st->lo = st->hi = st->slo = st->shi = st->rise = st->fall = NULL;
+	memset(st, 0, sizeof *st);
 }
 
 void vis_stream_sum(struct vis_stream *st, int64_t ts, uint64_t seq,
@@ -690,6 +684,21 @@ void vis_stream_sum(struct vis_stream *st, int64_t ts, uint64_t seq,
 		st->chunk *= 2;
 	}
 	k = st->pos++ / st->chunk;
+	if (k >= st->scap) {
+		size_t h = st->scap;
+		if (st_grow(&st->lo, &h, k + 1, sizeof *st->lo) ||
+		    (h = st->scap, st_grow(&st->hi, &h, k + 1,
+					   sizeof *st->hi)) ||
+		    (h = st->scap, st_grow(&st->rise, &h, k + 1,
+					   sizeof *st->rise)) ||
+		    (h = st->scap, st_grow(&st->fall, &h, k + 1,
+					   sizeof *st->fall))) {
+			st->nomem = 1;
+			st->pos--;
+			return;
+		}
+		st->scap = h;
+	}
 	while (st->nchunk <= k) {
 		st->lo[st->nchunk] = NEVER;
 		st->hi[st->nchunk] = 0;
@@ -723,11 +732,17 @@ void vis_stream_sum(struct vis_stream *st, int64_t ts, uint64_t seq,
 
 void vis_stream_sum_done(struct vis_stream *st)
 {
+	size_t h = 0;
 	const struct cf_family *f = st->c->f;
 	int versions = f ? f->versions : 1;
 	int minv = f ? f->min_versions : 0;
 	int64_t ttl = f ? f->ttl : CF_TTL_FOREVER;
 
+	if (st_grow(&st->slo, &h, st->nchunk + 1, sizeof *st->slo) ||
+	    (h = 0, st_grow(&st->shi, &h, st->nchunk + 1, sizeof *st->shi))) {
+		st->nomem = 1;
+		return;
+	}
 	st->slo[st->nchunk] = NEVER;
 	st->shi[st->nchunk] = 0;
 	for (size_t i = st->nchunk; i-- > 0;) {
@@ -744,13 +759,17 @@ void vis_stream_sum_done(struct vis_stream *st)
 	 * timestamp is alive at a time) */
 	st->crowd = versions >= 1 && st->nd > 0 &&
 		    st->ndistinct > (size_t)versions;
-	st->vc = st->crowd ? versions : st->minv;
+	/* VERSIONS 1, when only life counts: a put no moment crowded is
+	 * one born at or after every life of a higher timestamp ended */
+	st->one = st->crowd && versions == 1 && st->loose;
+	st->vc = st->one ? 0 : st->crowd ? versions : st->minv;
 }
 
 void vis_stream_rewind(struct vis_stream *st)
 {
 	st->n = st->ndc = st->npend = 0;
 	st->satok = 0;
+	st->sup = st->gsup = 0;
 	st->pos = 0;
 	st->gany = st->dany = st->sany = 0;
 	st->distinct = 0;
@@ -814,6 +833,12 @@ static ptrdiff_t c_split(struct vis_stream *st, uint64_t m)
 		return i;
 	if (st->n >= st->cap)
 		return -1;
+	if (st->n >= st->xcap) {
+		size_t h = st->xcap;
+		if (st_grow(&st->x, &h, st->n + 1, sizeof *st->x) ||
+		    st_grow(&st->v, &st->xcap, st->n + 1, sizeof *st->v))
+			return -1;
+	}
 	i++;
 	memmove(&st->x[i + 1], &st->x[i], (st->n - (size_t)i) * sizeof *st->x);
 	memmove(&st->v[i + 1], &st->v[i], (st->n - (size_t)i) * sizeof *st->v);
@@ -905,7 +930,11 @@ static void st_prune(struct vis_stream *st)
 		at = c_at(st, sat);
 		st->n = (size_t)at + 1;	/* v[at] == vc from sat on */
 	}
-	/* DeleteColumns: above a, and the first above b */
+	/* DeleteColumns: above a (and in st->one, above the lives of
+	 * higher timestamps: a put born below their end is dead anyway),
+	 * and the first above b */
+	if (st->one && st->sup > a)
+		a = st->sup;
 	for (i = 0; i < st->ndc && st->dc[i] <= a; i++)
 		;
 	for (j = i; j < st->ndc && st->dc[j] <= b; j++)
@@ -925,6 +954,8 @@ int vis_stream_next(struct vis_stream *st, struct vcell *x)
 	size_t i;
 
 	x->expiring = 0;
+	if (st->nomem)
+		return 1;
 	st->pos++;
 	if (x->seq > c->snapshot) {
 		x->state = VIS_FUTURE;
@@ -944,12 +975,18 @@ int vis_stream_next(struct vis_stream *st, struct vcell *x)
 			st->d1 = x->seq;
 			return 0;
 		}
-		/* a DeleteColumn: into dc[], in order */
+		/* a DeleteColumn: into dc[], in order (unless no put to
+		 * come can ask for it) */
+		if (st->one && x->seq <= st->sup)
+			return 0;
+		if (st->ndc >= st->cap)
+			st_prune(st);
 		for (i = st->ndc; i > 0 && st->dc[i - 1] > x->seq; i--)
 			;
 		if (i < st->ndc && st->dc[i] == x->seq)
 			return 0;
-		if (st->ndc >= st->cap)
+		if (st->ndc >= st->cap ||
+		    st_grow(&st->dc, &st->dccap, st->ndc + 1, sizeof *st->dc))
 			return 1;
 		memmove(&st->dc[i + 1], &st->dc[i],
 			(st->ndc - i) * sizeof *st->dc);
@@ -963,6 +1000,8 @@ int vis_stream_next(struct vis_stream *st, struct vcell *x)
 			if (c_add(st, st->pend[i].l, st->pend[i].r))
 				return 1;
 		st->npend = 0;
+		if (st->gsup > st->sup)
+			st->sup = st->gsup;
 		st->distinct++;
 		st->gany = 0;
 	}
@@ -993,16 +1032,28 @@ int vis_stream_next(struct vis_stream *st, struct vcell *x)
 		crowd = st->distinct >= (size_t)st->versions ? x->seq : NEVER;
 	else if (!st->crowd)
 		crowd = NEVER;
+	else if (st->one)	/* crowded, when is not known: dead */
+		crowd = x->seq < st->sup ? x->seq : NEVER;
 	else
 		crowd = c_first(st, x->seq, st->versions);
 	d = mask < over ? mask : over;
 	if (crowd < d)
 		d = crowd;
+	if (d > x->seq && st->one && d > st->gsup)
+		st->gsup = d;
 	if (d > x->seq && st->vc > 0) {
-		if (st->npend >= st->cap)
-			return 1;
-		st->pend[st->npend].l = x->seq;
-		st->pend[st->npend++].r = d;
+		/* (a version rewritten dies as the next is born: one life
+		 * then runs on into the next, and they count as one) */
+		if (st->npend && st->pend[st->npend - 1].l == d) {
+			st->pend[st->npend - 1].l = x->seq;
+		} else {
+			if (st->npend >= st->cap ||
+			    st_grow(&st->pend, &st->pcap, st->npend + 1,
+				    sizeof *st->pend))
+				return 1;
+			st->pend[st->npend].l = x->seq;
+			st->pend[st->npend++].r = d;
+		}
 	}
 	if (d <= c->snapshot) {
 		x->state = d == mask ? VIS_MASKED : VIS_DEAD;
