@@ -266,9 +266,10 @@ static void group_release(struct group *g)
  * column that fits the window is classified as the whole row would be;
  * a larger one is read again from its first cell: all puts in a family
  * without DeleteFamily markers, put by put (vis_puts_next, nothing
- * held); otherwise its timestamps and sequence numbers (vis_column:
- * about 100 bytes a cell, never its values) are classified first and
- * the column is read a third time to write what survives.  When a
+ * held); otherwise cell by cell by vis_stream in the window's entries
+ * (cs_column_big), or, for a column it cannot hold, its timestamps and
+ * sequence numbers (vis_column: about 100 bytes a cell, never its
+ * values) are classified first (cs_column_whole).  When a
  * column might have to be kept whole (TTL and MIN_VERSIONS: group_flush)
  * and the row has DeleteFamily markers, whose fate depends on every
  * column, the columns are classified once before anything is written.
