@@ -608,9 +608,10 @@ static void vis_classify_with(const struct vis_ctx *c, struct vis_family *vf,
  * reported (1), for the caller to classify some other way.
  */
 
-/* Makes room for want elements of size in *pp (have of them now),
- * doubling: 0, or -1 without memory. */
-static int st_grow(void *pp, size_t *have, size_t want, size_t size)
+/* Makes room for want (<= max) elements of size in *pp (have of them
+ * now), doubling up to max: 0, or -1 without memory. */
+static int st_grow(void *pp, size_t *have, size_t want, size_t max,
+		   size_t size)
 {
 	void **p = pp, *n;
 	size_t c = *have ? *have : 16;
@@ -619,6 +620,8 @@ static int st_grow(void *pp, size_t *have, size_t want, size_t size)
 		return 0;
 	while (c < want)
 		c *= 2;
+	if (c > max)
+		c = max;
 	if (!(n = realloc(*p, c * size)))
 		return -1;
 	*p = n;
@@ -686,13 +689,13 @@ void vis_stream_sum(struct vis_stream *st, int64_t ts, uint64_t seq,
 	k = st->pos++ / st->chunk;
 	if (k >= st->scap) {
 		size_t h = st->scap;
-		if (st_grow(&st->lo, &h, k + 1, sizeof *st->lo) ||
+		if (st_grow(&st->lo, &h, k + 1, st->cap, sizeof *st->lo) ||
 		    (h = st->scap, st_grow(&st->hi, &h, k + 1,
-					   sizeof *st->hi)) ||
+					   st->cap, sizeof *st->hi)) ||
 		    (h = st->scap, st_grow(&st->rise, &h, k + 1,
-					   sizeof *st->rise)) ||
+					   st->cap, sizeof *st->rise)) ||
 		    (h = st->scap, st_grow(&st->fall, &h, k + 1,
-					   sizeof *st->fall))) {
+					   st->cap, sizeof *st->fall))) {
 			st->nomem = 1;
 			st->pos--;
 			return;
@@ -738,8 +741,10 @@ void vis_stream_sum_done(struct vis_stream *st)
 	int minv = f ? f->min_versions : 0;
 	int64_t ttl = f ? f->ttl : CF_TTL_FOREVER;
 
-	if (st_grow(&st->slo, &h, st->nchunk + 1, sizeof *st->slo) ||
-	    (h = 0, st_grow(&st->shi, &h, st->nchunk + 1, sizeof *st->shi))) {
+	if (st_grow(&st->slo, &h, st->nchunk + 1, st->nchunk + 1,
+		    sizeof *st->slo) ||
+	    (h = 0, st_grow(&st->shi, &h, st->nchunk + 1, st->nchunk + 1,
+			    sizeof *st->shi))) {
 		st->nomem = 1;
 		return;
 	}
@@ -835,8 +840,9 @@ static ptrdiff_t c_split(struct vis_stream *st, uint64_t m)
 		return -1;
 	if (st->n >= st->xcap) {
 		size_t h = st->xcap;
-		if (st_grow(&st->x, &h, st->n + 1, sizeof *st->x) ||
-		    st_grow(&st->v, &st->xcap, st->n + 1, sizeof *st->v))
+		if (st_grow(&st->x, &h, st->n + 1, st->cap, sizeof *st->x) ||
+		    st_grow(&st->v, &st->xcap, st->n + 1, st->cap,
+			    sizeof *st->v))
 			return -1;
 	}
 	i++;
@@ -986,7 +992,8 @@ int vis_stream_next(struct vis_stream *st, struct vcell *x)
 		if (i < st->ndc && st->dc[i] == x->seq)
 			return 0;
 		if (st->ndc >= st->cap ||
-		    st_grow(&st->dc, &st->dccap, st->ndc + 1, sizeof *st->dc))
+		    st_grow(&st->dc, &st->dccap, st->ndc + 1, st->cap,
+			    sizeof *st->dc))
 			return 1;
 		memmove(&st->dc[i + 1], &st->dc[i],
 			(st->ndc - i) * sizeof *st->dc);
@@ -1049,7 +1056,7 @@ int vis_stream_next(struct vis_stream *st, struct vcell *x)
 		} else {
 			if (st->npend >= st->cap ||
 			    st_grow(&st->pend, &st->pcap, st->npend + 1,
-				    sizeof *st->pend))
+				    st->cap, sizeof *st->pend))
 				return 1;
 			st->pend[st->npend].l = x->seq;
 			st->pend[st->npend++].r = d;
