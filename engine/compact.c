@@ -266,9 +266,10 @@ static void group_release(struct group *g)
  * column that fits the window is classified as the whole row would be;
  * a larger one is read again from its first cell: all puts in a family
  * without DeleteFamily markers, put by put (vis_puts_next, nothing
- * held); otherwise its timestamps and sequence numbers (vis_column:
- * about 100 bytes a cell, never its values) are classified first and
- * the column is read a third time to write what survives.  When a
+ * held); otherwise cell by cell by vis_stream in the window's entries
+ * (cs_column_big), or, for a column it cannot hold, its timestamps and
+ * sequence numbers (vis_column: about 100 bytes a cell, never its
+ * values) are classified first (cs_column_whole).  When a
  * column might have to be kept whole (TTL and MIN_VERSIONS: group_flush)
  * and the row has DeleteFamily markers, whose fate depends on every
  * column, the columns are classified once before anything is written.
@@ -437,15 +438,86 @@ static int cs_column_window(struct cstream *s, int emit)
 	return rc;
 }
 
-/* A column larger than the window, its first cells in s->g and the
+/*
+ * The column of s->col classified whole in memory (about 100 bytes a
+ * cell, never its values): when vis_stream needs more than its cap.
+ * Its timestamps and sequence numbers are read from its first cell and
+ * classified (vis_column); without emit, s->fam_whole is found; with,
+ * the column is read again and the cells from the from-th on (counting
+ * every cell of the column) that survive are written.  Leaves the
+ * iterator after the column.
+ */
+static int cs_column_whole(struct cstream *s, int emit, size_t from)
+{
+	const unsigned char *k, *v;
+	size_t kl, vl, m = 0, j = 0, idx = 0;
+	struct ikey x;
+	int r, whole = 0, rc;
+
+	if ((rc = cs_seek(s, s->col.p, s->col.len)))
+		return rc;
+	for (; (r = cs_cell(s, &k, &kl, &v, &vl, &x)) == 1 &&
+	       cs_same_col(s, k, kl); cs_advance(s)) {
+		if (x.type == KT_DELETE_FAMILY)
+			continue;
+		if ((rc = vcells_reserve(&s->vs, m + 1)))
+			return rc;
+		s->vs.v[m].ts = x.ts;
+		s->vs.v[m].seq = x.seq;
+		s->vs.v[m++].type = (unsigned char)x.type;
+	}
+	if (r < 0)
+		return -r;
+	vis_column(&s->vc, &s->vf, &s->vs, s->vs.v, m);
+	for (size_t i = 0; i < m; i++)
+		whole |= s->vs.v[i].expiring;
+	if (!emit) {
+		s->fam_whole |= whole;
+		return CF_OK;
+	}
+	if ((rc = cs_seek(s, s->col.p, s->col.len)))
+		return rc;
+	for (; rc == CF_OK && (r = cs_cell(s, &k, &kl, &v, &vl, &x)) == 1 &&
+	       cs_same_col(s, k, kl); cs_advance(s), idx++) {
+		int keep;
+		if (x.type == KT_DELETE_FAMILY) {
+			keep = cs_keep(s, x.type, VIS_MARKER, whole);
+		} else {
+			if (j >= m)
+				return CF_ECORRUPT;	/* the input changed */
+			keep = cs_keep(s, x.type, s->vs.v[j].state, whole);
+			j++;
+		}
+		if (keep && idx >= from)
+			rc = sst_builder_add(s->b, k, kl, v, vl);
+	}
+	return rc ? rc : r < 0 ? -r : CF_OK;
+}
+
+/* The entries of a column's vis_stream: the window's cells (and 8) */
+static size_t cs_stream_cap(const struct cstream *s)
+{
+	return s->wcells + 8;
+}
+
+/*
+ * A column larger than the window, its first cells in s->g and the
  * iterator on the first that did not fit: leaves the iterator after
- * the column. */
+ * the column.  All puts in a family without DeleteFamily markers: put
+ * by put (vis_puts_next, nothing held).  Otherwise vis_stream, in
+ * cs_stream_cap entries: a summary pass, then (when a put may be
+ * expiring: rule 4) a pass that finds whether the column is kept
+ * whole, then one that writes what survives as it classifies.  A column
+ * vis_stream cannot hold goes to cs_column_whole, from the cell it
+ * stopped at.
+ */
 static int cs_column_big(struct cstream *s, int emit)
 {
 	const unsigned char *k, *v;
-	size_t kl, vl, m = 0, j = 0;
+	size_t kl, vl, idx = 0;
 	struct ikey x;
-	int r, simple = s->vf.n == 0, whole = 0, rc = CF_OK;
+	struct vis_stream st;
+	int r, simple = s->vf.n == 0, whole = 0, rc = CF_OK, over = 0;
 
 	/* all puts the snapshot sees? */
 	for (size_t i = 0; i < s->g.n && simple; i++) {
@@ -470,51 +542,82 @@ static int cs_column_big(struct cstream *s, int emit)
 	if ((rc = cs_seek(s, s->col.p, s->col.len)))
 		return rc;
 	if (simple) {
-		struct vis_puts st = { 0 };
+		struct vis_puts ps = { 0 };
 		for (; (r = cs_cell(s, &k, &kl, &v, &vl, &x)) == 1 &&
 		       cs_same_col(s, k, kl) && rc == CF_OK; cs_advance(s))
-			if (vis_puts_next(&s->vc, &st, x.ts) == VIS_LIVE &&
+			if (vis_puts_next(&s->vc, &ps, x.ts) == VIS_LIVE &&
 			    emit)
 				rc = sst_builder_add(s->b, k, kl, v, vl);
 		return rc ? rc : r < 0 ? -r : CF_OK;
 	}
-	/* the column's timestamps and sequence numbers */
+	if (vis_stream_init(&st, &s->vc, &s->vf, cs_stream_cap(s),
+			    !s->f->keep_deleted))
+		return CF_ENOMEM;
+	/* pass 0: the summary */
 	for (; (r = cs_cell(s, &k, &kl, &v, &vl, &x)) == 1 &&
-	       cs_same_col(s, k, kl); cs_advance(s)) {
-		if (x.type == KT_DELETE_FAMILY)
-			continue;
-		if ((rc = vcells_reserve(&s->vs, m + 1)))
-			return rc;
-		s->vs.v[m].ts = x.ts;
-		s->vs.v[m].seq = x.seq;
-		s->vs.v[m++].type = (unsigned char)x.type;
+	       cs_same_col(s, k, kl); cs_advance(s))
+		if (x.type != KT_DELETE_FAMILY)
+			vis_stream_sum(&st, x.ts, x.seq, x.type);
+	if (r < 0) {
+		rc = -r;
+		goto out;
 	}
-	if (r < 0)
-		return -r;
-	vis_column(&s->vc, &s->vf, &s->vs, s->vs.v, m);
-	for (size_t i = 0; i < m; i++)
-		whole |= s->vs.v[i].expiring;
+	vis_stream_sum_done(&st);
+	/* may a put be expiring (rule 4: the column is kept whole)? */
+	if (s->f->ttl != CF_TTL_FOREVER && s->f->min_versions > 0 &&
+	    st.nd > 0) {
+		if ((rc = cs_seek(s, s->col.p, s->col.len)))
+			goto out;
+		vis_stream_rewind(&st);
+		for (; !over && (r = cs_cell(s, &k, &kl, &v, &vl, &x)) == 1 &&
+		       cs_same_col(s, k, kl); cs_advance(s)) {
+			struct vcell c = { x.ts, x.seq, (unsigned char)x.type,
+					   0, 0 };
+			if (x.type == KT_DELETE_FAMILY)
+				continue;
+			if (vis_stream_next(&st, &c))
+				over = 1;
+			whole |= c.expiring;
+		}
+		if (r < 0) {
+			rc = -r;
+			goto out;
+		}
+		if (over) {
+			vis_stream_release(&st);
+			return cs_column_whole(s, emit, 0);
+		}
+	}
 	if (!emit) {
+		/* the iterator is after the column (the last pass) */
 		s->fam_whole |= whole;
-		return CF_OK;
+		goto out;
 	}
 	if ((rc = cs_seek(s, s->col.p, s->col.len)))
-		return rc;
+		goto out;
+	vis_stream_rewind(&st);
 	for (; rc == CF_OK && (r = cs_cell(s, &k, &kl, &v, &vl, &x)) == 1 &&
-	       cs_same_col(s, k, kl); cs_advance(s)) {
+	       cs_same_col(s, k, kl); cs_advance(s), idx++) {
+		struct vcell c = { x.ts, x.seq, (unsigned char)x.type, 0, 0 };
 		int keep;
 		if (x.type == KT_DELETE_FAMILY) {
 			keep = cs_keep(s, x.type, VIS_MARKER, whole);
+		} else if (whole) {
+			keep = 1;	/* every cell of the column */
+		} else if (vis_stream_next(&st, &c)) {
+			vis_stream_release(&st);
+			return cs_column_whole(s, emit, idx);
 		} else {
-			if (j >= m)
-				return CF_ECORRUPT;	/* the input changed */
-			keep = cs_keep(s, x.type, s->vs.v[j].state, whole);
-			j++;
+			keep = cs_keep(s, x.type, c.state, 0);
 		}
 		if (keep)
 			rc = sst_builder_add(s->b, k, kl, v, vl);
 	}
-	return rc ? rc : r < 0 ? -r : CF_OK;
+	if (!rc && r < 0)
+		rc = -r;
+out:
+	vis_stream_release(&st);
+	return rc;
 }
 
 /* One pass over the columns of the row, from its start: with emit, the

@@ -320,6 +320,85 @@ struct vis_puts {
 };
 int vis_puts_next(const struct vis_ctx *c, struct vis_puts *st, int64_t ts);
 
+/*
+ * A column classified as vis_column would, cell by cell in key order,
+ * holding at most cap entries of each of its arrays (about 60 bytes an
+ * entry) whatever the column's length (visible.c).  Three steps:
+ *   vis_stream_init (0), then vis_stream_sum for
+ *   every cell of the column (pass 0: a summary of cap entries), then
+ *   vis_stream_sum_done;
+ *   any number of classifying passes: vis_stream_rewind, then
+ *   vis_stream_next for each cell again, in the same order: the cell's
+ *   state and expiring, 0; or 1 when the column needs more than cap
+ *   entries or memory runs out (the cell is not classified, nor any
+ *   after it: classify the column some other way; every pass stops at
+ *   the same cell, memory permitting);
+ *   vis_stream_release frees.
+ * Cells are those vis_column takes (no DeleteFamily markers: vf, NULL
+ * for none, holds them and must outlive the stream, as must c).  With
+ * loose, a put that is not live may be VIS_DEAD where vis_column says
+ * VIS_MASKED (what a compaction without KEEP_DELETED_CELLS keeps is the
+ * same): with VERSIONS 1 the stream then holds no count of lives, only
+ * where the last of them ended, and needs no more than the
+ * DeleteColumns above it.
+ */
+struct vis_stream {
+	const struct vis_ctx *c;
+	const struct vis_family *vf;
+	size_t cap;
+	/* pass 0 */
+	size_t pos;		/* cells fed in this pass */
+	size_t chunk, nchunk;	/* cells a chunk; chunks */
+	uint64_t *lo, *hi;	/* per chunk: the least and greatest birth
+				 * of a put (scap allocated) */
+	size_t scap;
+	int nomem;		/* an array could not grow */
+	uint64_t *slo, *shi;	/* the same from chunk i on (nchunk + 1) */
+	uint64_t *rise, *fall;	/* per chunk: the most a put's birth is
+				 * above (below) an earlier one's */
+	size_t lpos;		/* the last put: its cell */
+	uint64_t lseq;		/* and its seq */
+	size_t nd;		/* delete markers the column sees, vf's too */
+	size_t ndistinct;	/* timestamps of its puts */
+	int64_t sts;
+	int sany;		/* a put seen (this pass) */
+	/* from vis_stream_sum_done */
+	int versions, minv;	/* minv: 0 unless rule 4 asks */
+	int crowd;		/* rule 3 is asked of C */
+	int loose;		/* vis_stream_init's */
+	int one;		/* VERSIONS 1 and loose: no C but sup */
+	uint64_t sup;		/* the latest end of a life of a higher ts */
+	uint64_t gsup;		/* of the last put's timestamp */
+	int vc;			/* C counts up to vc (0: not kept) */
+	/* a classifying pass */
+	uint64_t *x;		/* C: v[i] from moment x[i] on */
+	int *v;
+	size_t xcap;		/* x and v allocated */
+	size_t n;
+	uint64_t sat;		/* the first moment C reaches vc, or NEVER */
+	int satok;		/* sat is known */
+	uint64_t *dc;		/* DeleteColumn seqs, ascending */
+	size_t ndc, dccap;
+	struct { uint64_t l, r; } *pend;	/* lives of this timestamp */
+	size_t npend, pcap;
+	int64_t gts;		/* the timestamp of the last put */
+	uint64_t gprev;		/* and its seq */
+	int gany;
+	size_t distinct;	/* timestamps above the last put's */
+	int64_t dts;		/* the Deletes of timestamp dts: */
+	uint64_t d1, d2;	/* the last seen and the one before */
+	int dany;
+};
+
+int vis_stream_init(struct vis_stream *st, const struct vis_ctx *c,
+		    const struct vis_family *vf, size_t cap, int loose);
+void vis_stream_sum(struct vis_stream *st, int64_t ts, uint64_t seq,
+		    int type);
+void vis_stream_sum_done(struct vis_stream *st);
+void vis_stream_rewind(struct vis_stream *st);
+int vis_stream_next(struct vis_stream *st, struct vcell *x);
+void vis_stream_release(struct vis_stream *st);
+
 /* --- view iterators (viewiter.c) -------------------------------------- */
 
 /* An iterator over region r's view v for the given families (NULL: all)

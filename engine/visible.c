@@ -38,6 +38,7 @@
  * count rises only at births.
  */
 #include <pthread.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -572,4 +573,511 @@ static void vis_classify_with(const struct vis_ctx *c, struct vis_family *vf,
 				m++;
 			}
 	}
+}
+
+/* --- one column streamed in key order, in bounded memory ------------- */
+
+/*
+ * vis_stream gives every cell of a column, in key order, the state
+ * vis_column gives it, holding only what later cells can still need
+ * (internal.h: the passes; docs/engine.md, "Major compaction").
+ *
+ * What a put needs from the cells before it (every delete that may
+ * cover it and every put of a higher timestamp sorts before it):
+ *   - the Deletes of its own timestamp written after it: the last two
+ *     seen (they come newest first, and one of the put's own sequence
+ *     number does not cover it);
+ *   - the DeleteColumns seen (all of a higher or equal timestamp): the
+ *     first sequence number above the put's (dc[], sorted);
+ *   - the put before it of its timestamp (the same version rewritten);
+ *   - C(m), the number of puts of higher timestamps alive at moment m,
+ *     as a step function (x[], v[]: C is v[i] from x[i] on, 0 before
+ *     x[0]) that only counts up to vc, the most any query asks: VERSIONS
+ *     (rule 3) or MIN_VERSIONS (rule 4), so a moment where vc were alive
+ *     is "saturated" and stays so.  A put's life [birth, death) adds one
+ *     over its moments once every put of its timestamp is classified
+ *     (pend[]), as the segment tree of vis_column does.
+ * A put born at s asks only about moments >= s, up to the first
+ * saturated one.  So with A and B the least and the greatest birth of
+ * the puts still to come (pass 0 keeps them per chunk of cells), C
+ * below A and above the first saturated moment >= B can no longer
+ * matter and is dropped, and so are the DeleteColumns at or below A and
+ * all but the first above B.  For a column written in timestamp order
+ * (or its reverse) that leaves a few entries, whatever its length;
+ * every array is bounded by cap, and a column that needs more is
+ * reported (1), for the caller to classify some other way.
+ */
+
+/* Makes room for want (<= max) elements of size in *pp (have of them
+ * now), doubling up to max: 0, or -1 without memory. */
+static int st_grow(void *pp, size_t *have, size_t want, size_t max,
+		   size_t size)
+{
+	void **p = pp, *n;
+	size_t c = *have ? *have : 16;
+
+	if (want <= *have)
+		return 0;
+	while (c < want)
+		c *= 2;
+	if (c > max)
+		c = max;
+	if (!(n = realloc(*p, c * size)))
+		return -1;
+	*p = n;
+	*have = c;
+	return 0;
+}
+
+int vis_stream_init(struct vis_stream *st, const struct vis_ctx *c,
+		    const struct vis_family *vf, size_t cap, int loose)
+{
+	memset(st, 0, sizeof *st);
+	st->c = c;
+	st->loose = loose;
+	st->vf = vf;
+	st->cap = (cap < 8 ? 8 : cap) & ~(size_t)1;
+	st->nd = vf ? vf->n : 0;
+	st->chunk = 1;
+	return 0;
+}
+
+void vis_stream_release(struct vis_stream *st)
+{
+	free(st->x);
+	free(st->v);
+	free(st->dc);
+	free(st->pend);
+	free(st->lo);
+	free(st->hi);
+	free(st->slo);
+	free(st->shi);
+	free(st->rise);
+	free(st->fall);
+	memset(st, 0, sizeof *st);
+}
+
+void vis_stream_sum(struct vis_stream *st, int64_t ts, uint64_t seq,
+		    int type)
+{
+	const struct vis_ctx *c = st->c;
+	size_t k;
+
+	if (st->pos / st->chunk >= st->cap) {
+		/* twice the cells a chunk: the summary stays in cap */
+		for (size_t i = 0; i < st->cap / 2; i++) {
+			uint64_t l0 = st->lo[2 * i], l1 = st->lo[2 * i + 1];
+			uint64_t h0 = st->hi[2 * i], h1 = st->hi[2 * i + 1];
+			uint64_t r = st->rise[2 * i] > st->rise[2 * i + 1] ?
+				     st->rise[2 * i] : st->rise[2 * i + 1];
+			uint64_t f = st->fall[2 * i] > st->fall[2 * i + 1] ?
+				     st->fall[2 * i] : st->fall[2 * i + 1];
+			if (l0 != NEVER && l1 != NEVER) {
+				if (h1 > l0 && h1 - l0 > r)
+					r = h1 - l0;
+				if (h0 > l1 && h0 - l1 > f)
+					f = h0 - l1;
+			}
+			st->lo[i] = l0 < l1 ? l0 : l1;
+			st->hi[i] = h0 > h1 ? h0 : h1;
+			st->rise[i] = r;
+			st->fall[i] = f;
+		}
+		st->nchunk = st->cap / 2;
+		st->chunk *= 2;
+	}
+	k = st->pos++ / st->chunk;
+	if (k >= st->scap) {
+		size_t h = st->scap;
+		if (st_grow(&st->lo, &h, k + 1, st->cap, sizeof *st->lo) ||
+		    (h = st->scap, st_grow(&st->hi, &h, k + 1,
+					   st->cap, sizeof *st->hi)) ||
+		    (h = st->scap, st_grow(&st->rise, &h, k + 1,
+					   st->cap, sizeof *st->rise)) ||
+		    (h = st->scap, st_grow(&st->fall, &h, k + 1,
+					   st->cap, sizeof *st->fall))) {
+			st->nomem = 1;
+			st->pos--;
+			return;
+		}
+		st->scap = h;
+	}
+	while (st->nchunk <= k) {
+		st->lo[st->nchunk] = NEVER;
+		st->hi[st->nchunk] = 0;
+		st->rise[st->nchunk] = 0;
+		st->fall[st->nchunk++] = 0;
+	}
+	if (seq > c->snapshot)
+		return;
+	if (type != KT_PUT) {
+		if (!ignored_ts(c, ts))
+			st->nd++;
+		return;
+	}
+	if (!st->sany || ts != st->sts)
+		st->ndistinct++;
+	/* how far a later put of the chunk rises above an earlier one,
+	 * and falls below */
+	if (st->lo[k] != NEVER && seq > st->lo[k] && seq - st->lo[k] >
+						      st->rise[k])
+		st->rise[k] = seq - st->lo[k];
+	if (st->lo[k] != NEVER && seq < st->hi[k] && st->hi[k] - seq >
+						     st->fall[k])
+		st->fall[k] = st->hi[k] - seq;
+	st->sany = 1;
+	st->sts = ts;
+	if (seq < st->lo[k])
+		st->lo[k] = seq;
+	if (seq > st->hi[k])
+		st->hi[k] = seq;
+}
+
+void vis_stream_sum_done(struct vis_stream *st)
+{
+	size_t h = 0;
+	const struct cf_family *f = st->c->f;
+	int versions = f ? f->versions : 1;
+	int minv = f ? f->min_versions : 0;
+	int64_t ttl = f ? f->ttl : CF_TTL_FOREVER;
+
+	if (st_grow(&st->slo, &h, st->nchunk + 1, st->nchunk + 1,
+		    sizeof *st->slo) ||
+	    (h = 0, st_grow(&st->shi, &h, st->nchunk + 1, st->nchunk + 1,
+			    sizeof *st->shi))) {
+		st->nomem = 1;
+		return;
+	}
+	st->slo[st->nchunk] = NEVER;
+	st->shi[st->nchunk] = 0;
+	for (size_t i = st->nchunk; i-- > 0;) {
+		st->slo[i] = st->lo[i] < st->slo[i + 1] ? st->lo[i] :
+							  st->slo[i + 1];
+		st->shi[i] = st->hi[i] > st->shi[i + 1] ? st->hi[i] :
+							  st->shi[i + 1];
+	}
+	st->versions = versions;
+	st->minv = ttl != CF_TTL_FOREVER && minv > 0 ? minv : 0;
+	/* rule 3 is asked of C when the column has deletes (else by
+	 * counting timestamps) and more than VERSIONS timestamps (else no
+	 * moment can have VERSIONS puts of higher ones alive: one of a
+	 * timestamp is alive at a time) */
+	st->crowd = versions >= 1 && st->nd > 0 &&
+		    st->ndistinct > (size_t)versions;
+	/* VERSIONS 1, when only life counts: a put no moment crowded is
+	 * one born at or after every life of a higher timestamp ended */
+	st->one = st->crowd && versions == 1 && st->loose;
+	st->vc = st->one ? 0 : st->crowd ? versions : st->minv;
+}
+
+void vis_stream_rewind(struct vis_stream *st)
+{
+	st->n = st->ndc = st->npend = 0;
+	st->satok = 0;
+	st->sup = st->gsup = 0;
+	st->pos = 0;
+	st->gany = st->dany = st->sany = 0;
+	st->distinct = 0;
+}
+
+/* The index of the last breakpoint <= m, or -1. */
+static ptrdiff_t c_at(const struct vis_stream *st, uint64_t m)
+{
+	size_t lo = 0, hi = st->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (st->x[mid] <= m)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return (ptrdiff_t)lo - 1;
+}
+
+/* The first saturated moment (C >= vc), or NEVER (cached). */
+static uint64_t c_sat(struct vis_stream *st)
+{
+	if (!st->satok) {
+		st->sat = NEVER;
+		for (size_t i = 0; i < st->n; i++)
+			if (st->v[i] >= st->vc) {
+				st->sat = st->x[i];
+				break;
+			}
+		st->satok = 1;
+	}
+	return st->sat;
+}
+
+/* The first moment >= m at which C >= need (<= vc), or NEVER. */
+static uint64_t c_first(struct vis_stream *st, uint64_t m, int need)
+{
+	ptrdiff_t i;
+
+	if (need >= st->vc) {
+		uint64_t f = c_sat(st);
+		if (m <= f)
+			return f;	/* nothing saturated before f */
+	}
+	i = c_at(st, m);
+	if (i >= 0 && st->v[i] >= need)
+		return m;
+	for (size_t j = (size_t)(i + 1); j < st->n; j++)
+		if (st->v[j] >= need)
+			return st->x[j];
+	return NEVER;
+}
+
+/* A breakpoint at m: its index, or -1 when C would pass cap. */
+static ptrdiff_t c_split(struct vis_stream *st, uint64_t m)
+{
+	ptrdiff_t i = c_at(st, m);
+
+	if (i >= 0 && st->x[i] == m)
+		return i;
+	if (st->n >= st->cap)
+		return -1;
+	if (st->n >= st->xcap) {
+		size_t h = st->xcap;
+		if (st_grow(&st->x, &h, st->n + 1, st->cap, sizeof *st->x) ||
+		    st_grow(&st->v, &st->xcap, st->n + 1, st->cap,
+			    sizeof *st->v))
+			return -1;
+	}
+	i++;
+	memmove(&st->x[i + 1], &st->x[i], (st->n - (size_t)i) * sizeof *st->x);
+	memmove(&st->v[i + 1], &st->v[i], (st->n - (size_t)i) * sizeof *st->v);
+	st->x[i] = m;
+	st->v[i] = i > 0 ? st->v[i - 1] : 0;
+	st->n++;
+	return i;
+}
+
+/* Drops the breakpoints of [lo, hi) that do not change C (those
+ * before lo are tidy, and so are those from hi on among themselves). */
+static void c_tidy(struct vis_stream *st, size_t lo, size_t hi)
+{
+	size_t k = lo;
+
+	for (size_t i = lo; i < hi; i++) {
+		if (st->v[i] == (k ? st->v[k - 1] : 0))
+			continue;
+		st->x[k] = st->x[i];
+		st->v[k++] = st->v[i];
+	}
+	memmove(&st->x[k], &st->x[hi], (st->n - hi) * sizeof *st->x);
+	memmove(&st->v[k], &st->v[hi], (st->n - hi) * sizeof *st->v);
+	st->n -= hi - k;
+}
+
+/* C += 1 over [l, r), at most vc: 0, or 1 past cap. */
+static int c_add(struct vis_stream *st, uint64_t l, uint64_t r)
+{
+	ptrdiff_t il, ir;
+	int vc = st->vc, found = 0;
+
+	if ((il = c_split(st, l)) < 0)
+		return 1;
+	if (r == NEVER)
+		ir = (ptrdiff_t)st->n;
+	else if ((ir = c_split(st, r)) < 0)
+		return 1;
+	for (ptrdiff_t i = il; i < ir; i++) {
+		if (st->v[i] < vc && ++st->v[i] == vc && !found) {
+			found = 1;	/* the first newly saturated */
+			if (st->satok && st->x[i] < st->sat)
+				st->sat = st->x[i];
+		}
+	}
+	c_tidy(st, (size_t)il, (size_t)ir + 1 < st->n ? (size_t)ir + 1 :
+						      st->n);
+	return 0;
+}
+
+/* Forgets what no put still to come can ask about. */
+static void st_prune(struct vis_stream *st)
+{
+	size_t k = st->pos / st->chunk, i, j;
+	uint64_t a, b, sat;
+	ptrdiff_t at;
+
+	if (k >= st->nchunk) {
+		a = NEVER;	/* no put to come */
+		b = 0;
+	} else {
+		/* the rest of chunk k (no more than its rise above the
+		 * last put, nor its fall below), then the chunks after */
+		uint64_t al = st->lo[k], bh = st->hi[k];
+		if (st->sany && st->lpos / st->chunk == k) {
+			if (st->lseq - al > st->fall[k])
+				al = st->lseq - st->fall[k];
+			if (bh - st->lseq > st->rise[k])
+				bh = st->lseq + st->rise[k];
+		}
+		a = al < st->slo[k + 1] ? al : st->slo[k + 1];
+		b = bh > st->shi[k + 1] ? bh : st->shi[k + 1];
+	}
+	if (a == NEVER) {
+		st->n = st->ndc = 0;
+		st->satok = 0;
+		return;
+	}
+	/* C: below a, and past the first saturated moment >= b */
+	at = c_at(st, a);
+	if (at > 0) {
+		if (st->satok && st->sat < st->x[at])
+			st->satok = 0;
+		memmove(st->x, st->x + at, (st->n - (size_t)at) * sizeof *st->x);
+		memmove(st->v, st->v + at, (st->n - (size_t)at) * sizeof *st->v);
+		st->n -= (size_t)at;
+	}
+	if (st->vc > 0 && (sat = c_first(st, b, st->vc)) != NEVER) {
+		at = c_at(st, sat);
+		st->n = (size_t)at + 1;	/* v[at] == vc from sat on */
+	}
+	/* DeleteColumns: above a (and in st->one, above the lives of
+	 * higher timestamps: a put born below their end is dead anyway),
+	 * and the first above b */
+	if (st->one && st->sup > a)
+		a = st->sup;
+	for (i = 0; i < st->ndc && st->dc[i] <= a; i++)
+		;
+	for (j = i; j < st->ndc && st->dc[j] <= b; j++)
+		;
+	if (j < st->ndc)
+		j++;
+	if (i)
+		memmove(st->dc, st->dc + i, (j - i) * sizeof *st->dc);
+	st->ndc = j - i;
+}
+
+int vis_stream_next(struct vis_stream *st, struct vcell *x)
+{
+	const struct vis_ctx *c = st->c;
+	int64_t ttl = c->f ? c->f->ttl : CF_TTL_FOREVER;
+	uint64_t mask = NEVER, over = NEVER, crowd, d;
+	size_t i;
+
+	x->expiring = 0;
+	if (st->nomem)
+		return 1;
+	st->pos++;
+	if (x->seq > c->snapshot) {
+		x->state = VIS_FUTURE;
+		return 0;
+	}
+	if (x->type != KT_PUT) {
+		x->state = VIS_MARKER;
+		if (ignored_ts(c, x->ts))
+			return 0;
+		if (x->type == KT_DELETE) {
+			if (!st->dany || st->dts != x->ts) {
+				st->dany = 1;
+				st->dts = x->ts;
+				st->d1 = st->d2 = NEVER;
+			}
+			st->d2 = st->d1;
+			st->d1 = x->seq;
+			return 0;
+		}
+		/* a DeleteColumn: into dc[], in order (unless no put to
+		 * come can ask for it) */
+		if (st->one && x->seq <= st->sup)
+			return 0;
+		if (st->ndc >= st->cap)
+			st_prune(st);
+		for (i = st->ndc; i > 0 && st->dc[i - 1] > x->seq; i--)
+			;
+		if (i < st->ndc && st->dc[i] == x->seq)
+			return 0;
+		if (st->ndc >= st->cap ||
+		    st_grow(&st->dc, &st->dccap, st->ndc + 1, st->cap,
+			    sizeof *st->dc))
+			return 1;
+		memmove(&st->dc[i + 1], &st->dc[i],
+			(st->ndc - i) * sizeof *st->dc);
+		st->dc[i] = x->seq;
+		st->ndc++;
+		return 0;
+	}
+	if (st->gany && st->gts != x->ts) {
+		/* a new timestamp: the lives of the last one count now */
+		for (i = 0; i < st->npend; i++)
+			if (c_add(st, st->pend[i].l, st->pend[i].r))
+				return 1;
+		st->npend = 0;
+		if (st->gsup > st->sup)
+			st->sup = st->gsup;
+		st->distinct++;
+		st->gany = 0;
+	}
+	if (st->gany)
+		over = st->gprev;	/* its version, rewritten */
+	st->gany = 1;
+	st->gts = x->ts;
+	st->gprev = x->seq;
+	st->sany = 1;
+	st->lpos = st->pos - 1;
+	st->lseq = x->seq;
+	/* the Deletes of this timestamp written after x (one of its own
+	 * seq does not cover x) */
+	if (st->dany && st->dts == x->ts)
+		mask = st->d1 == x->seq ? st->d2 : st->d1;
+	for (i = 0; i < st->ndc && st->dc[i] <= x->seq; i++)
+		;
+	if (i < st->ndc && st->dc[i] < mask)
+		mask = st->dc[i];
+	if (st->vf) {
+		d = midx_first(&st->vf->idx, x->seq, x->ts);
+		if (d < mask)
+			mask = d;
+	}
+	if (st->versions < 1)
+		crowd = x->seq;
+	else if (st->nd == 0)
+		crowd = st->distinct >= (size_t)st->versions ? x->seq : NEVER;
+	else if (!st->crowd)
+		crowd = NEVER;
+	else if (st->one)	/* crowded, when is not known: dead */
+		crowd = x->seq < st->sup ? x->seq : NEVER;
+	else
+		crowd = c_first(st, x->seq, st->versions);
+	d = mask < over ? mask : over;
+	if (crowd < d)
+		d = crowd;
+	if (d > x->seq && st->one && d > st->gsup)
+		st->gsup = d;
+	if (d > x->seq && st->vc > 0) {
+		/* (a version rewritten dies as the next is born: one life
+		 * then runs on into the next, and they count as one) */
+		if (st->npend && st->pend[st->npend - 1].l == d) {
+			st->pend[st->npend - 1].l = x->seq;
+		} else {
+			if (st->npend >= st->cap ||
+			    st_grow(&st->pend, &st->pcap, st->npend + 1,
+				    st->cap, sizeof *st->pend))
+				return 1;
+			st->pend[st->npend].l = x->seq;
+			st->pend[st->npend++].r = d;
+		}
+	}
+	if (d <= c->snapshot) {
+		x->state = d == mask ? VIS_MASKED : VIS_DEAD;
+	} else {
+		x->state = VIS_LIVE;
+		if (ttl != CF_TTL_FOREVER) {
+			/* rule 4 asks C only of a put no moment crowded */
+			int ev = st->minv > 0 && st->minv <= st->vc &&
+				 c_first(st, x->seq, st->minv) != NEVER;
+			if (c->now_ms - x->ts > ttl * 1000) {
+				if (st->minv == 0 || ev)
+					x->state = VIS_DEAD;
+			} else if (c->expiring && ev && st->nd > 0) {
+				x->expiring = 1;
+			}
+		}
+	}
+	st_prune(st);
+	return 0;
 }

@@ -13,7 +13,10 @@
  * must be the same in all three.  Deterministic rows put the window's
  * edge inside one column's versions and inside a run of DeleteFamily
  * markers and of Deletes, and a column of puts only (streamed put by
- * put) past its TTL under MIN_VERSIONS.  CELLFS_SEED replays a run.
+ * put) past its TTL under MIN_VERSIONS; and large columns of every
+ * kind of marker, one written in timestamp order, one in none (so that
+ * both ways of classifying a large column run: big_columns).
+ * CELLFS_SEED replays a run.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -138,6 +141,71 @@ static void edges(cf_table **t)
 	}
 }
 
+/*
+ * Large columns with markers (classified by vis_stream, engine/
+ * visible.c, when they pass the window): row "big", column "m" written
+ * in timestamp order with versions rewritten and older ones written
+ * late, Deletes of a version (of the newest, of older ones, of the next
+ * one before it is written, of one at once), DeleteColumns, DeleteFamily
+ * markers and row deletes among them, spanning the TTL; column "n"
+ * written in random timestamp order, which needs more than vis_stream's
+ * cap of 64 entries and is classified the old way from where it stopped.
+ */
+static void big_columns(cf_table **t)
+{
+	char v[32];
+
+	for (int i = 0; i < 600; i++) {
+		int64_t ts, x;
+		int r = (int)rnd(100), k = 0;
+		const char *q = "m";
+
+		if (i % 2) {	/* column n, in no order */
+			q = "n";
+			ts = x = NOW - (int64_t)rnd(300) * 1000;
+		} else {
+			ts = x = NOW - 400000 + i * 1000 / 2;
+		}
+		if (r < 55) {
+			if (!rnd(10))
+				x = ts - (int64_t)rnd(5) * 1000;
+		} else if (r < 65) {
+			k = CF_DEL_VERSION;
+			x = ts - (int64_t)rnd(4) * 1000;
+		} else if (r < 70) {
+			k = CF_DEL_VERSION;
+			x = ts + 1000;	/* the next put's, before it */
+		} else if (r < 78) {
+			k = CF_DEL_COLUMN;
+			x = ts - (int64_t)rnd(10) * 1000;
+		} else if (r < 83) {
+			k = CF_DEL_FAMILY;
+			x = ts - (int64_t)rnd(10) * 1000;
+		} else if (r < 86) {
+			k = CF_DEL_ROW;
+			x = ts - (int64_t)rnd(10) * 1000;
+		} else {
+			k = -1;		/* a put deleted at once */
+		}
+		snprintf(v, sizeof v, "b%d", i);
+		for (int d = 0; d < NDB; d++) {
+			if (k <= 0)
+				put(t[d], "big", "cf", q, x, v);
+			if (k < 0)
+				del(t[d], CF_DEL_VERSION, "big", "cf", q, x);
+			else if (k == CF_DEL_FAMILY)
+				del(t[d], CF_DEL_FAMILY, "big", "cf", NULL, x);
+			else if (k == CF_DEL_ROW)
+				del(t[d], CF_DEL_ROW, "big", NULL, NULL, x);
+			else if (k)
+				del(t[d], (enum cf_delete_kind)k, "big", "cf",
+				    q, x);
+			if (i % 250 == 249)
+				cf_table_flush(t[d]);
+		}
+	}
+}
+
 static int round_ok(int versions, int minv, int64_t ttl, int keep,
 		    int nops, int n)
 {
@@ -160,6 +228,7 @@ static int round_ok(int versions, int minv, int64_t ttl, int keep,
 			bail("create %s", name);
 	writes(t, nops);
 	edges(t);
+	big_columns(t);
 	for (int d = 0; d < NDB; d++) {
 		cf_table_flush(t[d]);
 		if (cf_table_compact(t[d], 1))
