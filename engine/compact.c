@@ -389,11 +389,23 @@ static int cs_keep(const struct cstream *s, int type, int st, int ex)
 				       st == VIS_MARKER));
 }
 
+/* Classifies the column's m cells in s->vs.v (vis_column): 1 if one of
+ * them makes the column be kept whole (rule 4). */
+static int cs_classify(struct cstream *s, size_t m)
+{
+	int whole = 0;
+
+	vis_column(&s->vc, &s->vf, &s->vs, s->vs.v, m);
+	for (size_t i = 0; i < m; i++)
+		whole |= s->vs.v[i].expiring;
+	return whole;
+}
+
 /* The column gathered whole in s->g. */
 static int cs_column_window(struct cstream *s, int emit)
 {
 	size_t m = 0, j = 0;
-	int whole = 0, rc = CF_OK;
+	int whole, rc = CF_OK;
 
 	if ((rc = vcells_reserve(&s->vs, s->g.n)))
 		return rc;
@@ -409,9 +421,7 @@ static int cs_column_window(struct cstream *s, int emit)
 		s->vs.v[m].seq = x.seq;
 		s->vs.v[m++].type = (unsigned char)x.type;
 	}
-	vis_column(&s->vc, &s->vf, &s->vs, s->vs.v, m);
-	for (size_t i = 0; i < m; i++)
-		whole |= s->vs.v[i].expiring;
+	whole = cs_classify(s, m);
 	if (!emit) {
 		s->fam_whole |= whole;
 		return CF_OK;
@@ -452,7 +462,7 @@ static int cs_column_whole(struct cstream *s, int emit, size_t from)
 	const unsigned char *k, *v;
 	size_t kl, vl, m = 0, j = 0, idx = 0;
 	struct ikey x;
-	int r, whole = 0, rc;
+	int r, whole, rc;
 
 	if ((rc = cs_seek(s, s->col.p, s->col.len)))
 		return rc;
@@ -468,9 +478,7 @@ static int cs_column_whole(struct cstream *s, int emit, size_t from)
 	}
 	if (r < 0)
 		return -r;
-	vis_column(&s->vc, &s->vf, &s->vs, s->vs.v, m);
-	for (size_t i = 0; i < m; i++)
-		whole |= s->vs.v[i].expiring;
+	whole = cs_classify(s, m);
 	if (!emit) {
 		s->fam_whole |= whole;
 		return CF_OK;
