@@ -207,10 +207,14 @@ static int fs_stats_text(struct buf *out)
 		"# HELP cellfs_fuse_notify_refused_total Cache invalidations "
 		"the kernel refused with an error other than ENOENT.\n"
 		"# TYPE cellfs_fuse_notify_refused_total counter\n"
-		"cellfs_fuse_notify_refused_total %" PRIu64 "\n",
+		"cellfs_fuse_notify_refused_total %" PRIu64 "\n"
+		"# HELP cellfs_fuse_forgets_total Inodes the kernel forgot "
+		"(FORGET): names it dropped from its caches.\n"
+		"# TYPE cellfs_fuse_forgets_total counter\n"
+		"cellfs_fuse_forgets_total %" PRIu64 "\n",
 		c.lookups, c.getattrs, c.readdirplus_entries,
 		c.names_too_long, c.names_unlisted, c.inodes,
-		c.notify_refused);
+		c.notify_refused, c.forgets);
 	if (rc)
 		return rc;
 	return buf_printf(out,

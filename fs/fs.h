@@ -106,6 +106,8 @@ struct fs_counters {
 					 * kernel's inodes and open files */
 	uint64_t notify_refused;	/* cache invalidations the kernel
 					 * refused (an error but ENOENT) */
+	uint64_t forgets;		/* inodes the kernel forgot (FORGET
+					 * requests' entries) */
 };
 void fs_counters(struct fs_counters *c);
 

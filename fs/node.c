@@ -319,6 +319,7 @@ void fs_counters(struct fs_counters *c)
 					    __ATOMIC_RELAXED);
 	c->notify_refused = __atomic_load_n(&fs_counts.notify_refused,
 					    __ATOMIC_RELAXED);
+	c->forgets = __atomic_load_n(&fs_counts.forgets, __ATOMIC_RELAXED);
 	pthread_mutex_lock(&fs_mu);
 	c->inodes = node_count;
 	pthread_mutex_unlock(&fs_mu);
@@ -331,6 +332,7 @@ void op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
 {
 	struct node *n = node_of(ino), *dead = NULL;
 
+	count(&fs_counts.forgets);
 	pthread_mutex_lock(&fs_mu);
 	if (n != &fs_root) {
 		n->nlookup -= nlookup < n->nlookup ? nlookup : n->nlookup;
@@ -347,6 +349,8 @@ void op_forget_multi(fuse_req_t req, size_t count,
 	size_t i;
 	struct node *n, *dead = NULL;
 
+	__atomic_fetch_add(&fs_counts.forgets, (uint64_t)count,
+			   __ATOMIC_RELAXED);
 	pthread_mutex_lock(&fs_mu);
 	for (i = 0; i < count; i++) {
 		n = node_of(f[i].ino);
