@@ -108,6 +108,35 @@ run_session() {
 	test_cmp "$2" "$3"
 }
 
+# cellfs_forgets: the inodes of this mount the kernel has forgotten so far
+cellfs_forgets() {
+	sed -n "s/^cellfs_fuse_forgets_total //p" "$MNT/.stats"
+}
+
+# cellfs_undisturbed ALLOW RESET CMD...: for a check of what the kernel
+# keeps in its caches (names, attributes, inodes).  Another process's
+# drop_caches (t1160 and t1080 in a suite run beside this one) or memory
+# pressure can make the kernel forget this mount's names in the middle of
+# such a check, which then proves nothing either way.  Runs CMD until the
+# kernel forgets at most ALLOW inodes of this mount while it runs (those
+# the check itself drops) and returns the status of that run; after a
+# disturbed run, RESET puts the state CMD starts from back (":" when CMD
+# sets it up itself).  Gives up, failing, after 600 s of disturbed runs.
+cellfs_undisturbed() {
+	_cu_allow=$1 _cu_reset=$2 _cu_t0=$(date +%s)
+	shift 2
+	while :; do
+		_cu_f0=$(cellfs_forgets) || return 1
+		"$@"
+		_cu_rc=$?
+		_cu_f1=$(cellfs_forgets) || return 1
+		test $((_cu_f1 - _cu_f0)) -le $_cu_allow && return $_cu_rc
+		echo "the kernel forgot $((_cu_f1 - _cu_f0)) inodes during: $*; again" >&2
+		test $(($(date +%s) - _cu_t0)) -lt 600 || return 1
+		$_cu_reset || return 1
+	done
+}
+
 final_cleanup="cellfs_umount"
 trap 'cellfs_umount; die' EXIT
 

@@ -41,6 +41,14 @@ nodes_settle() {
 	done
 }
 
+# row_listed ROW COUNT: ls -l of ROW lists COUNT cells, the daemon
+# holding a node for each
+row_listed() {
+	ls -l "$T/$1" | sed 1d >"$1.out" &&
+	test $(wc -l <"$1.out") = $2 &&
+	test $(stat_of fuse_inodes) -ge $2
+}
+
 # row_cost ROW COUNT: ROW of COUNT cells, listed with ls -l, every name
 # dropped by a .batch of the row (a DeleteColumn of a column it lacks:
 # the kernel forgets them), listed again, removed
@@ -52,9 +60,7 @@ row_cost() {
 	cat "$1.batch" >"$T/.batch" &&
 	nodes_settle &&
 	c0=$(cpu_ticks) &&
-	ls -l "$T/$1" | sed 1d >"$1.out" &&
-	test $(wc -l <"$1.out") = $2 &&
-	test $(stat_of fuse_inodes) -ge $2 &&
+	cellfs_undisturbed 0 : row_listed $1 $2 &&
 	echo "delete $1 cf:none" >"$T/.batch" &&
 	nodes_settle &&
 	ls -l "$T/$1" | sed 1d >"$1.again" &&
