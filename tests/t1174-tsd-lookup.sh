@@ -174,7 +174,7 @@ test_expect_success 'tag conditions: a value, *, several keys (AND), one key twi
 '
 
 test_expect_success 'limit: the newest series first, then sorted; 0 and negative mean all' '
-	look sys.cpu.user 1 $C &&
+	look sys.cpu.user 1 $A &&
 	look sys.cpu.user 2 $A $C &&
 	look sys.cpu.user 3 $A $C $D &&
 	look sys.cpu.user 0 $A $B $C $D &&

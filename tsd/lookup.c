@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "tsd/internal.h"
+#include "util/coding.h"
 #include "util/err.h"
 
 #define TSUID_MAX (TSD_UID_WIDTH + TSD_MAX_TAGS * 2 * TSD_UID_WIDTH)
@@ -543,50 +544,144 @@ static int cmp_ent(const void *a, const void *b)
 	return c ? c : (x->len > y->len) - (x->len < y->len);
 }
 
-/* The series of f, newest first, until limit of them are found. */
-static int scan(cf_table *dbt, const struct filt *f, size_t limit,
-		struct set *s)
+/* Takes the row key[0..klen) into s when it is a series of f. */
+static int take(const struct filt *f, struct set *s, const unsigned char *key,
+		size_t klen)
+{
+	unsigned char tsuid[TSUID_MAX];
+	size_t ntags;
+
+	if (!tsd_rowkey_valid(key, klen))
+		return CF_OK;	/* not a data row of ours */
+	ntags = (klen - TSD_ROWKEY_PREFIX) / (2 * TSD_UID_WIDTH);
+	if (!filt_match(f, key + TSD_ROWKEY_PREFIX, ntags))
+		return CF_OK;
+	memcpy(tsuid, key, TSD_UID_WIDTH);
+	memcpy(tsuid + TSD_UID_WIDTH, key + TSD_ROWKEY_PREFIX,
+	       klen - TSD_ROWKEY_PREFIX);
+	return set_add(s, tsuid, klen - TSD_TS_BYTES);
+}
+
+static void scan_opts(struct cf_scan_opts *so)
 {
 	static const struct cf_column col = { "t", 1, NULL, 0 };
-	unsigned char muid[TSD_UID_WIDTH], tsuid[TSUID_MAX];
-	struct cf_scan_opts so;
+
+	memset(so, 0, sizeof *so);
+	so->read.columns = &col;
+	so->read.ncolumns = 1;
+	so->read.max_ts = INT64_MAX;
+	so->read.max_versions = 1;
+	so->read.keys_only = 1;
+}
+
+/* Every row of scan so into s, until limit series are found. */
+static int scan_rows(cf_table *dbt, const struct cf_scan_opts *so,
+		     const struct filt *f, size_t limit, struct set *s)
+{
 	cf_scanner *sc = NULL;
 	const cf_row *row;
 	int rc;
 
-	memset(&so, 0, sizeof so);
-	so.read.columns = &col;
-	so.read.ncolumns = 1;
-	so.read.max_ts = INT64_MAX;
-	so.read.max_versions = 1;
-	so.read.keys_only = 1;
-	so.reversed = 1;
-	if (!f->any_metric) {
-		tsd_uid_put(muid, f->muid);
-		so.prefix = muid;
-		so.prefixlen = TSD_UID_WIDTH;
-	}
-	if ((rc = cf_scan_open(dbt, &so, &sc)))
+	if ((rc = cf_scan_open(dbt, so, &sc)))
 		return rc;
 	while (s->n < limit) {
-		size_t klen, ntags;
+		size_t klen;
 		const unsigned char *key;
 		if ((rc = cf_scan_next(sc, &row)) || !row)
 			break;
 		key = cf_row_key(row, &klen);
-		if (!tsd_rowkey_valid(key, klen))
-			continue;	/* not a data row of ours */
-		ntags = (klen - TSD_ROWKEY_PREFIX) / (2 * TSD_UID_WIDTH);
-		if (!filt_match(f, key + TSD_ROWKEY_PREFIX, ntags))
-			continue;
-		memcpy(tsuid, key, TSD_UID_WIDTH);
-		memcpy(tsuid + TSD_UID_WIDTH, key + TSD_ROWKEY_PREFIX,
-		       klen - TSD_ROWKEY_PREFIX);
-		if ((rc = set_add(s, tsuid, klen - TSD_TS_BYTES)))
+		if ((rc = take(f, s, key, klen)))
 			break;
 	}
 	cf_scan_close(sc);
 	return rc;
+}
+
+/*
+ * The series of metric f->muid, newest hour first, until limit of them
+ * are found: the newest hour below the last one read is found by a
+ * reversed scan of one row, then its rows (contiguous: metric, hour,
+ * tags) are read forward, which the engine does several times faster
+ * than a reversed scan.  A row key too short to hold an hour ends the
+ * walk: the rest is read by one reversed scan.
+ */
+static int scan_metric(cf_table *dbt, const struct filt *f, size_t limit,
+		       struct set *s)
+{
+	unsigned char muid[TSD_UID_WIDTH], below[TSD_ROWKEY_MAX + 1];
+	unsigned char hour[TSD_ROWKEY_PREFIX];
+	struct cf_scan_opts so;
+	size_t blen = 0;	/* 0: from the end of the metric */
+	int rc = CF_OK;
+
+	tsd_uid_put(muid, f->muid);
+	while (s->n < limit) {
+		cf_scanner *sc = NULL;
+		const cf_row *row;
+		const unsigned char *key;
+		size_t klen;
+		uint32_t base;
+
+		scan_opts(&so);
+		so.prefix = muid;
+		so.prefixlen = TSD_UID_WIDTH;
+		so.reversed = 1;
+		so.limit = 1;
+		so.start = blen ? below : NULL;
+		so.startlen = blen;
+		if ((rc = cf_scan_open(dbt, &so, &sc)))
+			return rc;
+		rc = cf_scan_next(sc, &row);
+		if (rc || !row) {
+			cf_scan_close(sc);
+			return rc;
+		}
+		key = cf_row_key(row, &klen);
+		if (klen < TSD_ROWKEY_PREFIX) {
+			/* not a row of ours: the rest the slow way */
+			memcpy(below, key, klen);
+			cf_scan_close(sc);
+			scan_opts(&so);
+			so.prefix = muid;
+			so.prefixlen = TSD_UID_WIDTH;
+			so.reversed = 1;
+			so.start = below;
+			so.startlen = klen;
+			return scan_rows(dbt, &so, f, limit, s);
+		}
+		memcpy(hour, key, TSD_ROWKEY_PREFIX);
+		cf_scan_close(sc);
+		scan_opts(&so);
+		so.prefix = hour;
+		so.prefixlen = TSD_ROWKEY_PREFIX;
+		if ((rc = scan_rows(dbt, &so, f, limit, s)))
+			return rc;
+		base = dec_u32be(hour + TSD_UID_WIDTH);
+		if (base == 0)
+			break;
+		/* above every key of the hour before: its prefix then more
+		 * 0xFF than any tag list has */
+		memcpy(below, muid, TSD_UID_WIDTH);
+		enc_u32be(below + TSD_UID_WIDTH, base - 1);
+		memset(below + TSD_ROWKEY_PREFIX, 0xFF,
+		       sizeof below - TSD_ROWKEY_PREFIX);
+		blen = sizeof below;
+	}
+	return rc;
+}
+
+/* The series of f, newest first (without a metric: by metric, highest
+ * UID first, each newest hour first), until limit of them are found. */
+static int scan(cf_table *dbt, const struct filt *f, size_t limit,
+		struct set *s)
+{
+	struct cf_scan_opts so;
+
+	if (!f->any_metric)
+		return scan_metric(dbt, f, limit, s);
+	scan_opts(&so);
+	so.reversed = 1;
+	return scan_rows(dbt, &so, f, limit, s);
 }
 
 /* --- naming the series ------------------------------------------------------ */
