@@ -299,6 +299,21 @@ test_expect_success 'MNT/tsd/lookup/: bad syntax EINVAL, unknown names ENOENT, r
 	errno_of write "$MNT/tsd/lookup/sys.mem" x >out && test_cmp expect out
 '
 
+test_expect_success 'rows under the metric that are not series (a short key, no tags) are skipped' '
+	printf "%x\n" $H2 >out && echo 50e24320 >expect && test_cmp expect out &&
+	mkdir "$MNT/tsdb/%00%00%02%FF" "$MNT/tsdb/%00%00%02%01" \
+		"$MNT/tsdb/%00%00%02P%E2C%20" &&
+	echo 1 >"$MNT/tsdb/%00%00%02%FF/t:ab" &&
+	echo 1 >"$MNT/tsdb/%00%00%02P%E2C%20/t:ab" &&
+	echo 1 >"$MNT/tsdb/%00%00%02%01/t:ab" &&
+	look sys.cpu.user - $A $B $C $D &&
+	look sys.cpu.user 2 $A $C &&
+	rm -r "$MNT/tsdb/%00%00%02%FF" &&
+	look sys.cpu.user - $A $B $C $D &&
+	look sys.cpu.user 2 $A $C &&
+	rm -r "$MNT/tsdb/%00%00%02%01" "$MNT/tsdb/%00%00%02P%E2C%20"
+'
+
 test_expect_success 'a lookup after a remount finds the same series' '
 	cellfs_umount &&
 	cellfs_mount "tsd_http=$HP" &&

@@ -10,11 +10,11 @@
  * ("=lga", "*=lga") are OR'd among themselves: some tag of the series
  * has one of them.
  *
- * The scan: the rows of the metric (the whole table without a metric),
- * keys only, in reverse key order, so the newest hour of the metric
- * comes first; a series is kept once (a hash set of TSUIDs) and the scan
- * stops when limit series are found.  So the answer holds the limit most
- * recently written series, sorted by TSUID for the answer.
+ * The scan: the rows of the metric, keys only, hour by hour from the
+ * newest (scan_metric(); without a metric, the whole table in reverse
+ * key order); a series is kept once (a hash set of TSUIDs) and the scan
+ * stops when limit series are found.  So the answer holds the limit
+ * most recently written series, sorted by TSUID for the answer.
  *
  * Memory: the set, at most limit (<= TSD_LOOKUP_MAX) TSUIDs of at most
  * 51 bytes plus a hash slot each, then their names; one row's keys (the
