@@ -119,13 +119,10 @@ static int from_json(struct tsd_lookup_query *q, json_t *body,
 	if (!json_is_object(body))
 		return *why = "the query is not a JSON object", 1;
 	/* SearchQuery's constructor sets metric "*" */
-	if (!m)
-		tsd_lookup_set_metric(q, "*");
-	else if (json_is_string(m))
-		tsd_lookup_set_metric(q, json_string_value(m));
-	else if (!json_is_null(m))
+	if (m && !json_is_null(m) && !json_is_string(m))
 		return *why = "metric is not a string", 1;
-	if (m && !json_is_null(m) && !q->metric)
+	if ((!m || json_is_string(m)) &&
+	    tsd_lookup_set_metric(q, m ? json_string_value(m) : "*"))
 		return -1;
 	if (json_is_integer(lim)) {
 		json_int_t v = json_integer_value(lim);
