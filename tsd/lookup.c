@@ -812,7 +812,8 @@ int tsd_lookup(tsd *t, const struct tsd_lookup_query *q,
 		goto out;	/* no table: nothing was ever written */
 	if ((rc = scan(dbt, &f, tsd_lookup_limit(q), &s)))
 		goto out;
-	qsort(s.e, s.n, sizeof *s.e, cmp_ent);
+	if (s.n)
+		qsort(s.e, s.n, sizeof *s.e, cmp_ent);
 	rc = name_all(t, uidt, &s, res, err);
 out:
 	filt_release(&f);
