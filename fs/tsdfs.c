@@ -1,7 +1,7 @@
 /*
  * tsdfs.c: MNT/tsd/ (SPEC section 6), the path mapping onto tsd/tsd.h.
  *
- *   tsd/                  FT_DIR      put metrics tagk tagv q
+ *   tsd/                  FT_DIR      lookup metrics put q tagk tagv
  *   tsd/put               FT_PUT      append put lines
  *   tsd/metrics/          FT_METRICS  metric names (escaped, section 2)
  *   tsd/metrics/M         FT_METRIC   read: dump; write: "TS VALUE TAGS"
@@ -9,6 +9,8 @@
  *   tsd/tagk/K, tagv/V    FT_KNAME/FT_VNAME  read: its UID, 6 hex digits
  *   tsd/q/                FT_Q        lists nothing; any query resolves
  *   tsd/q/QUERY[.png]     FT_QUERY    read: the result, or its graph
+ *   tsd/lookup/           FT_LOOKUP   lists nothing; any lookup resolves
+ *   tsd/lookup/LOOKUP     FT_LOOKUPQ  read: the series, one a line
  *
  * The tsd handle is opened at the first use that needs it: a write opens
  * it (creating tsdb and tsdb-uid), a read before any write finds no
@@ -98,7 +100,7 @@ int fs_tsd_get(int create, tsd **out)
 int fs_tsd_is_dir(enum fs_tsd_node k)
 {
 	return k == FT_DIR || k == FT_METRICS || k == FT_TAGK ||
-	       k == FT_TAGV || k == FT_Q;
+	       k == FT_TAGV || k == FT_Q || k == FT_LOOKUP;
 }
 
 static enum tsd_kind kind_of(enum fs_tsd_node parent)
@@ -120,6 +122,7 @@ int fs_tsd_resolve(enum fs_tsd_node parent, const char *name,
 	static const struct { const char *name; enum fs_tsd_node k; } top[] = {
 		{ "put", FT_PUT }, { "metrics", FT_METRICS },
 		{ "tagk", FT_TAGK }, { "tagv", FT_TAGV }, { "q", FT_Q },
+		{ "lookup", FT_LOOKUP },
 	};
 	size_t i;
 
@@ -143,8 +146,8 @@ int fs_tsd_resolve(enum fs_tsd_node parent, const char *name,
 			return ENOMEM;
 		arg->len--;
 		return 0;
-	case FT_Q:
-		*kind = FT_QUERY;
+	case FT_Q: case FT_LOOKUP:
+		*kind = parent == FT_Q ? FT_QUERY : FT_LOOKUPQ;
 		if (buf_append(arg, name, strlen(name)) || buf_putc(arg, 0))
 			return ENOMEM;
 		arg->len--;
@@ -214,7 +217,7 @@ int fs_tsd_stat(enum fs_tsd_node k, const struct buf *arg, struct stat *st,
 	st->st_size = 0;
 	switch (k) {
 	case FT_DIR: case FT_PUT: case FT_METRICS: case FT_TAGK:
-	case FT_TAGV: case FT_Q:
+	case FT_TAGV: case FT_Q: case FT_LOOKUP:
 		return 0;
 	case FT_METRIC: case FT_KNAME: case FT_VNAME:
 		rc = get(0, &t);
@@ -238,6 +241,20 @@ int fs_tsd_stat(enum fs_tsd_node k, const struct buf *arg, struct stat *st,
 			       strerror(fs_errno(rc)));
 		}
 		return fs_errno(rc);
+	case FT_LOOKUPQ:
+		rc = get(0, &t);
+		if (rc == CF_ENOTFOUND)
+			t = NULL;	/* nothing written: every name unknown */
+		if (!rc || rc == CF_ENOTFOUND)
+			rc = tsd_lookup_check(t, (const char *)arg->p,
+					      arg->len, &e);
+		if (rc) {
+			why_set(why, whylen, &e, rc);
+			cf_log(CF_LOG_WARN, "lookup tsd/lookup/%s: %s: %s",
+			       (const char *)arg->p, why,
+			       strerror(fs_errno(rc)));
+		}
+		return fs_errno(rc);
 	}
 	return ENOENT;
 }
@@ -247,7 +264,7 @@ int fs_tsd_list(enum fs_tsd_node k,
 		void *ctx)
 {
 	static const char *const top[] = { "put", "metrics", "tagk", "tagv",
-					   "q" };
+					   "q", "lookup" };
 	struct buf b = BUF_INIT;
 	char **names = NULL;
 	size_t n = 0, i;
@@ -256,7 +273,7 @@ int fs_tsd_list(enum fs_tsd_node k,
 
 	switch (k) {
 	case FT_DIR:
-		for (i = 0; !rc && i < 5; i++)
+		for (i = 0; !rc && i < sizeof top / sizeof top[0]; i++)
 			rc = add(ctx, top[i], strlen(top[i]), i > 0);
 		return rc;
 	case FT_METRICS: case FT_TAGK: case FT_TAGV:
@@ -308,6 +325,7 @@ int fs_tsd_open(enum fs_tsd_node k, const struct buf *arg, int flags,
 	f->what = k == FT_PUT ? strdup("put") : NULL;
 	if (k != FT_PUT && asprintf(&f->what, "%s/%s", k == FT_METRIC ?
 				    "metrics" : k == FT_QUERY ? "q" :
+				    k == FT_LOOKUPQ ? "lookup" :
 				    k == FT_KNAME ? "tagk" : "tagv",
 				    (const char *)arg->p) < 0)
 		f->what = NULL;
@@ -371,6 +389,21 @@ int fs_tsd_open(enum fs_tsd_node k, const struct buf *arg, int flags,
 		if (!rc)
 			rc = tsd_query_open(t, (const char *)arg->p, qlen, fmt,
 					    &f->c, &e);
+		if (rc)
+			why_set(why, whylen, &e, rc);
+		break;
+	case FT_LOOKUPQ:
+		if (acc != O_RDONLY) {
+			rc = CF_EINVAL;
+			snprintf(why, whylen, "lookups are read-only");
+			break;
+		}
+		rc = get(0, &t);
+		if (rc == CF_ENOTFOUND)
+			t = NULL;
+		if (!rc || rc == CF_ENOTFOUND)
+			rc = tsd_lookup_open(t, (const char *)arg->p, arg->len,
+					     &f->c, &e);
 		if (rc)
 			why_set(why, whylen, &e, rc);
 		break;

@@ -187,6 +187,7 @@ static const struct {
 	{ "/api/version", net_api_version },
 	{ "/api/config/filters", net_api_filters },
 	{ "/api/uid/assign", net_api_uid_assign },
+	{ "/api/search/lookup", net_api_search_lookup },
 };
 
 static void route(struct net_req *r)

@@ -56,6 +56,9 @@
 
 #include "engine/cellfs.h"
 
+/* Most tags of a series (tsd/codec.h's TSD_MAX_TAGS). */
+#define TSD_LOOKUP_TAGS 8
+
 typedef struct tsd tsd;
 typedef struct tsd_writer tsd_writer;
 typedef struct tsd_cursor tsd_cursor;
@@ -273,6 +276,104 @@ int tsd_cursor_pread(tsd_cursor *c, void *dst, size_t n, uint64_t off,
 /* The total size of the content (produces all of it). */
 int tsd_cursor_size(tsd_cursor *c, uint64_t *size);
 void tsd_cursor_close(tsd_cursor *c);
+
+/* --- series lookup (tsd/lookup.c) ------------------------------------
+ *
+ * OpenTSDB's /api/search/lookup (TimeSeriesLookup) on the data table:
+ * the series (metric and tag set) that have a metric, tag key, tag value
+ * or pair, each once.  docs/api.md and docs/timeseries.md.
+ */
+
+/* Most series one lookup answers (a larger or <= 0 limit is this). */
+#define TSD_LOOKUP_MAX 100000
+/* SearchQuery's default limit. */
+#define TSD_LOOKUP_LIMIT 25
+
+/* A tag condition: key or value NULL (or "*") when not given. */
+struct tsd_lookup_pair {
+	char *key, *value;
+};
+
+/* A lookup; the strings are the query's (malloc'd). */
+struct tsd_lookup_query {
+	char *metric;		/* NULL: none given; NULL, "" or "*": any */
+	struct tsd_lookup_pair *tags;
+	size_t ntags, cap;
+	int has_tags;		/* a (possibly empty) tag list was given */
+	long limit;		/* as asked; tsd_lookup_limit() applies it */
+};
+
+/* Sets q empty, limit TSD_LOOKUP_LIMIT. */
+void tsd_lookup_query_init(struct tsd_lookup_query *q);
+/* Frees q's strings and makes it empty again. */
+void tsd_lookup_query_release(struct tsd_lookup_query *q);
+/* Parses m[0..len) as Tags.parseWithMetric does ("METRIC",
+ * "METRIC{K=V,K=,=V,...}", "{K=V}"), adding to q.  CF_EINVAL with
+ * OpenTSDB's reason in *err ("Missing '}' at the end of: a{", "When
+ * parsing tag 'x': invalid tag: x"); CF_ENOMEM. */
+int tsd_lookup_parse_m(struct tsd_lookup_query *q, const char *m, size_t len,
+		       struct tsd_error *err);
+/* Parses a limit as Java's Integer.parseInt.  CF_EINVAL ("Unable to
+ * convert 'limit' to a valid number"). */
+int tsd_lookup_parse_limit(struct tsd_lookup_query *q, const char *s,
+			   struct tsd_error *err);
+/* The name of a MNT/tsd/lookup/ file: "m=M&limit=N" (%XX decoded;
+ * other parameters ignored) or M alone; limit defaults to none (that is
+ * TSD_LOOKUP_MAX).  CF_EINVAL with *err; CF_ENOMEM. */
+int tsd_lookup_parse_qs(struct tsd_lookup_query *q, const char *s, size_t n,
+			struct tsd_error *err);
+/* Sets the metric (NULL: none) or adds a pair (either may be NULL). */
+int tsd_lookup_set_metric(struct tsd_lookup_query *q, const char *metric);
+int tsd_lookup_add_pair(struct tsd_lookup_query *q, const char *key,
+			const char *value);
+/* The number of series q may answer: its limit, or TSD_LOOKUP_MAX. */
+size_t tsd_lookup_limit(const struct tsd_lookup_query *q);
+
+/* One series found: its TSUID as OpenTSDB prints it (upper-case hex of
+ * the metric UID then the tag UID pairs), names, tags sorted by key. */
+struct tsd_series {
+	char tsuid[2 * (3 + TSD_LOOKUP_TAGS * 6) + 1];
+	const char *metric;
+	size_t ntags;
+	const char *tagk[TSD_LOOKUP_TAGS], *tagv[TSD_LOOKUP_TAGS];
+};
+
+struct tsd_lookup_result {
+	struct tsd_series *s;	/* n of them, by TSUID */
+	size_t n;
+	char *names;		/* the strings s points into */
+};
+
+/*
+ * Runs q: the series it matches, newest written first, at most
+ * tsd_lookup_limit(q) of them, into *res sorted by TSUID (free with
+ * tsd_lookup_result_release()).  t may be NULL when no tsd table exists
+ * (nothing written): every name is then unknown, no series found.
+ * Memory: the series found (at most TSD_LOOKUP_MAX TSUIDs and their
+ * names) and one row's keys; time: the keys of the metric's rows, newest
+ * hour first, up to the limit-th series (the whole table without a
+ * metric).
+ * Errors: CF_EINVAL (no metric and no tags: "Missing metric and tags.
+ * Please supply at least one value."), CF_ENOTFOUND with *err "No such
+ * name for 'tagk': 'x'" (an unknown name) or "No such unique ID for
+ * ..." (a row's UID without a name), engine errors, CF_ENOMEM.
+ */
+int tsd_lookup(tsd *t, const struct tsd_lookup_query *q,
+	       struct tsd_lookup_result *res, struct tsd_error *err);
+void tsd_lookup_result_release(struct tsd_lookup_result *r);
+
+/*
+ * MNT/tsd/lookup/QUERY: QUERY parsed by tsd_lookup_parse_qs(), run by
+ * tsd_lookup(), as "METRIC TAGK=TAGV ...\n" lines (tags sorted by key,
+ * series by TSUID) produced here whole (at most TSD_LOOKUP_MAX lines).
+ * Errors of both.
+ */
+int tsd_lookup_open(tsd *t, const char *qs, size_t len, tsd_cursor **out,
+		    struct tsd_error *err);
+/* Parses qs as tsd_lookup_open() does and resolves its names, without
+ * scanning (the lookup of the file's name).  Same errors. */
+int tsd_lookup_check(tsd *t, const char *qs, size_t len,
+		     struct tsd_error *err);
 
 /* --- maintenance and status -------------------------------------------- */
 
