@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "tsd/internal.h"
+#include "tsd/query.h"
 #include "util/coding.h"
 #include "util/err.h"
 
@@ -209,29 +210,6 @@ bad:
 	return fail(err, "Unable to convert 'limit' to a valid number");
 }
 
-/* Decodes %XX escapes of s[0..n) into a new string. */
-static char *unescape(const char *s, size_t n)
-{
-	char *o = malloc(n + 1);
-	size_t k = 0;
-
-	if (!o)
-		return NULL;
-	for (size_t i = 0; i < n; i++) {
-		if (s[i] == '%' && i + 2 < n &&
-		    isxdigit((unsigned char)s[i + 1]) &&
-		    isxdigit((unsigned char)s[i + 2])) {
-			char hex[3] = { s[i + 1], s[i + 2], 0 };
-			o[k++] = (char)strtol(hex, NULL, 16);
-			i += 2;
-		} else {
-			o[k++] = s[i];
-		}
-	}
-	o[k] = '\0';
-	return o;
-}
-
 /* 1 when s[0..n) is the query-string form: "m=...", "limit=..." or
  * "use_meta=..." first, or several parameters. */
 static int is_qs(const char *s, size_t n)
@@ -249,7 +227,7 @@ int tsd_lookup_parse_qs(struct tsd_lookup_query *q, const char *s, size_t n,
 
 	q->limit = 0;	/* a file lists every series, up to the bound */
 	if (!is_qs(s, n)) {
-		if (!(val = unescape(s, n)))
+		if (!(val = tsd_pct_decode(s, n)))
 			return CF_ENOMEM;
 		rc = tsd_lookup_parse_m(q, val, strlen(val), err);
 		free(val);
@@ -267,8 +245,8 @@ int tsd_lookup_parse_qs(struct tsd_lookup_query *q, const char *s, size_t n,
 		klen = eq ? (size_t)(eq - item) : ilen;
 		free(key);
 		free(val);
-		key = unescape(item, klen);
-		val = eq ? unescape(eq + 1, ilen - klen - 1) : strdup("");
+		key = tsd_pct_decode(item, klen);
+		val = eq ? tsd_pct_decode(eq + 1, ilen - klen - 1) : strdup("");
 		if (!key || !val) {
 			rc = CF_ENOMEM;
 			break;

@@ -694,8 +694,7 @@ static int parse_m(struct tsd_query *q, const char *s, size_t n, char *why,
 	return CF_OK;
 }
 
-/* Decodes %XX escapes of s[0..n) into a new string. */
-static char *unescape(const char *s, size_t n)
+char *tsd_pct_decode(const char *s, size_t n)
 {
 	char *o = malloc(n + 1);
 	size_t k = 0;
@@ -752,8 +751,8 @@ int tsd_query_parse(const char *qs, size_t len, int64_t now_ms,
 		size_t klen = eq ? (size_t)(eq - item) : ilen;
 		free(key);
 		free(val);
-		key = unescape(item, klen);
-		val = eq ? unescape(eq + 1, ilen - klen - 1) : strdup("");
+		key = tsd_pct_decode(item, klen);
+		val = eq ? tsd_pct_decode(eq + 1, ilen - klen - 1) : strdup("");
 		if (!key || !val) {
 			rc = CF_ENOMEM;
 			goto out;

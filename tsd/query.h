@@ -147,4 +147,9 @@ int tsd_parse_time(const char *s, size_t len, int64_t now_ms, int64_t *ms);
 int tsd_filter_match(const struct tsd_filter *f, const char *value,
 		     size_t vlen);
 
+/* s[0..n) with its %XX escapes decoded, as a new string (malloc'd; the
+ * caller frees it), or NULL when out of memory: query strings and the
+ * names of series lookups (tsd/lookup.c). */
+char *tsd_pct_decode(const char *s, size_t n);
+
 #endif
