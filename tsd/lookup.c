@@ -55,16 +55,6 @@ void tsd_lookup_query_release(struct tsd_lookup_query *q)
 	tsd_lookup_query_init(q);
 }
 
-static char *dupn(const char *s, size_t n)
-{
-	char *d = malloc(n + 1);
-	if (d) {
-		memcpy(d, s, n);
-		d[n] = '\0';
-	}
-	return d;
-}
-
 int tsd_lookup_set_metric(struct tsd_lookup_query *q, const char *metric)
 {
 	char *m = NULL;
@@ -90,8 +80,8 @@ static int add_pair(struct tsd_lookup_query *q, const char *k, size_t kl,
 		q->cap = cap;
 	}
 	p = &q->tags[q->ntags];
-	p->key = k ? dupn(k, kl) : NULL;
-	p->value = v ? dupn(v, vl) : NULL;
+	p->key = k ? tsd_dupn(k, kl) : NULL;
+	p->value = v ? tsd_dupn(v, vl) : NULL;
 	if ((k && !p->key) || (v && !p->value)) {
 		free(p->key);
 		free(p->value);
@@ -159,7 +149,7 @@ int tsd_lookup_parse_m(struct tsd_lookup_query *q, const char *m, size_t len,
 	if (!curly) {
 		if (len == 0)
 			return fail(err, "Metric string was empty");
-		return (q->metric = dupn(m, len)) ? CF_OK : CF_ENOMEM;
+		return (q->metric = tsd_dupn(m, len)) ? CF_OK : CF_ENOMEM;
 	}
 	if (m[len - 1] != '}')
 		return fail(err, "Missing '}' at the end of: %.*s", W(len), m);
@@ -167,7 +157,7 @@ int tsd_lookup_parse_m(struct tsd_lookup_query *q, const char *m, size_t len,
 		if (m[0] == '{')
 			return fail(err, "Missing metric and tags: %.*s",
 				    W(len), m);
-		return (q->metric = dupn(m, len - 2)) ? CF_OK : CF_ENOMEM;
+		return (q->metric = tsd_dupn(m, len - 2)) ? CF_OK : CF_ENOMEM;
 	}
 	/* every ',' splits, empty parts included (Tags.splitString) */
 	b = (size_t)(curly - m) + 1;
@@ -180,7 +170,8 @@ int tsd_lookup_parse_m(struct tsd_lookup_query *q, const char *m, size_t len,
 	}
 	if (m[0] == '{')
 		return CF_OK;
-	return (q->metric = dupn(m, (size_t)(curly - m))) ? CF_OK : CF_ENOMEM;
+	q->metric = tsd_dupn(m, (size_t)(curly - m));
+	return q->metric ? CF_OK : CF_ENOMEM;
 }
 
 int tsd_lookup_parse_limit(struct tsd_lookup_query *q, const char *s,

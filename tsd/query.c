@@ -84,7 +84,7 @@ static int fail(char *why, size_t whylen, const char *fmt, ...)
 
 #define W(len) ((int)((len) > 80 ? 80 : (len)))
 
-static char *dupn(const char *s, size_t n)
+char *tsd_dupn(const char *s, size_t n)
 {
 	char *p = malloc(n + 1);
 	if (p) {
@@ -317,7 +317,7 @@ static int split_values(struct tsd_filter *f, const char *s, size_t n)
 		return CF_ENOMEM;
 	for (size_t b = 0, i = 0; i <= n; i++) {
 		if (i == n || s[i] == '|') {
-			if (!(f->values[f->nvalues] = dupn(s + b, i - b)))
+			if (!(f->values[f->nvalues] = tsd_dupn(s + b, i - b)))
 				return CF_ENOMEM;
 			f->nvalues++;
 			b = i + 1;
@@ -356,7 +356,7 @@ static int add_filter(struct tsd_subquery *sq, const char *s, size_t n,
 		return fail(why, whylen, "invalid tag: %.*s", W(n), s);
 	v = eq + 1;
 	vlen = (size_t)(s + n - v);
-	if (!(f.tagk = dupn(s, (size_t)(eq - s))))
+	if (!(f.tagk = tsd_dupn(s, (size_t)(eq - s))))
 		return CF_ENOMEM;
 	const char *paren = memchr(v, '(', vlen);
 	if (paren) {
@@ -403,7 +403,7 @@ static int add_filter(struct tsd_subquery *sq, const char *s, size_t n,
 			if ((rc = split_values(&f, in, inlen)))
 				goto bad;
 		} else {
-			if (!(f.pattern = dupn(in, inlen))) {
+			if (!(f.pattern = tsd_dupn(in, inlen))) {
 				rc = CF_ENOMEM;
 				goto bad;
 			}
@@ -440,7 +440,7 @@ static int add_filter(struct tsd_subquery *sq, const char *s, size_t n,
 		}
 	} else if (memchr(v, '*', vlen)) {
 		f.type = TSD_FILTER_WILDCARD;
-		if (!(f.pattern = dupn(v, vlen))) {
+		if (!(f.pattern = tsd_dupn(v, vlen))) {
 			rc = CF_ENOMEM;
 			goto bad;
 		}
@@ -507,7 +507,7 @@ static int parse_metric(struct tsd_subquery *sq, const char *s, size_t n,
 
 	if (mlen == 0)
 		return fail(why, whylen, "missing metric name");
-	if (!(sq->metric = dupn(s, mlen)))
+	if (!(sq->metric = tsd_dupn(s, mlen)))
 		return CF_ENOMEM;
 	if (!curly)
 		return CF_OK;

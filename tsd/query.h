@@ -152,4 +152,9 @@ int tsd_filter_match(const struct tsd_filter *f, const char *value,
  * names of series lookups (tsd/lookup.c). */
 char *tsd_pct_decode(const char *s, size_t n);
 
+/* s[0..n) as a new string (malloc'd; the caller frees it), bytes as they
+ * are (a NUL among them kept, unlike strndup), or NULL when out of
+ * memory. */
+char *tsd_dupn(const char *s, size_t n);
+
 #endif
