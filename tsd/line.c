@@ -77,18 +77,6 @@ int tsd_name_valid(const char *s, size_t len)
 	return 1;
 }
 
-__attribute__((format(printf, 3, 4)))
-static int fail(char *why, size_t whylen, const char *fmt, ...)
-{
-	va_list ap;
-	if (why && whylen) {
-		va_start(ap, fmt);
-		vsnprintf(why, whylen, fmt, ap);
-		va_end(ap);
-	}
-	return CF_EINVAL;
-}
-
 /* Words quoted in messages are cut so a reason stays one short line. */
 #define W(len) ((int)((len) > 64 ? 64 : (len)))
 
@@ -104,18 +92,19 @@ static int parse_ts(const char *s, size_t len, int64_t *ts, char *why,
 		char tmp[32];
 		size_t before = (size_t)(dot - s), after = len - before - 1;
 		if (after != 3 || before == 0 || len >= sizeof tmp)
-			return fail(why, whylen, "invalid timestamp: %.*s",
-				    W(len), s);
+			return cf_einval(why, whylen, "invalid timestamp: %.*s",
+					 W(len), s);
 		memcpy(tmp, s, before);
 		memcpy(tmp + before, dot + 1, 3);
 		if (tsd_parse_long(tmp, before + 3, &v) || v <= 0)
-			return fail(why, whylen, "invalid timestamp: %.*s",
-				    W(len), s);
+			return cf_einval(why, whylen, "invalid timestamp: %.*s",
+					 W(len), s);
 	} else if (tsd_parse_long(s, len, &v) || v <= 0) {
-		return fail(why, whylen, "invalid timestamp: %.*s", W(len), s);
+		return cf_einval(why, whylen,
+				 "invalid timestamp: %.*s", W(len), s);
 	}
 	if (tsd_ts_is_ms(v) && v > TSD_TS_MAX_MS)
-		return fail(why, whylen, "bad timestamp: %.*s", W(len), s);
+		return cf_einval(why, whylen, "bad timestamp: %.*s", W(len), s);
 	*ts = v;
 	return CF_OK;
 }
@@ -127,14 +116,14 @@ static int parse_value(const char *s, size_t len, struct tsd_value *v,
 		v->is_float = 0;
 		v->d = 0;
 		if (tsd_parse_long(s, len, &v->i))
-			return fail(why, whylen, "invalid value: %.*s",
-				    W(len), s);
+			return cf_einval(why, whylen, "invalid value: %.*s",
+					 W(len), s);
 		return CF_OK;
 	}
 	v->is_float = 1;
 	v->i = 0;
 	if (tsd_parse_double(s, len, &v->d))
-		return fail(why, whylen, "invalid value: %.*s", W(len), s);
+		return cf_einval(why, whylen, "invalid value: %.*s", W(len), s);
 	return CF_OK;
 }
 
@@ -146,31 +135,31 @@ static int add_tag(struct tsd_line *l, const char *w, size_t wl, char *why,
 
 	if (!eq || eq == w || eq == w + wl - 1 ||
 	    memchr(eq + 1, '=', (size_t)(w + wl - eq - 1)))
-		return fail(why, whylen, "invalid tag: %.*s", W(wl), w);
+		return cf_einval(why, whylen, "invalid tag: %.*s", W(wl), w);
 	t.k = w;
 	t.klen = (size_t)(eq - w);
 	t.v = eq + 1;
 	t.vlen = wl - t.klen - 1;
 	if (t.klen > TSD_NAME_MAX || t.vlen > TSD_NAME_MAX)
-		return fail(why, whylen, "name too long (over %d bytes): "
-			    "%.*s...", TSD_NAME_MAX, 40, w);
+		return cf_einval(why, whylen, "name too long (over %d bytes): "
+				 "%.*s...", TSD_NAME_MAX, 40, w);
 	if (!tsd_name_valid(t.k, t.klen))
-		return fail(why, whylen, "invalid tag name: %.*s",
-			    W(t.klen), t.k);
+		return cf_einval(why, whylen, "invalid tag name: %.*s",
+				 W(t.klen), t.k);
 	if (!tsd_name_valid(t.v, t.vlen))
-		return fail(why, whylen, "invalid tag value: %.*s",
-			    W(t.vlen), t.v);
+		return cf_einval(why, whylen, "invalid tag value: %.*s",
+				 W(t.vlen), t.v);
 	for (size_t i = 0; i < l->ntags; i++) {
 		const struct tsd_tag *o = &l->tags[i];
 		if (o->klen != t.klen || memcmp(o->k, t.k, t.klen))
 			continue;
 		if (o->vlen == t.vlen && !memcmp(o->v, t.v, t.vlen))
 			return CF_OK;
-		return fail(why, whylen, "duplicate tag: %.*s", W(wl), w);
+		return cf_einval(why, whylen, "duplicate tag: %.*s", W(wl), w);
 	}
 	if (l->ntags == TSD_MAX_TAGS)
-		return fail(why, whylen, "too many tags: more than %d",
-			    TSD_MAX_TAGS);
+		return cf_einval(why, whylen, "too many tags: more than %d",
+				 TSD_MAX_TAGS);
 	l->tags[l->ntags++] = t;
 	return CF_OK;
 }
@@ -190,7 +179,7 @@ int tsd_line_parse(const char *s, size_t len, const char *metric,
 	if (why && whylen)
 		why[0] = '\0';
 	if (len > TSD_LINE_MAX)
-		return fail(why, whylen, "line too long (over 64 KiB)");
+		return cf_einval(why, whylen, "line too long (over 64 KiB)");
 	while (i < len) {
 		while (i < len && (s[i] == ' ' || s[i] == '\t'))
 			i++;
@@ -215,8 +204,9 @@ int tsd_line_parse(const char *s, size_t len, const char *metric,
 	if (nw == 0 && out->ntags == 0 && !saw_put)
 		return TSD_LINE_BLANK;
 	if (nw < need)
-		return fail(why, whylen, "not enough arguments (need %zu, got %zu)",
-			    need + 1, nw);
+		return cf_einval(why, whylen,
+				 "not enough arguments (need %zu, got %zu)",
+				 need + 1, nw);
 	if (metric) {
 		out->metric = metric;
 		out->mlen = mlen;
@@ -225,17 +215,17 @@ int tsd_line_parse(const char *s, size_t len, const char *metric,
 		out->mlen = wl[0];
 	}
 	if (out->mlen > TSD_NAME_MAX)
-		return fail(why, whylen, "name too long (over %d bytes): "
-			    "%.*s...", TSD_NAME_MAX, 40, out->metric);
+		return cf_einval(why, whylen, "name too long (over %d bytes): "
+				 "%.*s...", TSD_NAME_MAX, 40, out->metric);
 	if (!tsd_name_valid(out->metric, out->mlen))
-		return fail(why, whylen, "invalid metric name: %.*s",
-			    W(out->mlen), out->metric);
+		return cf_einval(why, whylen, "invalid metric name: %.*s",
+				 W(out->mlen), out->metric);
 	if ((rc = parse_ts(w[need - 2], wl[need - 2], &out->ts, why, whylen)))
 		return rc;
 	if ((rc = parse_value(w[need - 1], wl[need - 1], &out->value, why,
 			      whylen)))
 		return rc;
 	if (out->ntags == 0)
-		return fail(why, whylen, "need at least one tag");
+		return cf_einval(why, whylen, "need at least one tag");
 	return CF_OK;
 }

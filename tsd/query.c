@@ -70,18 +70,6 @@ int tsd_agg_lookup(const char *name, size_t n, enum tsd_agg *out)
 	return CF_ENOTFOUND;
 }
 
-__attribute__((format(printf, 3, 4)))
-static int fail(char *why, size_t whylen, const char *fmt, ...)
-{
-	va_list ap;
-	if (why && whylen) {
-		va_start(ap, fmt);
-		vsnprintf(why, whylen, fmt, ap);
-		va_end(ap);
-	}
-	return CF_EINVAL;
-}
-
 #define W(len) ((int)((len) > 80 ? 80 : (len)))
 
 char *tsd_dupn(const char *s, size_t n)
@@ -353,7 +341,7 @@ static int add_filter(struct tsd_subquery *sq, const char *s, size_t n,
 	memset(&f, 0, sizeof f);
 	if (!eq || eq == s || eq == s + n - 1 ||
 	    memchr(eq + 1, '=', (size_t)(s + n - eq - 1)))
-		return fail(why, whylen, "invalid tag: %.*s", W(n), s);
+		return cf_einval(why, whylen, "invalid tag: %.*s", W(n), s);
 	v = eq + 1;
 	vlen = (size_t)(s + n - v);
 	if (!(f.tagk = tsd_dupn(s, (size_t)(eq - s))))
@@ -364,8 +352,9 @@ static int add_filter(struct tsd_subquery *sq, const char *s, size_t n,
 		const char *in = paren + 1;
 		size_t inlen;
 		if (v[vlen - 1] != ')') {
-			rc = fail(why, whylen, "missing ')' in filter: %.*s",
-				  W(n), s);
+			rc = cf_einval(why, whylen,
+				       "missing ')' in filter: %.*s",
+				       W(n), s);
 			goto bad;
 		}
 		inlen = (size_t)(v + vlen - 1 - in);
@@ -385,19 +374,21 @@ static int add_filter(struct tsd_subquery *sq, const char *s, size_t n,
 		else if (IS("regexp"))
 			f.type = TSD_FILTER_REGEXP;
 		else {
-			rc = fail(why, whylen, "unknown filter type: %.*s",
-				  W(plen), v);
+			rc = cf_einval(why, whylen, "unknown filter type: %.*s",
+				       W(plen), v);
 			goto bad;
 		}
 #undef IS
 		if (inlen == 0) {
-			rc = fail(why, whylen, "empty filter: %.*s", W(n), s);
+			rc = cf_einval(why, whylen,
+				       "empty filter: %.*s", W(n), s);
 			goto bad;
 		}
 		if (f.type <= TSD_FILTER_NOT_ILITERAL_OR) {
 			if (inlen == 1 && in[0] == '|') {
-				rc = fail(why, whylen, "filter must contain more "
-					  "than just a pipe: %.*s", W(n), s);
+				rc = cf_einval(why, whylen, "filter must "
+					       "contain more than just a pipe: "
+					       "%.*s", W(n), s);
 				goto bad;
 			}
 			if ((rc = split_values(&f, in, inlen)))
@@ -410,9 +401,9 @@ static int add_filter(struct tsd_subquery *sq, const char *s, size_t n,
 			if (f.type == TSD_FILTER_IWILDCARD ||
 			    f.type == TSD_FILTER_WILDCARD) {
 				if (!memchr(in, '*', inlen)) {
-					rc = fail(why, whylen,
-						  "wildcard without '*': %.*s",
-						  W(n), s);
+					rc = cf_einval(why, whylen, "wildcard "
+						       "without '*': %.*s",
+						       W(n), s);
 					goto bad;
 				}
 			}
@@ -432,9 +423,10 @@ static int add_filter(struct tsd_subquery *sq, const char *s, size_t n,
 							    sizeof msg) < 0)
 					snprintf((char *)msg, sizeof msg,
 						 "error %d", ec);
-				rc = fail(why, whylen, "bad regexp: %.*s: %s at "
-					  "offset %zu", W(inlen), in,
-					  (const char *)msg, (size_t)at);
+				rc = cf_einval(why, whylen,
+					       "bad regexp: %.*s: %s at "
+					       "offset %zu", W(inlen), in,
+					       (const char *)msg, (size_t)at);
 				goto bad;
 			}
 		}
@@ -447,8 +439,9 @@ static int add_filter(struct tsd_subquery *sq, const char *s, size_t n,
 	} else {
 		f.type = TSD_FILTER_LITERAL_OR;
 		if (vlen == 1 && v[0] == '|') {
-			rc = fail(why, whylen, "filter must contain more than "
-				  "just a pipe: %.*s", W(n), s);
+			rc = cf_einval(why, whylen,
+				       "filter must contain more than "
+				       "just a pipe: %.*s", W(n), s);
 			goto bad;
 		}
 		if ((rc = split_values(&f, v, vlen)))
@@ -506,14 +499,14 @@ static int parse_metric(struct tsd_subquery *sq, const char *s, size_t n,
 	int rc;
 
 	if (mlen == 0)
-		return fail(why, whylen, "missing metric name");
+		return cf_einval(why, whylen, "missing metric name");
 	if (!(sq->metric = tsd_dupn(s, mlen)))
 		return CF_ENOMEM;
 	if (!curly)
 		return CF_OK;
 	if (s[n - 1] != '}')
-		return fail(why, whylen, "missing '}' at the end of: %.*s",
-			    W(n), s);
+		return cf_einval(why, whylen, "missing '}' at the end of: %.*s",
+				 W(n), s);
 	if (curly == s + n - 2)
 		return CF_OK;
 	const char *close = memchr(curly, '}', (size_t)(s + n - curly));
@@ -522,8 +515,8 @@ static int parse_metric(struct tsd_subquery *sq, const char *s, size_t n,
 		while (fb > close && *fb != '{')
 			fb--;
 		if (fb == close || fb != close + 1)
-			return fail(why, whylen, "malformed filters: %.*s",
-				    W(n), s);
+			return cf_einval(why, whylen, "malformed filters: %.*s",
+					 W(n), s);
 		if ((rc = add_filters(sq, fb + 1, (size_t)(s + n - 1 - fb - 1),
 				      0, why, whylen)))
 			return rc;
@@ -539,12 +532,14 @@ static int parse_downsample(struct tsd_subquery *sq, const char *s, size_t n,
 	size_t alen;
 
 	if (!d1)
-		return fail(why, whylen, "invalid downsampling specifier: %.*s",
-			    W(n), s);
+		return cf_einval(why, whylen,
+				 "invalid downsampling specifier: %.*s",
+				 W(n), s);
 	d2 = memchr(d1 + 1, '-', (size_t)(s + n - d1 - 1));
 	if (d2 && memchr(d2 + 1, '-', (size_t)(s + n - d2 - 1)))
-		return fail(why, whylen, "invalid downsampling specifier: %.*s",
-			    W(n), s);
+		return cf_einval(why, whylen,
+				 "invalid downsampling specifier: %.*s",
+				 W(n), s);
 	size_t ilen = (size_t)(d1 - s);
 	if (ilen >= 3 && !memcmp(s + ilen - 3, "all", 3)) {
 		sq->ds_all = 1;
@@ -555,8 +550,8 @@ static int parse_downsample(struct tsd_subquery *sq, const char *s, size_t n,
 		int64_t cnt;
 		if (tsd_parse_duration(s, dl, &sq->ds_interval_ms) ||
 		    tsd_parse_long(s, dl - ul, &cnt) || cnt > INT32_MAX)
-			return fail(why, whylen, "invalid downsampling "
-				    "interval: %.*s", W(ilen), s);
+			return cf_einval(why, whylen, "invalid downsampling "
+					 "interval: %.*s", W(ilen), s);
 		static const struct {
 			char c;
 			enum tsd_cal_unit u;
@@ -574,16 +569,19 @@ static int parse_downsample(struct tsd_subquery *sq, const char *s, size_t n,
 		sq->ds_calendar = 1;
 		sq->ds_cal_n = (int)cnt;
 	} else if (tsd_parse_duration(s, ilen, &sq->ds_interval_ms)) {
-		return fail(why, whylen, "invalid downsampling interval: %.*s",
-			    W(ilen), s);
+		return cf_einval(why, whylen,
+				 "invalid downsampling interval: %.*s",
+				 W(ilen), s);
 	}
 	alen = d2 ? (size_t)(d2 - d1 - 1) : (size_t)(s + n - d1 - 1);
 	if (tsd_agg_lookup(d1 + 1, alen, &sq->ds_agg))
-		return fail(why, whylen, "no such downsampling function: %.*s",
-			    W(alen), d1 + 1);
+		return cf_einval(why, whylen,
+				 "no such downsampling function: %.*s",
+				 W(alen), d1 + 1);
 	if (sq->ds_agg == TSD_AGG_NONE)
-		return fail(why, whylen, "cannot use the none aggregator for "
-			    "downsampling");
+		return cf_einval(why, whylen,
+				 "cannot use the none aggregator for "
+				 "downsampling");
 	sq->ds_fill = TSD_FILL_NONE;
 	if (d2) {
 		const char *f = d2 + 1;
@@ -597,8 +595,9 @@ static int parse_downsample(struct tsd_subquery *sq, const char *s, size_t n,
 		else if (flen == 4 && !strncasecmp(f, "zero", 4))
 			sq->ds_fill = TSD_FILL_ZERO;
 		else
-			return fail(why, whylen, "no such fill policy: %.*s "
-				    "(none, nan, null, zero)", W(flen), f);
+			return cf_einval(why, whylen,
+					 "no such fill policy: %.*s "
+					 "(none, nan, null, zero)", W(flen), f);
 	}
 	return CF_OK;
 }
@@ -610,15 +609,16 @@ static int parse_rate(struct tsd_subquery *sq, const char *s, size_t n,
 	if (n == 4)
 		return CF_OK;
 	if (n < 6 || s[4] != '{' || s[n - 1] != '}')
-		return fail(why, whylen, "invalid rate options: %.*s", W(n), s);
+		return cf_einval(why, whylen,
+				 "invalid rate options: %.*s", W(n), s);
 	const char *p = s + 5, *end = s + n - 1;
 	const char *part[3];
 	size_t plen[3], np = 0;
 	for (const char *b = p;; p++) {
 		if (p == end || *p == ',') {
 			if (np == 3)
-				return fail(why, whylen, "too many rate "
-					    "options: %.*s", W(n), s);
+				return cf_einval(why, whylen, "too many rate "
+						 "options: %.*s", W(n), s);
 			part[np] = b;
 			plen[np++] = (size_t)(p - b);
 			b = p + 1;
@@ -632,12 +632,13 @@ static int parse_rate(struct tsd_subquery *sq, const char *s, size_t n,
 		sq->drop_resets = 1;
 	if (np >= 2 && plen[1] &&
 	    tsd_parse_long(part[1], plen[1], &sq->counter_max))
-		return fail(why, whylen, "max value of counter was not a "
-			    "number: %.*s", W(plen[1]), part[1]);
+		return cf_einval(why, whylen, "max value of counter was not a "
+				 "number: %.*s", W(plen[1]), part[1]);
 	if (np >= 3 && plen[2] &&
 	    tsd_parse_long(part[2], plen[2], &sq->reset_value))
-		return fail(why, whylen, "reset value of counter was not a "
-			    "number: %.*s", W(plen[2]), part[2]);
+		return cf_einval(why, whylen,
+				 "reset value of counter was not a "
+				 "number: %.*s", W(plen[2]), part[2]);
 	return CF_OK;
 }
 
@@ -650,20 +651,21 @@ static int parse_m(struct tsd_query *q, const char *s, size_t n, char *why,
 	int rc;
 
 	if (n == 0)
-		return fail(why, whylen, "the query string was empty");
+		return cf_einval(why, whylen, "the query string was empty");
 	for (size_t b = 0, i = 0; i <= n; i++) {
 		if (i < n && s[i] != ':')
 			continue;
 		if (np == 5)
-			return fail(why, whylen, "invalid parameter m=%.*s "
-				    "(too many :-separated parts)", W(n), s);
+			return cf_einval(why, whylen,
+					 "invalid parameter m=%.*s (too many "
+					 ":-separated parts)", W(n), s);
 		part[np] = s + b;
 		plen[np++] = i - b;
 		b = i + 1;
 	}
 	if (np < 2)
-		return fail(why, whylen, "invalid parameter m=%.*s (not "
-			    "enough :-separated parts)", W(n), s);
+		return cf_einval(why, whylen, "invalid parameter m=%.*s (not "
+				 "enough :-separated parts)", W(n), s);
 	sq = realloc(q->subs, (q->nsubs + 1) * sizeof *sq);
 	if (!sq)
 		return CF_ENOMEM;
@@ -672,8 +674,8 @@ static int parse_m(struct tsd_query *q, const char *s, size_t n, char *why,
 	memset(sq, 0, sizeof *sq);
 	sq->counter_max = INT64_MAX;
 	if (tsd_agg_lookup(part[0], plen[0], &sq->agg))
-		return fail(why, whylen, "no such aggregator: %.*s",
-			    W(plen[0]), part[0]);
+		return cf_einval(why, whylen, "no such aggregator: %.*s",
+				 W(plen[0]), part[0]);
 	if ((rc = parse_metric(sq, part[np - 1], plen[np - 1], why, whylen)))
 		return rc;
 	for (size_t i = 1; i + 1 < np; i++) {
@@ -686,8 +688,9 @@ static int parse_m(struct tsd_query *q, const char *s, size_t n, char *why,
 		else if (l == 13 && !strncasecmp(p, "explicit_tags", 13))
 			sq->explicit_tags = 1;
 		else
-			rc = fail(why, whylen, "unsupported query part: %.*s",
-				  W(l), p);
+			rc = cf_einval(why, whylen,
+				       "unsupported query part: %.*s",
+				       W(l), p);
 		if (rc)
 			return rc;
 	}
@@ -760,16 +763,18 @@ int tsd_query_parse(const char *qs, size_t len, int64_t now_ms,
 		size_t vl = strlen(val);
 		if (!strcmp(key, "start")) {
 			if (tsd_parse_time(val, vl, now_ms, &q->start_ms)) {
-				rc = fail(why, whylen, "invalid start time: %.*s",
-					  W(vl), val);
+				rc = cf_einval(why, whylen,
+					       "invalid start time: %.*s",
+					       W(vl), val);
 				goto out;
 			}
 			have_start = 1;
 			start_date = memchr(val, '/', vl) || memchr(val, ':', vl);
 		} else if (!strcmp(key, "end")) {
 			if (tsd_parse_time(val, vl, now_ms, &q->end_ms)) {
-				rc = fail(why, whylen, "invalid end time: %.*s",
-					  W(vl), val);
+				rc = cf_einval(why, whylen,
+					       "invalid end time: %.*s",
+					       W(vl), val);
 				goto out;
 			}
 			have_end = 1;
@@ -786,8 +791,9 @@ int tsd_query_parse(const char *qs, size_t len, int64_t now_ms,
 			if (rc == CF_ENOMEM)
 				goto out;
 			if (rc) {
-				rc = fail(why, whylen, "unknown timezone: %.*s",
-					  W(vl), val);
+				rc = cf_einval(why, whylen,
+					       "unknown timezone: %.*s",
+					       W(vl), val);
 				goto out;
 			}
 		} else if (!strcmp(key, "wxh")) {
@@ -795,8 +801,8 @@ int tsd_query_parse(const char *qs, size_t len, int64_t now_ms,
 			char c;
 			if (sscanf(val, "%dx%d%c", &w, &h, &c) != 2 || w < 16 ||
 			    h < 16 || w > 8192 || h > 8192) {
-				rc = fail(why, whylen, "invalid wxh: %.*s",
-					  W(vl), val);
+				rc = cf_einval(why, whylen, "invalid wxh: %.*s",
+					       W(vl), val);
 				goto out;
 			}
 			q->width = w;
@@ -815,8 +821,9 @@ int tsd_query_parse(const char *qs, size_t len, int64_t now_ms,
 			      sscanf(val, "[:%lf%c", &hi, &c) == 2 ||
 			      sscanf(val, "[%lf:%c", &lo, &c) == 2) ||
 			    val[vl - 1] != ']') {
-				rc = fail(why, whylen, "invalid yrange: %.*s",
-					  W(vl), val);
+				rc = cf_einval(why, whylen,
+					       "invalid yrange: %.*s",
+					       W(vl), val);
 				goto out;
 			}
 			if ((rc = set_str(&q->yrange, val)))
@@ -827,8 +834,9 @@ int tsd_query_parse(const char *qs, size_t len, int64_t now_ms,
 			for (size_t j = 0; j < vl; j++) {
 				if (!isalpha((unsigned char)val[j]) &&
 				    val[j] != ' ') {
-					rc = fail(why, whylen, "invalid key: "
-						  "%.*s", W(vl), val);
+					rc = cf_einval(why, whylen,
+						       "invalid key: "
+						       "%.*s", W(vl), val);
 					goto out;
 				}
 			}
@@ -839,7 +847,7 @@ int tsd_query_parse(const char *qs, size_t len, int64_t now_ms,
 		}
 	}
 	if (!have_start) {
-		rc = fail(why, whylen, "missing start time");
+		rc = cf_einval(why, whylen, "missing start time");
 		goto out;
 	}
 	/* dates are wall-clock times of the zone (DateTime.
@@ -853,13 +861,14 @@ int tsd_query_parse(const char *qs, size_t len, int64_t now_ms,
 	if (!have_end)
 		q->end_ms = now_ms;
 	if (q->end_ms <= q->start_ms) {
-		rc = fail(why, whylen, "end time %lld must be greater than the "
-			  "start time %lld", (long long)q->end_ms,
-			  (long long)q->start_ms);
+		rc = cf_einval(why, whylen,
+			       "end time %lld must be greater than the "
+			       "start time %lld", (long long)q->end_ms,
+			       (long long)q->start_ms);
 		goto out;
 	}
 	if (q->nsubs == 0)
-		rc = fail(why, whylen, "missing sub queries (m=)");
+		rc = cf_einval(why, whylen, "missing sub queries (m=)");
 out:
 	free(key);
 	free(val);

@@ -1,4 +1,7 @@
 /* err.c: descriptions of the CF_E* codes. */
+#include <stdarg.h>
+#include <stdio.h>
+
 #include "util/err.h"
 
 static const char *const msgs[CF_ECOUNT] = {
@@ -25,4 +28,16 @@ const char *cf_strerror(int rc)
 	if (rc > 0 || -rc >= CF_ECOUNT)
 		return "unknown error";
 	return msgs[-rc];
+}
+
+int cf_einval(char *why, size_t whylen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (why && whylen) {
+		va_start(ap, fmt);
+		vsnprintf(why, whylen, fmt, ap);
+		va_end(ap);
+	}
+	return CF_EINVAL;
 }

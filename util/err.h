@@ -8,6 +8,8 @@
 #ifndef CF_ERR_H
 #define CF_ERR_H
 
+#include <stddef.h>
+
 enum {
 	CF_OK = 0,
 	CF_ENOTFOUND = -1,	/* no such table, family, region, row, cell */
@@ -30,5 +32,11 @@ enum {
 
 /* A static, human-readable description of rc (never NULL). */
 const char *cf_strerror(int rc);
+
+/* Formats the reason for refusing an input into why (when why is not
+ * NULL and whylen not 0) and returns CF_EINVAL: the parsers' one line,
+ * `return cf_einval(why, whylen, "bad %s", word);`. */
+__attribute__((format(printf, 3, 4)))
+int cf_einval(char *why, size_t whylen, const char *fmt, ...);
 
 #endif
