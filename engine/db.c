@@ -180,8 +180,9 @@ static int load_region(const struct meta_region *mr, void *arg)
 	if (meta_file_list(c->db->meta, mr->id, load_file, c) || c->rc)
 		return c->rc ? c->rc : CF_EIO;
 	for (size_t s = 0; s < r->view->nstores; s++)
-		qsort(r->view->stores[s].files, r->view->stores[s].n,
-		      sizeof(struct sfile *), cmp_sfile_newest);
+		if (r->view->stores[s].n > 1)	/* none: files NULL */
+			qsort(r->view->stores[s].files, r->view->stores[s].n,
+			      sizeof(struct sfile *), cmp_sfile_newest);
 	return 0;
 }
 
@@ -205,7 +206,7 @@ static int load_table(const struct meta_table *mt, void *arg)
 	t->schema_ms = mt->schema_ms;
 	c->t = t;
 	rc = meta_family_list(db->meta, t->id, load_family, c);
-	if (!rc && !c->rc)
+	if (!rc && !c->rc && t->nfams)	/* none: t->fams NULL */
 		qsort(t->fams, t->nfams, sizeof *t->fams, cmp_fam);
 	if (!rc && !c->rc)
 		rc = meta_region_list(db->meta, t->id, load_region, c);

@@ -253,7 +253,7 @@ int fs_batch_write(cf_table *t, const char *p, size_t len, const char **why)
 			   IS(0, "deletefamily")) {
 			if (nt != 3)
 				goto bad;
-			if (IS(0, "deleteall") && tok[2][0] == '@') {
+			if (IS(0, "deleteall") && tl[2] && tok[2][0] == '@') {
 				if (parse_at(tok[2], tl[2], &ts))
 					goto bad;
 				rc = cf_batch_delete(b, CF_DEL_ROW, ROWP(row),
