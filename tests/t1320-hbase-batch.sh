@@ -94,6 +94,22 @@ test_expect_success 'deleteall ROW @TS: every family, versions <= TS' '
 	check_all expect
 '
 
+test_expect_success 'deleteall ROW with an empty last word: EINVAL, logged, nothing deleted' '
+	seed &&
+	echo EINVAL >expect &&
+	errno_of write "$B" "deleteall r " >out && test_cmp expect out &&
+	grep "write .batch: line 1: not a known verb with its arguments" "$MNT/.log" &&
+	cat >expect <<-\EOF &&
+	r f:a 2000 a2
+	r f:a 1000 a1
+	r f:b 2000 b2
+	r f:b 1000 b1
+	r g:c 2000 c2
+	r g:c 1000 c1
+	EOF
+	check_all expect
+'
+
 test_expect_success 'a delete masks only what was written before it' '
 	seed && echo "deletefamily r f@5000" >"$B" &&
 	echo "put r f:a@1000 again" >"$B" &&
