@@ -151,6 +151,11 @@ $(B)/tests/bench/memfs: $(B)/tests/bench/memfs.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(FUSE_LIBS)
 $(B)/tests/bench/fs_bench: $(B)/tests/bench/fs_bench.o
 	$(CC) $(LDFLAGS) -o $@ $^
+# scan_bench also makes the scan file's bytes in its own thread, fs/scan.c
+# without FUSE: the split of the mount's cost between the two.
+$(B)/tests/bench/scan_bench: $(B)/tests/bench/scan_bench.o \
+		$(B)/fs/scan.o $(B)/fs/errmap.o $(B)/libcellfs.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS) $(FUSE_LIBS)
 
 # Fuzz targets (tests/fuzz/fuzz-NAME.c, docs/testing.md): linked with
 # libFuzzer in the fuzz variant (clang, build/fuzz/), with driver.c (runs

@@ -10,7 +10,10 @@
  * DIR/mnt with CELLFS_BINARY.  Each of ROUNDS (default 3) then times a
  * scan of every row with cf_scan_next, reading DIR/mnt/s/.scan/all to
  * its end in reads of READ bytes (default 128 KiB, cat's; counting its
- * lines), and the same reversed
+ * lines), making the same bytes with fs/scan.c in this thread, without
+ * FUSE (the split of the mount's cost: fs/scan.c's lines and chunks,
+ * then FUSE's requests and replies; the line count is left out of its
+ * time), and the same reversed
  * (HBase REVERSED => true; cf_scan_opts.reversed, T/.scan/reversed):
  * engine and mount take turns, so a load that comes and goes on a shared
  * machine falls on both.  Prints the best cells/s of each, the ratios
@@ -35,6 +38,7 @@
 #include <unistd.h>
 
 #include "engine/cellfs.h"
+#include "fs/scan.h"
 
 #define FUSE_MAGIC 0x65735546
 
@@ -136,6 +140,45 @@ static double engine_scan(cf_db *db, int reversed, uint64_t *cells,
 	return t0;
 }
 
+/* The bytes of T/.scan/all made by fs/scan.c in this thread, without
+ * FUSE: reads of rsize bytes, each followed by the production ahead that
+ * the daemon's replying thread does (fs_scan_ahead).  *cells: the
+ * lines, counted as the mount's reader counts them. */
+static double fs_scan(cf_db *db, size_t rsize, uint64_t *cells,
+		      double *cpu)
+{
+	struct iovec iov[FS_SCAN_IOV];
+	struct fs_scan *fs;
+	uint64_t off = 0;
+	size_t got, j;
+	double t0, c0, cnt = 0;
+	char why[256];
+	int niov, i;
+
+	*cells = 0;
+	t0 = now_s();
+	c0 = cpu_s(CLOCK_THREAD_CPUTIME_ID);
+	if (fs_scan_open(db, "s", "all", &fs, why, sizeof why))
+		die(why, CF_EINVAL);
+	do {
+		if (fs_scan_read(fs, rsize, off, iov, &niov, &got, why,
+				 sizeof why, NULL, NULL))
+			die(why, CF_EIO);
+		/* the count is the reader's work: not in the time */
+		cnt -= cpu_s(CLOCK_THREAD_CPUTIME_ID);
+		for (i = 0; i < niov; i++)
+			for (j = 0; j < iov[i].iov_len; j++)
+				*cells += ((const char *)
+					   iov[i].iov_base)[j] == '\n';
+		cnt += cpu_s(CLOCK_THREAD_CPUTIME_ID);
+		off += got;
+		fs_scan_ahead(fs);
+	} while (got);
+	fs_scan_close(fs);
+	*cpu = cpu_s(CLOCK_THREAD_CPUTIME_ID) - c0 - cnt;
+	return now_s() - t0 - cnt;
+}
+
 /* Reads path to its end; *cells its lines.  cpu[0] gains the CPU time
  * of the daemon pid meanwhile, cpu[1] that of this thread. */
 static double mount_scan(const char *path, pid_t pid, size_t rsize,
@@ -173,7 +216,7 @@ int main(int argc, char **argv)
 	size_t vbytes = 16;
 	size_t rsize = 128 << 10;
 	int rounds = 3, c, i, rc;
-	double best_e = 1e9, best_m = 1e9, best_er = 1e9, best_mr = 1e9, s;
+	double best_f = 1e9, cpu_f = 1e9, best_e = 1e9, best_m = 1e9, best_er = 1e9, best_mr = 1e9, s;
 	double cpu_e = 1e9, cpu_m[2] = { 1e9, 0 }, cpu_er = 1e9,
 	       cpu_mr[2] = { 1e9, 0 }, cpu[2];
 	char data[4096], edata[4096], mnt[4096], file[4200], rfile[4200];
@@ -249,6 +292,11 @@ int main(int argc, char **argv)
 			cpu_m[0] = cpu[0];
 			cpu_m[1] = cpu[1];
 		}
+		s = fs_scan(db, rsize, &cells, cpu);
+		if (cells != n)
+			die("fs_scan: wrong count", CF_EINVAL);
+		LEAST(best_f, s);
+		LEAST(cpu_f, cpu[0]);
 		s = engine_scan(db, 1, &cells, cpu);
 		if (cells != n)
 			die("engine reversed scan: wrong count", CF_EINVAL);
@@ -279,6 +327,8 @@ int main(int argc, char **argv)
 	       "daemon", "reader");
 	printf("%-22s %8.3f %10.0f %7.0f\n", "engine cf_scan_next", best_e,
 	       (double)n / best_e, NS(cpu_e));
+	printf("%-22s %8.3f %10.0f %7.0f\n", "fs/scan.c, no FUSE",
+	       best_f, (double)n / best_f, NS(cpu_f));
 	printf("%-22s %8.3f %10.0f %7.0f %7.0f\n", "mount T/.scan/all",
 	       best_m, (double)n / best_m, NS(cpu_m[0]), NS(cpu_m[1]));
 	printf("%-22s %8.3f %10.0f %7.0f\n", "engine reversed", best_er,
@@ -288,6 +338,8 @@ int main(int argc, char **argv)
 	printf("%-22s %10s %10s\n", "mount / engine", "cells/s", "CPU");
 	printf("%-22s %10.2f %10.2f\n", "forward", best_e / best_m,
 	       cpu_e / cpu_m[0]);
+	printf("%-22s %10.2f %10.2f\n", "fs/scan.c / engine", best_e / best_f,
+	       cpu_e / cpu_f);
 	printf("%-22s %10.2f %10.2f\n", "reversed", best_er / best_mr,
 	       cpu_er / cpu_mr[0]);
 	return 0;
