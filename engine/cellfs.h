@@ -380,6 +380,9 @@ struct cf_stats {
 	uint64_t bytes_written, bytes_read;
 	uint64_t flushes, compactions, major_compactions, splits;
 	uint64_t cache_hits, cache_misses, bloom_skips, files_skipped;
+	uint64_t multi_file_reads;	/* reads that consulted two or more
+					 * store files of a store (read-driven
+					 * compaction counts them) */
 	uint64_t wal_syncs, wal_bytes, stalls;
 	uint64_t errors;	/* failed engine operations */
 	uint64_t regions, store_files, disk_bytes, mem_bytes;

@@ -1325,6 +1325,7 @@ static void copy_stats(const struct tstats *s, struct cf_stats *o)
 	o->stalls = atomic_load(&s->stalls);
 	o->bloom_skips = atomic_load(&s->bloom_skips);
 	o->files_skipped = atomic_load(&s->files_skipped);
+	o->multi_file_reads = atomic_load(&s->multi_file_reads);
 }
 
 static void add_table_sizes(struct cf_table *t, struct cf_stats *o)

@@ -99,7 +99,7 @@ struct tstats {
 	atomic_uint_least64_t puts, deletes, appends, increments, gets, scans,
 		scan_rows, bytes_written, bytes_read, flushes, compactions,
 		major_compactions, splits, errors, stalls, wal_bytes,
-		bloom_skips, files_skipped;
+		bloom_skips, files_skipped, multi_file_reads;
 };
 
 struct cf_table {

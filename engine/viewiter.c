@@ -401,6 +401,7 @@ void store_note_multi_read(struct cf_db *db, struct fstore *st)
 {
 	uint64_t c;
 
+	atomic_fetch_add(&db->st.multi_file_reads, 1);
 	if (!db->o.seek_bytes)
 		return;
 	c = atomic_fetch_add_explicit(&st->multi_reads, 1,

@@ -43,6 +43,8 @@ static int stats_text(const struct cf_stats *s, const char *table,
 		  "saved."),
 		C(files_skipped, "counter", "Store files skipped by their "
 		  "key or time range."),
+		C(multi_file_reads, "counter", "Reads that consulted two or "
+		  "more store files of a store (a bloom filter's no counts)."),
 		C(wal_syncs, "counter", "Write-ahead log syncs."),
 		C(wal_bytes, "counter", "Bytes appended to the write-ahead "
 		  "log."),
