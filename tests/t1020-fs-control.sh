@@ -93,6 +93,15 @@ test_expect_success '.stats in the Prometheus text format' '
 	grep "^cellfs_regions{table=\"t\"} 3$" "$T/.stats"
 '
 
+test_expect_success '.stats: what only the daemon counts is not in a table'"'"'s' '
+	for m in cache_hits cache_misses bloom_skips files_skipped \
+		 multi_file_reads wal_syncs wal_bytes; do
+		grep "^cellfs_${m}_total [0-9]*$" "$MNT/.stats" &&
+		! grep "cellfs_${m}_total" "$T/.stats" || return 1
+	done &&
+	grep "^cellfs_puts_total{table=\"t\"} [1-9][0-9]*$" "$T/.stats"
+'
+
 test_expect_success 'staging a schema, renamed onto .schema' '
 	printf "cf\nextra VERSIONS=2\n" >"$T/.schema.tmp" &&
 	mv "$T/.schema.tmp" "$T/.schema" &&
