@@ -2,9 +2,11 @@
  * test-env.c: the OS layer (util/env.h): every call, the errno mapping,
  * each kind of injected fault, the power-loss simulation and the clock.
  */
+#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
@@ -818,6 +820,90 @@ static void test_mapped(void)
 	free(data);
 }
 
+/* The pages (of 4 KiB) of path's mappings that this process has mapped:
+ * the Rss lines of /proc/self/smaps after path's; -1 if none. */
+static long mapped_kib(const char *path)
+{
+	FILE *fp = fopen("/proc/self/smaps", "r");
+	char line[4600], name[4200];
+	unsigned long a, b;
+	long kib = -1, v;
+	int in = 0, k;
+
+	if (!fp)
+		return -1;
+	while (fgets(line, sizeof line, fp)) {
+		/* a mapping's line: addresses, perms, offset, dev, inode
+		 * and, for a file, its path */
+		if (sscanf(line, "%lx-%lx", &a, &b) == 2) {
+			k = sscanf(line, "%*s %*s %*s %*s %*s %4199s", name);
+			in = k == 1 && !strcmp(name, path);
+		} else if (in && sscanf(line, "Rss: %ld kB", &v) == 1)
+			kib = (kib < 0 ? 0 : kib) + v;
+	}
+	fclose(fp);
+	return kib;
+}
+
+/* env_map maps at once the pages of the file that the page cache holds
+ * (a first read through the mapping would fault), and only those. */
+static void test_map_populate(void)
+{
+	const size_t page = 4096, n = 64 * page;
+	unsigned char vec[64];
+	struct env_file *f;
+	char *data = malloc(n);
+	void *m;
+	long kib;
+	int fd, resident = 0, i;
+
+	if (!data)
+		bail("out of memory");
+	memset(data, 'p', n);
+	/* written a page at a time (a larger write may make folios larger
+	 * than a page, which the advice below cannot split) and synced,
+	 * then the second half out of the page cache (where the file
+	 * system lets it go: not on tmpfs) */
+	fd = open(P("populate"), O_RDWR | O_CREAT | O_TRUNC, 0644);
+	for (i = 0; fd >= 0 && i < 64; i++)
+		if (write(fd, data, page) != (ssize_t)page)
+			bail("write populate");
+	if (fd < 0 || fdatasync(fd) ||
+	    posix_fadvise(fd, 32 * page, 32 * page, POSIX_FADV_DONTNEED))
+		bail("write populate");
+	m = mmap(NULL, n, PROT_READ, MAP_SHARED, fd, 0);
+	if (m == MAP_FAILED || mincore(m, n, vec))
+		bail("mincore");
+	for (i = 32; i < 64; i++)
+		resident += vec[i] & 1;
+#ifdef MADV_POPULATE_READ
+	if (madvise(m, page, MADV_POPULATE_READ) && errno == EINVAL) {
+		ok(1, "# SKIP no MADV_POPULATE_READ in this kernel");
+		ok(1, "# SKIP");
+		munmap(m, n);
+		close(fd);
+		unlink(P("populate"));
+		free(data);
+		return;
+	}
+#endif
+	munmap(m, n);
+	close(fd);
+	is_int(env_open(P("populate"), ENV_READ, &f), CF_OK, "open to map");
+	is_int(env_map(f), CF_OK, "env_map");
+	kib = mapped_kib(P("populate"));
+#ifdef MADV_POPULATE_READ
+	ok(kib >= 32 * 4 && kib <= (32 + resident) * 4,
+	   "the cached first half is mapped, and of the second half only "
+	   "what the cache holds (%ld KiB mapped; %d of its 32 pages "
+	   "cached)", kib, resident);
+#else
+	ok(kib <= 64 * 4, "no populating without MADV_POPULATE_READ");
+#endif
+	env_close(f);
+	unlink(P("populate"));
+	free(data);
+}
 
 /* Does path hold want (n bytes) and then only zeros, size bytes in all? */
 static int holds(const char *path, const char *want, size_t n, size_t size)
@@ -952,6 +1038,7 @@ int main(void)
 	test_more_faults();
 	test_power_loss_simple();
 	test_mapped();
+	test_map_populate();
 	test_mapped_writes();
 	tap_rmdir(dir);
 	return done_testing();

@@ -42,8 +42,10 @@ int env_open(const char *path, enum env_open_mode mode, struct env_file **out);
 /* Maps f (opened ENV_READ, never to grow or change) whole: its reads
  * then copy from memory instead of calling pread(2); a page the kernel
  * cannot read fails the read with CF_EIO as pread would (env.c, "mapped
- * files").  Reads past the size f had here read nothing.  When mapping
- * fails, reads go on with pread.  Errors: CF_EIO (fstat). */
+ * files").  The pages the page cache holds are mapped at once (no fault
+ * at their first read), the others when read.  Reads past the size f
+ * had here read nothing.  When mapping fails, reads go on with pread.
+ * Errors: CF_EIO (fstat). */
 int env_map(struct env_file *f);
 /* Closes f (NULL is a no-op).  Returns the close(2) error, if any. */
 int env_close(struct env_file *f);
