@@ -20,6 +20,11 @@ seed() {
 	printf "put r f:a@1000 a1\nput r f:a@2000 a2\nput r f:b@1000 b1\nput r f:b@2000 b2\nput r g:c@1000 c1\nput r g:c@2000 c2\n" >"$B"
 }
 
+# seeded: what the scan shows of seed, nothing deleted.
+seeded() {
+	printf "r f:a 2000 a2\nr f:a 1000 a1\nr f:b 2000 b2\nr f:b 1000 b1\nr g:c 2000 c2\nr g:c 1000 c1\n"
+}
+
 # check_all EXPECT: the scan shows EXPECT now, after flush and after
 # major_compact.
 check_all() {
@@ -99,14 +104,7 @@ test_expect_success 'deleteall ROW with an empty last word: EINVAL, logged, noth
 	echo EINVAL >expect &&
 	errno_of write "$B" "deleteall r " >out && test_cmp expect out &&
 	grep "write .batch: line 1: not a known verb with its arguments" "$MNT/.log" &&
-	cat >expect <<-\EOF &&
-	r f:a 2000 a2
-	r f:a 1000 a1
-	r f:b 2000 b2
-	r f:b 1000 b1
-	r g:c 2000 c2
-	r g:c 1000 c1
-	EOF
+	seeded >expect &&
 	check_all expect
 '
 
