@@ -192,6 +192,11 @@ static int json_query(const char *body, size_t len, struct buf *qs,
 	    json_is_true(json_object_get(root, "ms")))
 		if (buf_append(qs, "&ms", 3))
 			rc = -1;
+	/* Grafana's data source (version 2.3) asks for it and finds each
+	 * result's target by its "query"'s index */
+	if (json_is_true(json_object_get(root, "showQuery")))
+		if (buf_append(qs, "&show_query", 11))
+			rc = -1;
 	subs = json_object_get(root, "queries");
 	if (!json_is_array(subs) || json_array_size(subs) == 0) {
 		*why = "Missing queries";
@@ -299,6 +304,10 @@ int net_api_query(struct net_req *r)
 				 "Supply valid JSON formatted data in the "
 				 "body of your request");
 	rc = json_query(r->body, r->body_len, &qs, &why, jwhy, sizeof jwhy);
+	/* ?arrays on the URL, as OpenTSDB 2.4 reads it for POST too
+	 * (Grafana's data source set to 2.4 asks for it) */
+	if (rc == 0 && net_arg(r, "arrays") && buf_append(&qs, "&arrays", 7))
+		rc = -1;
 	if (rc == 0)
 		run(r, (const char *)qs.p, qs.len);
 	else if (rc == 1)

@@ -177,6 +177,42 @@ test_expect_success 'POST /api/query: tags, filters, downsampling, rate' '
 	is 200
 '
 
+test_expect_success 'showQuery (Grafana 2.3 data sources): each result carries its sub query and index' '
+	api /api/query -X POST -d "{\"start\":$T,\"showQuery\":true,\"queries\":[{\"aggregator\":\"sum\",\"metric\":\"sys.cpu\",\"tags\":{\"host\":\"web01\"}},{\"aggregator\":\"max\",\"metric\":\"sys.cpu\",\"downsample\":\"1h-count\",\"filters\":[{\"type\":\"wildcard\",\"tagk\":\"host\",\"filter\":\"web*\",\"groupBy\":true},{\"type\":\"regexp\",\"tagk\":\"host\",\"filter\":\"w.b\",\"groupBy\":false}]}]}" &&
+	cat >expect <<-EOF &&
+	[{"metric":"sys.cpu","tags":{"host":"web01"},"aggregateTags":[],"query":{"aggregator":"sum","metric":"sys.cpu","tsuids":null,"downsample":null,"rate":false,"filters":[{"tagk":"host","filter":"web01","group_by":true,"type":"literal_or"}],"explicitTags":false,"index":0,"rateOptions":null,"tags":{"host":"literal_or(web01)"}},"dps":{"$T":42.0,"$((T + 60))":1.5}},{"metric":"sys.cpu","tags":{"host":"web01"},"aggregateTags":[],"query":{"aggregator":"max","metric":"sys.cpu","tsuids":null,"downsample":"1h-count","rate":false,"filters":[{"tagk":"host","filter":"w.b","group_by":false,"type":"regexp"},{"tagk":"host","filter":"web*","group_by":true,"type":"wildcard"}],"explicitTags":false,"index":1,"rateOptions":null,"tags":{"host":"wildcard(web*)"}},"dps":{"$T":2.0}},{"metric":"sys.cpu","tags":{"host":"web02"},"aggregateTags":[],"query":{"aggregator":"max","metric":"sys.cpu","tsuids":null,"downsample":"1h-count","rate":false,"filters":[{"tagk":"host","filter":"w.b","group_by":false,"type":"regexp"},{"tagk":"host","filter":"web*","group_by":true,"type":"wildcard"}],"explicitTags":false,"index":1,"rateOptions":null,"tags":{"host":"wildcard(web*)"}},"dps":{"$T":1.0}}]
+	EOF
+	is 200 &&
+	python3 -c "
+import json, sys
+# what Grafana does with it: the result of target i is query.index i
+r = json.load(open(\"body\"))
+assert [x[\"query\"][\"index\"] for x in r] == [0, 1, 1], r
+" &&
+	api "/api/query?start=$T&show_query&m=sum:rate%7Bdropcounter,100,5%7D:explicit_tags:sys.cpu%7Bhost=web01%7D" &&
+	grep -F "\"query\":{\"aggregator\":\"sum\",\"metric\":\"sys.cpu\",\"tsuids\":null,\"downsample\":null,\"rate\":true,\"filters\":[{\"tagk\":\"host\",\"filter\":\"web01\",\"group_by\":true,\"type\":\"literal_or\"}],\"explicitTags\":true,\"index\":0,\"rateOptions\":{\"counter\":true,\"counterMax\":100,\"resetValue\":5,\"dropResets\":true},\"tags\":{\"host\":\"literal_or(web01)\"}}," body &&
+	api "/api/query?start=$T&m=sum:sys.cpu" &&
+	! grep -F "\"query\"" body
+'
+
+test_expect_success 'arrays (Grafana 2.4 data sources): dps as [[TS,VALUE],...], GET and POST' '
+	api "/api/query?start=$T&m=sum:sys.cpu%7Bhost=*%7D&arrays" &&
+	cat >expect <<-EOF &&
+	[{"metric":"sys.cpu","tags":{"host":"web01"},"aggregateTags":[],"dps":[[$T,42.0],[$((T + 60)),1.5]]},{"metric":"sys.cpu","tags":{"host":"web02"},"aggregateTags":[],"dps":[[$((T + 30)),7]]}]
+	EOF
+	is 200 &&
+	api "/api/query?arrays=true" -X POST -d "{\"start\":${T}000,\"end\":$((T + 3600))000,\"queries\":[{\"metric\":\"sys.cpu\",\"aggregator\":\"sum\",\"downsample\":\"1m-avg\",\"tags\":{\"host\":\"web01\"}}]}" &&
+	cat >expect <<-EOF &&
+	[{"metric":"sys.cpu","tags":{"host":"web01"},"aggregateTags":[],"dps":[[$T,42.0],[$((T + 60)),1.5]]}]
+	EOF
+	is 200 &&
+	api "/api/query?start=$T&end=$((T + 180))&m=sum:1m-avg-null:sys.cpu%7Bhost=web02%7D&arrays&ms" &&
+	cat >expect <<-EOF &&
+	[{"metric":"sys.cpu","tags":{"host":"web02"},"aggregateTags":[],"dps":[[${T}000,7.0],[$((T + 60))000,null],[$((T + 120))000,null],[$((T + 180))000,null]]}]
+	EOF
+	is 200
+'
+
 test_expect_success 'fill policies: NaN prints "NaN", null prints null (MNT/tsd/q/ leaves it out)' '
 	printf "fill.m %s 1 h=a\nfill.m %s 3 h=a\n" $T $((T + 120)) >>"$MNT/tsd/put" &&
 	api "/api/query?start=$T&end=$((T + 180))&m=sum:1m-avg-nan:fill.m" &&

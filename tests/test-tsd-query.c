@@ -81,6 +81,9 @@ static void test_parse(void)
 	struct tsd_subquery *sq = &q.subs[0];
 	ok(!strcmp(sq->metric, "sys.cpu") && sq->agg == TSD_AGG_SUM &&
 	   sq->nfilters == 3, "metric, aggregator, three filters");
+	ok(!strcmp(sq->filters[1].text, "*") &&
+	   !strcmp(sq->filters[2].text, "lga|sjc") && !sq->rate_opts,
+	   "a plain tag's text is its value");
 	ok(!strcmp(sq->filters[0].tagk, "env") &&
 	   sq->filters[0].type == TSD_FILTER_LITERAL_OR &&
 	   !sq->filters[0].group_by && sq->filters[0].nvalues == 1,
@@ -105,6 +108,8 @@ static void test_parse(void)
 	   sq->rate && sq->counter && !sq->drop_resets &&
 	   sq->counter_max == 1000 && sq->reset_value == 5,
 	   "downsampling and rate options");
+	ok(!strcmp(sq->ds_text, "1m-avg-zero") && sq->rate_opts &&
+	   !q.show_query, "the specifier as written, options given");
 	sq = &q.subs[1];
 	ok(sq->agg == TSD_AGG_P95 && sq->ds_interval_ms == 10000 &&
 	   sq->ds_agg == TSD_AGG_MAX && sq->ds_fill == TSD_FILL_NONE &&
@@ -119,6 +124,9 @@ static void test_parse(void)
 	sq = &q.subs[0];
 	ok(sq->rate && sq->counter && sq->drop_resets &&
 	   sq->counter_max == INT64_MAX, "dropcounter");
+	ok(!sq->ds_text && !strcmp(sq->filters[0].text, "a|b") &&
+	   !strcmp(sq->filters[2].text, "^db[0-9]$"),
+	   "no downsampling; filters' text as written");
 	ok(sq->nfilters == 4 && sq->filters[0].nvalues == 2 &&
 	   sq->filters[1].type == TSD_FILTER_WILDCARD &&
 	   sq->filters[2].type == TSD_FILTER_REGEXP &&
@@ -134,6 +142,10 @@ static void test_parse(void)
 	   tsd_filter_match(&sq->filters[3], "r", 1), "not_literal_or");
 	ok(q.width == 300 && q.height == 200 && !strcmp(q.title, "CPU load"),
 	   "graph options, %%XX decoded");
+	tsd_query_release(&q);
+
+	ok(parse("start=1356998400&m=sum:m&show_query", now, &q, why) == 0 &&
+	   q.show_query, "show_query");
 	tsd_query_release(&q);
 
 	ok(parse("start=1356998400&m=sum:m{host=iwildcard(*WEB*)}", now, &q,

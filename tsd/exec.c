@@ -53,6 +53,7 @@ struct result {
 	size_t nsp;
 	struct tsd_agg_spec as;	/* its tz points into run.q */
 	int skip_nan;		/* fill policy null: NaN points are gaps */
+	const struct tsd_subquery *sq;	/* its sub query (in run.q) */
 };
 
 struct run {
@@ -592,6 +593,7 @@ static int add_result(struct run *r, const struct tsd_subquery *sq,
 	res = &r->res[r->nres++];
 	memset(res, 0, sizeof *res);
 	res->skip_nan = sq->ds_fill == TSD_FILL_NULL;
+	res->sq = sq;
 	res->as = *as;
 	if (!(res->sp = malloc(ng * sizeof *res->sp)))
 		return CF_ENOMEM;
@@ -792,10 +794,12 @@ static int format_json(struct run *r, struct buf *out)
 		rc = collect(r, res, "JSON answer", &dps[i], &n, &total);
 		js[i] = (struct tsd_json_series){ res->metric, res->tags.p,
 			res->tags.len, res->aggtags.p, res->aggtags.len,
-			dps[i], n, res->skip_nan };
+			dps[i], n, res->skip_nan,
+			r->q->show_query ? res->sq : NULL,
+			(size_t)(res->sq - r->q->subs) };
 	}
 	if (rc == CF_OK)
-		rc = tsd_json_format(out, js, r->nres, r->q->ms,
+		rc = tsd_json_format(out, js, r->nres, r->q->ms, r->q->arrays,
 				     r->q->start_ms, r->q->end_ms);
 out:
 	for (size_t i = 0; dps && i < r->nres; i++)

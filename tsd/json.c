@@ -85,15 +85,115 @@ static int put_tags(struct buf *out, const struct tsd_json_series *s)
 	return buf_append(out, "],", 2);
 }
 
+/* a string literal and its length */
+#define LIT(s) s, sizeof s - 1
+
+static const char *filter_type(enum tsd_filter_type t)
+{
+	switch (t) {
+	case TSD_FILTER_LITERAL_OR:	return "literal_or";
+	case TSD_FILTER_ILITERAL_OR:	return "iliteral_or";
+	case TSD_FILTER_NOT_LITERAL_OR:	return "not_literal_or";
+	case TSD_FILTER_NOT_ILITERAL_OR: return "not_iliteral_or";
+	case TSD_FILTER_WILDCARD:	return "wildcard";
+	case TSD_FILTER_IWILDCARD:	return "iwildcard";
+	case TSD_FILTER_REGEXP:		return "regexp";
+	}
+	return "literal_or";
+}
+
+static int put_cstr(struct buf *out, const char *s)
+{
+	return s ? tsd_json_string(out, s, strlen(s))
+		 : buf_append(out, "null", 4);
+}
+
+/* "query":{...},: the group's sub query as OpenTSDB 2.4 serializes a
+ * TSSubQuery (Jackson, its getters), the fields a client reads. */
+static int put_query(struct buf *out, const struct tsd_subquery *sq,
+		     size_t index)
+{
+	int rc;
+
+	if ((rc = buf_append(out, LIT("\"query\":{\"aggregator\":"))) ||
+	    (rc = put_cstr(out, tsd_agg_name(sq->agg))) ||
+	    (rc = buf_append(out, LIT(",\"metric\":"))) ||
+	    (rc = put_cstr(out, sq->metric)) ||
+	    (rc = buf_append(out, LIT(",\"tsuids\":null,\"downsample\":"))) ||
+	    (rc = put_cstr(out, sq->ds_text)) ||
+	    (rc = buf_printf(out, ",\"rate\":%s,\"filters\":[",
+			     sq->rate ? "true" : "false")))
+		return rc;
+	for (size_t i = 0; i < sq->nfilters; i++) {
+		const struct tsd_filter *f = &sq->filters[i];
+		if ((i && (rc = buf_putc(out, ','))) ||
+		    (rc = buf_append(out, LIT("{\"tagk\":"))) ||
+		    (rc = put_cstr(out, f->tagk)) ||
+		    (rc = buf_append(out, LIT(",\"filter\":"))) ||
+		    (rc = put_cstr(out, f->text)) ||
+		    (rc = buf_printf(out, ",\"group_by\":%s,\"type\":\"%s\"}",
+				     f->group_by ? "true" : "false",
+				     filter_type(f->type))))
+			return rc;
+	}
+	if ((rc = buf_printf(out, "],\"explicitTags\":%s,\"index\":%zu,"
+			     "\"rateOptions\":", sq->explicit_tags ? "true" :
+			     "false", index)))
+		return rc;
+	if (!sq->rate_opts)
+		rc = buf_append(out, "null", 4);
+	else
+		rc = buf_printf(out, "{\"counter\":%s,\"counterMax\":%lld,"
+				"\"resetValue\":%lld,\"dropResets\":%s}",
+				sq->counter ? "true" : "false",
+				(long long)sq->counter_max,
+				(long long)sq->reset_value,
+				sq->drop_resets ? "true" : "false");
+	if (rc || (rc = buf_append(out, LIT(",\"tags\":{"))))
+		return rc;
+	/* TSSubQuery.getTags: a group-by filter's key to "type(filter)",
+	 * the last of a key winning (a HashMap) */
+	int first = 1;
+	for (size_t i = 0; i < sq->nfilters; i++) {
+		const struct tsd_filter *f = &sq->filters[i];
+		size_t j;
+		if (!f->group_by)
+			continue;
+		for (j = i + 1; j < sq->nfilters; j++)
+			if (sq->filters[j].group_by &&
+			    !strcmp(sq->filters[j].tagk, f->tagk))
+				break;
+		if (j < sq->nfilters)
+			continue;
+		struct buf v = BUF_INIT;
+		rc = buf_printf(&v, "%s(%s)", filter_type(f->type),
+				f->text ? f->text : "");
+		if (!rc && !first)
+			rc = buf_putc(out, ',');
+		if (!rc)
+			rc = put_cstr(out, f->tagk);
+		if (!rc)
+			rc = buf_putc(out, ':');
+		if (!rc)
+			rc = tsd_json_string(out, v.p, v.len);
+		buf_release(&v);
+		if (rc)
+			return rc;
+		first = 0;
+	}
+	return buf_append(out, LIT("}},"));
+}
+
+/* "TS":VALUE, or [TS,VALUE] with arrays (the caller closes it). */
 static int put_point(struct buf *out, const struct tsd_json_series *s,
-		     const struct tsd_dp *p, int ms, int first)
+		     const struct tsd_dp *p, int ms, int arrays, int first)
 {
 	int rc;
 
 	if ((!first && (rc = buf_putc(out, ','))) ||
-	    (rc = buf_putc(out, '"')) ||
+	    (rc = buf_putc(out, arrays ? '[' : '"')) ||
 	    (rc = tsd_buf_long(out, ms ? p->ts : p->ts / 1000)) ||
-	    (rc = buf_append(out, "\":", 2)))
+	    (rc = arrays ? buf_putc(out, ',') : buf_append(out, "\":", 2)))
 		return rc;
 	if (!p->is_float)
 		return tsd_buf_long(out, p->i);
@@ -107,7 +207,8 @@ static int put_point(struct buf *out, const struct tsd_json_series *s,
 }
 
 int tsd_json_format(struct buf *out, const struct tsd_json_series *s,
-		    size_t n, int ms, int64_t start_ms, int64_t end_ms)
+		    size_t n, int ms, int arrays, int64_t start_ms,
+		    int64_t end_ms)
 {
 	int rc;
 
@@ -121,17 +222,22 @@ int tsd_json_format(struct buf *out, const struct tsd_json_series *s,
 					  strlen(s[i].metric))) ||
 		    (rc = buf_putc(out, ',')) ||
 		    (rc = put_tags(out, &s[i])) ||
-		    (rc = buf_append(out, "\"dps\":{", 7)))
+		    (s[i].sq && (rc = put_query(out, s[i].sq, s[i].index))) ||
+		    (rc = buf_append(out, LIT("\"dps\":"))) ||
+		    (rc = buf_putc(out, arrays ? '[' : '{')))
 			return rc;
 		for (size_t j = 0; j < s[i].n; j++) {
 			const struct tsd_dp *p = &s[i].dp[j];
 			if (p->ts < start_ms || p->ts > end_ms)
 				continue;
-			if ((rc = put_point(out, &s[i], p, ms, first)))
+			if ((rc = put_point(out, &s[i], p, ms, arrays,
+					    first)) ||
+			    (arrays && (rc = buf_putc(out, ']'))))
 				return rc;
 			first = 0;
 		}
-		if ((rc = buf_append(out, "}}", 2)))
+		if ((rc = buf_putc(out, arrays ? ']' : '}')) ||
+		    (rc = buf_putc(out, '}')))
 			return rc;
 	}
 	return buf_putc(out, ']');

@@ -285,6 +285,7 @@ static void filter_release(struct tsd_filter *f)
 		free(f->values[i]);
 	free(f->values);
 	free(f->pattern);
+	free(f->text);
 	pcre2_code_free(f->regex);
 }
 
@@ -384,6 +385,10 @@ static int add_filter(struct tsd_subquery *sq, const char *s, size_t n,
 				       "empty filter: %.*s", W(n), s);
 			goto bad;
 		}
+		if (!(f.text = tsd_dupn(in, inlen))) {
+			rc = CF_ENOMEM;
+			goto bad;
+		}
 		if (f.type <= TSD_FILTER_NOT_ILITERAL_OR) {
 			if (inlen == 1 && in[0] == '|') {
 				rc = cf_einval(why, whylen, "filter must "
@@ -430,6 +435,9 @@ static int add_filter(struct tsd_subquery *sq, const char *s, size_t n,
 				goto bad;
 			}
 		}
+	} else if (!(f.text = tsd_dupn(v, vlen))) {
+		rc = CF_ENOMEM;
+		goto bad;
 	} else if (memchr(v, '*', vlen)) {
 		f.type = TSD_FILTER_WILDCARD;
 		if (!(f.pattern = tsd_dupn(v, vlen))) {
@@ -608,6 +616,7 @@ static int parse_rate(struct tsd_subquery *sq, const char *s, size_t n,
 	sq->rate = 1;
 	if (n == 4)
 		return CF_OK;
+	sq->rate_opts = 1;
 	if (n < 6 || s[4] != '{' || s[n - 1] != '}')
 		return cf_einval(why, whylen,
 				 "invalid rate options: %.*s", W(n), s);
@@ -683,8 +692,12 @@ static int parse_m(struct tsd_query *q, const char *s, size_t n, char *why,
 		size_t l = plen[i];
 		if (l >= 4 && !strncasecmp(p, "rate", 4))
 			rc = parse_rate(sq, p, l, why, whylen);
-		else if (l && p[0] >= '0' && p[0] <= '9')
+		else if (l && p[0] >= '0' && p[0] <= '9') {
 			rc = parse_downsample(sq, p, l, why, whylen);
+			free(sq->ds_text);
+			if (!rc && !(sq->ds_text = tsd_dupn(p, l)))
+				rc = CF_ENOMEM;
+		}
 		else if (l == 13 && !strncasecmp(p, "explicit_tags", 13))
 			sq->explicit_tags = 1;
 		else
@@ -784,6 +797,10 @@ int tsd_query_parse(const char *qs, size_t len, int64_t now_ms,
 				goto out;
 		} else if (!strcmp(key, "ms")) {
 			q->ms = 1;
+		} else if (!strcmp(key, "show_query")) {
+			q->show_query = 1;
+		} else if (!strcmp(key, "arrays")) {
+			q->arrays = 1;	/* present: on, whatever its value */
 		} else if (!strcmp(key, "timezone")) {
 			tsd_tz_free(q->tz);
 			q->tz = NULL;
@@ -882,6 +899,7 @@ void tsd_query_release(struct tsd_query *q)
 	for (size_t i = 0; i < q->nsubs; i++) {
 		struct tsd_subquery *sq = &q->subs[i];
 		free(sq->metric);
+		free(sq->ds_text);
 		for (size_t j = 0; j < sq->nfilters; j++)
 			filter_release(&sq->filters[j]);
 		free(sq->filters);

@@ -74,6 +74,8 @@ struct tsd_filter {
 	char *pattern;		/* wildcard kinds and regexp */
 	void *regex;		/* compiled regexp (pcre2_code, 8-bit) */
 	int group_by;
+	char *text;		/* the expression as written (TagVFilter's
+				 * filter: "web01|web02", "web*") */
 };
 
 struct tsd_subquery {
@@ -90,8 +92,10 @@ struct tsd_subquery {
 	enum tsd_cal_unit ds_cal_unit;
 	enum tsd_agg ds_agg;
 	enum tsd_fill ds_fill;
+	char *ds_text;		/* the specifier as written, or NULL */
 	/* rate */
 	int rate;
+	int rate_opts;		/* rate{...}: options were given */
 	int counter;
 	int drop_resets;
 	int64_t counter_max;	/* default INT64_MAX */
@@ -105,6 +109,10 @@ struct tsd_query {
 	int64_t start_ms;
 	int64_t end_ms;
 	int ms;			/* "ms": print timestamps in milliseconds */
+	int show_query;		/* "show_query": each JSON result carries
+				 * its sub query (OpenTSDB's showQuery) */
+	int arrays;		/* "arrays": JSON "dps" as [[TS,VALUE],...]
+				 * (OpenTSDB 2.4) */
 	struct tsd_tz *tz;	/* "timezone=": calendar downsampling and
 				 * dates; NULL: UTC */
 	struct tsd_subquery *subs;

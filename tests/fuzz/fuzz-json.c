@@ -7,10 +7,11 @@
  * "NaN" or null.  A name that is not UTF-8 is refused (CF_EINVAL), and
  * exactly when jansson refuses it too.
  *
- * Input: a flags byte (bit 0: ms, bit 1: NaN as null), then the metric,
- * the tags (" k=v ...") and the aggregated tag keys (" k ..."), each
- * ended by a NUL, then points of 17 bytes (ts, float flag, value).  The
- * whole input is also one name for tsd_json_string. */
+ * Input: a flags byte (bit 0: ms, bit 1: NaN as null, bit 2: "dps" as
+ * [[TS,VALUE],...]), then the metric, the tags (" k=v ...") and the
+ * aggregated tag keys (" k ..."), each ended by a NUL, then points of 17
+ * bytes (ts, float flag, value).  The whole input is also one name for
+ * tsd_json_string. */
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
@@ -83,6 +84,29 @@ static char *part(const uint8_t **data, size_t *size)
 	return s;
 }
 
+/* One point's value as tsd_json_format must have written it. */
+static void check_value(json_t *v, const struct tsd_dp *p,
+			const struct tsd_json_series *s, const struct buf *out)
+{
+	if (!p->is_float) {
+		if (!json_is_integer(v) || json_integer_value(v) != p->i)
+			fail("an integer does not read back", out);
+	} else if (p->d != p->d) {
+		if (s->nan_null ? !json_is_null(v) :
+		    !json_is_string(v) ||
+		    strcmp(json_string_value(v), "NaN"))
+			fail("NaN is not written as asked", out);
+	} else if (isinf(p->d)) {
+		if (!json_is_string(v) ||
+		    strcmp(json_string_value(v), p->d > 0 ?
+			   "Infinity" : "-Infinity"))
+			fail("an infinity is not a JSON string", out);
+	} else if (!json_is_number(v) || json_number_value(v) != p->d ||
+		   signbit(json_number_value(v)) != signbit(p->d)) {
+		fail("a double does not read back", out);
+	}
+}
+
 /* The points in range, as tsd_json_format must have written them. */
 static void check_points(json_t *dps, const struct tsd_json_series *s,
 			 int ms, const struct buf *out)
@@ -105,23 +129,25 @@ static void check_points(json_t *dps, const struct tsd_json_series *s,
 		v = json_object_get(dps, key);
 		if (!v)
 			fail("a point is missing", out);
-		if (!p->is_float) {
-			if (!json_is_integer(v) || json_integer_value(v) != p->i)
-				fail("an integer does not read back", out);
-		} else if (p->d != p->d) {
-			if (s->nan_null ? !json_is_null(v) :
-			    !json_is_string(v) ||
-			    strcmp(json_string_value(v), "NaN"))
-				fail("NaN is not written as asked", out);
-		} else if (isinf(p->d)) {
-			if (!json_is_string(v) ||
-			    strcmp(json_string_value(v), p->d > 0 ?
-				   "Infinity" : "-Infinity"))
-				fail("an infinity is not a JSON string", out);
-		} else if (!json_is_number(v) || json_number_value(v) != p->d ||
-			   signbit(json_number_value(v)) != signbit(p->d)) {
-			fail("a double does not read back", out);
-		}
+		check_value(v, p, s, out);
+	}
+}
+
+/* With arrays: every point, in order, as [TS,VALUE]. */
+static void check_arrays(json_t *dps, const struct tsd_json_series *s,
+			 int ms, const struct buf *out)
+{
+	if (!json_is_array(dps) || json_array_size(dps) != s->n)
+		fail("arrays: not one pair a point", out);
+	for (size_t i = 0; i < s->n; i++) {
+		const struct tsd_dp *p = &s->dp[i];
+		json_t *e = json_array_get(dps, i);
+		json_t *t = json_array_get(e, 0);
+		if (!json_is_array(e) || json_array_size(e) != 2 ||
+		    !json_is_integer(t) || json_integer_value(t) !=
+		    (ms ? p->ts : p->ts / 1000))
+			fail("arrays: not [TS,VALUE]", out);
+		check_value(json_array_get(e, 1), p, s, out);
 	}
 }
 
@@ -133,7 +159,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char *metric, *tags, *agg;
 	json_t *root, *g;
 	json_error_t e;
-	int ms, rc;
+	int ms, arrays, rc;
 
 	check_string(data, size);
 	if (size < 1)
@@ -141,6 +167,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	ms = data[0] & 1;
 	memset(&s, 0, sizeof s);
 	s.nan_null = (data[0] >> 1) & 1;
+	arrays = (data[0] >> 2) & 1;
 	data++;
 	size--;
 	metric = part(&data, &size);
@@ -158,7 +185,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	s.aggtags = agg;
 	s.aggtagslen = strlen(agg);
 	s.dp = dp;
-	rc = tsd_json_format(&out, &s, 1, ms, INT64_MIN, INT64_MAX);
+	rc = tsd_json_format(&out, &s, 1, ms, arrays, INT64_MIN, INT64_MAX);
 	if (rc == CF_OK) {
 		root = json_loadb((const char *)out.p, out.len, 0, &e);
 		if (!root)
@@ -170,9 +197,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			   metric) ||
 		    !json_is_object(json_object_get(g, "tags")) ||
 		    !json_is_array(json_object_get(g, "aggregateTags")) ||
-		    !json_is_object(json_object_get(g, "dps")))
+		    !json_object_get(g, "dps"))
 			fail("not the shape of a result group", &out);
-		check_points(json_object_get(g, "dps"), &s, ms, &out);
+		if (arrays)
+			check_arrays(json_object_get(g, "dps"), &s, ms, &out);
+		else if (!json_is_object(json_object_get(g, "dps")))
+			fail("not the shape of a result group", &out);
+		else
+			check_points(json_object_get(g, "dps"), &s, ms, &out);
 		json_decref(root);
 	} else if (rc != CF_EINVAL && rc != CF_ENOMEM) {
 		fail("an unexpected error", &out);
