@@ -148,6 +148,16 @@ static void test_parse(void)
 	   q.show_query, "show_query");
 	tsd_query_release(&q);
 
+	/* two downsamplers: the later one wins; a bad later one is refused
+	 * and the earlier one's text freed once (fuzz-tsdquery found a
+	 * double free here) */
+	ok(parse("start=1356998400&m=sum:1m-avg:1h-max:m", now, &q, why) == 0 &&
+	   !strcmp(q.subs[0].ds_text, "1h-max") &&
+	   q.subs[0].ds_interval_ms == 3600000, "the later downsampler");
+	tsd_query_release(&q);
+	is_int(parse("start=1356998400&m=sum:1m-avg:1m-avg-zxro:m", now, &q,
+		     why), CF_EINVAL, "a bad later downsampler");
+
 	ok(parse("start=1356998400&m=sum:m{host=iwildcard(*WEB*)}", now, &q,
 		 why) == 0 && tsd_filter_match(&q.subs[0].filters[0],
 					       "myweb1", 6), "iwildcard");

@@ -694,7 +694,8 @@ static int parse_m(struct tsd_query *q, const char *s, size_t n, char *why,
 			rc = parse_rate(sq, p, l, why, whylen);
 		else if (l && p[0] >= '0' && p[0] <= '9') {
 			rc = parse_downsample(sq, p, l, why, whylen);
-			free(sq->ds_text);
+			free(sq->ds_text);	/* a later one overrides */
+			sq->ds_text = NULL;
 			if (!rc && !(sq->ds_text = tsd_dupn(p, l)))
 				rc = CF_ENOMEM;
 		}
