@@ -73,15 +73,12 @@ static inline void diag(const char *fmt, ...)
 #define bail(...) do { printf("Bail out! "); printf(__VA_ARGS__); \
 	printf("\n"); exit(255); } while (0)
 
-static inline int done_testing(void)
-{
-	if (tap_planned < 0)
-		printf("1..%d\n", tap_n);
-	else if (tap_planned != tap_n)
-		printf("# planned %d tests, ran %d\n", tap_planned, tap_n);
-	fflush(stdout);
-	return tap_failed || (tap_planned >= 0 && tap_planned != tap_n);
-}
+/* The directories tap_tmpdir() made (in the process that made them):
+ * done_testing() removes them when every test passed, and keeps them for
+ * a look when one failed or CELLFS_KEEP_TMP is set. */
+static char tap_dirs[32][4096];
+static int tap_ndirs;
+static pid_t tap_dirs_pid;
 
 /* A fresh empty directory under $TMPDIR for a test's data; the path is
  * static storage. */
@@ -95,6 +92,12 @@ static inline const char *tap_tmpdir(const char *name)
 	snprintf(cmd, sizeof cmd, "rm -rf '%s' && mkdir -p '%s'", path, path);
 	if (system(cmd) != 0)
 		bail("cannot make %s", path);
+	if (tap_dirs_pid != getpid()) {
+		tap_dirs_pid = getpid();
+		tap_ndirs = 0;
+	}
+	if (tap_ndirs < (int)(sizeof tap_dirs / sizeof tap_dirs[0]))
+		snprintf(tap_dirs[tap_ndirs++], sizeof tap_dirs[0], "%s", path);
 	return path;
 }
 
@@ -106,6 +109,25 @@ static inline void tap_rmdir(const char *path)
 	snprintf(cmd, sizeof cmd, "rm -rf '%s'", path);
 	if (system(cmd) != 0)
 		diag("cannot remove %s", path);
+}
+
+static inline int done_testing(void)
+{
+	if (tap_planned < 0)
+		printf("1..%d\n", tap_n);
+	else if (tap_planned != tap_n)
+		printf("# planned %d tests, ran %d\n", tap_planned, tap_n);
+	fflush(stdout);
+	int failed = tap_failed || (tap_planned >= 0 && tap_planned != tap_n);
+	if (tap_dirs_pid == getpid() && !getenv("CELLFS_KEEP_TMP")) {
+		for (int i = 0; i < tap_ndirs; i++) {
+			if (failed)
+				diag("kept %s", tap_dirs[i]);
+			else
+				tap_rmdir(tap_dirs[i]);
+		}
+	}
+	return failed;
 }
 
 #endif
