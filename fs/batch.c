@@ -387,7 +387,7 @@ int fs_batch_write(cf_table *t, const char *p, size_t len, const char **why)
 				rc = cf_batch_delete(b, CF_DEL_ROW, ROWP(row),
 						     row.len, NULL, 0, NULL, 0,
 						     CF_TS_NOW);
-			} else if (k4[1][0] == '@') {
+			} else if (t4[1] && k4[1][0] == '@') {
 				if (parse_at(k4[1], t4[1], &ts))
 					goto bad;
 				rc = cf_batch_delete(b, CF_DEL_ROW, ROWP(row),

@@ -108,6 +108,15 @@ test_expect_success 'deleteall ROW with an empty last word: EINVAL, logged, noth
 	check_all expect
 '
 
+test_expect_success 'checkanddelete with an empty target word: EINVAL, logged, nothing deleted' '
+	seed &&
+	echo EINVAL >expect &&
+	errno_of write "$B" "checkanddelete r f:a a2 f " >out && test_cmp expect out &&
+	grep "write .batch: line 1: " "$MNT/.log" &&
+	seeded >expect &&
+	check_all expect
+'
+
 test_expect_success 'a delete masks only what was written before it' '
 	seed && echo "deletefamily r f@5000" >"$B" &&
 	echo "put r f:a@1000 again" >"$B" &&
