@@ -18,14 +18,25 @@ static unsigned long inputs;
 static int run_file(const char *path)
 {
 	char *data = NULL;
+	uint8_t *exact;
 	size_t len = 0;
 
 	if (env_read_file(path, &data, &len) != 0) {
 		fprintf(stderr, "cannot read %s\n", path);
 		return 1;
 	}
-	LLVMFuzzerTestOneInput((const uint8_t *)data, len);
+	/* the input in memory of its own size, as libFuzzer hands it, so
+	 * that ASan sees a read one byte past it (env_read_file leaves
+	 * room for a NUL) */
+	if (!(exact = malloc(len ? len : 1))) {
+		free(data);
+		fprintf(stderr, "out of memory for %s\n", path);
+		return 1;
+	}
+	memcpy(exact, data, len);
 	free(data);
+	LLVMFuzzerTestOneInput(exact, len);
+	free(exact);
 	inputs++;
 	return 0;
 }
