@@ -54,8 +54,25 @@ static int put_time(struct buf *b, const char *key, json_t *v)
 	return -1;
 }
 
+/* The TSUIDs of a tsuid query: T1,T2,...  why set on a refusal. */
+static int put_tsuid_list(struct buf *b, json_t *ts, const char **why)
+{
+	json_t *v;
+	size_t i;
+
+	json_array_foreach(ts, i, v) {
+		if (!json_is_string(v))
+			return *why = "a TSUID is not a string", 1;
+		if ((i && buf_putc(b, ',')) || put_str(b, v))
+			return -1;
+	}
+	return 0;
+}
+
 /* One sub query as m=AGG:[DS:][rate{...}:][explicit_tags:]METRIC
- * {GROUPBY}{FILTERS}.  why set on a refusal (returns 1). */
+ * {GROUPBY}{FILTERS}, or with a non-empty "tsuids" (which OpenTSDB
+ * prefers to the metric) tsuid=AGG:[DS:][rate{...}:]T1,T2,...  why set
+ * on a refusal (returns 1). */
 static int put_sub(struct buf *b, json_t *s, const char **why)
 {
 	json_t *agg = json_object_get(s, "aggregator");
@@ -64,6 +81,8 @@ static int put_sub(struct buf *b, json_t *s, const char **why)
 	json_t *ro = json_object_get(s, "rateOptions");
 	json_t *tags = json_object_get(s, "tags");
 	json_t *filters = json_object_get(s, "filters");
+	json_t *ts = json_object_get(s, "tsuids");
+	int by_tsuid = json_is_array(ts) && json_array_size(ts);
 	json_t *v, *f;
 	const char *k;
 	size_t i;
@@ -73,12 +92,10 @@ static int put_sub(struct buf *b, json_t *s, const char **why)
 		return *why = "a query is not an object", 1;
 	if (!json_is_string(agg) || !json_string_length(agg))
 		return *why = "Missing the aggregation function", 1;
-	if (!json_is_string(m) || !json_string_length(m)) {
-		if (json_object_get(s, "tsuids"))
-			return *why = "tsuids queries are not supported", 1;
+	if (!by_tsuid && (!json_is_string(m) || !json_string_length(m)))
 		return *why = "No metric or TSUIDs provided", 1;
-	}
-	if (buf_append(b, "&m=", 3) || put_str(b, agg) || buf_putc(b, ':'))
+	if (buf_append(b, by_tsuid ? "&tsuid=" : "&m=", by_tsuid ? 7 : 3) ||
+	    put_str(b, agg) || buf_putc(b, ':'))
 		return -1;
 	if (json_is_string(ds) && json_string_length(ds) &&
 	    (put_str(b, ds) || buf_putc(b, ':')))
@@ -110,6 +127,8 @@ static int put_sub(struct buf *b, json_t *s, const char **why)
 		if (buf_putc(b, ':'))
 			return -1;
 	}
+	if (by_tsuid)
+		return put_tsuid_list(b, ts, why);
 	if (json_is_true(json_object_get(s, "explicitTags")) &&
 	    buf_append(b, "explicit_tags:", 14))
 		return -1;
@@ -196,6 +215,9 @@ static int json_query(const char *body, size_t len, struct buf *qs,
 	 * result's target by its "query"'s index */
 	if (json_is_true(json_object_get(root, "showQuery")))
 		if (buf_append(qs, "&show_query", 11))
+			rc = -1;
+	if (json_is_true(json_object_get(root, "showTSUIDs")))
+		if (buf_append(qs, "&show_tsuids", 12))
 			rc = -1;
 	subs = json_object_get(root, "queries");
 	if (!json_is_array(subs) || json_array_size(subs) == 0) {
@@ -288,6 +310,28 @@ static int run(struct net_req *r, const char *qs, size_t len)
 	}
 }
 
+/* OpenTSDB's QueryRpc reads a GET's tsuid= sub queries before its m=
+ * ones, so they come first in the answer and take the first indexes:
+ * the query string with its tsuid= items moved ahead of the rest (the
+ * parser keeps the order written). */
+static int tsuids_first(const char *q, struct buf *out)
+{
+	size_t len = strlen(q);
+	int rc = CF_OK;
+
+	for (int pass = 0; pass < 2 && rc == CF_OK; pass++)
+		for (size_t b = 0, i = 0; i <= len && rc == CF_OK; i++) {
+			if (i < len && q[i] != '&')
+				continue;
+			int t = i - b >= 6 && !memcmp(q + b, "tsuid=", 6);
+			if (i > b && t == (pass == 0))
+				rc = buf_putc(out, '&') ||
+				     buf_append(out, q + b, i - b) ? -1 : 0;
+			b = i + 1;
+		}
+	return rc;
+}
+
 int net_api_query(struct net_req *r)
 {
 	struct buf qs = BUF_INIT;
@@ -295,8 +339,16 @@ int net_api_query(struct net_req *r)
 	char jwhy[200] = "";
 	int rc;
 
-	if (!strcmp(r->method, "GET"))
-		return run(r, r->query, strlen(r->query));
+	if (!strcmp(r->method, "GET")) {
+		if (!strstr(r->query, "tsuid="))
+			return run(r, r->query, strlen(r->query));
+		if (tsuids_first(r->query, &qs))
+			net_error(r, 500, "out of memory", NULL);
+		else
+			run(r, (const char *)qs.p, qs.len);
+		buf_release(&qs);
+		return 0;
+	}
 	if (strcmp(r->method, "POST"))
 		return net_bad_method(r);
 	if (r->body_len == 0 || strspn(r->body, " \t\r\n") == r->body_len)

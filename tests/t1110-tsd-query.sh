@@ -308,10 +308,28 @@ test_expect_success 'several sub queries follow each other' '
 	q "start=$T&end=$((T + 10))&m=sum:q.m&m=sum:g.m" >out && test_cmp expect out
 '
 
+test_expect_success 'tsuid=: series by their UIDs (q.m, host, a and b were named first), in the order written' '
+	echo "q.m 1356998400 10 host=a;q.m 1356998420 20 host=a;" >expect &&
+	q "start=$T&end=$((T + 20))&tsuid=sum:000001000001000001" >out &&
+	test_cmp expect out &&
+	echo "q.m 1356998400 10;q.m 1356998410 16;q.m 1356998420 22;" >expect &&
+	q "start=$T&end=$((T + 20))&tsuid=sum:000001000001000001,000001000001000002" >out &&
+	test_cmp expect out &&
+	echo "q.m 1356998400 10 host=a;q.m 1356998410 1 host=b;" >expect &&
+	q "start=$T&end=$((T + 10))&m=sum:q.m{host=a}&tsuid=sum:000001000001000002" >out &&
+	test_cmp expect out &&
+	echo "" >expect &&
+	q "start=$T&tsuid=sum:000001000001FFFFFF" >out &&
+	test_cmp expect out &&
+	bad "start=$T&tsuid=sum:0001" EINVAL "invalid TSUID: 0001: Invalid argument" &&
+	bad "start=$T&tsuid=sum:000001000001000001,000002000001000001" EINVAL \
+		"One or more TSUIDs did not share the same metric [000001] [000002]: Invalid argument"
+'
+
 test_expect_success 'bad queries: EINVAL or ENOENT, and why in .log' '
 	bad "m=sum:q.m" EINVAL "missing start time: Invalid argument" &&
 	bad "start=x&m=sum:q.m" EINVAL "invalid start time: x: Invalid argument" &&
-	bad "start=$T" EINVAL "missing sub queries (m=): Invalid argument" &&
+	bad "start=$T" EINVAL "missing sub queries (m= or tsuid=): Invalid argument" &&
 	bad "start=$T&m=foo:q.m" EINVAL "no such aggregator: foo: Invalid argument" &&
 	bad "start=$T&m=sum:1x-avg:q.m" EINVAL \
 		"invalid downsampling interval: 1x: Invalid argument" &&

@@ -148,6 +148,33 @@ static void test_parse(void)
 	   q.show_query, "show_query");
 	tsd_query_release(&q);
 
+	/* TestQueryRpc.parseQueryTSUIDType and its variants: tsuid= sub
+	 * queries, in the order written among the m= ones */
+	ok(parse("start=1h-ago&tsuid=sum:010101", now, &q, why) == 0 &&
+	   q.nsubs == 1 && q.subs[0].agg == TSD_AGG_SUM &&
+	   q.subs[0].ntsuids == 1 && !strcmp(q.subs[0].tsuids[0], "010101") &&
+	   !q.subs[0].metric && !q.show_tsuids, "tsuid=sum:010101");
+	tsd_query_release(&q);
+	ok(parse("start=1h-ago&tsuid=sum:010101,020202", now, &q, why) == 0 &&
+	   q.subs[0].ntsuids == 2 && !strcmp(q.subs[0].tsuids[1], "020202"),
+	   "two TSUIDs (of two metrics: refused when run)");
+	tsd_query_release(&q);
+	ok(parse("start=1h-ago&tsuid=sum:010101&tsuid=avg:020202", now, &q,
+		 why) == 0 && q.nsubs == 2 && q.subs[1].agg == TSD_AGG_AVG &&
+	   !strcmp(q.subs[1].tsuids[0], "020202"), "two tsuid sub queries");
+	tsd_query_release(&q);
+	ok(parse("start=1h-ago&tsuid=sum:1m-sum:rate:010101&show_tsuids", now,
+		 &q, why) == 0 && q.subs[0].rate &&
+	   q.subs[0].ds_interval_ms == 60000 && q.subs[0].ds_agg ==
+	   TSD_AGG_SUM && q.show_tsuids, "with rate, downsampling, "
+	   "show_tsuids");
+	tsd_query_release(&q);
+	ok(parse("start=1h-ago&m=sum:a&tsuid=sum:0a0B0c&m=max:b", now, &q,
+		 why) == 0 && q.nsubs == 3 && !strcmp(q.subs[0].metric, "a") &&
+	   !strcmp(q.subs[1].tsuids[0], "0a0B0c") &&
+	   !strcmp(q.subs[2].metric, "b"), "the order written");
+	tsd_query_release(&q);
+
 	/* two downsamplers: the later one wins; a bad later one is refused
 	 * and the earlier one's text freed once (fuzz-tsdquery found a
 	 * double free here) */
@@ -203,6 +230,8 @@ static void test_parse(void)
 			tsd_query_release(&q);
 	}
 
+#define NINE_PAIRS "000001000001000001000001000001000001000001000001" \
+		   "000001000001000001000001000001000001000001000001000001000001"
 	static const struct {
 		const char *qs, *why;
 	} bad[] = {
@@ -214,7 +243,7 @@ static void test_parse(void)
 		{ "start=1356998400&m=sum:m{h=literal_or()}",
 		  "empty filter: h=literal_or()" },
 		{ "m=sum:m", "missing start time" },
-		{ "start=1356998400", "missing sub queries (m=)" },
+		{ "start=1356998400", "missing sub queries (m= or tsuid=)" },
 		{ "start=1356998400&m=foo:m", "no such aggregator: foo" },
 		{ "start=1356998400&m=sum", "invalid parameter m=sum (not "
 		  "enough :-separated parts)" },
@@ -248,6 +277,22 @@ static void test_parse(void)
 		{ "start=1356998400&m=sum:pre-agg:m",
 		  "unsupported query part: pre-agg" },
 		{ "start=1356998400&m=sum:{a=b}", "missing metric name" },
+		{ "start=1356998400&m=", "the query string was empty" },
+		{ "start=1356998400&tsuid=", "the tsuid query string was "
+		  "empty" },
+		{ "start=1356998400&tsuid=sum:01010", "invalid TSUID: 01010" },
+		{ "start=1356998400&tsuid=sum:0101010", "invalid TSUID: "
+		  "0101010" },
+		{ "start=1356998400&tsuid=sum:01010x", "invalid TSUID: "
+		  "01010x" },
+		{ "start=1356998400&tsuid=sum:010101,", "invalid TSUID: " },
+		{ "start=1356998400&tsuid=sum:010101,,010101",
+		  "invalid TSUID: " },
+		{ "start=1356998400&tsuid=sum:010101" NINE_PAIRS,
+		  "invalid TSUID: 010101000001000001000001000001000001000001"
+		  "00000100000100000100000100000100000100" },	/* cut at 80 */
+		{ "start=1356998400&tsuid=sum:1m:010101",
+		  "invalid downsampling specifier: 1m" },
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		int rc = parse(bad[i].qs, now, &q, why);

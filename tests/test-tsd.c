@@ -7,6 +7,7 @@
  * exhaustion, concurrent writers racing for the same new names, and a
  * PNG graph from gnuplot.
  */
+#include <ctype.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -641,6 +642,166 @@ static void test_queries(void)
 	tsd_close(t);
 }
 
+/* The TSUID of the one series lookup m finds, into out. */
+static void tsuid_of(tsd *t, const char *m, char *out)
+{
+	struct tsd_lookup_query q;
+	struct tsd_lookup_result res = { 0 };
+	struct tsd_error e;
+
+	out[0] = '\0';
+	tsd_lookup_query_init(&q);
+	if (tsd_lookup_parse_qs(&q, m, strlen(m), &e) == 0 &&
+	    tsd_lookup(t, &q, &res, &e) == 0 && res.n == 1)
+		memcpy(out, res.s[0].tsuid, sizeof res.s[0].tsuid);
+	tsd_lookup_result_release(&res);
+	tsd_lookup_query_release(&q);
+}
+
+static char *json_query(tsd *t, const char *q, int *rc, struct tsd_error *e)
+{
+	tsd_cursor *c;
+	size_t n;
+	*rc = tsd_query_open(t, q, strlen(q), TSD_FMT_JSON, &c, e);
+	if (*rc)
+		return strdup("");
+	char *s = slurp(c, 4096, &n);
+	tsd_cursor_close(c);
+	return s;
+}
+
+/* Sub queries by TSUID (OpenTSDB's tsuid= and "tsuids"), the shapes of
+ * TestTsdbQueryQueries.runTSUIDQuery, runTSUIDsAggSum,
+ * runTSUIDQueryNoDataForTSUID, and show_tsuids. */
+static void test_tsuid_queries(void)
+{
+	tsd *t = open_tsd(1);
+	struct tsd_error e;
+	struct buf b = BUF_INIT;
+	char t1[sizeof ((struct tsd_series *)0)->tsuid];
+	char t2[sizeof t1], tx[sizeof t1], q[512], line[512];
+	char *r;
+	int rc;
+
+	/* storeLongTimeSeriesSeconds: 300 points a series, 30 s apart,
+	 * web01 counting up from 1 and web02 down from 300 */
+	for (int i = 0; i < 300; i++) {
+		snprintf(line, sizeof line, "tsuid.cpu %d %d host=web01\n"
+			 "tsuid.cpu %d %d host=web02\n", 1356998430 + 30 * i,
+			 i + 1, 1356998430 + 30 * i, 300 - i);
+		buf_append(&b, line, strlen(line));
+	}
+	buf_putc(&b, 0);
+	is_int(put(t, (char *)b.p, &e), 0, "tsuid data");
+	buf_release(&b);
+	tsuid_of(t, "tsuid.cpu{host=web01}", t1);
+	tsuid_of(t, "tsuid.cpu{host=web02}", t2);
+	ok(strlen(t1) == 18 && strlen(t2) == 18 && strncmp(t1, t2, 6) == 0,
+	   "two TSUIDs of one metric: %s %s", t1, t2);
+
+	/* runTSUIDQuery: the one series, named from its row */
+	snprintf(q, sizeof q, "start=1356998400&end=1357041600&tsuid=sum:%s",
+		 t1);
+	r = query(t, q, &rc, &e);
+	ok(rc == 0 && !strncmp(r, "tsuid.cpu 1356998430 1 host=web01\n"
+			       "tsuid.cpu 1356998460 2 host=web01\n", 68) &&
+	   strstr(r, "tsuid.cpu 1357007400 300 host=web01\n") &&
+	   !strstr(r, "web02"), "one TSUID: %.68s", r);
+	free(r);
+	/* runTSUIDsAggSum: both, summed, host aggregated away */
+	snprintf(q, sizeof q, "start=1356998400&end=1357041600&tsuid=sum:%s,%s",
+		 t1, t2);
+	r = query(t, q, &rc, &e);
+	size_t lines = 0, sums = 0;
+	for (char *p = r; (p = strchr(p, '\n')); p++)
+		lines++;
+	for (char *p = r; (p = strstr(p, " 301\n")); p++)
+		sums++;
+	ok(rc == 0 && lines == 300 && sums == 300 &&
+	   !strncmp(r, "tsuid.cpu 1356998430 301\n", 25),
+	   "two TSUIDs summed: %zu lines, %zu of 301", lines, sums);
+	free(r);
+	/* the hex may be lower case; downsampling and rate parts apply */
+	for (char *p = t2; *p; p++)
+		*p = (char)tolower((unsigned char)*p);
+	snprintf(q, sizeof q, "start=1356998400&end=1356998520"
+		 "&tsuid=sum:1m-max:rate:%s", t2);
+	check_query(t, q, "tsuid.cpu 1356998460 -0.016666666666666666 "
+		    "host=web02\n"
+		    "tsuid.cpu 1356998520 -0.03333333333333333 host=web02\n");
+	for (char *p = t2; *p; p++)
+		*p = (char)toupper((unsigned char)*p);
+	/* runTSUIDQueryNoDataForTSUID: a series never written (an unknown
+	 * tag value UID, then an unknown metric UID): no result, no error */
+	snprintf(tx, sizeof tx, "%.12sFFFFFF", t1);
+	snprintf(q, sizeof q, "start=1356998400&tsuid=sum:%s", tx);
+	check_query(t, q, "");
+	snprintf(q, sizeof q, "start=1356998400&tsuid=sum:FFFFFF%s", t1 + 6);
+	check_query(t, q, "");
+	is_int(tsd_query_check(t, q, strlen(q), &e), 0,
+	       "a TSUID query needs no names to be checked");
+
+	/* sub queries keep the order written (m= first here) */
+	snprintf(q, sizeof q, "start=1356998430&end=1356998440"
+		 "&m=sum:tsuid.cpu{host=web02}&tsuid=sum:%s", t1);
+	check_query(t, q, "tsuid.cpu 1356998430 300 host=web02\n"
+		    "tsuid.cpu 1356998430 1 host=web01\n");
+
+	/* show_tsuids and show_query in JSON (HttpJsonSerializer: "query"
+	 * then "tsuids"; a tsuid sub query's metric is null) */
+	snprintf(q, sizeof q, "start=1356998430&end=1356998460&show_tsuids"
+		 "&show_query&tsuid=sum:%s,%s", t2, t1);
+	r = json_query(t, q, &rc, &e);
+	snprintf(line, sizeof line, "\"tsuids\":[\"%s\",\"%s\"],\"dps\":{",
+		 t1, t2);
+	ok(rc == 0 && strstr(r, "\"aggregateTags\":[\"host\"],\"query\":{"
+			     "\"aggregator\":\"sum\",\"metric\":null,"
+			     "\"tsuids\":[\"") && strstr(r, line) &&
+	   strstr(r, "\"dps\":{\"1356998430\":301,\"1356998460\":301}}]"),
+	   "show_tsuids lists the group's series, sorted: %s", r);
+	free(r);
+	snprintf(q, sizeof q, "start=1356998430&end=1356998460&show_tsuids"
+		 "&m=none:tsuid.cpu");
+	r = json_query(t, q, &rc, &e);
+	snprintf(line, sizeof line, "\"host\":\"web01\"},\"aggregateTags\":[],"
+		 "\"tsuids\":[\"%s\"]", t1);
+	ok(rc == 0 && strstr(r, line), "one TSUID a series with none: %s", r);
+	free(r);
+
+	snprintf(q, sizeof q, "start=1356998400&tsuid=sum:%s,FFFFFF%s", t1,
+		 t1 + 6);
+	ok(tsd_query_check(t, q, strlen(q), &e) == CF_EINVAL &&
+	   !strncmp(e.reason, "One or more TSUIDs did not share the same "
+		    "metric [", 41), "checked: %s", e.reason);
+
+	/* refusals: QueryRpc's and TsdbQuery's */
+	static const struct { const char *q, *why; } bad[] = {
+		{ "tsuid=sum:", "invalid TSUID: " },
+		{ "tsuid=sum:00000100000", "invalid TSUID: 00000100000" },
+		{ "tsuid=sum:000001000001000001,", "invalid TSUID: " },
+		{ "tsuid=sum:00000100000100000G",
+		  "invalid TSUID: 00000100000100000G" },
+		{ "tsuid=sum:000001000001000001,000002000001000001",
+		  "One or more TSUIDs did not share the same metric [000001] "
+		  "[000002]" },
+		{ "tsuid=sum:000001000001000001,00000a000001000001",
+		  "One or more TSUIDs did not share the same metric [000001] "
+		  "[00000a]" },
+		{ "tsuid=000001000001000001",
+		  "invalid parameter tsuid=000001000001000001 (not enough "
+		  ":-separated parts)" },
+		{ "tsuid=", "the tsuid query string was empty" },
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		snprintf(q, sizeof q, "start=1356998400&%s", bad[i].q);
+		r = query(t, q, &rc, &e);
+		ok(rc == CF_EINVAL && !strcmp(e.reason, bad[i].why),
+		   "%s: %s", bad[i].q, e.reason);
+		free(r);
+	}
+	tsd_close(t);
+}
+
 /* Writers racing for the same new names: two tsd handles (two UID caches,
  * so the CheckAndPut race is real) with two threads each. */
 #define NTHREADS 4
@@ -1054,6 +1215,7 @@ int main(void)
 	test_compaction();
 	test_bad_lines();
 	test_queries();
+	test_tsuid_queries();
 	test_race();
 	test_big_dump();
 	test_mixed();

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "tsd/internal.h"
 #include "tsd/json.h"
@@ -36,6 +37,12 @@ struct qspan {
 	size_t n, cap;
 };
 
+/* The tag bytes of one TSUID of a tsuid= sub query. */
+struct tsuid_tags {
+	size_t n;		/* bytes: 6 a pair */
+	unsigned char b[TAGS_MAX];
+};
+
 struct rfilter {
 	const struct tsd_filter *f;
 	uint32_t tagk;
@@ -49,6 +56,7 @@ struct result {
 	char *metric;
 	struct buf tags;	/* " k=v k=v" */
 	struct buf aggtags;	/* " k k": keys of the group not in tags */
+	struct buf tsuids;	/* " HEX HEX": its series (show_tsuids) */
 	struct tsd_span *sp;	/* its series (points owned by run.dps) */
 	size_t nsp;
 	struct tsd_agg_spec as;	/* its tz points into run.q */
@@ -75,6 +83,8 @@ struct run {
 	size_t nhash;
 	struct rfilter *rf;
 	size_t nrf;
+	struct tsuid_tags *tt;	/* tsuid=: the series asked for, sorted */
+	size_t ntt;
 	struct tsd_rowpt *pts;
 	size_t ptcap;
 };
@@ -157,10 +167,12 @@ static void release_sub(struct run *r)
 	for (size_t i = 0; i < r->nrf; i++)
 		free(r->rf[i].uids);
 	free(r->rf);
+	free(r->tt);
 	r->spans = NULL;
-	r->nspans = r->capspans = r->nhash = r->nrf = 0;
+	r->nspans = r->capspans = r->nhash = r->nrf = r->ntt = 0;
 	r->hash = NULL;
 	r->rf = NULL;
+	r->tt = NULL;
 }
 
 /* OpenTSDB's tsd.query.filter.expansion_limit: a literal_or of more
@@ -241,6 +253,75 @@ static uint32_t tag_value(const unsigned char *tags, size_t ntags,
 	return 0;
 }
 
+static int cmp_tt(const void *a, const void *b)
+{
+	const struct tsuid_tags *x = a, *y = b;
+	int c = memcmp(x->b, y->b, x->n < y->n ? x->n : y->n);
+	if (c)
+		return c;
+	return x->n < y->n ? -1 : x->n > y->n;
+}
+
+/* The value of hex digit c (isxdigit). */
+static unsigned hexval(char c)
+{
+	return c <= '9' ? (unsigned)(c - '0') : (unsigned)((c | 0x20) - 'a' + 10);
+}
+
+/* b[0..n/2) from the n hex digits of s (checked by the parser). */
+static void unhex(const char *s, size_t n, unsigned char *b)
+{
+	for (size_t i = 0; i + 1 < n; i += 2)
+		b[i / 2] = (unsigned char)(hexval(s[i]) << 4 | hexval(s[i + 1]));
+}
+
+/* TsdbQuery.configureFromQuery: the TSUIDs of a sub query must name one
+ * metric.  CF_EINVAL with OpenTSDB's reason. */
+static int one_metric(const struct tsd_subquery *sq, struct tsd_error *err)
+{
+	const size_t mw = 2 * TSD_UID_WIDTH;
+
+	for (size_t i = 1; i < sq->ntsuids; i++)
+		if (strncasecmp(sq->tsuids[0], sq->tsuids[i], mw)) {
+			if (err) {
+				err->line = 0;
+				snprintf(err->reason, sizeof err->reason,
+					 "One or more TSUIDs did not share the "
+					 "same metric [%.*s] [%.*s]", (int)mw,
+					 sq->tsuids[0], (int)mw,
+					 sq->tsuids[i]);
+			}
+			return CF_EINVAL;
+		}
+	return CF_OK;
+}
+
+/* The series of a tsuid= sub query: its metric UID and, in r->tt, the
+ * tag bytes of each TSUID, sorted for row_matches(). */
+static int resolve_tsuids(struct run *r, const struct tsd_subquery *sq,
+			  uint32_t *muid)
+{
+	unsigned char m[TSD_UID_WIDTH];
+	int rc;
+
+	if ((rc = one_metric(sq, r->err)))
+		return rc;
+	unhex(sq->tsuids[0], 2 * TSD_UID_WIDTH, m);
+	*muid = tsd_uid_get(m);
+	if (!(r->tt = calloc(sq->ntsuids, sizeof *r->tt)))
+		return CF_ENOMEM;
+	for (size_t i = 0; i < sq->ntsuids; i++) {
+		const char *h = sq->tsuids[i] + 2 * TSD_UID_WIDTH;
+		size_t hl = strlen(h);
+		if (hl / 2 > TAGS_MAX)
+			continue;	/* the parser's bound: never */
+		r->tt[r->ntt].n = hl / 2;
+		unhex(h, hl, r->tt[r->ntt++].b);
+	}
+	qsort(r->tt, r->ntt, sizeof *r->tt, cmp_tt);
+	return CF_OK;
+}
+
 static int row_matches(struct run *r, const struct tsd_subquery *sq,
 		       const unsigned char *tags, size_t ntags, int *match)
 {
@@ -248,6 +329,13 @@ static int row_matches(struct run *r, const struct tsd_subquery *sq,
 	int rc = CF_OK;
 
 	*match = 0;
+	if (sq->ntsuids) {
+		struct tsuid_tags k;
+		k.n = ntags * 6;
+		memcpy(k.b, tags, k.n);
+		*match = bsearch(&k, r->tt, r->ntt, sizeof k, cmp_tt) != NULL;
+		return CF_OK;
+	}
 	for (size_t i = 0; i < r->nrf; i++) {
 		const struct rfilter *rf = &r->rf[i];
 		uint32_t v = tag_value(tags, ntags, rf->tagk);
@@ -335,6 +423,7 @@ static int span_reserve(struct run *r, struct qspan *sp, size_t n)
 struct subscan {
 	struct run *r;
 	const struct tsd_subquery *sq;
+	const char *metric;
 	uint32_t muid;
 };
 
@@ -352,7 +441,7 @@ static int take_row(struct subscan *x, const cf_row *row)
 	rc = tsd_row_decode(row, &r->pts, &r->ptcap, &n, &ncells);
 	if (rc == CF_ECORRUPT) {
 		cf_log(CF_LOG_WARN, "tsd: query of %s: a row does not "
-		       "decode; skipped", x->sq->metric);
+		       "decode; skipped", x->metric);
 		return CF_OK;
 	}
 	if (rc)
@@ -506,9 +595,9 @@ static int take_series(void *arg, uint32_t muid, const unsigned char *tags,
 }
 
 static int scan_sub(struct run *r, const struct tsd_subquery *sq,
-		    uint32_t muid)
+		    const char *metric, uint32_t muid)
 {
-	struct subscan x = { r, sq, muid };
+	struct subscan x = { r, sq, metric, muid };
 	struct tsd_recent_cb cb = { &x, scan_table, take_series };
 	int64_t ss, se;
 
@@ -573,8 +662,28 @@ static int agg_tags(struct run *r, const struct qspan *g, size_t ng,
 	return rc;
 }
 
+/* " HEX HEX": the TSUIDs of the series g[0..ng) of metric muid, in the
+ * group's order (tag bytes), which is OpenTSDB's sorted order. */
+static int put_tsuids(uint32_t muid, const struct qspan *g, size_t ng,
+		      struct buf *out)
+{
+	unsigned char m[TSD_UID_WIDTH];
+	int rc = CF_OK;
+
+	tsd_uid_put(m, muid);
+	for (size_t i = 0; i < ng && rc == CF_OK; i++) {
+		rc = buf_putc(out, ' ');
+		for (size_t j = 0; j < TSD_UID_WIDTH && rc == CF_OK; j++)
+			rc = buf_printf(out, "%02X", m[j]);
+		for (size_t j = 0; j < g[i].ntags * 6 && rc == CF_OK; j++)
+			rc = buf_printf(out, "%02X", g[i].tags[j]);
+	}
+	return rc;
+}
+
 static int add_result(struct run *r, const struct tsd_subquery *sq,
-		      struct qspan *g, size_t ng, const struct tsd_agg_spec *as)
+		      const char *metric, uint32_t muid, struct qspan *g,
+		      size_t ng, const struct tsd_agg_spec *as)
 {
 	unsigned char common[TAGS_MAX];
 	struct tsd_dp **dps;
@@ -605,8 +714,10 @@ static int add_result(struct run *r, const struct tsd_subquery *sq,
 		g[i].dp = NULL;
 	}
 	res->nsp = ng;
-	if (!(res->metric = strdup(sq->metric)))
+	if (!(res->metric = strdup(metric)))
 		return CF_ENOMEM;
+	if (r->q->show_tsuids && (rc = put_tsuids(muid, g, ng, &res->tsuids)))
+		return rc;
 	/* the tags every series of the group shares */
 	memcpy(common, g[0].tags, g[0].ntags * 6);
 	nc = g[0].ntags;
@@ -638,18 +749,38 @@ static int cmp_result(const void *a, const void *b)
 static int run_sub(struct run *r, const struct tsd_subquery *sq)
 {
 	struct tsd_agg_spec as;
+	struct buf mname = BUF_INIT;
 	uint32_t muid, gb[TSD_MAX_TAGS * 4];
 	size_t ngb = 0, first = r->nres;
+	const char *metric = sq->metric;
 	int rc;
 
-	rc = tsd_uid_lookup(r->t->uids, r->uidt, TSD_METRICS, sq->metric,
-			    strlen(sq->metric), &muid);
-	if (rc == CF_ENOTFOUND)
-		set_err(r->err, "no such metric: %s", sq->metric);
-	if (rc)
-		return rc;
+	if (sq->ntsuids) {
+		/* OpenTSDB names the metric of the rows found: a UID
+		 * without a name has no rows, so no result */
+		if ((rc = resolve_tsuids(r, sq, &muid)))
+			return rc;
+		rc = tsd_uid_name(r->t->uids, r->uidt, TSD_METRICS, muid,
+				  &mname);
+		if (rc == CF_ENOTFOUND) {
+			rc = CF_OK;
+			goto out;
+		}
+		if (rc == CF_OK)
+			rc = buf_putc(&mname, '\0');
+		if (rc)
+			goto out;
+		metric = (const char *)mname.p;
+	} else {
+		rc = tsd_uid_lookup(r->t->uids, r->uidt, TSD_METRICS,
+				    sq->metric, strlen(sq->metric), &muid);
+		if (rc == CF_ENOTFOUND)
+			set_err(r->err, "no such metric: %s", sq->metric);
+		if (rc)
+			return rc;
+	}
 	if ((rc = resolve_filters(r, sq)))
-		return rc;
+		goto out;
 	for (size_t i = 0; i < r->nrf; i++) {
 		int dup = 0;
 		if (!r->rf[i].f->group_by)
@@ -660,11 +791,11 @@ static int run_sub(struct run *r, const struct tsd_subquery *sq)
 			gb[ngb++] = r->rf[i].tagk;
 	}
 	if (ngb > TSD_MAX_TAGS)
-		return CF_OK;	/* no row has that many tags: no result */
+		goto out;	/* no row has that many tags: no result */
 	if (ngb)
 		qsort(gb, ngb, sizeof gb[0], cmp_u32);
-	if ((rc = scan_sub(r, sq, muid)))
-		return rc;
+	if ((rc = scan_sub(r, sq, metric, muid)))
+		goto out;
 	for (size_t i = 0; i < r->nspans; i++) {
 		struct qspan *s = &r->spans[i];
 		if (sq->agg == TSD_AGG_NONE) {
@@ -685,14 +816,17 @@ static int run_sub(struct run *r, const struct tsd_subquery *sq)
 		size_t j = i + 1;
 		while (j < r->nspans && !cmp_gkey(&r->spans[i], &r->spans[j]))
 			j++;
-		if ((rc = add_result(r, sq, &r->spans[i], j - i, &as)))
-			return rc;
+		if ((rc = add_result(r, sq, metric, muid, &r->spans[i], j - i,
+				     &as)))
+			goto out;
 		i = j;
 	}
 	if (r->nres > first)
 		qsort(r->res + first, r->nres - first, sizeof *r->res,
 		      cmp_result);
-	return CF_OK;
+out:
+	buf_release(&mname);
+	return rc;
 }
 
 static void free_results(struct run *r)
@@ -701,6 +835,7 @@ static void free_results(struct run *r)
 		free(r->res[i].metric);
 		buf_release(&r->res[i].tags);
 		buf_release(&r->res[i].aggtags);
+		buf_release(&r->res[i].tsuids);
 		free(r->res[i].sp);
 	}
 	free(r->res);
@@ -796,7 +931,9 @@ static int format_json(struct run *r, struct buf *out)
 			res->tags.len, res->aggtags.p, res->aggtags.len,
 			dps[i], n, res->skip_nan,
 			r->q->show_query ? res->sq : NULL,
-			(size_t)(res->sq - r->q->subs) };
+			(size_t)(res->sq - r->q->subs),
+			r->q->show_tsuids ? res->tsuids.p : NULL,
+			res->tsuids.len };
 	}
 	if (rc == CF_OK)
 		rc = tsd_json_format(out, js, r->nres, r->q->ms, r->q->arrays,
@@ -997,6 +1134,10 @@ int tsd_query_check(tsd *t, const char *qs, size_t len,
 		goto out;
 	for (size_t i = 0; i < q.nsubs && rc == CF_OK; i++) {
 		const struct tsd_subquery *sq = &q.subs[i];
+		if (sq->ntsuids) {
+			rc = one_metric(sq, err);	/* UIDs: no names */
+			continue;
+		}
 		rc = tsd_uid_lookup(t->uids, uidt, TSD_METRICS, sq->metric,
 				    strlen(sq->metric), &uid);
 		if (rc == CF_ENOTFOUND)

@@ -108,6 +108,40 @@ static int put_cstr(struct buf *out, const char *s)
 		 : buf_append(out, "null", 4);
 }
 
+/* A sub query's TSUIDs as written, or null. */
+static int put_tsuid_list(struct buf *out, const struct tsd_subquery *sq)
+{
+	int rc;
+
+	if (!sq->ntsuids)
+		return buf_append(out, "null", 4);
+	if ((rc = buf_putc(out, '[')))
+		return rc;
+	for (size_t i = 0; i < sq->ntsuids; i++)
+		if ((i && (rc = buf_putc(out, ','))) ||
+		    (rc = put_cstr(out, sq->tsuids[i])))
+			return rc;
+	return buf_putc(out, ']');
+}
+
+/* "tsuids":[...],: the words of s's " HEX HEX". */
+static int put_tsuids(struct buf *out, const struct tsd_json_series *s)
+{
+	const char *w;
+	size_t wl, pos = 0;
+	int rc, first = 1;
+
+	if ((rc = buf_append(out, LIT("\"tsuids\":["))))
+		return rc;
+	while (next_word(s->tsuids, s->tsuidslen, &pos, &w, &wl)) {
+		if ((!first && (rc = buf_putc(out, ','))) ||
+		    (rc = tsd_json_string(out, w, wl)))
+			return rc;
+		first = 0;
+	}
+	return buf_append(out, "],", 2);
+}
+
 /* "query":{...},: the group's sub query as OpenTSDB 2.4 serializes a
  * TSSubQuery (Jackson, its getters), the fields a client reads. */
 static int put_query(struct buf *out, const struct tsd_subquery *sq,
@@ -119,7 +153,9 @@ static int put_query(struct buf *out, const struct tsd_subquery *sq,
 	    (rc = put_cstr(out, tsd_agg_name(sq->agg))) ||
 	    (rc = buf_append(out, LIT(",\"metric\":"))) ||
 	    (rc = put_cstr(out, sq->metric)) ||
-	    (rc = buf_append(out, LIT(",\"tsuids\":null,\"downsample\":"))) ||
+	    (rc = buf_append(out, LIT(",\"tsuids\":"))) ||
+	    (rc = put_tsuid_list(out, sq)) ||
+	    (rc = buf_append(out, LIT(",\"downsample\":"))) ||
 	    (rc = put_cstr(out, sq->ds_text)) ||
 	    (rc = buf_printf(out, ",\"rate\":%s,\"filters\":[",
 			     sq->rate ? "true" : "false")))
@@ -223,6 +259,7 @@ int tsd_json_format(struct buf *out, const struct tsd_json_series *s,
 		    (rc = buf_putc(out, ',')) ||
 		    (rc = put_tags(out, &s[i])) ||
 		    (s[i].sq && (rc = put_query(out, s[i].sq, s[i].index))) ||
+		    (s[i].tsuids && (rc = put_tsuids(out, &s[i]))) ||
 		    (rc = buf_append(out, LIT("\"dps\":"))) ||
 		    (rc = buf_putc(out, arrays ? '[' : '{')))
 			return rc;

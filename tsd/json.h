@@ -27,15 +27,20 @@ struct tsd_json_series {
 	 * none), and its index among the query's */
 	const struct tsd_subquery *sq;
 	size_t index;
+	/* show_tsuids: " HEX HEX", the TSUIDs of the group's series in
+	 * order, printed as "tsuids" (NULL: none) */
+	const void *tsuids;
+	size_t tsuidslen;
 };
 
 /*
  * Appends the JSON array of the groups s[0..n) to out:
  *   [{"metric":M,"tags":{K:V,...},"aggregateTags":[K,...],
- *     ["query":{...},] "dps":{"TS":VALUE,...}},...]
+ *     ["query":{...},] ["tsuids":[HEX,...],] "dps":{"TS":VALUE,...}},...]
  * where "query" (a group with sq) is the sub query as OpenTSDB's
- * showQuery prints its TSSubQuery: aggregator, metric, tsuids (null),
- * downsample, rate, filters, explicitTags, index, rateOptions, tags.
+ * showQuery prints its TSSubQuery: aggregator, metric (null for a tsuid=
+ * sub query), tsuids (as written, or null), downsample, rate, filters,
+ * explicitTags, index, rateOptions, tags.
  * or with arrays (OpenTSDB 2.4's "arrays") "dps":[[TS,VALUE],...] with TS
  * a number.  Points outside [start_ms, end_ms] are left out, as OpenTSDB
  * does; TS in seconds, or in milliseconds with ms.  Integers print as integers,

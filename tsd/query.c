@@ -15,6 +15,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "tsd/codec.h"
 #include "tsd/number.h"
 #include "tsd/query.h"
 #include "util/err.h"
@@ -651,30 +652,68 @@ static int parse_rate(struct tsd_subquery *sq, const char *s, size_t n,
 	return CF_OK;
 }
 
-static int parse_m(struct tsd_query *q, const char *s, size_t n, char *why,
-		   size_t whylen)
+/* The comma-separated TSUIDs of a tsuid= sub query (OpenTSDB's
+ * parseTsuidTypeSubQuery), kept as written: each hex, a metric UID and
+ * up to TSD_MAX_TAGS tag pairs (none matches no row, but parses, as in
+ * TestQueryRpc).  That they share a metric is checked when the query
+ * runs (TsdbQuery.configureFromQuery), as OpenTSDB does. */
+static int parse_tsuids(struct tsd_subquery *sq, const char *s, size_t n,
+			char *why, size_t whylen)
 {
+	const size_t mw = 2 * TSD_UID_WIDTH, pw = 4 * TSD_UID_WIDTH;
+
+	for (size_t b = 0, i = 0; i <= n; i++) {
+		if (i < n && s[i] != ',')
+			continue;
+		const char *t = s + b;
+		size_t tl = i - b, j;
+		char **nt;
+		b = i + 1;
+		for (j = 0; j < tl && isxdigit((unsigned char)t[j]); j++)
+			;
+		if (j < tl || tl < mw || (tl - mw) % pw ||
+		    (tl - mw) / pw > TSD_MAX_TAGS)
+			return cf_einval(why, whylen, "invalid TSUID: %.*s",
+					 W(tl), t);
+		nt = realloc(sq->tsuids, (sq->ntsuids + 1) * sizeof *nt);
+		if (!nt)
+			return CF_ENOMEM;
+		sq->tsuids = nt;
+		if (!(nt[sq->ntsuids] = tsd_dupn(t, tl)))
+			return CF_ENOMEM;
+		sq->ntsuids++;
+	}
+	return CF_OK;
+}
+
+/* One sub query: m=AGG:[...:]METRIC{...} or, with tsuid, tsuid=AGG:
+ * [...:]TSUID,TSUID... */
+static int parse_sub(struct tsd_query *q, const char *s, size_t n,
+		     int tsuid, char *why, size_t whylen)
+{
+	const char *kind = tsuid ? "tsuid" : "m";
 	const char *part[5];
 	size_t plen[5], np = 0;
 	struct tsd_subquery *sq;
 	int rc;
 
 	if (n == 0)
-		return cf_einval(why, whylen, "the query string was empty");
+		return cf_einval(why, whylen, "the %squery string was empty",
+				 tsuid ? "tsuid " : "");
 	for (size_t b = 0, i = 0; i <= n; i++) {
 		if (i < n && s[i] != ':')
 			continue;
 		if (np == 5)
 			return cf_einval(why, whylen,
-					 "invalid parameter m=%.*s (too many "
-					 ":-separated parts)", W(n), s);
+					 "invalid parameter %s=%.*s (too many "
+					 ":-separated parts)", kind, W(n), s);
 		part[np] = s + b;
 		plen[np++] = i - b;
 		b = i + 1;
 	}
 	if (np < 2)
-		return cf_einval(why, whylen, "invalid parameter m=%.*s (not "
-				 "enough :-separated parts)", W(n), s);
+		return cf_einval(why, whylen, "invalid parameter %s=%.*s (not "
+				 "enough :-separated parts)", kind, W(n), s);
 	sq = realloc(q->subs, (q->nsubs + 1) * sizeof *sq);
 	if (!sq)
 		return CF_ENOMEM;
@@ -685,7 +724,9 @@ static int parse_m(struct tsd_query *q, const char *s, size_t n, char *why,
 	if (tsd_agg_lookup(part[0], plen[0], &sq->agg))
 		return cf_einval(why, whylen, "no such aggregator: %.*s",
 				 W(plen[0]), part[0]);
-	if ((rc = parse_metric(sq, part[np - 1], plen[np - 1], why, whylen)))
+	rc = tsuid ? parse_tsuids(sq, part[np - 1], plen[np - 1], why, whylen)
+		   : parse_metric(sq, part[np - 1], plen[np - 1], why, whylen);
+	if (rc)
 		return rc;
 	for (size_t i = 1; i + 1 < np; i++) {
 		const char *p = part[i];
@@ -793,13 +834,16 @@ int tsd_query_parse(const char *qs, size_t len, int64_t now_ms,
 			}
 			have_end = 1;
 			end_date = memchr(val, '/', vl) || memchr(val, ':', vl);
-		} else if (!strcmp(key, "m")) {
-			if ((rc = parse_m(q, val, vl, why, whylen)))
+		} else if (!strcmp(key, "m") || !strcmp(key, "tsuid")) {
+			if ((rc = parse_sub(q, val, vl, key[0] == 't', why,
+					    whylen)))
 				goto out;
 		} else if (!strcmp(key, "ms")) {
 			q->ms = 1;
 		} else if (!strcmp(key, "show_query")) {
 			q->show_query = 1;
+		} else if (!strcmp(key, "show_tsuids")) {
+			q->show_tsuids = 1;
 		} else if (!strcmp(key, "arrays")) {
 			q->arrays = 1;	/* present: on, whatever its value */
 		} else if (!strcmp(key, "timezone")) {
@@ -886,7 +930,8 @@ int tsd_query_parse(const char *qs, size_t len, int64_t now_ms,
 		goto out;
 	}
 	if (q->nsubs == 0)
-		rc = cf_einval(why, whylen, "missing sub queries (m=)");
+		rc = cf_einval(why, whylen,
+			       "missing sub queries (m= or tsuid=)");
 out:
 	free(key);
 	free(val);
@@ -901,6 +946,9 @@ void tsd_query_release(struct tsd_query *q)
 		struct tsd_subquery *sq = &q->subs[i];
 		free(sq->metric);
 		free(sq->ds_text);
+		for (size_t j = 0; j < sq->ntsuids; j++)
+			free(sq->tsuids[j]);
+		free(sq->tsuids);
 		for (size_t j = 0; j < sq->nfilters; j++)
 			filter_release(&sq->filters[j]);
 		free(sq->filters);

@@ -1,8 +1,12 @@
 /*
  * query.h: OpenTSDB's query-string form, parsed (pure; no storage).
  *
- *   start=TIME[&end=TIME]&m=SUB[&m=SUB...][&ms][&OPTION=VALUE...]
+ *   start=TIME[&end=TIME]&m=SUB[&m=SUB...][&tsuid=TSUB...][&ms]
+ *        [&OPTION=VALUE...]
  *   SUB  = AGG:[DOWNSAMPLE:][rate[{counter[,max[,reset]]}]:]METRIC[{TAGS}][{FILTERS}]
+ *   TSUB = AGG:[DOWNSAMPLE:][rate[{...}]:]TSUID[,TSUID...]
+ *   TSUID = hex: the metric's UID, then tag key and value UIDs (as
+ *           /api/search/lookup prints them); one metric for all
  *   TIME = now | N(ms|s|m|h|d|w|n|y)-ago | epoch seconds (<= 10 digits)
  *          | epoch milliseconds | SECONDS.mmm | yyyy/MM/dd[-HH:mm[:ss]] (UTC)
  *   DOWNSAMPLE = N(ms|s|m|h|d|w|n|y)[c]-AGG[-FILL] | 0all-AGG
@@ -79,7 +83,9 @@ struct tsd_filter {
 };
 
 struct tsd_subquery {
-	char *metric;
+	char *metric;		/* NULL in a tsuid= sub query */
+	char **tsuids;		/* tsuid=: the TSUIDs as written (hex) */
+	size_t ntsuids;
 	enum tsd_agg agg;
 	/* downsampling: ds_interval_ms 0 means none (unless ds_all) */
 	int64_t ds_interval_ms;
@@ -113,6 +119,10 @@ struct tsd_query {
 				 * its sub query (OpenTSDB's showQuery) */
 	int arrays;		/* "arrays": JSON "dps" as [[TS,VALUE],...]
 				 * (OpenTSDB 2.4) */
+	int show_tsuids;	/* "show_tsuids": each JSON result lists
+				 * the TSUIDs of its series */
+	/* subs: in the order written (/api/query's GET puts the tsuid= ones
+	 * first, as OpenTSDB numbers them) */
 	struct tsd_tz *tz;	/* "timezone=": calendar downsampling and
 				 * dates; NULL: UTC */
 	struct tsd_subquery *subs;

@@ -8,7 +8,8 @@
  * exactly when jansson refuses it too.
  *
  * Input: a flags byte (bit 0: ms, bit 1: NaN as null, bit 2: "dps" as
- * [[TS,VALUE],...]), then the metric, the tags (" k=v ...") and the
+ * [[TS,VALUE],...], bit 3: the aggregated keys also printed as
+ * "tsuids"), then the metric, the tags (" k=v ...") and the
  * aggregated tag keys (" k ..."), each ended by a NUL, then points of 17
  * bytes (ts, float flag, value).  The whole input is also one name for
  * tsd_json_string. */
@@ -159,7 +160,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char *metric, *tags, *agg;
 	json_t *root, *g;
 	json_error_t e;
-	int ms, arrays, rc;
+	int ms, arrays, tsuids, rc;
 
 	check_string(data, size);
 	if (size < 1)
@@ -168,6 +169,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memset(&s, 0, sizeof s);
 	s.nan_null = (data[0] >> 1) & 1;
 	arrays = (data[0] >> 2) & 1;
+	tsuids = (data[0] >> 3) & 1;
 	data++;
 	size--;
 	metric = part(&data, &size);
@@ -184,6 +186,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	s.tagslen = strlen(tags);
 	s.aggtags = agg;
 	s.aggtagslen = strlen(agg);
+	if (tsuids) {	/* the aggregated keys' words stand for TSUIDs */
+		s.tsuids = agg;
+		s.tsuidslen = s.aggtagslen;
+	}
 	s.dp = dp;
 	rc = tsd_json_format(&out, &s, 1, ms, arrays, INT64_MIN, INT64_MAX);
 	if (rc == CF_OK) {
@@ -197,7 +203,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			   metric) ||
 		    !json_is_object(json_object_get(g, "tags")) ||
 		    !json_is_array(json_object_get(g, "aggregateTags")) ||
-		    !json_object_get(g, "dps"))
+		    !json_object_get(g, "dps") ||
+		    (tsuids && json_array_size(json_object_get(g, "tsuids")) !=
+		     json_array_size(json_object_get(g, "aggregateTags"))))
 			fail("not the shape of a result group", &out);
 		if (arrays)
 			check_arrays(json_object_get(g, "dps"), &s, ms, &out);
