@@ -436,7 +436,8 @@ void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 		pthread_mutex_unlock(&fs_mu);
 		break;
 	case K_TSD:
-		if (n->tk != FT_PUT && n->tk != FT_METRIC) {
+		if (n->tk != FT_PUT && n->tk != FT_METRIC &&
+		    n->tk != FT_NOTE) {
 			err = EPERM;
 			why = "no file can be created here";
 		}

@@ -126,7 +126,8 @@ int fs_batch_write(cf_table *t, const char *p, size_t len, const char **why);
  * MNT/.log. */
 enum fs_tsd_node {
 	FT_DIR, FT_PUT, FT_METRICS, FT_METRIC, FT_TAGK, FT_TAGV,
-	FT_KNAME, FT_VNAME, FT_Q, FT_QUERY, FT_LOOKUP, FT_LOOKUPQ
+	FT_KNAME, FT_VNAME, FT_Q, FT_QUERY, FT_LOOKUP, FT_LOOKUPQ,
+	FT_NOTE, FT_NOTES, FT_NOTESQ
 };
 struct fs_tsd_file;
 
@@ -165,6 +166,10 @@ int fs_tsd_write(struct fs_tsd_file *f, const void *p, size_t n,
 		 char *why, size_t whylen);
 /* Stores a last line without '\n' (close of the file). */
 int fs_tsd_flush(struct fs_tsd_file *f, char *why, size_t whylen);
+/* rm of a node: the annotations a tsd/annotations/QUERY names are
+ * deleted (EPERM for any other node). */
+int fs_tsd_unlink(enum fs_tsd_node k, const struct buf *arg, char *why,
+		  size_t whylen);
 /* The file's name below tsd/, for messages; valid while f is open. */
 const char *fs_tsd_file_name(const struct fs_tsd_file *f);
 void fs_tsd_file_close(struct fs_tsd_file *f);

@@ -1,7 +1,8 @@
 /*
  * tsdfs.c: MNT/tsd/ (SPEC section 6), the path mapping onto tsd/tsd.h.
  *
- *   tsd/                  FT_DIR      lookup metrics put q tagk tagv
+ *   tsd/                  FT_DIR      annotation annotations lookup
+ *                                     metrics put q tagk tagv
  *   tsd/put               FT_PUT      append put lines
  *   tsd/metrics/          FT_METRICS  metric names (escaped, section 2)
  *   tsd/metrics/M         FT_METRIC   read: dump; write: "TS VALUE TAGS"
@@ -11,6 +12,9 @@
  *   tsd/q/QUERY[.png]     FT_QUERY    read: the result, or its graph
  *   tsd/lookup/           FT_LOOKUP   lists nothing; any lookup resolves
  *   tsd/lookup/LOOKUP     FT_LOOKUPQ  read: the series, one a line
+ *   tsd/annotation        FT_NOTE     append annotations, a JSON line each
+ *   tsd/annotations/      FT_NOTES    lists nothing; any range resolves
+ *   tsd/annotations/RANGE FT_NOTESQ   read: the notes (JSON); rm: delete
  *
  * The tsd handle is opened at the first use that needs it: a write opens
  * it (creating tsdb and tsdb-uid), a read before any write finds no
@@ -34,12 +38,19 @@
 #include "util/escape.h"
 #include "util/log.h"
 
+/* The longest line of tsd/annotation (one JSON note, or an array of
+ * them): the memory a writer may hold. */
+#define NOTE_LINE_MAX (1 << 20)
+
 struct fs_tsd_file {
 	enum fs_tsd_node kind;
 	tsd_writer *w;
 	tsd_cursor *c;
 	char uid[8];		/* FT_KNAME, FT_VNAME: "%06x\n" */
 	char *what;		/* for messages: the path below tsd/ */
+	struct buf text;	/* FT_NOTESQ: the answer; FT_NOTE: the
+				 * line not ended yet */
+	uint64_t lines;		/* FT_NOTE: lines taken */
 };
 
 static pthread_mutex_t tmu = PTHREAD_MUTEX_INITIALIZER;
@@ -100,7 +111,7 @@ int fs_tsd_get(int create, tsd **out)
 int fs_tsd_is_dir(enum fs_tsd_node k)
 {
 	return k == FT_DIR || k == FT_METRICS || k == FT_TAGK ||
-	       k == FT_TAGV || k == FT_Q || k == FT_LOOKUP;
+	       k == FT_TAGV || k == FT_Q || k == FT_LOOKUP || k == FT_NOTES;
 }
 
 static enum tsd_kind kind_of(enum fs_tsd_node parent)
@@ -122,7 +133,8 @@ int fs_tsd_resolve(enum fs_tsd_node parent, const char *name,
 	static const struct { const char *name; enum fs_tsd_node k; } top[] = {
 		{ "put", FT_PUT }, { "metrics", FT_METRICS },
 		{ "tagk", FT_TAGK }, { "tagv", FT_TAGV }, { "q", FT_Q },
-		{ "lookup", FT_LOOKUP },
+		{ "lookup", FT_LOOKUP }, { "annotation", FT_NOTE },
+		{ "annotations", FT_NOTES },
 	};
 	size_t i;
 
@@ -146,8 +158,9 @@ int fs_tsd_resolve(enum fs_tsd_node parent, const char *name,
 			return ENOMEM;
 		arg->len--;
 		return 0;
-	case FT_Q: case FT_LOOKUP:
-		*kind = parent == FT_Q ? FT_QUERY : FT_LOOKUPQ;
+	case FT_Q: case FT_LOOKUP: case FT_NOTES:
+		*kind = parent == FT_Q ? FT_QUERY : parent == FT_LOOKUP ?
+			FT_LOOKUPQ : FT_NOTESQ;
 		if (buf_append(arg, name, strlen(name)) || buf_putc(arg, 0))
 			return ENOMEM;
 		arg->len--;
@@ -217,8 +230,19 @@ int fs_tsd_stat(enum fs_tsd_node k, const struct buf *arg, struct stat *st,
 	st->st_size = 0;
 	switch (k) {
 	case FT_DIR: case FT_PUT: case FT_METRICS: case FT_TAGK:
-	case FT_TAGV: case FT_Q: case FT_LOOKUP:
+	case FT_TAGV: case FT_Q: case FT_LOOKUP: case FT_NOTE: case FT_NOTES:
 		return 0;
+	case FT_NOTESQ:
+		/* the range checked, not read: reading it is the open's */
+		rc = tsd_note_qs(NULL, (const char *)arg->p, arg->len, 0, NULL,
+				 NULL, &e);
+		if (rc) {
+			why_set(why, whylen, &e, rc);
+			cf_log(CF_LOG_WARN, "lookup tsd/annotations/%s: %s: %s",
+			       (const char *)arg->p, why,
+			       strerror(fs_errno(rc)));
+		}
+		return fs_errno(rc);
 	case FT_METRIC: case FT_KNAME: case FT_VNAME:
 		rc = get(0, &t);
 		if (!rc)
@@ -263,8 +287,11 @@ int fs_tsd_list(enum fs_tsd_node k,
 		int (*add)(void *ctx, const char *name, size_t len, int dir),
 		void *ctx)
 {
-	static const char *const top[] = { "put", "metrics", "tagk", "tagv",
-					   "q", "lookup" };
+	static const struct { const char *name; int dir; } top[] = {
+		{ "put", 0 }, { "metrics", 1 }, { "tagk", 1 }, { "tagv", 1 },
+		{ "q", 1 }, { "lookup", 1 }, { "annotation", 0 },
+		{ "annotations", 1 },
+	};
 	struct buf b = BUF_INIT;
 	char **names = NULL;
 	size_t n = 0, i;
@@ -274,7 +301,8 @@ int fs_tsd_list(enum fs_tsd_node k,
 	switch (k) {
 	case FT_DIR:
 		for (i = 0; !rc && i < sizeof top / sizeof top[0]; i++)
-			rc = add(ctx, top[i], strlen(top[i]), i > 0);
+			rc = add(ctx, top[i].name, strlen(top[i].name),
+				 top[i].dir);
 		return rc;
 	case FT_METRICS: case FT_TAGK: case FT_TAGV:
 		rc = get(0, &t);
@@ -302,6 +330,7 @@ void fs_tsd_file_close(struct fs_tsd_file *f)
 		return;
 	tsd_writer_close(f->w);
 	tsd_cursor_close(f->c);
+	buf_release(&f->text);
 	free(f->what);
 	free(f);
 }
@@ -322,12 +351,15 @@ int fs_tsd_open(enum fs_tsd_node k, const struct buf *arg, int flags,
 	if (!f)
 		return ENOMEM;
 	f->kind = k;
-	f->what = k == FT_PUT ? strdup("put") : NULL;
-	if (k != FT_PUT && asprintf(&f->what, "%s/%s", k == FT_METRIC ?
-				    "metrics" : k == FT_QUERY ? "q" :
-				    k == FT_LOOKUPQ ? "lookup" :
-				    k == FT_KNAME ? "tagk" : "tagv",
-				    (const char *)arg->p) < 0)
+	f->what = k == FT_PUT ? strdup("put") :
+		  k == FT_NOTE ? strdup("annotation") : NULL;
+	if (k != FT_PUT && k != FT_NOTE &&
+	    asprintf(&f->what, "%s/%s", k == FT_METRIC ?
+		     "metrics" : k == FT_QUERY ? "q" :
+		     k == FT_LOOKUPQ ? "lookup" :
+		     k == FT_NOTESQ ? "annotations" :
+		     k == FT_KNAME ? "tagk" : "tagv",
+		     (const char *)arg->p) < 0)
 		f->what = NULL;
 	if (!f->what) {
 		free(f);
@@ -407,6 +439,33 @@ int fs_tsd_open(enum fs_tsd_node k, const struct buf *arg, int flags,
 		if (rc)
 			why_set(why, whylen, &e, rc);
 		break;
+	case FT_NOTE:
+		if (acc != O_WRONLY) {
+			rc = CF_EINVAL;
+			snprintf(why, whylen, "tsd/annotation is written, not "
+				 "read");
+			break;
+		}
+		rc = get(1, &t);
+		break;
+	case FT_NOTESQ:
+		if (acc != O_RDONLY) {
+			rc = CF_EINVAL;
+			snprintf(why, whylen, "annotation ranges are read or "
+				 "removed");
+			break;
+		}
+		rc = get(0, &t);
+		if (rc == CF_ENOTFOUND)
+			t = NULL;	/* nothing written: no note */
+		if (!rc || rc == CF_ENOTFOUND)
+			rc = tsd_note_qs(t, (const char *)arg->p, arg->len, 0,
+					 &f->text, NULL, &e);
+		if (!rc)
+			rc = buf_putc(&f->text, '\n');
+		if (rc)
+			why_set(why, whylen, &e, rc);
+		break;
 	default:
 		rc = CF_EINVAL;
 		snprintf(why, whylen, "not a file");
@@ -428,11 +487,14 @@ int fs_tsd_read(struct fs_tsd_file *f, void *dst, size_t n, uint64_t off,
 	size_t len;
 
 	*got = 0;
-	if (f->kind == FT_KNAME || f->kind == FT_VNAME) {
-		len = strlen(f->uid);
+	if (f->kind == FT_KNAME || f->kind == FT_VNAME ||
+	    f->kind == FT_NOTESQ) {
+		const char *p = f->kind == FT_NOTESQ ? (const char *)f->text.p
+						     : f->uid;
+		len = f->kind == FT_NOTESQ ? f->text.len : strlen(f->uid);
 		if (off < len) {
 			*got = len - (size_t)off < n ? len - (size_t)off : n;
-			memcpy(dst, f->uid + off, *got);
+			memcpy(dst, p + off, *got);
 		}
 		return 0;
 	}
@@ -455,6 +517,57 @@ static void put_why(char *why, size_t whylen, const struct tsd_put_result *r,
 		why_set(why, whylen, e, rc);
 }
 
+/* The annotation lines of f->text ended by '\n' (all with last):
+ * each applied as a POST of /api/annotation (an array: of /bulk).  A
+ * refused line gets a .log line and makes the write EINVAL; the others
+ * are kept. */
+static int note_lines(struct fs_tsd_file *f, int last, char *why,
+		      size_t whylen)
+{
+	struct buf out = BUF_INIT;
+	size_t b = 0, refused = 0;
+	tsd *t;
+	int rc = get(1, &t), bad = 0;
+
+	if (rc)
+		return fs_errno(rc);
+	for (size_t i = 0; i < f->text.len || (last && b < f->text.len);
+	     i++) {
+		if (i < f->text.len && f->text.p[i] != '\n')
+			continue;
+		const char *line = (const char *)f->text.p + b;
+		size_t len = (i < f->text.len ? i : f->text.len) - b, sp;
+		struct tsd_error e = { 0, "" };
+		b = i + 1;
+		f->lines++;
+		for (sp = 0; sp < len && (line[sp] == ' ' || line[sp] == '\t');
+		     sp++)
+			;
+		if (sp == len)
+			continue;	/* a blank line */
+		buf_reset(&out);
+		rc = tsd_note_sync(t, line, len, line[sp] == '[', 0, &out, &e);
+		if (rc == CF_EEXIST)
+			rc = CF_OK;	/* nothing to change: HTTP's 304 */
+		if (rc) {
+			e.line = f->lines;
+			log_refused(f, &e, line, len);
+			if (!refused++)
+				why_set(why, whylen, &e, rc);
+			if (rc != CF_EINVAL)
+				bad = fs_errno(rc);
+		}
+	}
+	buf_release(&out);
+	if (b > f->text.len)
+		b = f->text.len;
+	memmove(f->text.p, f->text.p + b, f->text.len - b);
+	f->text.len -= b;
+	if (refused > 1)
+		snprintf(why, whylen, "%zu annotation lines refused", refused);
+	return bad ? bad : refused ? EINVAL : 0;
+}
+
 int fs_tsd_write(struct fs_tsd_file *f, const void *p, size_t n,
 		 char *why, size_t whylen)
 {
@@ -462,6 +575,18 @@ int fs_tsd_write(struct fs_tsd_file *f, const void *p, size_t n,
 	struct tsd_put_result r;
 	int rc;
 
+	if (f->kind == FT_NOTE) {
+		/* a line is one JSON document, of at most NOTE_LINE_MAX */
+		if (f->text.len + n > NOTE_LINE_MAX) {
+			snprintf(why, whylen, "an annotation line over %d "
+				 "bytes", NOTE_LINE_MAX);
+			f->text.len = 0;
+			return EINVAL;
+		}
+		if (buf_append(&f->text, p, n))
+			return ENOMEM;
+		return note_lines(f, 0, why, whylen);
+	}
 	if (!f->w) {
 		snprintf(why, whylen, "read-only file");
 		return EBADF;
@@ -478,11 +603,35 @@ int fs_tsd_flush(struct fs_tsd_file *f, char *why, size_t whylen)
 	struct tsd_put_result r;
 	int rc;
 
+	if (f->kind == FT_NOTE)
+		return f->text.len ? note_lines(f, 1, why, whylen) : 0;
 	if (!f->w)
 		return 0;
 	rc = tsd_writer_put(f->w, "", 0, 1, &r, &e);
 	if (rc)
 		put_why(why, whylen, &r, &e, rc);
+	return fs_errno(rc);
+}
+
+int fs_tsd_unlink(enum fs_tsd_node k, const struct buf *arg, char *why,
+		  size_t whylen)
+{
+	struct tsd_error e = { 0, "" };
+	tsd *t;
+	int rc;
+
+	if (k != FT_NOTESQ) {
+		snprintf(why, whylen, "cannot be removed");
+		return EPERM;
+	}
+	rc = get(0, &t);
+	if (rc == CF_ENOTFOUND)
+		t = NULL;
+	if (!rc || rc == CF_ENOTFOUND)
+		rc = tsd_note_qs(t, (const char *)arg->p, arg->len, 1, NULL,
+				 NULL, &e);
+	if (rc)
+		why_set(why, whylen, &e, rc);
 	return fs_errno(rc);
 }
 

@@ -1,6 +1,7 @@
 /*
  * unlink.c: UNLINK (rm): a cell (a DeleteColumn of a latest-version
- * name, or the Delete of one version @TS) or a staged file.  The row
+ * name, or the Delete of one version @TS), a staged file, or the notes
+ * of a tsd/annotations/ range.  The row
  * directory stays, kept as an empty row (fs/erow.c), until rmdir.
  *
  * Locks: the engine Delete without fs_mu; the caches, the empty row and
@@ -17,6 +18,7 @@ void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 	cf_batch *b = NULL;
 	cf_table *t;
 	const char *why;
+	char twhy[320];
 	size_t cnt;
 	int err, rc = 0;
 
@@ -99,6 +101,10 @@ void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 			err = ENOENT;
 		pthread_mutex_unlock(&fs_mu);
 		why = "no such staged file";
+	} else if (n->kind == K_TSD) {
+		/* rm tsd/annotations/RANGE deletes those notes */
+		err = fs_tsd_unlink(n->tk, &n->key, twhy, sizeof twhy);
+		why = twhy;
 	} else {
 		err = EPERM;
 		why = "cannot be removed";

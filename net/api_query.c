@@ -219,6 +219,13 @@ static int json_query(const char *body, size_t len, struct buf *qs,
 	if (json_is_true(json_object_get(root, "showTSUIDs")))
 		if (buf_append(qs, "&show_tsuids", 12))
 			rc = -1;
+	/* Grafana's annotation queries ask for globalAnnotations */
+	if (json_is_true(json_object_get(root, "noAnnotations")))
+		if (buf_append(qs, "&no_annotations", 15))
+			rc = -1;
+	if (json_is_true(json_object_get(root, "globalAnnotations")))
+		if (buf_append(qs, "&global_annotations", 19))
+			rc = -1;
 	subs = json_object_get(root, "queries");
 	if (!json_is_array(subs) || json_array_size(subs) == 0) {
 		*why = "Missing queries";

@@ -188,6 +188,9 @@ static const struct {
 	{ "/api/config/filters", net_api_filters },
 	{ "/api/uid/assign", net_api_uid_assign },
 	{ "/api/search/lookup", net_api_search_lookup },
+	{ "/api/annotation", net_api_annotation },
+	{ "/api/annotations", net_api_annotations },
+	{ "/api/annotation/bulk", net_api_annotation_bulk },
 };
 
 static void route(struct net_req *r)

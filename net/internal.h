@@ -59,5 +59,8 @@ int net_api_version(struct net_req *r);
 int net_api_filters(struct net_req *r);
 int net_api_uid_assign(struct net_req *r);
 int net_api_search_lookup(struct net_req *r);
+int net_api_annotation(struct net_req *r);
+int net_api_annotations(struct net_req *r);
+int net_api_annotation_bulk(struct net_req *r);
 
 #endif

@@ -11,22 +11,7 @@ command -v curl >/dev/null || {
 	test_done
 }
 
-# api PATH [CURL-ARGS...]: status code in "code", the body (and a
-# newline) in "body", the headers in "hdr"
-api() {
-	p=$1 &&
-	shift &&
-	curl -s -g -D hdr -o body -w "%{http_code}\n" "$@" \
-		"http://127.0.0.1:$HP$p" >code &&
-	echo >>body
-}
-
-# is CODE: the last status was CODE and the body is "expect"
-is() {
-	echo "$1" >expect.code &&
-	test_cmp expect.code code &&
-	test_cmp expect body
-}
+. "$SHARNESS_TEST_DIRECTORY/lib-http.sh"
 
 T=1356998400
 

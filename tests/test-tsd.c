@@ -124,17 +124,24 @@ static char *dump(tsd *t, const char *metric)
 	return s;
 }
 
-static char *query(tsd *t, const char *q, int *rc, struct tsd_error *e)
+/* The answer of query q in format fmt (malloc'd; "" on failure). */
+static char *query_fmt(tsd *t, const char *q, enum tsd_format fmt, int *rc,
+		       struct tsd_error *e)
 {
 	tsd_cursor *c;
 	size_t n;
 	struct tsd_error local;
-	*rc = tsd_query_open(t, q, strlen(q), TSD_FMT_TEXT, &c, e ? e : &local);
+	*rc = tsd_query_open(t, q, strlen(q), fmt, &c, e ? e : &local);
 	if (*rc)
 		return strdup("");
 	char *s = slurp(c, 4096, &n);
 	tsd_cursor_close(c);
 	return s;
+}
+
+static char *query(tsd *t, const char *q, int *rc, struct tsd_error *e)
+{
+	return query_fmt(t, q, TSD_FMT_TEXT, rc, e);
 }
 
 static void check_query(tsd *t, const char *q, const char *want)
@@ -658,18 +665,6 @@ static void tsuid_of(tsd *t, const char *m, char *out)
 	tsd_lookup_query_release(&q);
 }
 
-static char *json_query(tsd *t, const char *q, int *rc, struct tsd_error *e)
-{
-	tsd_cursor *c;
-	size_t n;
-	*rc = tsd_query_open(t, q, strlen(q), TSD_FMT_JSON, &c, e);
-	if (*rc)
-		return strdup("");
-	char *s = slurp(c, 4096, &n);
-	tsd_cursor_close(c);
-	return s;
-}
-
 /* Sub queries by TSUID (OpenTSDB's tsuid= and "tsuids"), the shapes of
  * TestTsdbQueryQueries.runTSUIDQuery, runTSUIDsAggSum,
  * runTSUIDQueryNoDataForTSUID, and show_tsuids. */
@@ -706,7 +701,7 @@ static void test_tsuid_queries(void)
 	ok(rc == 0 && !strncmp(r, "tsuid.cpu 1356998430 1 host=web01\n"
 			       "tsuid.cpu 1356998460 2 host=web01\n", 68) &&
 	   strstr(r, "tsuid.cpu 1357007400 300 host=web01\n") &&
-	   !strstr(r, "web02"), "one TSUID: %.68s", r);
+	   !strstr(r, "web02"), "one TSUID, named from its row");
 	free(r);
 	/* runTSUIDsAggSum: both, summed, host aggregated away */
 	snprintf(q, sizeof q, "start=1356998400&end=1357041600&tsuid=sum:%s,%s",
@@ -751,7 +746,7 @@ static void test_tsuid_queries(void)
 	 * then "tsuids"; a tsuid sub query's metric is null) */
 	snprintf(q, sizeof q, "start=1356998430&end=1356998460&show_tsuids"
 		 "&show_query&tsuid=sum:%s,%s", t2, t1);
-	r = json_query(t, q, &rc, &e);
+	r = query_fmt(t, q, TSD_FMT_JSON, &rc, &e);
 	snprintf(line, sizeof line, "\"tsuids\":[\"%s\",\"%s\"],\"dps\":{",
 		 t1, t2);
 	ok(rc == 0 && strstr(r, "\"aggregateTags\":[\"host\"],\"query\":{"
@@ -762,7 +757,7 @@ static void test_tsuid_queries(void)
 	free(r);
 	snprintf(q, sizeof q, "start=1356998430&end=1356998460&show_tsuids"
 		 "&m=none:tsuid.cpu");
-	r = json_query(t, q, &rc, &e);
+	r = query_fmt(t, q, TSD_FMT_JSON, &rc, &e);
 	snprintf(line, sizeof line, "\"host\":\"web01\"},\"aggregateTags\":[],"
 		 "\"tsuids\":[\"%s\"]", t1);
 	ok(rc == 0 && strstr(r, line), "one TSUID a series with none: %s", r);
@@ -799,6 +794,120 @@ static void test_tsuid_queries(void)
 		   "%s: %s", bad[i].q, e.reason);
 		free(r);
 	}
+	tsd_close(t);
+}
+
+/* The value of cell t:QUAL (qual hex) of row key in tsdb-annotation, as
+ * a string (static), or "(none)". */
+static const char *note_cell(const unsigned char *key, size_t klen,
+			     const unsigned char *q, size_t qlen)
+{
+	static char out[1024];
+	struct cf_read_opts o = CF_READ_OPTS_INIT;
+	struct cf_column col = { "t", 1, q, qlen };
+	cf_table *tb;
+	cf_row *row = NULL;
+
+	snprintf(out, sizeof out, "(none)");
+	o.columns = &col;
+	o.ncolumns = 1;
+	if (cf_table_open(db, TSD_TABLE_NOTE, &tb))
+		return "(no table)";
+	if (cf_table_get(tb, key, klen, &o, &row) == 0 && cf_row_count(row)) {
+		const struct cf_cell *c = cf_row_cell(row, 0);
+		snprintf(out, sizeof out, "%.*s", (int)c->vlen,
+			 (const char *)c->val);
+	}
+	cf_row_free(row);
+	cf_table_close(tb);
+	return out;
+}
+
+/* Annotations: the cells OpenTSDB's Annotation writes (row, qualifier,
+ * getStorageJSON, byte for byte as TestAnnotationRpc stores them), and
+ * what get, range and delete find. */
+static void test_annotations(void)
+{
+	tsd *t = open_tsd(1);
+	struct tsd_error e;
+	struct buf out = BUF_INIT;
+	uint64_t n;
+	static const unsigned char key[] = { 0, 0, 1, 0x52, 0xC2, 0x09, 0x00,
+					     0, 0, 1, 0, 0, 1 };
+	static const unsigned char gkey[] = { 0, 0, 0, 0x4F, 0x29, 0xD2, 0x00 };
+	const char *local = "{\"tsuid\":\"000001000001000001\",\"startTime\":"
+		"1388450562,\"endTime\":1419984000,\"description\":\"Hello!\","
+		"\"notes\":\"My Notes\",\"custom\":{\"owner\":\"ops\"}}";
+
+	is_int(tsd_note_sync(t, local, strlen(local), 0, 0, &out, &e), 0,
+	       "a series note");
+	ok(!strcmp(note_cell(key, sizeof key, (const unsigned char *)
+			     "\x01\x0A\x02", 3), local),
+	   "stored at the data row's key, qualifier 01 0A 02, as OpenTSDB's "
+	   "JSON: %s", note_cell(key, sizeof key, (const unsigned char *)
+				 "\x01\x0A\x02", 3));
+	buf_reset(&out);
+	const char *g = "{\"startTime\":1328140800,\"endTime\":1328140801,"
+		"\"description\":\"Description\",\"notes\":\"Notes\"}";
+	is_int(tsd_note_sync(t, g, strlen(g), 0, 0, &out, &e), 0,
+	       "a global note");
+	ok(!strcmp(note_cell(gkey, sizeof gkey, (const unsigned char *)
+			     "\x01\x00\x00", 3),
+		   "{\"startTime\":1328140800,\"endTime\":1328140801,"
+		   "\"description\":\"Description\",\"notes\":\"Notes\","
+		   "\"custom\":null}"), "a global note: no tsuid, custom null");
+	buf_reset(&out);
+	const char *ms = "{\"tsuid\":\"000001000001000001\",\"startTime\":"
+		"1388450562500,\"description\":\"ms\"}";
+	is_int(tsd_note_sync(t, ms, strlen(ms), 0, 0, &out, &e), 0,
+	       "a note in milliseconds");
+	ok(strstr(note_cell(key, sizeof key, (const unsigned char *)
+			    "\x01\x00\x27\x19\xC4", 5), "\"ms\"") != NULL,
+	   "qualifier 01 and a 4-byte offset in ms");
+	buf_reset(&out);
+	const char *whole = "{\"startTime\":1328140801000,\"description\":"
+		"\"on a second\"}";
+	is_int(tsd_note_sync(t, whole, strlen(whole), 0, 0, &out, &e), 0,
+	       "a note in ms on a whole second");
+	ok(strstr(note_cell(gkey, sizeof gkey, (const unsigned char *)
+			    "\x01\x00\x01", 3), "on a second") != NULL,
+	   "... stored as seconds");
+
+	/* get, the range, delete */
+	buf_reset(&out);
+	ok(tsd_note_get(t, "000001000001000001", 1388450562, &out, &e) == 0 &&
+	   out.len && !memcmp(out.p, "{\"tsuid\":\"000001000001000001\","
+			      "\"startTime\":1388450562,", 50), "get");
+	is_int(tsd_note_get(t, "000001000001000001", 1388450563, &out, &e),
+	       CF_ENOTFOUND, "get of nothing: %s", e.reason);
+	buf_reset(&out);
+	ok(tsd_note_range(t, "", 1328140800000, 1328140801000, 0, &out, &n,
+			  &e) == 0 && n == 2, "two global notes in the range");
+	ok(tsd_note_range(t, "000001000001000001", 1388450562000,
+			  1388450562499, 0, NULL, &n, &e) == 0 && n == 1,
+	   "the range's ends are milliseconds, both included");
+	ok(tsd_note_range(t, "000001000001000001", 1388448000000,
+			  1388451599999, 1, NULL, &n, &e) == 0 && n == 2,
+	   "a range deleted: %llu", (unsigned long long)n);
+	ok(!strcmp(note_cell(key, sizeof key, (const unsigned char *)
+			     "\x01\x0A\x02", 3), "(none)"), "gone");
+	is_int(tsd_note_delete(t, "", 1328140800, &e), 0, "delete one");
+	ok(tsd_note_range(t, NULL, 0, INT64_MAX / 2, 0, NULL, &n, &e) == 0 &&
+	   n == 1, "one global note left");
+	is_int(tsd_note_qs(t, "start_time=2012/02/02-00:00&end_time="
+			   "1328140802", 48, 0, NULL, &n, &e), 0,
+	       "a range by query string: %s", e.reason);
+	ok(n == 1, "... finds it");
+	is_int(tsd_note_qs(t, "end_time=1", 10, 0, NULL, &n, &e), CF_EINVAL,
+	       "no start: %s", e.reason);
+	is_int(tsd_note_sync(t, "[1]", 3, 1, 0, &out, &e), CF_EINVAL,
+	       "a bulk element that is not a note: %s", e.reason);
+	is_int(tsd_note_sync(t, "{\"startTime\":5}", 15, 0, 0, &out, &e),
+	       CF_EEXIST, "nothing to change");
+	is_int(tsd_note_sync(t, "{\"startTime\":5,\"tsuid\":\"0001\","
+			     "\"notes\":\"x\"}", 42, 0, 0, &out, &e),
+	       CF_EINVAL, "a bad TSUID: %s", e.reason);
+	buf_release(&out);
 	tsd_close(t);
 }
 
@@ -1216,6 +1325,7 @@ int main(void)
 	test_bad_lines();
 	test_queries();
 	test_tsuid_queries();
+	test_annotations();
 	test_race();
 	test_big_dump();
 	test_mixed();

@@ -12,6 +12,7 @@
  * aggregate every group at open (collect(), at most max_graph_points
  * points) and go to tsd_plot() or tsd_json_format().
  */
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +38,16 @@ struct qspan {
 	size_t n, cap;
 };
 
+/* An annotation of a series of the sub query (JSON as printed). */
+struct qnote {
+	unsigned char tags[TAGS_MAX];
+	size_t ntags;
+	int64_t ms;
+	size_t order;		/* found order: ties of ms keep it */
+	char *json;
+	size_t len;
+};
+
 /* The tag bytes of one TSUID of a tsuid= sub query. */
 struct tsuid_tags {
 	size_t n;		/* bytes: 6 a pair */
@@ -57,6 +68,7 @@ struct result {
 	struct buf tags;	/* " k=v k=v" */
 	struct buf aggtags;	/* " k k": keys of the group not in tags */
 	struct buf tsuids;	/* " HEX HEX": its series (show_tsuids) */
+	struct buf notes;	/* "[...]": its series' annotations */
 	struct tsd_span *sp;	/* its series (points owned by run.dps) */
 	size_t nsp;
 	struct tsd_agg_spec as;	/* its tz points into run.q */
@@ -85,6 +97,11 @@ struct run {
 	size_t nrf;
 	struct tsuid_tags *tt;	/* tsuid=: the series asked for, sorted */
 	size_t ntt;
+	int want_notes;		/* JSON: annotations wanted */
+	struct qnote *notes;	/* the sub query's, by tags then order */
+	size_t nnotes, capnotes;
+	struct buf globals;	/* "[...]": the global annotations, or
+				 * empty (global_annotations) */
 	struct tsd_rowpt *pts;
 	size_t ptcap;
 };
@@ -168,6 +185,11 @@ static void release_sub(struct run *r)
 		free(r->rf[i].uids);
 	free(r->rf);
 	free(r->tt);
+	for (size_t i = 0; i < r->nnotes; i++)
+		free(r->notes[i].json);
+	free(r->notes);
+	r->notes = NULL;
+	r->nnotes = r->capnotes = 0;
 	r->spans = NULL;
 	r->nspans = r->capspans = r->nhash = r->nrf = r->ntt = 0;
 	r->hash = NULL;
@@ -662,6 +684,112 @@ static int agg_tags(struct run *r, const struct qspan *g, size_t ng,
 	return rc;
 }
 
+/* Keeps an annotation found for the sub query (tsd_notes_of). */
+static int take_note(void *arg, const unsigned char *tags, size_t ntags,
+		     int64_t ms, const char *json, size_t len)
+{
+	struct run *r = arg;
+	struct qnote *n;
+
+	if (ntags * 6 > TAGS_MAX)
+		return CF_OK;
+	if (r->nnotes >= TSD_NOTES_MAX) {
+		if (r->err) {
+			r->err->line = 0;
+			snprintf(r->err->reason, sizeof r->err->reason,
+				 "more than %d annotations", TSD_NOTES_MAX);
+		}
+		return CF_ETOOBIG;
+	}
+	if (r->nnotes == r->capnotes) {
+		size_t nc = r->capnotes ? 2 * r->capnotes : 16;
+		if (!(n = realloc(r->notes, nc * sizeof *n)))
+			return CF_ENOMEM;
+		r->notes = n;
+		r->capnotes = nc;
+	}
+	n = &r->notes[r->nnotes];
+	if (!(n->json = tsd_dupn(json, len)))
+		return CF_ENOMEM;
+	memcpy(n->tags, tags, ntags * 6);
+	n->ntags = ntags;
+	n->ms = ms;
+	n->len = len;
+	n->order = r->nnotes++;
+	return CF_OK;
+}
+
+static int cmp_note_tags(const void *a, const void *b)
+{
+	const struct qnote *x = a, *y = b;
+	int c;
+
+	if (x->ntags != y->ntags)
+		return x->ntags < y->ntags ? -1 : 1;
+	if ((c = memcmp(x->tags, y->tags, 6 * x->ntags)))
+		return c;
+	return x->order < y->order ? -1 : x->order > y->order;
+}
+
+/* Annotation.compareTo: by start; equal starts in the order found. */
+static int cmp_note_ms(const void *a, const void *b)
+{
+	const struct qnote *x = *(const struct qnote *const *)a,
+			   *y = *(const struct qnote *const *)b;
+
+	if (x->ms != y->ms)
+		return x->ms < y->ms ? -1 : 1;
+	return x->order < y->order ? -1 : x->order > y->order;
+}
+
+/* "[...]": the annotations of the series g[0..ng) by start, or nothing
+ * when they have none (OpenTSDB leaves "annotations" out then). */
+static int put_notes(struct run *r, const struct qspan *g, size_t ng,
+		     struct buf *out)
+{
+	const struct qnote **pick = NULL;
+	size_t npick = 0;
+	int rc = CF_OK;
+
+	for (size_t i = 0; i < ng && rc == CF_OK; i++) {
+		size_t lo = 0, hi = r->nnotes;
+		struct qnote k;
+		memcpy(k.tags, g[i].tags, g[i].ntags * 6);
+		k.ntags = g[i].ntags;
+		k.order = 0;
+		while (lo < hi) {	/* the first note of these tags */
+			size_t mid = lo + (hi - lo) / 2;
+			if (cmp_note_tags(&r->notes[mid], &k) < 0)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		for (; lo < r->nnotes && r->notes[lo].ntags == k.ntags &&
+		     !memcmp(r->notes[lo].tags, k.tags, 6 * k.ntags); lo++) {
+			const struct qnote **np = realloc(pick, (npick + 1) *
+							  sizeof *pick);
+			if (!np) {
+				rc = CF_ENOMEM;
+				break;
+			}
+			pick = np;
+			pick[npick++] = &r->notes[lo];
+		}
+	}
+	if (rc == CF_OK && npick) {
+		qsort(pick, npick, sizeof *pick, cmp_note_ms);
+		rc = buf_putc(out, '[');
+		for (size_t i = 0; i < npick && rc == CF_OK; i++)
+			if (!(rc = i ? buf_putc(out, ',') : CF_OK))
+				rc = buf_append(out, pick[i]->json,
+						pick[i]->len);
+		if (rc == CF_OK)
+			rc = buf_putc(out, ']');
+	}
+	free(pick);
+	return rc;
+}
+
 /* " HEX HEX": the TSUIDs of the series g[0..ng) of metric muid, in the
  * group's order (tag bytes), which is OpenTSDB's sorted order. */
 static int put_tsuids(uint32_t muid, const struct qspan *g, size_t ng,
@@ -717,6 +845,8 @@ static int add_result(struct run *r, const struct tsd_subquery *sq,
 	if (!(res->metric = strdup(metric)))
 		return CF_ENOMEM;
 	if (r->q->show_tsuids && (rc = put_tsuids(muid, g, ng, &res->tsuids)))
+		return rc;
+	if (r->nnotes && (rc = put_notes(r, g, ng, &res->notes)))
 		return rc;
 	/* the tags every series of the group shares */
 	memcpy(common, g[0].tags, g[0].ntags * 6);
@@ -796,6 +926,14 @@ static int run_sub(struct run *r, const struct tsd_subquery *sq)
 		qsort(gb, ngb, sizeof gb[0], cmp_u32);
 	if ((rc = scan_sub(r, sq, metric, muid)))
 		goto out;
+	if (r->want_notes && r->nspans) {
+		if ((rc = tsd_notes_of(r->t, muid, r->q->start_ms,
+				       r->q->end_ms, take_note, r)))
+			goto out;
+		if (r->nnotes)
+			qsort(r->notes, r->nnotes, sizeof *r->notes,
+			      cmp_note_tags);
+	}
 	for (size_t i = 0; i < r->nspans; i++) {
 		struct qspan *s = &r->spans[i];
 		if (sq->agg == TSD_AGG_NONE) {
@@ -836,6 +974,7 @@ static void free_results(struct run *r)
 		buf_release(&r->res[i].tags);
 		buf_release(&r->res[i].aggtags);
 		buf_release(&r->res[i].tsuids);
+		buf_release(&r->res[i].notes);
 		free(r->res[i].sp);
 	}
 	free(r->res);
@@ -933,7 +1072,9 @@ static int format_json(struct run *r, struct buf *out)
 			r->q->show_query ? res->sq : NULL,
 			(size_t)(res->sq - r->q->subs),
 			r->q->show_tsuids ? res->tsuids.p : NULL,
-			res->tsuids.len };
+			res->tsuids.len, res->notes.len ? res->notes.p : NULL,
+			res->notes.len, r->globals.len ? r->globals.p : NULL,
+			r->globals.len };
 	}
 	if (rc == CF_OK)
 		rc = tsd_json_format(out, js, r->nres, r->q->ms, r->q->arrays,
@@ -989,6 +1130,41 @@ out:
 	return rc;
 }
 
+/* Keeps a global annotation whose end is not past the query's, as
+ * Annotation.getGlobalAnnotations does (end 0: none). */
+static int take_global(void *arg, const unsigned char *tags, size_t ntags,
+		       int64_t ms, const char *json, size_t len)
+{
+	struct run *r = arg;
+	json_error_t je;
+	json_t *j = json_loadb(json, len, 0, &je);
+	json_int_t end = j ? json_integer_value(json_object_get(j, "endTime"))
+			   : 0;
+
+	(void)tags;
+	(void)ntags;
+	json_decref(j);
+	if (end && tsd_ts_to_ms(end) > r->q->end_ms)
+		return CF_OK;
+	return take_note(r, (const unsigned char *)"", 0, ms, json, len);
+}
+
+/* r->globals: "[...]" of the global annotations of the range, sorted by
+ * start, or empty when there are none. */
+static int load_globals(struct run *r)
+{
+	struct qspan all;
+	int rc;
+
+	if ((rc = tsd_notes_of(r->t, 0, r->q->start_ms, r->q->end_ms,
+			       take_global, r)) == CF_OK) {
+		all.ntags = 0;
+		rc = put_notes(r, &all, 1, &r->globals);
+	}
+	release_sub(r);
+	return rc;
+}
+
 /* Scans every sub query into result groups (their points in memory, at
  * most max_query_bytes); nothing is aggregated yet. */
 static int load_query(struct run *r)
@@ -1005,6 +1181,8 @@ static int load_query(struct run *r)
 		else if ((rc = tsd_recent_maintain(r->t, r->dbt)))
 			return rc;
 	}
+	if (r->want_notes && r->q->global_annotations)
+		rc = load_globals(r);
 	for (size_t i = 0; i < r->q->nsubs && rc == CF_OK; i++) {
 		rc = run_sub(r, &r->q->subs[i]);
 		release_sub(r);
@@ -1020,6 +1198,7 @@ static int load_query(struct run *r)
 static void release_run(struct run *r)
 {
 	free_results(r);
+	buf_release(&r->globals);
 	free(r->pts);
 	r->pts = NULL;
 	cf_table_close(r->uidt);
@@ -1188,6 +1367,7 @@ int tsd_query_open(tsd *t, const char *qs, size_t len, enum tsd_format fmt,
 	st->r.t = t;
 	st->r.q = &st->q;
 	st->r.err = err;
+	st->r.want_notes = fmt == TSD_FMT_JSON && !st->q.no_annotations;
 	rc = load_query(&st->r);
 	/* the points are loaded and the tags named: no table is needed
 	 * while the result is read */

@@ -167,6 +167,18 @@ void tsd_recent_stats(tsd *t, struct tsd_stats *st);
 /* Asks the compaction thread for tsd_recent_maintain() now. */
 void tsd_recent_kick(tsd *t);
 
+/* --- annotations (tsd/annot.c) ----------------------------------------- */
+
+/* A note found for a query: its row's tags (ntags UID pairs; none for a
+ * global note), its start (ms) and its JSON as the API prints it. */
+typedef int tsd_note_fn(void *arg, const unsigned char *tags, size_t ntags,
+			int64_t ms, const char *json, size_t len);
+/* The notes of metric muid (0: the global notes) whose start lies in
+ * [start_ms, end_ms], through fn, in row order (then by start within a
+ * row).  No table of notes: none.  Engine errors, fn's. */
+int tsd_notes_of(tsd *t, uint32_t muid, int64_t start_ms, int64_t end_ms,
+		 tsd_note_fn *fn, void *arg);
+
 /* --- cursors ----------------------------------------------------------- */
 
 struct tsd_cursor {

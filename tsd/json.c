@@ -260,6 +260,14 @@ int tsd_json_format(struct buf *out, const struct tsd_json_series *s,
 		    (rc = put_tags(out, &s[i])) ||
 		    (s[i].sq && (rc = put_query(out, s[i].sq, s[i].index))) ||
 		    (s[i].tsuids && (rc = put_tsuids(out, &s[i]))) ||
+		    (s[i].notes &&
+		     ((rc = buf_append(out, LIT("\"annotations\":"))) ||
+		      (rc = buf_append(out, s[i].notes, s[i].noteslen)) ||
+		      (rc = buf_putc(out, ',')))) ||
+		    (s[i].globals &&
+		     ((rc = buf_append(out, LIT("\"globalAnnotations\":"))) ||
+		      (rc = buf_append(out, s[i].globals, s[i].globalslen)) ||
+		      (rc = buf_putc(out, ',')))) ||
 		    (rc = buf_append(out, LIT("\"dps\":"))) ||
 		    (rc = buf_putc(out, arrays ? '[' : '{')))
 			return rc;

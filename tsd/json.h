@@ -31,12 +31,19 @@ struct tsd_json_series {
 	 * order, printed as "tsuids" (NULL: none) */
 	const void *tsuids;
 	size_t tsuidslen;
+	/* JSON arrays of annotations, printed as "annotations" and
+	 * "globalAnnotations" (NULL: none) */
+	const void *notes;
+	size_t noteslen;
+	const void *globals;
+	size_t globalslen;
 };
 
 /*
  * Appends the JSON array of the groups s[0..n) to out:
  *   [{"metric":M,"tags":{K:V,...},"aggregateTags":[K,...],
- *     ["query":{...},] ["tsuids":[HEX,...],] "dps":{"TS":VALUE,...}},...]
+ *     ["query":{...},] ["tsuids":[HEX,...],] ["annotations":[...],]
+ *     ["globalAnnotations":[...],] "dps":{"TS":VALUE,...}},...]
  * where "query" (a group with sq) is the sub query as OpenTSDB's
  * showQuery prints its TSSubQuery: aggregator, metric (null for a tsuid=
  * sub query), tsuids (as written, or null), downsample, rate, filters,

@@ -121,6 +121,10 @@ struct tsd_query {
 				 * (OpenTSDB 2.4) */
 	int show_tsuids;	/* "show_tsuids": each JSON result lists
 				 * the TSUIDs of its series */
+	int no_annotations;	/* "no_annotations": JSON results without
+				 * the series' annotations */
+	int global_annotations;	/* "global_annotations": JSON results
+				 * with the global ones of the range */
 	/* subs: in the order written (/api/query's GET puts the tsuid= ones
 	 * first, as OpenTSDB numbers them) */
 	struct tsd_tz *tz;	/* "timezone=": calendar downsampling and

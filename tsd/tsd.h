@@ -375,6 +375,57 @@ int tsd_lookup_open(tsd *t, const char *qs, size_t len, tsd_cursor **out,
 int tsd_lookup_check(tsd *t, const char *qs, size_t len,
 		     struct tsd_error *err);
 
+/* --- annotations (tsd/annot.c) ------------------------------------------
+ *
+ * OpenTSDB's annotations (meta/Annotation, AnnotationRpc): a note with a
+ * start (seconds, or milliseconds), an end, a description, notes and
+ * custom string pairs, tied to a series by its TSUID or global (TSUID
+ * ""), kept in table TSD_TABLE_NOTE (created at the first write) as
+ * OpenTSDB keeps them in its data table's rows.  JSON texts are
+ * OpenTSDB's: {"tsuid":...,"startTime":...,"endTime":...,"description":
+ * ...,"notes":...[,"custom":{...}]}.  docs/api.md, "Annotations".
+ * Memory: the request's JSON and one note (a range: its notes' JSON).
+ */
+#define TSD_TABLE_NOTE "tsdb-annotation"
+/* Most notes one range answers, and one query result group carries
+ * (more: CF_ETOOBIG). */
+#define TSD_NOTES_MAX 100000
+
+/*
+ * Creates or changes the note of JSON object body (bulk: an array of
+ * them), as AnnotationRpc's POST (overwrite 0: fields not given keep their
+ * stored value) or PUT (overwrite 1: every field replaced) does; out gets
+ * the stored note (bulk: an array of those that changed).  Errors:
+ * CF_EINVAL with *err (bad JSON, "The start timestamp has not been set",
+ * "invalid TSUID: X"), CF_EEXIST (not bulk: nothing to change, HTTP 304),
+ * CF_EBUSY (other writers kept changing it), engine errors.
+ */
+int tsd_note_sync(tsd *t, const char *body, size_t len, int bulk,
+		  int overwrite, struct buf *out, struct tsd_error *err);
+/* The note of tsuid ("" global) starting at start, as JSON into out.
+ * CF_ENOTFOUND ("Unable to locate annotation in storage"), CF_EINVAL. */
+int tsd_note_get(tsd *t, const char *tsuid, int64_t start, struct buf *out,
+		 struct tsd_error *err);
+/* Deletes the note of tsuid ("" global) starting at start (none: no
+ * error).  CF_EINVAL, engine errors. */
+int tsd_note_delete(tsd *t, const char *tsuid, int64_t start,
+		    struct tsd_error *err);
+/* The notes of tsuid (NULL or "": the global ones) starting in
+ * [start_ms, end_ms]: as a JSON array into out (if non-NULL), or, with
+ * del, deleted (Annotation.deleteRange); *count (if non-NULL) how many.
+ * t may be NULL (no tsd table: no note).  CF_EINVAL, CF_ETOOBIG (an
+ * answer of more than TSD_NOTES_MAX notes; deletes have no bound), engine
+ * errors. */
+int tsd_note_range(tsd *t, const char *tsuid, int64_t start_ms,
+		   int64_t end_ms, int del, struct buf *out, uint64_t *count,
+		   struct tsd_error *err);
+/* tsd_note_range() of a query string "start_time=TIME[&end_time=TIME]
+ * [&tsuid=HEX]" (times as a query's; end default now; %XX decoded): the
+ * names of MNT/tsd/annotations/.  CF_EINVAL ("Missing start time", an
+ * unknown parameter, a bad time), tsd_note_range()'s. */
+int tsd_note_qs(tsd *t, const char *qs, size_t len, int del, struct buf *out,
+		uint64_t *count, struct tsd_error *err);
+
 /* --- maintenance and status -------------------------------------------- */
 
 /* Compacts the rows written since open whose hour ended more than
