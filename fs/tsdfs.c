@@ -48,6 +48,7 @@ struct fs_tsd_file {
 	tsd_cursor *c;
 	char uid[8];		/* FT_KNAME, FT_VNAME: "%06x\n" */
 	char *what;		/* for messages: the path below tsd/ */
+	pthread_mutex_t mu;	/* FT_NOTE: text and lines */
 	struct buf text;	/* FT_NOTESQ: the answer; FT_NOTE: the
 				 * line not ended yet */
 	uint64_t lines;		/* FT_NOTE: lines taken */
@@ -331,6 +332,7 @@ void fs_tsd_file_close(struct fs_tsd_file *f)
 	tsd_writer_close(f->w);
 	tsd_cursor_close(f->c);
 	buf_release(&f->text);
+	pthread_mutex_destroy(&f->mu);
 	free(f->what);
 	free(f);
 }
@@ -351,6 +353,7 @@ int fs_tsd_open(enum fs_tsd_node k, const struct buf *arg, int flags,
 	if (!f)
 		return ENOMEM;
 	f->kind = k;
+	pthread_mutex_init(&f->mu, NULL);
 	f->what = k == FT_PUT ? strdup("put") :
 		  k == FT_NOTE ? strdup("annotation") : NULL;
 	if (k != FT_PUT && k != FT_NOTE &&
@@ -576,16 +579,20 @@ int fs_tsd_write(struct fs_tsd_file *f, const void *p, size_t n,
 	int rc;
 
 	if (f->kind == FT_NOTE) {
+		pthread_mutex_lock(&f->mu);
 		/* a line is one JSON document, of at most NOTE_LINE_MAX */
 		if (f->text.len + n > NOTE_LINE_MAX) {
 			snprintf(why, whylen, "an annotation line over %d "
 				 "bytes", NOTE_LINE_MAX);
 			f->text.len = 0;
-			return EINVAL;
+			rc = EINVAL;
+		} else if (buf_append(&f->text, p, n)) {
+			rc = ENOMEM;
+		} else {
+			rc = note_lines(f, 0, why, whylen);
 		}
-		if (buf_append(&f->text, p, n))
-			return ENOMEM;
-		return note_lines(f, 0, why, whylen);
+		pthread_mutex_unlock(&f->mu);
+		return rc;
 	}
 	if (!f->w) {
 		snprintf(why, whylen, "read-only file");
@@ -603,8 +610,12 @@ int fs_tsd_flush(struct fs_tsd_file *f, char *why, size_t whylen)
 	struct tsd_put_result r;
 	int rc;
 
-	if (f->kind == FT_NOTE)
-		return f->text.len ? note_lines(f, 1, why, whylen) : 0;
+	if (f->kind == FT_NOTE) {
+		pthread_mutex_lock(&f->mu);
+		rc = f->text.len ? note_lines(f, 1, why, whylen) : 0;
+		pthread_mutex_unlock(&f->mu);
+		return rc;
+	}
 	if (!f->w)
 		return 0;
 	rc = tsd_writer_put(f->w, "", 0, 1, &r, &e);

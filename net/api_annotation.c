@@ -164,7 +164,18 @@ int net_api_annotation(struct net_req *r)
 	} else if (!(o = qs_note(r))) {
 		return 0;
 	}
-	if ((rc = r->get(1, &t))) {
+	/* reads and deletes do not make the tsd tables */
+	rc = r->get(!strcmp(m, "POST") || !strcmp(m, "PUT"), &t);
+	if (rc == CF_ENOTFOUND) {
+		json_decref(o);
+		if (!strcmp(m, "DELETE")) {
+			r->status = 204;
+			return 0;
+		}
+		return net_error(r, 404, "Unable to locate annotation in "
+				 "storage", NULL);
+	}
+	if (rc) {
 		json_decref(o);
 		return note_error(r, rc, &e, "annotation");
 	}
@@ -217,7 +228,10 @@ int net_api_annotations(struct net_req *r)
 		return net_error(r, 400, "Invalid end time", NULL);
 	if (end == 0)
 		end = env_now_ms();
-	if ((rc = r->get(1, &t)) == CF_OK)
+	rc = r->get(0, &t);
+	if (rc == CF_ENOTFOUND)
+		t = NULL;	/* nothing written: no note */
+	if (rc == CF_OK || rc == CF_ENOTFOUND)
 		rc = tsd_note_range(t, NULL, start, end, 0, &out, NULL, &e);
 	if (rc == CF_OK)
 		reply_json(r, &out);
@@ -245,7 +259,7 @@ static int64_t json_time(json_t *v)
 
 /* AnnotationRpc.executeBulkDelete: the notes of the TSUIDs and (global)
  * the global ones starting in [start, end], deleted; the answer is the
- * request with totalDeleted. */
+ * request with totalDeleted.  t NULL: no tsd table, nothing to delete. */
 static int bulk_delete(struct net_req *r, tsd *t)
 {
 	struct tsd_error e = { 0, "" };
@@ -346,7 +360,10 @@ int net_api_annotation_bulk(struct net_req *r)
 		return net_error(r, 400, "Missing message content",
 				 "Supply valid JSON formatted data in the "
 				 "body of your request");
-	if ((rc = r->get(1, &t)))
+	rc = r->get(strcmp(m, "DELETE") != 0, &t);
+	if (rc == CF_ENOTFOUND)
+		t = NULL;	/* a delete before anything was written */
+	else if (rc)
 		return note_error(r, rc, &e, "annotation bulk");
 	if (!strcmp(m, "DELETE"))
 		return bulk_delete(r, t);

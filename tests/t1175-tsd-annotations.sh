@@ -18,10 +18,20 @@ command -v curl >/dev/null || {
 T=1388450562
 G=1328140800
 
-test_expect_success 'mount with the HTTP API; one series (its TSUID from lookup)' '
+test_expect_success 'mount with the HTTP API; reads and deletes before any write make no table; one series (its TSUID from lookup)' '
 	HP=$($CLIENT port) &&
 	cellfs_mount "tsd_http=$HP" &&
 	$CLIENT wait $HP &&
+	api "/api/annotation?start_time=$G" &&
+	echo "{\"error\":{\"code\":404,\"message\":\"Unable to locate annotation in storage\"}}" >expect &&
+	is 404 &&
+	api "/api/annotations?start_time=$G" &&
+	echo "[]" >expect && is 200 &&
+	api "/api/annotation/bulk?start_time=$G&global&method_override=delete" &&
+	grep -q "\"totalDeleted\":0" body &&
+	api "/api/annotation?start_time=$G" -X DELETE &&
+	echo >expect && is 204 &&
+	ls "$MNT" >out && ! grep -q tsdb out &&
 	printf "sys.cpu.user %s 1 host=web01\nsys.cpu.user %s 2 host=web01\nsys.cpu.user %s 3 host=web02\nsys.cpu.user %s 4 host=web01\n" \
 		$((T - 2)) $((T + 8)) $((T - 2)) $G >>"$MNT/tsd/put" &&
 	api "/api/search/lookup?m=sys.cpu.user%7Bhost=web01%7D" &&
