@@ -204,12 +204,12 @@ test_expect_success 'tsuid queries and showTSUIDs: GET numbers tsuid= first, POS
 	t2=$(python3 -c "import json; print([x[\"tsuid\"] for x in json.load(open(\"body\"))[\"results\"] if x[\"tags\"][\"host\"] == \"web02\"][0])") &&
 	api "/api/query?start=$T&m=max:sys.cpu%7Bhost=web02%7D&tsuid=sum:$t1&show_tsuids" &&
 	cat >expect <<-EOF &&
-	[{"metric":"sys.cpu","tags":{"host":"web01"},"aggregateTags":[],"tsuids":["$t1"],"dps":{"$T":42,"$((T + 60))":1.5}},{"metric":"sys.cpu","tags":{"host":"web02"},"aggregateTags":[],"tsuids":["$t2"],"dps":{"$((T + 30))":7}}]
+	[{"metric":"sys.cpu","tags":{"host":"web01"},"aggregateTags":[],"tsuids":["$t1"],"dps":{"$T":42.0,"$((T + 60))":1.5}},{"metric":"sys.cpu","tags":{"host":"web02"},"aggregateTags":[],"tsuids":["$t2"],"dps":{"$((T + 30))":7}}]
 	EOF
 	is 200 &&
 	api /api/query -X POST -d "{\"start\":$T,\"showTSUIDs\":true,\"showQuery\":true,\"queries\":[{\"aggregator\":\"max\",\"metric\":\"sys.cpu\",\"tags\":{\"host\":\"web02\"}},{\"aggregator\":\"sum\",\"tsuids\":[\"$t2\",\"$t1\"]}]}" &&
 	cat >expect <<-EOF &&
-	[{"metric":"sys.cpu","tags":{"host":"web02"},"aggregateTags":[],"query":{"aggregator":"max","metric":"sys.cpu","tsuids":null,"downsample":null,"rate":false,"filters":[{"tagk":"host","filter":"web02","group_by":true,"type":"literal_or"}],"explicitTags":false,"index":0,"rateOptions":null,"tags":{"host":"literal_or(web02)"}},"tsuids":["$t2"],"dps":{"$((T + 30))":7}},{"metric":"sys.cpu","tags":{},"aggregateTags":["host"],"query":{"aggregator":"sum","metric":null,"tsuids":["$t2","$t1"],"downsample":null,"rate":false,"filters":[],"explicitTags":false,"index":1,"rateOptions":null,"tags":{}},"tsuids":["$t1","$t2"],"dps":{"$T":42,"$((T + 30))":28.75,"$((T + 60))":1.5}}]
+	[{"metric":"sys.cpu","tags":{"host":"web02"},"aggregateTags":[],"query":{"aggregator":"max","metric":"sys.cpu","tsuids":null,"downsample":null,"rate":false,"filters":[{"tagk":"host","filter":"web02","group_by":true,"type":"literal_or"}],"explicitTags":false,"index":0,"rateOptions":null,"tags":{"host":"literal_or(web02)"}},"tsuids":["$t2"],"dps":{"$((T + 30))":7}},{"metric":"sys.cpu","tags":{},"aggregateTags":["host"],"query":{"aggregator":"sum","metric":null,"tsuids":["$t2","$t1"],"downsample":null,"rate":false,"filters":[],"explicitTags":false,"index":1,"rateOptions":null,"tags":{}},"tsuids":["$t1","$t2"],"dps":{"$T":42.0,"$((T + 30))":28.75,"$((T + 60))":1.5}}]
 	EOF
 	is 200 &&
 	api "/api/query?start=$T&tsuid=sum:$t1,FFFFFF${t1#??????}" &&
