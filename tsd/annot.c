@@ -629,24 +629,8 @@ static int scan_notes(cf_table *nt, uint32_t muid, int64_t start_ms,
 	hs -= hs % TSD_MAX_TIMESPAN;
 	he = end_ms / 1000;
 	he = he - he % TSD_MAX_TIMESPAN + TSD_MAX_TIMESPAN;
-	if (hs > (int64_t)UINT32_MAX)
+	if (!tsd_hour_scan(&so, from, to, muid, hs, he))
 		return CF_OK;
-	memset(&so, 0, sizeof so);
-	so.read.max_ts = INT64_MAX;
-	so.read.max_versions = 1;
-	tsd_uid_put(from, muid);
-	enc_u32be(from + TSD_UID_WIDTH, (uint32_t)hs);
-	so.start = from;
-	so.startlen = sizeof from;
-	if (he <= (int64_t)UINT32_MAX) {
-		tsd_uid_put(to, muid);
-		enc_u32be(to + TSD_UID_WIDTH, (uint32_t)he);
-		so.stop = to;
-		so.stoplen = sizeof to;
-	} else {
-		so.prefix = from;
-		so.prefixlen = TSD_UID_WIDTH;
-	}
 	if ((rc = cf_scan_open(nt, &so, &s)))
 		return rc;
 	while ((rc = cf_scan_next(s, &row)) == CF_OK && row) {

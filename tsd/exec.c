@@ -502,27 +502,10 @@ static int scan_table(void *arg, int64_t from, int64_t to)
 	const cf_row *row;
 	int rc;
 
-	if (from >= to || from > (int64_t)UINT32_MAX)
+	if (from >= to || !tsd_hour_scan(&so, start, stop, x->muid, from, to))
 		return CF_OK;
-	tsd_uid_put(start, x->muid);
-	enc_u32be(start + TSD_UID_WIDTH, (uint32_t)from);
-	memset(&so, 0, sizeof so);
 	so.read.columns = &col;
 	so.read.ncolumns = 1;
-	so.read.max_ts = INT64_MAX;
-	so.read.max_versions = 1;
-	so.start = start;
-	so.startlen = sizeof start;
-	if (to <= (int64_t)UINT32_MAX) {
-		tsd_uid_put(stop, x->muid);
-		enc_u32be(stop + TSD_UID_WIDTH, (uint32_t)to);
-		so.stop = stop;
-		so.stoplen = sizeof stop;
-	} else {
-		/* the end lies past the last base hour: the metric's end */
-		so.prefix = start;
-		so.prefixlen = TSD_UID_WIDTH;
-	}
 	if ((rc = cf_scan_open(r->dbt, &so, &s)))
 		return rc;
 	while ((rc = cf_scan_next(s, &row)) == CF_OK && row) {

@@ -96,6 +96,14 @@ int tsd_row_decode(const cf_row *row, struct tsd_rowpt **pts, size_t *cap,
  * caller frees it, pointing into row), their count into *n.  CF_ENOMEM. */
 int tsd_row_cells(const cf_row *row, struct tsd_rawcell **cells, size_t *n);
 
+/* Fills *so (cleared; the newest version of each cell) to scan the rows of
+ * metric muid whose base hours lie in [from, to), seconds: start and stop
+ * receive the bounds' keys, or when to lies past the last base hour the
+ * metric's prefix ends the scan.  Returns 0 when from lies past the last
+ * base hour (there is nothing to scan), else 1. */
+int tsd_hour_scan(struct cf_scan_opts *so, unsigned char *start,
+		  unsigned char *stop, uint32_t muid, int64_t from, int64_t to);
+
 /* Appends "k1=v1 k2=v2" (names sorted by key) of the tag UID pairs
  * tags[0..ntags) to out, each preceded by a space. */
 int tsd_format_tags(tsd *t, cf_table *uidt, const unsigned char *tags,

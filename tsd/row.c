@@ -3,6 +3,7 @@
  * table's answer that queries, dumps and the recent points share).
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "tsd/internal.h"
 #include "util/coding.h"
@@ -84,4 +85,29 @@ out:
 	free(cells);
 	free(cp);
 	return rc;
+}
+
+int tsd_hour_scan(struct cf_scan_opts *so, unsigned char *start,
+		  unsigned char *stop, uint32_t muid, int64_t from, int64_t to)
+{
+	memset(so, 0, sizeof *so);
+	so->read.max_ts = INT64_MAX;
+	so->read.max_versions = 1;
+	if (from > (int64_t)UINT32_MAX)
+		return 0;
+	tsd_uid_put(start, muid);
+	enc_u32be(start + TSD_UID_WIDTH, (uint32_t)from);
+	so->start = start;
+	so->startlen = TSD_ROWKEY_PREFIX;
+	if (to <= (int64_t)UINT32_MAX) {
+		tsd_uid_put(stop, muid);
+		enc_u32be(stop + TSD_UID_WIDTH, (uint32_t)to);
+		so->stop = stop;
+		so->stoplen = TSD_ROWKEY_PREFIX;
+	} else {
+		/* the end lies past the last base hour: the metric's end */
+		so->prefix = start;
+		so->prefixlen = TSD_UID_WIDTH;
+	}
+	return 1;
 }
