@@ -2,12 +2,14 @@
  * scan_bench.c: a full-table scan through the engine and through the
  * mount's scan file (T/.scan/all), small cells.
  *
- *   scan_bench [-n CELLS] [-v BYTES] [-r ROUNDS] [-b READ] CELLFS_BINARY DIR
+ *   scan_bench [-n CELLS] [-v BYTES] [-r ROUNDS] [-b READ] [-o OPTS]
+ *              CELLFS_BINARY DIR
  *
  * Loads CELLS rows of one cell of BYTES (default 200000 of 16) into
  * DIR/data through the engine, flushes and compacts them, copies DIR/data
  * to DIR/engine, opens that copy in this process and mounts DIR/data at
- * DIR/mnt with CELLFS_BINARY.  Each of ROUNDS (default 3) then times a
+ * DIR/mnt with CELLFS_BINARY (given -o OPTS, the mount's options: io_uring
+ * for tests/bench/fuse_uring.sh).  Each of ROUNDS (default 3) then times a
  * scan of every row with cf_scan_next, reading DIR/mnt/s/.scan/all to
  * its end in reads of READ bytes (default 128 KiB, cat's; counting its
  * lines), making the same bytes with fs/scan.c in this thread, without
@@ -220,10 +222,11 @@ int main(int argc, char **argv)
 	double cpu_e = 1e9, cpu_m[2] = { 1e9, 0 }, cpu_er = 1e9,
 	       cpu_mr[2] = { 1e9, 0 }, cpu[2];
 	char data[4096], edata[4096], mnt[4096], file[4200], rfile[4200];
+	const char *mopts = NULL;
 	cf_db *db;
 	pid_t pid;
 
-	while ((c = getopt(argc, argv, "n:v:r:b:")) != -1) {
+	while ((c = getopt(argc, argv, "n:v:r:b:o:")) != -1) {
 		if (c == 'n')
 			n = strtoull(optarg, NULL, 10);
 		else if (c == 'v')
@@ -232,12 +235,14 @@ int main(int argc, char **argv)
 			rounds = atoi(optarg);
 		else if (c == 'b')
 			rsize = strtoul(optarg, NULL, 10);
+		else if (c == 'o')
+			mopts = optarg;
 		else
 			return 2;
 	}
 	if (optind + 2 != argc || !n || rounds < 1 || !rsize) {
 		fprintf(stderr, "usage: scan_bench [-n CELLS] [-v BYTES] "
-			"[-r ROUNDS] [-b READ] CELLFS_BINARY DIR\n");
+			"[-r ROUNDS] [-b READ] [-o OPTS] CELLFS_BINARY DIR\n");
 		return 2;
 	}
 	snprintf(data, sizeof data, "%s/data", argv[optind + 1]);
@@ -264,8 +269,12 @@ int main(int argc, char **argv)
 
 	pid = fork();
 	if (pid == 0) {
-		execl(argv[optind], argv[optind], "-f", data, mnt,
-		      (char *)NULL);
+		if (mopts)
+			execl(argv[optind], argv[optind], "-f", "-o", mopts,
+			      data, mnt, (char *)NULL);
+		else
+			execl(argv[optind], argv[optind], "-f", data, mnt,
+			      (char *)NULL);
 		_exit(127);
 	}
 	for (i = 0; i < 200; i++) {
