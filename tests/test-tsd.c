@@ -17,6 +17,7 @@
 
 #include "engine/cellfs.h"
 #include "tests/tap.h"
+#include "tsd/internal.h"
 #include "tsd/tsd.h"
 #include "util/env.h"
 #include "util/err.h"
@@ -942,6 +943,169 @@ static void *racer(void *arg)
 	return (void *)fails;
 }
 
+/* Rows of table dbt whose key starts with metric m's UID. */
+static int rows_of(tsd *t, cf_table *dbt, const char *m)
+{
+	struct cf_scan_opts so;
+	unsigned char pre[TSD_UID_WIDTH];
+	cf_scanner *s;
+	const cf_row *row;
+	uint32_t uid;
+	int n = 0;
+
+	if (tsd_name_lookup(t, TSD_METRICS, m, &uid))
+		return -1;
+	tsd_uid_put(pre, uid);
+	memset(&so, 0, sizeof so);
+	so.read.max_ts = INT64_MAX;
+	so.read.max_versions = 1;
+	so.prefix = pre;
+	so.prefixlen = sizeof pre;
+	if (cf_scan_open(dbt, &so, &s))
+		return -1;
+	while (!cf_scan_next(s, &row) && row)
+		n++;
+	cf_scan_close(s);
+	return n;
+}
+
+/* OpenTSDB's delete query (DELETE /api/query): the rows a query reads
+ * are deleted whole, in the hours that hold [start, end]. */
+static void test_query_delete(void)
+{
+	tsd *t = open_tsd(0);
+	struct tsd_error e;
+	struct buf b = BUF_INIT;
+	cf_table *uidt, *dbt;
+	char ts[sizeof ((struct tsd_series *)0)->tsuid], q[512];
+	uint64_t n;
+
+	/* three hours of two series, another metric, a note */
+	for (int h = 0; h < 3; h++) {
+		char line[256];
+		snprintf(line, sizeof line,
+			 "del.m %lld 1 host=a\ndel.m %lld 2 host=a\n"
+			 "del.m %lld 10 host=b\ndel.o %lld 5 host=a\n",
+			 T0 + 3600 * h, T0 + 3600 * h + 1800, T0 + 3600 * h,
+			 T0 + 3600 * h);
+		buf_append(&b, line, strlen(line));
+	}
+	buf_putc(&b, 0);
+	is_int(put(t, (char *)b.p, &e), 0, "delete: data");
+	buf_release(&b);
+	tsuid_of(t, "del.m{host=a}", ts);
+	snprintf(q, sizeof q, "{\"tsuid\":\"%s\",\"startTime\":%lld,"
+		 "\"description\":\"kept\"}", ts, T0 + 3600 + 60);
+	is_int(tsd_note_sync(t, q, strlen(q), 0, 0, &b, &e), 0,
+	       "delete: a note in the hour to delete");
+	buf_release(&b);
+
+	/* a range inside hour 1: that hour's row of host=a, whole */
+	snprintf(q, sizeof q, "start=%lld&end=%lld&m=sum:del.m{host=a}",
+		 T0 + 3600 + 1700, T0 + 3600 + 1750);
+	is_int(tsd_query_delete(t, q, strlen(q), &n, &e), 0,
+	       "delete: hour 1 of host=a");
+	is_int((int)n, 1, "delete: one row");
+	snprintf(q, sizeof q, "start=%lld&end=%lld&m=none:del.m{host=*}",
+		 T0, T0 + 3 * 3600);
+	check_query(t, q,
+		    "del.m 1356998400 1 host=a\n"
+		    "del.m 1357000200 2 host=a\n"
+		    "del.m 1357005600 1 host=a\n"
+		    "del.m 1357007400 2 host=a\n"
+		    "del.m 1356998400 10 host=b\n"
+		    "del.m 1357002000 10 host=b\n"
+		    "del.m 1357005600 10 host=b\n");
+	snprintf(q, sizeof q, "start=%lld&end=%lld&m=sum:del.o", T0,
+		 T0 + 3 * 3600);
+	check_query(t, q,
+		    "del.o 1356998400 5 host=a\n"
+		    "del.o 1357002000 5 host=a\n"
+		    "del.o 1357005600 5 host=a\n");
+	is_int(tsd_note_get(t, ts, T0 + 3600 + 60, &b, &e), 0,
+	       "delete: the note of the deleted row is kept");
+	buf_release(&b);
+
+	/* by TSUID: every hour of host=b; the end's hour is the last */
+	tsuid_of(t, "del.m{host=b}", ts);
+	snprintf(q, sizeof q, "start=%lld&end=%lld&tsuid=sum:%s", T0,
+		 T0 + 3600, ts);
+	is_int(tsd_query_delete(t, q, strlen(q), &n, &e), 0,
+	       "delete: by TSUID");
+	is_int((int)n, 2, "delete: the rows of hours 0 and 1 (end 01:00)");
+	snprintf(q, sizeof q, "start=%lld&end=%lld&m=none:del.m{host=b}",
+		 T0, T0 + 3 * 3600);
+	check_query(t, q, "del.m 1357005600 10 host=b\n");
+
+	/* refusals: nothing deleted */
+	snprintf(q, sizeof q, "start=yesterday&m=sum:del.m");
+	is_int(tsd_query_delete(t, q, strlen(q), &n, &e), CF_EINVAL,
+	       "delete: a bad query is EINVAL");
+	ok(e.reason[0] != '\0', "delete: with a reason: %s", e.reason);
+	snprintf(q, sizeof q, "start=%lld&m=sum:del.none", T0);
+	is_int(tsd_query_delete(t, q, strlen(q), &n, &e), CF_ENOTFOUND,
+	       "delete: an unknown metric is ENOTFOUND");
+	is_str(e.reason, "no such metric: del.none", "delete: named");
+	snprintf(q, sizeof q, "start=%lld&m=sum:del.m{host=zz}", T0);
+	is_int(tsd_query_delete(t, q, strlen(q), &n, &e), CF_ENOTFOUND,
+	       "delete: an unknown tag value is ENOTFOUND");
+	snprintf(q, sizeof q, "start=%lld&end=%lld&m=none:del.m{host=*}",
+		 T0, T0 + 3 * 3600);
+	check_query(t, q,
+		    "del.m 1356998400 1 host=a\n"
+		    "del.m 1357000200 2 host=a\n"
+		    "del.m 1357005600 1 host=a\n"
+		    "del.m 1357007400 2 host=a\n"
+		    "del.m 1357005600 10 host=b\n");
+
+	/* a compaction of a row read before a delete writes nothing back */
+	is_int(put(t, "del.c 1356998400 1 host=a\n"
+		   "del.c 1356998410 2 host=a\n", &e), 0,
+	       "delete: two single-point cells");
+	if (tsd_tables(t, &uidt, &dbt))
+		bail("tsd_tables failed");
+	is_int(rows_of(t, dbt, "del.c"), 1, "delete: the row is there");
+	{
+		struct cf_scan_opts so;
+		unsigned char pre[TSD_UID_WIDTH];
+		const unsigned char *key;
+		cf_scanner *s;
+		const cf_row *row;
+		uint32_t uid;
+		uint64_t gen;
+		size_t klen;
+		int done = 1;
+
+		tsd_name_lookup(t, TSD_METRICS, "del.c", &uid);
+		tsd_uid_put(pre, uid);
+		memset(&so, 0, sizeof so);
+		so.read.max_ts = INT64_MAX;
+		so.read.max_versions = 1;
+		so.prefix = pre;
+		so.prefixlen = sizeof pre;
+		gen = tsd_del_gen(t);
+		if (cf_scan_open(dbt, &so, &s) || cf_scan_next(s, &row) ||
+		    !row)
+			bail("scan of del.c failed");
+		key = cf_row_key(row, &klen);
+		is_int((int)cf_row_count(row), 2, "delete: read, two cells");
+		snprintf(q, sizeof q, "start=%lld&m=sum:del.c", T0);
+		is_int(tsd_query_delete(t, q, strlen(q), &n, &e), 0,
+		       "delete: del.c while its row is held");
+		is_int(tsd_compact_row(t, dbt, key, klen, row, gen, &done), 0,
+		       "delete: the compaction of the row read before");
+		is_int(done, 0, "delete: it wrote nothing");
+		cf_scan_close(s);
+	}
+	is_int(rows_of(t, dbt, "del.c"), 0, "delete: the row stays deleted");
+	snprintf(q, sizeof q, "start=%lld&end=%lld&m=sum:del.c", T0,
+		 T0 + 3600);
+	check_query(t, q, "");
+	cf_table_close(uidt);
+	cf_table_close(dbt);
+	tsd_close(t);
+}
+
 static void test_race(void)
 {
 	pthread_t th[NTHREADS];
@@ -1326,6 +1490,7 @@ int main(void)
 	test_queries();
 	test_tsuid_queries();
 	test_annotations();
+	test_query_delete();
 	test_race();
 	test_big_dump();
 	test_mixed();

@@ -12,6 +12,7 @@
  * aggregate every group at open (collect(), at most max_graph_points
  * points) and go to tsd_plot() or tsd_json_format().
  */
+#include <inttypes.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -447,6 +448,7 @@ struct subscan {
 	const struct tsd_subquery *sq;
 	const char *metric;
 	uint32_t muid;
+	uint64_t gen;	/* tsd_del_gen() before the table scan opened */
 };
 
 /* Takes the row (of a matching tag set) read from the table. */
@@ -470,7 +472,7 @@ static int take_row(struct subscan *x, const cf_row *row)
 		return rc;
 	if (ncells > 1 && r->t->o.compact_on_read &&
 	    tsd_row_finished(r->t, dec_u32be(key + TSD_UID_WIDTH)) &&
-	    tsd_compact_row(r->t, r->dbt, key, klen, row, &done))
+	    tsd_compact_row(r->t, r->dbt, key, klen, row, x->gen, &done))
 		cf_log(CF_LOG_WARN, "tsd: compaction at read failed");
 	if ((rc = account(r, n)) || (rc = span_for(r, tags, ntags, &sp)) ||
 	    (rc = span_reserve(r, sp, n)))
@@ -506,6 +508,7 @@ static int scan_table(void *arg, int64_t from, int64_t to)
 		return CF_OK;
 	so.read.columns = &col;
 	so.read.ncolumns = 1;
+	x->gen = tsd_del_gen(r->t);
 	if ((rc = cf_scan_open(r->dbt, &so, &s)))
 		return rc;
 	while ((rc = cf_scan_next(s, &row)) == CF_OK && row) {
@@ -602,7 +605,7 @@ static int take_series(void *arg, uint32_t muid, const unsigned char *tags,
 static int scan_sub(struct run *r, const struct tsd_subquery *sq,
 		    const char *metric, uint32_t muid)
 {
-	struct subscan x = { r, sq, metric, muid };
+	struct subscan x = { r, sq, metric, muid, 0 };
 	struct tsd_recent_cb cb = { &x, scan_table, take_series };
 	int64_t ss, se;
 
@@ -1377,4 +1380,109 @@ int tsd_query_open(tsd *t, const char *qs, size_t len, enum tsd_format fmt,
 	}
 	*out = c;
 	return CF_OK;
+}
+
+/* --- deleting what a query reads -------------------------------------- */
+
+/* Adds to b the rows of sub query sq in the hours holding [start, end],
+ * applying b whenever it holds TSD_DELETE_BATCH rows. */
+static int delete_sub(struct run *r, const struct tsd_subquery *sq,
+		      cf_batch *b, uint64_t *rows)
+{
+	unsigned char start[TSD_ROWKEY_PREFIX], stop[TSD_ROWKEY_PREFIX];
+	int64_t from = r->q->start_ms / 1000, to = r->q->end_ms / 1000;
+	struct cf_scan_opts so;
+	cf_scanner *s = NULL;
+	const cf_row *row;
+	uint32_t muid;
+	int rc;
+
+	if (sq->ntsuids) {
+		rc = resolve_tsuids(r, sq, &muid);
+	} else {
+		rc = tsd_uid_lookup(r->t->uids, r->uidt, TSD_METRICS,
+				    sq->metric, strlen(sq->metric), &muid);
+		if (rc == CF_ENOTFOUND)
+			set_err(r->err, "no such metric: %s", sq->metric);
+	}
+	if (rc || (rc = resolve_filters(r, sq)))
+		return rc;
+	if (from < 0)
+		from = 0;
+	from -= from % TSD_MAX_TIMESPAN;
+	to += TSD_MAX_TIMESPAN - to % TSD_MAX_TIMESPAN;
+	if (!tsd_hour_scan(&so, start, stop, muid, from, to))
+		return CF_OK;
+	so.read.keys_only = 1;
+	if ((rc = cf_scan_open(r->dbt, &so, &s)))
+		return rc;
+	while ((rc = cf_scan_next(s, &row)) == CF_OK && row) {
+		size_t klen;
+		const unsigned char *key = cf_row_key(row, &klen);
+		int match;
+
+		if (!tsd_rowkey_valid(key, klen))
+			continue;
+		if ((rc = row_matches(r, sq, key + TSD_ROWKEY_PREFIX,
+				      (klen - TSD_ROWKEY_PREFIX) / 6, &match)))
+			break;
+		if (!match)
+			continue;
+		if (cf_batch_count(b) >= TSD_DELETE_BATCH) {
+			if ((rc = cf_table_apply(r->dbt, b)))
+				break;
+			cf_batch_clear(b);
+		}
+		if ((rc = cf_batch_delete(b, CF_DEL_ROW, key, klen, NULL, 0,
+					  NULL, 0, CF_TS_NOW)))
+			break;
+		(*rows)++;
+	}
+	cf_scan_close(s);
+	return rc;
+}
+
+int tsd_query_delete(tsd *t, const char *qs, size_t len, uint64_t *rows,
+		     struct tsd_error *err)
+{
+	struct tsd_query q;
+	struct run r;
+	cf_batch *b = NULL;
+	uint64_t n = 0;
+	int rc;
+
+	if (rows)
+		*rows = 0;
+	if (err) {
+		err->line = 0;
+		err->reason[0] = '\0';
+	}
+	if ((rc = parse(qs, len, &q, err)))
+		return rc;
+	memset(&r, 0, sizeof r);
+	r.t = t;
+	r.q = &q;
+	r.err = err;
+	if ((rc = tsd_tables(t, &r.uidt, &r.dbt)) || (rc = cf_batch_new(&b)))
+		goto out;
+	/* compactions wait, and those that read a row before give up */
+	pthread_rwlock_wrlock(&t->del_lock);
+	for (size_t i = 0; i < q.nsubs && rc == CF_OK; i++) {
+		rc = delete_sub(&r, &q.subs[i], b, &n);
+		release_sub(&r);
+	}
+	if (rc == CF_OK && cf_batch_count(b))
+		rc = cf_table_apply(r.dbt, b);
+	__atomic_add_fetch(&t->del_gen, 1, __ATOMIC_RELEASE);
+	pthread_rwlock_unlock(&t->del_lock);
+	cf_log(rc ? CF_LOG_WARN : CF_LOG_INFO, "tsd: query delete%s: %"
+	       PRIu64 " rows of %.*s%s", rc ? " failed" : "", n,
+	       (int)(len > 200 ? 200 : len), qs, len > 200 ? "..." : "");
+	if (rows)
+		*rows = n;
+out:
+	cf_batch_free(b);
+	release_run(&r);
+	tsd_query_release(&q);
+	return rc;
 }

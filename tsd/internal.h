@@ -57,6 +57,13 @@ struct tsd {
 	struct tsd_blk *pool[TSD_POOL_CLASSES];
 	size_t pool_bytes;
 	int recent_wake;	/* a query found it stale (under mu) */
+	/* Row compactions (read) against deletes of what a query reads
+	 * (write): a compaction writes back the points it read, so one
+	 * of a row read before a delete would bring them back.  del_gen
+	 * counts the deletes finished (changed under del_lock written,
+	 * read atomically).  Taken before engine locks, after recent's. */
+	pthread_rwlock_t del_lock;
+	uint64_t del_gen;
 };
 
 /* Opens handles on the two tables (the caller closes them), creating
@@ -69,10 +76,15 @@ void tsd_pending_add(tsd *t, const unsigned char *key, size_t len);
 
 /* Compacts one row of tsdb (OpenTSDB's CompactionQueue.compact): merges
  * its data cells into one and deletes the versions it merged.  row may
- * be the row already read, or NULL to read it.  *done is 1 when a write
- * was made.  Engine errors; CF_ECORRUPT for cells that do not decode. */
+ * be the row already read, gen then tsd_del_gen() taken before the read
+ * began (a delete finished since: nothing is written), or NULL to read
+ * it.  *done is 1 when a write was made.  Engine errors; CF_ECORRUPT
+ * for cells that do not decode. */
 int tsd_compact_row(tsd *t, cf_table *dbt, const unsigned char *key,
-		    size_t klen, const cf_row *row, int *done);
+		    size_t klen, const cf_row *row, uint64_t gen, int *done);
+
+/* The deletes of query data finished so far (struct tsd's del_gen). */
+uint64_t tsd_del_gen(tsd *t);
 
 /* 1 when a row of base hour base is old enough to compact now. */
 int tsd_row_finished(tsd *t, uint32_t base);

@@ -80,6 +80,7 @@ struct dump {
 	struct tsd_rowpt *pts;
 	size_t cap;
 	struct buf tags;
+	uint64_t gen;	/* tsd_del_gen() before the scan opened */
 };
 
 static int dump_scan(struct dump *d)
@@ -94,6 +95,7 @@ static int dump_scan(struct dump *d)
 	so.read.max_versions = 1;
 	so.prefix = d->muid;
 	so.prefixlen = TSD_UID_WIDTH;
+	d->gen = tsd_del_gen(d->t);
 	return cf_scan_open(d->dbt, &so, &d->s);
 }
 
@@ -123,7 +125,8 @@ static int dump_row(struct dump *d, const cf_row *row, struct buf *out)
 		return rc;
 	if (ncells > 1 && d->t->o.compact_on_read &&
 	    tsd_row_finished(d->t, dec_u32be(key + TSD_UID_WIDTH))) {
-		rc = tsd_compact_row(d->t, d->dbt, key, klen, row, &done);
+		rc = tsd_compact_row(d->t, d->dbt, key, klen, row, d->gen,
+				     &done);
 		if (rc)
 			cf_log(CF_LOG_WARN, "tsd: compaction at read: %s",
 			       cf_strerror(rc));

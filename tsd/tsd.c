@@ -169,8 +169,13 @@ int tsd_row_finished(tsd *t, uint32_t base)
 	return (int64_t)base + TSD_MAX_TIMESPAN + t->o.compact_grace_s <= now_s;
 }
 
+uint64_t tsd_del_gen(tsd *t)
+{
+	return __atomic_load_n(&t->del_gen, __ATOMIC_ACQUIRE);
+}
+
 int tsd_compact_row(tsd *t, cf_table *dbt, const unsigned char *key,
-		    size_t klen, const cf_row *row, int *done)
+		    size_t klen, const cf_row *row, uint64_t gen, int *done)
 {
 	struct cf_column col = { "t", 1, NULL, 0 };
 	struct cf_read_opts o = CF_READ_OPTS_INIT;
@@ -182,11 +187,15 @@ int tsd_compact_row(tsd *t, cf_table *dbt, const unsigned char *key,
 	int rc;
 
 	*done = 0;
+	pthread_rwlock_rdlock(&t->del_lock);
+	rc = CF_OK;
+	if (row && tsd_del_gen(t) != gen)
+		goto out;	/* a delete may have removed what row holds */
 	if (!row) {
 		o.columns = &col;
 		o.ncolumns = 1;
 		if ((rc = cf_table_get(dbt, key, klen, &o, &own)))
-			return rc;
+			goto out;
 		row = own;
 	}
 	if ((rc = tsd_row_cells(row, &cells, &n)))
@@ -218,6 +227,7 @@ int tsd_compact_row(tsd *t, cf_table *dbt, const unsigned char *key,
 	t->st.rows_compacted++;
 	pthread_mutex_unlock(&t->mu);
 out:
+	pthread_rwlock_unlock(&t->del_lock);
 	cf_batch_free(b);
 	free(cells);
 	buf_release(&q);
@@ -255,7 +265,7 @@ int tsd_compact(tsd *t, int all)
 	for (e = ready; e; e = n) {
 		n = e->next;
 		rc = first ? first : tsd_compact_row(t, dbt, e->key, e->len,
-						     NULL, &done);
+						     NULL, 0, &done);
 		if (rc && rc != CF_ECLOSED) {
 			if (first == CF_OK)
 				first = rc;
@@ -372,6 +382,7 @@ int tsd_open(cf_db *db, const struct tsd_options *o, tsd **out)
 	pthread_mutex_init(&t->mu, NULL);
 	pthread_mutex_init(&t->pool_mu, NULL);
 	pthread_cond_init(&t->cv, NULL);
+	pthread_rwlock_init(&t->del_lock, NULL);
 	if ((rc = tsd_uids_new(&t->uids)))
 		goto fail;
 	if (t->o.recent_bytes && (rc = tsd_recent_new(&t->o, &t->recent)))
@@ -395,6 +406,7 @@ fail:
 	pthread_mutex_destroy(&t->mu);
 	pthread_mutex_destroy(&t->pool_mu);
 	pthread_cond_destroy(&t->cv);
+	pthread_rwlock_destroy(&t->del_lock);
 	free(t);
 	return rc;
 }
@@ -417,6 +429,7 @@ void tsd_close(tsd *t)
 	pthread_mutex_destroy(&t->mu);
 	pthread_mutex_destroy(&t->pool_mu);
 	pthread_cond_destroy(&t->cv);
+	pthread_rwlock_destroy(&t->del_lock);
 	free(t);
 }
 

@@ -23,6 +23,7 @@
  *   MNT/tsd/tagk/, tagv/    readdir        tsd_names(t, TSD_TAGK/TSD_TAGV..)
  *                           lookup         tsd_name_lookup(...)
  *   MNT/tsd/q/QUERY         lookup         tsd_query_check(t, QUERY, ..)
+ *                           unlink         tsd_query_delete(t, QUERY, ..)
  *                           open (read)    tsd_query_open(t, QUERY, n,
  *                                                         TSD_FMT_TEXT, ..)
  *   MNT/tsd/q/QUERY.png     open (read)    same with TSD_FMT_PNG (fs strips
@@ -263,6 +264,23 @@ int tsd_query_check(tsd *t, const char *qs, size_t len,
  */
 int tsd_query_open(tsd *t, const char *qs, size_t len, enum tsd_format fmt,
 		   tsd_cursor **out, struct tsd_error *err);
+
+/*
+ * Deletes what query qs[0..len) reads, as OpenTSDB's delete query does
+ * (DELETE /api/query; rm MNT/tsd/q/QUERY): every row of tsdb that a
+ * sub query selects (its metric and filters, or its TSUIDs), whole,
+ * whose base hour holds a part of [start, end]: points of those hours
+ * before start or after end go too (OpenTSDB deletes the rows its scan
+ * read).  Annotations are kept (they live in tsdb-annotation).  Rows
+ * are deleted in batches of TSD_DELETE_BATCH (the memory bound: one
+ * batch of keys), each atomic; a failure leaves the batches before it
+ * applied.  *rows (may be NULL): the rows deleted.  A compaction that
+ * read a row before the delete writes nothing back.  Errors: those of
+ * tsd_query_check(), engine errors.
+ */
+#define TSD_DELETE_BATCH 10000
+int tsd_query_delete(tsd *t, const char *qs, size_t len, uint64_t *rows,
+		     struct tsd_error *err);
 
 /*
  * Copies up to n bytes of the cursor's content at offset off into dst;
