@@ -30,6 +30,7 @@ struct config {
 	char *uid, *gid, *umask, *write_buffers, *tsd_recent;
 	char *cache_timeout;
 	int rdplus_always;	/* readdirplus=always (else auto) */
+	int allow_delete;	/* tsd_allow_delete: delete queries over HTTP */
 	int fsname, subtype;	/* given by the user: not set by us */
 	int shared;		/* allow_other or allow_root given */
 };
@@ -57,6 +58,7 @@ static const struct fuse_opt cellfs_opts[] = {
 	FUSE_OPT_KEY("allow_root", KEY_SHARED),
 	{ "readdirplus=always", offsetof(struct config, rdplus_always), 1 },
 	{ "readdirplus=auto", offsetof(struct config, rdplus_always), 0 },
+	{ "tsd_allow_delete", offsetof(struct config, allow_delete), 1 },
 	FUSE_OPT_END
 };
 
@@ -310,6 +312,8 @@ static void usage(const char *prog)
 	       "                          and attributes (default 10)\n"
 	       "    -o tsd_http=[ADDR:]PORT    OpenTSDB's HTTP API (docs/api.md)\n"
 	       "    -o tsd_telnet=[ADDR:]PORT  OpenTSDB's telnet put port\n"
+	       "    -o tsd_allow_delete   the HTTP API serves delete queries\n"
+	       "                          (DELETE /api/query; off: 400)\n"
 	       "    -o write_buffers=BYTES  memory of all files open for\n"
 	       "                          writing together (default 1G)\n"
 	       "    -o tsd_recent=BYTES   memory of the recent points of\n"
@@ -435,7 +439,9 @@ int main(int argc, char **argv)
 	fs_set_session(se);
 	fs_set_readdirplus(c.rdplus_always);
 	fs_set_cache_timeout(cache_s);
-	if ((c.tsd_http && net_http_start(c.tsd_http, fs_tsd_get, &http)) ||
+	if ((c.tsd_http && net_http_start(c.tsd_http, fs_tsd_get,
+					    c.allow_delete ? NET_ALLOW_DELETE : 0,
+					    &http)) ||
 	    (c.tsd_telnet &&
 	     net_telnet_start(c.tsd_telnet, fs_tsd_get, &telnet)))
 		goto out;

@@ -9,7 +9,8 @@
  *   tsd/tagk/, tagv/      FT_TAGK/V   tag names
  *   tsd/tagk/K, tagv/V    FT_KNAME/FT_VNAME  read: its UID, 6 hex digits
  *   tsd/q/                FT_Q        lists nothing; any query resolves
- *   tsd/q/QUERY[.png]     FT_QUERY    read: the result, or its graph
+ *   tsd/q/QUERY[.png]     FT_QUERY    read: the result, or its graph;
+ *                                     rm QUERY: delete what it reads
  *   tsd/lookup/           FT_LOOKUP   lists nothing; any lookup resolves
  *   tsd/lookup/LOOKUP     FT_LOOKUPQ  read: the series, one a line
  *   tsd/annotation        FT_NOTE     append annotations, a JSON line each
@@ -631,6 +632,21 @@ int fs_tsd_unlink(enum fs_tsd_node k, const struct buf *arg, char *why,
 	tsd *t;
 	int rc;
 
+	if (k == FT_QUERY) {
+		enum tsd_format fmt;
+		size_t n = query_of(arg, &fmt);
+		if (fmt != TSD_FMT_TEXT) {
+			snprintf(why, whylen, "a graph cannot be removed "
+				 "(rm the query without .png)");
+			return EPERM;
+		}
+		if ((rc = get(0, &t)) == CF_OK)
+			rc = tsd_query_delete(t, (const char *)arg->p, n,
+					      NULL, &e);
+		if (rc)
+			why_set(why, whylen, &e, rc);
+		return fs_errno(rc);
+	}
 	if (k != FT_NOTESQ) {
 		snprintf(why, whylen, "cannot be removed");
 		return EPERM;

@@ -17,26 +17,6 @@
 #include "util/err.h"
 #include "util/log.h"
 
-/* HttpQuery.getAPIMethod: a GET may say another method in
- * method_override.  NULL (with the 405 answer set) when it names none. */
-static const char *api_method(struct net_req *r)
-{
-	static const char *const m[] = { "GET", "POST", "PUT", "DELETE" };
-	const char *o;
-
-	if (strcmp(r->method, "GET") || !(o = net_arg(r, "method_override")))
-		return r->method;
-	if (!*o) {
-		net_error(r, 405, "Missing method override value", NULL);
-		return NULL;
-	}
-	for (size_t i = 0; i < sizeof m / sizeof m[0]; i++)
-		if (!strcasecmp(o, m[i]))
-			return m[i];
-	net_error(r, 405, "Unknown or unsupported method override value", o);
-	return NULL;
-}
-
 static int has_body(const struct net_req *r)
 {
 	return r->body_len && strspn(r->body, " \t\r\n") != r->body_len;
@@ -143,7 +123,7 @@ static void note_key(json_t *o, const char **tsuid, int64_t *start)
 
 int net_api_annotation(struct net_req *r)
 {
-	const char *m = api_method(r), *tsuid;
+	const char *m = net_method(r), *tsuid;
 	struct tsd_error e = { 0, "" };
 	struct buf out = BUF_INIT;
 	json_t *o = NULL;
@@ -209,7 +189,7 @@ int net_api_annotation(struct net_req *r)
  * (default now). */
 int net_api_annotations(struct net_req *r)
 {
-	const char *m = api_method(r);
+	const char *m = net_method(r);
 	struct tsd_error e = { 0, "" };
 	struct buf out = BUF_INIT;
 	int64_t start, end;
@@ -346,7 +326,7 @@ static int bulk_delete(struct net_req *r, tsd *t)
 
 int net_api_annotation_bulk(struct net_req *r)
 {
-	const char *m = api_method(r);
+	const char *m = net_method(r);
 	struct tsd_error e = { 0, "" };
 	struct buf out = BUF_INIT;
 	tsd *t;

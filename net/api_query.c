@@ -175,9 +175,10 @@ static int put_sub(struct buf *b, json_t *s, const char **why)
 	return buf_putc(b, '}') ? -1 : 0;
 }
 
-/* The query string of a JSON query body.  0, 1 with why, -1 no memory. */
+/* The query string of a JSON query body, *del its "delete" (TSQuery's).
+ * 0, 1 with why, -1 no memory. */
 static int json_query(const char *body, size_t len, struct buf *qs,
-		      const char **why, char *jwhy, size_t jn)
+		      int *del, const char **why, char *jwhy, size_t jn)
 {
 	json_error_t jerr;
 	json_t *root = json_loadb(body, len, 0, &jerr), *subs, *s;
@@ -226,6 +227,7 @@ static int json_query(const char *body, size_t len, struct buf *qs,
 	if (json_is_true(json_object_get(root, "globalAnnotations")))
 		if (buf_append(qs, "&global_annotations", 19))
 			rc = -1;
+	*del = json_is_true(json_object_get(root, "delete"));
 	subs = json_object_get(root, "queries");
 	if (!json_is_array(subs) || json_array_size(subs) == 0) {
 		*why = "Missing queries";
@@ -339,36 +341,81 @@ static int tsuids_first(const char *q, struct buf *out)
 	return rc;
 }
 
+/* The answer of a delete query when the TSD does not serve them. */
+static int no_delete(struct net_req *r)
+{
+	cf_log(CF_LOG_WARN, "tsd http: query: a delete refused (tsd_allow_delete "
+	       "is off)");
+	return net_error(r, 400, "Bad request", "Deleting data is not enabled "
+			 "(tsd.http.query.allow_delete=false)");
+}
+
+/* Runs qs; with del, once its answer is made, deletes what it read
+ * (QueryRpc with TsdbQuery.setDelete: the answer shows the data as it
+ * was).  A failed delete replaces the answer with its error. */
+static int run_del(struct net_req *r, const char *qs, size_t len, int del)
+{
+	struct tsd_error err;
+	uint64_t rows;
+	tsd *t;
+	int rc;
+
+	run(r, qs, len);
+	if (!del || r->status != 200)
+		return 0;
+	err.reason[0] = '\0';
+	if ((rc = r->get(0, &t)) == CF_OK)
+		rc = tsd_query_delete(t, qs, len, &rows, &err);
+	if (rc == CF_OK)
+		return 0;
+	buf_release(&r->out);
+	cf_log(CF_LOG_ERROR, "tsd http: query delete: %s%s%s",
+	       cf_strerror(rc), err.reason[0] ? ": " : "", err.reason);
+	return net_error(r, 500, cf_strerror(rc), err.reason);
+}
+
 int net_api_query(struct net_req *r)
 {
 	struct buf qs = BUF_INIT;
-	const char *why = NULL;
+	const char *why = NULL, *m = net_method(r);
 	char jwhy[200] = "";
-	int rc;
+	int rc, del, jdel = 0;
 
-	if (!strcmp(r->method, "GET")) {
+	if (!m)
+		return 0;
+	/* RpcUtil.allowedMethods(GET, DELETE, POST), then a DELETE
+	 * refused unless tsd.http.query.allow_delete; a GET's override
+	 * asks for a delete too */
+	if (strcmp(r->method, "GET") && strcmp(r->method, "POST") &&
+	    strcmp(r->method, "DELETE"))
+		return net_bad_method(r);
+	del = !strcmp(m, "DELETE");
+	if (del && !r->allow_delete)
+		return no_delete(r);
+	if (strcmp(r->method, "POST")) {
 		if (!strstr(r->query, "tsuid="))
-			return run(r, r->query, strlen(r->query));
+			return run_del(r, r->query, strlen(r->query), del);
 		if (tsuids_first(r->query, &qs))
 			net_error(r, 500, "out of memory", NULL);
 		else
-			run(r, (const char *)qs.p, qs.len);
+			run_del(r, (const char *)qs.p, qs.len, del);
 		buf_release(&qs);
 		return 0;
 	}
-	if (strcmp(r->method, "POST"))
-		return net_bad_method(r);
 	if (r->body_len == 0 || strspn(r->body, " \t\r\n") == r->body_len)
 		return net_error(r, 400, "Missing message content",
 				 "Supply valid JSON formatted data in the "
 				 "body of your request");
-	rc = json_query(r->body, r->body_len, &qs, &why, jwhy, sizeof jwhy);
+	rc = json_query(r->body, r->body_len, &qs, &jdel, &why, jwhy,
+			sizeof jwhy);
 	/* ?arrays on the URL, as OpenTSDB 2.4 reads it for POST too
 	 * (Grafana's data source set to 2.4 asks for it) */
 	if (rc == 0 && net_arg(r, "arrays") && buf_append(&qs, "&arrays", 7))
 		rc = -1;
-	if (rc == 0)
-		run(r, (const char *)qs.p, qs.len);
+	if (rc == 0 && jdel && !r->allow_delete)
+		no_delete(r);
+	else if (rc == 0)
+		run_del(r, (const char *)qs.p, qs.len, jdel);
 	else if (rc == 1)
 		net_error(r, 400, why, jwhy);
 	else

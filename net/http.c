@@ -35,6 +35,7 @@
 struct net_http {
 	struct MHD_Daemon *d;
 	net_tsd_fn get;
+	unsigned flags;		/* NET_ALLOW_DELETE */
 };
 
 /* The state of one request, from its URI to its completion. */
@@ -271,6 +272,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c,
 	memset(&r, 0, sizeof r);
 	r.conn = x;
 	r.get = h->get;
+	r.allow_delete = !!(h->flags & NET_ALLOW_DELETE);
 	r.method = method;
 	r.path = url;
 	q = strchr(x->uri, '?');
@@ -331,7 +333,8 @@ reply:
 	return ret;
 }
 
-int net_http_start(const char *spec, net_tsd_fn get, net_http **out)
+int net_http_start(const char *spec, net_tsd_fn get, unsigned opts,
+		   net_http **out)
 {
 	struct sockaddr_storage sa;
 	socklen_t salen;
@@ -346,6 +349,7 @@ int net_http_start(const char *spec, net_tsd_fn get, net_http **out)
 	if (!(h = calloc(1, sizeof *h)))
 		return CF_ENOMEM;
 	h->get = get;
+	h->flags = opts;
 	if (sa.ss_family == AF_INET6)
 		flags |= MHD_USE_IPv6;
 	h->d = MHD_start_daemon(flags, 0, NULL, NULL, handler, h,

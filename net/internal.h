@@ -28,6 +28,7 @@ struct net_req {
 	const char *body;	/* NUL-terminated; body_len bytes */
 	size_t body_len;
 	net_tsd_fn get;
+	int allow_delete;	/* NET_ALLOW_DELETE: delete queries served */
 	/* the handler's answer */
 	int status;
 	struct buf out;
@@ -46,6 +47,10 @@ int net_error(struct net_req *r, int status, const char *msg,
 	      const char *details);
 /* 405 "Method not allowed" as RpcUtil.allowedMethods answers it. */
 int net_bad_method(struct net_req *r);
+/* HttpQuery.getAPIMethod: the method, or for a GET the one its
+ * method_override names (GET, POST, PUT, DELETE).  NULL (with the 405
+ * answer set) when the override names none. */
+const char *net_method(struct net_req *r);
 /* Sets status 200 and the JSON text of j (a json_t *, consumed). */
 int net_json_reply(struct net_req *r, void *j);
 

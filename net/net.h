@@ -34,8 +34,12 @@ typedef struct net_telnet net_telnet;
 
 /* Starts the HTTP API on spec; *out is the caller's until
  * net_http_stop(), which closes the listening socket and every
- * connection and joins the server's threads. */
-int net_http_start(const char *spec, net_tsd_fn get, net_http **out);
+ * connection and joins the server's threads.  opts: NET_ALLOW_DELETE
+ * serves delete queries (DELETE /api/query, a query's "delete":true;
+ * OpenTSDB's tsd.http.query.allow_delete), refused with 400 without it. */
+#define NET_ALLOW_DELETE 1u
+int net_http_start(const char *spec, net_tsd_fn get, unsigned opts,
+		   net_http **out);
 void net_http_stop(net_http *h);
 
 /* Starts the telnet put port on spec; same ownership. */

@@ -58,6 +58,26 @@ int net_error(struct net_req *r, int status, const char *msg,
 	return 0;
 }
 
+/* HttpQuery.getAPIMethod: a GET may say another method in
+ * method_override.  NULL (with the 405 answer set) when it names none. */
+const char *net_method(struct net_req *r)
+{
+	static const char *const m[] = { "GET", "POST", "PUT", "DELETE" };
+	const char *o;
+
+	if (strcmp(r->method, "GET") || !(o = net_arg(r, "method_override")))
+		return r->method;
+	if (!*o) {
+		net_error(r, 405, "Missing method override value", NULL);
+		return NULL;
+	}
+	for (size_t i = 0; i < sizeof m / sizeof m[0]; i++)
+		if (!strcasecmp(o, m[i]))
+			return m[i];
+	net_error(r, 405, "Unknown or unsupported method override value", o);
+	return NULL;
+}
+
 int net_bad_method(struct net_req *r)
 {
 	char d[160];
