@@ -1106,6 +1106,129 @@ static void test_query_delete(void)
 	tsd_close(t);
 }
 
+/* OpenTSDB's TSDB.renameUid (UniqueId.rename; TestUniqueId's rename
+ * cases): the UID keeps its number and its points. */
+static void test_rename(void)
+{
+	tsd *t = open_tsd(1);
+	struct tsd_error e;
+	uint32_t uid, uid2;
+	char q[256], want[256];
+	cf_table *uidt;
+	cf_batch *b;
+
+	is_int(put(t, "ren.a 1356998400 1 rhost=rh1\n"
+		   "ren.a 1356998460 2 rhost=rh2\n"
+		   "ren.b 1356998400 7 rhost=rh1\n", &e), 0, "rename: data");
+	is_int(tsd_name_lookup(t, TSD_METRICS, "ren.a", &uid), 0,
+	       "rename: ren.a has a UID");
+	is_int(tsd_name_rename(t, TSD_METRICS, "ren.a", "ren.c", &e), 0,
+	       "rename: metric ren.a to ren.c");
+	is_int(tsd_name_lookup(t, TSD_METRICS, "ren.c", &uid2), 0,
+	       "rename: ren.c found");
+	ok(uid == uid2, "rename: the same UID");
+	is_int(tsd_name_lookup(t, TSD_METRICS, "ren.a", &uid2), CF_ENOTFOUND,
+	       "rename: ren.a is gone");
+	snprintf(want, sizeof want, "%02x%02x%02x", (uid >> 16) & 0xff,
+		 (uid >> 8) & 0xff, uid & 0xff);
+	is_str(cells_of("tsdb-uid", (const unsigned char *)"ren.c", 5, "id"),
+	       strcat(strcpy(q, "6d657472696373="), want),
+	       "rename: the forward row of ren.c (id:metrics)");
+	is_str(cells_of("tsdb-uid", (const unsigned char *)"ren.a", 5, "id"),
+	       "", "rename: no forward row of ren.a");
+	{
+		unsigned char id[3] = { (unsigned char)(uid >> 16),
+					(unsigned char)(uid >> 8),
+					(unsigned char)uid };
+		is_str(cells_of("tsdb-uid", id, 3, "name"),
+		       "6d657472696373=72656e2e63",
+		       "rename: the reverse row names ren.c");
+	}
+	check_query(t, "start=1356998400&end=1356998460&m=sum:ren.c{rhost=*}",
+		    "ren.c 1356998400 1 rhost=rh1\n"
+		    "ren.c 1356998460 2 rhost=rh2\n");
+
+	/* tag keys and values */
+	is_int(tsd_name_rename(t, TSD_TAGK, "rhost", "node", &e), 0,
+	       "rename: tagk rhost to node");
+	is_int(tsd_name_rename(t, TSD_TAGV, "rh1", "rweb", &e), 0,
+	       "rename: tagv rh1 to rweb");
+	check_query(t, "start=1356998400&end=1356998460&m=sum:ren.c{node=*}",
+		    "ren.c 1356998460 2 node=rh2\n"
+		    "ren.c 1356998400 1 node=rweb\n");
+	check_query(t, "start=1356998400&end=1356998460&m=sum:ren.b",
+		    "ren.b 1356998400 7 node=rweb\n");
+
+	/* the old name written again: a new UID */
+	is_int(put(t, "ren.a 1356998400 3 node=rweb\n", &e), 0,
+	       "rename: a put of the old name");
+	is_int(tsd_name_lookup(t, TSD_METRICS, "ren.a", &uid2), 0,
+	       "rename: ren.a has a UID again");
+	ok(uid2 != uid, "rename: another UID");
+	check_query(t, "start=1356998400&end=1356998460&m=sum:ren.a",
+		    "ren.a 1356998400 3 node=rweb\n");
+
+	/* refusals, OpenTSDB's messages; nothing changes */
+	is_int(tsd_name_rename(t, TSD_METRICS, "ren.a", "ren.c", &e),
+	       CF_EEXIST, "rename: onto a name with a UID is EEXIST");
+	snprintf(want, sizeof want, "When trying rename(\"ren.a\", \"ren.c\") "
+		 "on UniqueId(tsdb-uid, metrics): new name already assigned "
+		 "ID=[%d, %d, %d]", (signed char)(uid >> 16),
+		 (signed char)(uid >> 8), (signed char)uid);
+	is_str(e.reason, want, "rename: UniqueId's message");
+	is_int(tsd_name_rename(t, TSD_METRICS, "ren.c", "ren.c", &e),
+	       CF_EEXIST, "rename: onto itself is EEXIST");
+	is_int(tsd_name_lookup(t, TSD_METRICS, "ren.c", &uid2), 0,
+	       "rename: ren.c still there");
+	is_int(tsd_name_rename(t, TSD_METRICS, "ren.none", "ren.d", &e),
+	       CF_ENOTFOUND, "rename: an unknown name is ENOTFOUND");
+	is_str(e.reason, "Name(\"ren.none\") does not exist",
+	       "rename: TSDB.renameUid's message");
+	is_int(tsd_name_rename(t, TSD_TAGK, "node", "no de", &e), CF_EINVAL,
+	       "rename: an invalid new name is EINVAL");
+	is_str(e.reason, "Invalid tagk (\"no de\"): illegal character:  ",
+	       "rename: Tags.validateString's message");
+	is_int(tsd_name_rename(t, TSD_TAGV, "", "x", &e), CF_EINVAL,
+	       "rename: an empty name is EINVAL");
+	is_str(e.reason, "Invalid tagv: empty string", "rename: empty");
+	check_query(t, "start=1356998400&end=1356998460&m=sum:ren.c{node=*}",
+		    "ren.c 1356998460 2 node=rh2\n"
+		    "ren.c 1356998400 1 node=rweb\n");
+
+	/* a rename a crash stopped after the new forward row: both names
+	 * on the UID; the same rename made again finishes it */
+	if (cf_table_open(db, "tsdb-uid", &uidt) || cf_batch_new(&b))
+		bail("tsdb-uid");
+	{
+		unsigned char id[3] = { (unsigned char)(uid >> 16),
+					(unsigned char)(uid >> 8),
+					(unsigned char)uid };
+		cf_batch_put(b, "ren.e", 5, "id", 2, "metrics", 7, CF_TS_NOW,
+			     id, 3);
+		is_int(cf_table_apply(uidt, b), 0,
+		       "rename: ren.e's forward row written alone");
+	}
+	cf_batch_free(b);
+	cf_table_close(uidt);
+	is_int(tsd_name_rename(t, TSD_METRICS, "ren.c", "ren.e", &e), 0,
+	       "rename: finishing the stopped rename");
+	is_int(tsd_name_lookup(t, TSD_METRICS, "ren.c", &uid2), CF_ENOTFOUND,
+	       "rename: ren.c gone");
+	check_query(t, "start=1356998400&end=1356998460&m=sum:ren.e{node=*}",
+		    "ren.e 1356998460 2 node=rh2\n"
+		    "ren.e 1356998400 1 node=rweb\n");
+	tsd_close(t);
+
+	/* a new handle (a restart) reads the same names from the table */
+	t = open_tsd(1);
+	check_query(t, "start=1356998400&end=1356998460&m=sum:ren.e{node=*}",
+		    "ren.e 1356998460 2 node=rh2\n"
+		    "ren.e 1356998400 1 node=rweb\n");
+	is_int(tsd_name_lookup(t, TSD_TAGK, "rhost", &uid2), CF_ENOTFOUND,
+	       "rename: tagk host gone after a reopen");
+	tsd_close(t);
+}
+
 static void test_race(void)
 {
 	pthread_t th[NTHREADS];
@@ -1491,6 +1614,7 @@ int main(void)
 	test_tsuid_queries();
 	test_annotations();
 	test_query_delete();
+	test_rename();
 	test_race();
 	test_big_dump();
 	test_mixed();

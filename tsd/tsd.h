@@ -205,6 +205,19 @@ int tsd_name_lookup(tsd *t, enum tsd_kind kind, const char *name,
 int tsd_name_assign(tsd *t, enum tsd_kind kind, const char *name,
 		    uint32_t *uid);
 
+/* Renames the name old of the given kind to name (both NUL-terminated;
+ * OpenTSDB's TSDB.renameUid, behind /api/uid/rename and mv of
+ * MNT/tsd/metrics/, tagk/, tagv/ files): the UID keeps its number, so
+ * every point stored under it reads under the new name.  A later put of
+ * the old name gives it a new UID.  Errors, each with OpenTSDB's
+ * message in *err: CF_EINVAL (a name a put line would refuse: `Invalid
+ * metric ("a b"): illegal character:  `), CF_ENOTFOUND (`Name("old")
+ * does not exist`), CF_EEXIST (`When trying rename("a", "b") on
+ * UniqueId(tsdb-uid, metrics): new name already assigned ID=[0, 0, 2]`);
+ * engine errors. */
+int tsd_name_rename(tsd *t, enum tsd_kind kind, const char *old,
+		    const char *name, struct tsd_error *err);
+
 /*
  * The names of a kind that begin with prefix ("" for all), in byte order,
  * at most max of them (0: no limit): OpenTSDB's suggest scan over the

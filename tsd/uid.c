@@ -40,10 +40,14 @@ struct ucache {
 };
 
 struct tsd_uids {
-	pthread_mutex_t mu;	/* the caches and the counter below */
-	pthread_mutex_t assign_mu;	/* creations of this process */
+	pthread_mutex_t mu;	/* the caches and the counters below */
+	pthread_mutex_t assign_mu;	/* creations and renames of this
+					 * process */
 	struct ucache c[3];
 	uint64_t assigned;
+	/* renames so far: a mapping read from the table is cached only if
+	 * no rename came between the read and the caching */
+	uint64_t renames;
 };
 
 const char *tsd_uid_kind_name(enum tsd_kind kind)
@@ -155,6 +159,39 @@ static void cache_put(struct ucache *c, const char *name, size_t len,
 	c->count++;
 }
 
+/* Forgets entry e.  Under mu. */
+static void cache_drop(struct ucache *c, struct uentry *e)
+{
+	struct uentry **pp = &c->by_name[e->hash & (c->nb - 1)];
+	while (*pp != e)
+		pp = &(*pp)->next_name;
+	*pp = e->next_name;
+	pp = &c->by_uid[hash_uid(e->uid) & (c->nb - 1)];
+	while (*pp != e)
+		pp = &(*pp)->next_uid;
+	*pp = e->next_uid;
+	free(e);
+	c->count--;
+}
+
+/* The renames so far, for a later cache_put_since().  Under mu. */
+static uint64_t renames_locked(struct tsd_uids *u)
+{
+	return u->renames;
+}
+
+/* cache_put of a mapping read when u->renames was seen: not cached if a
+ * rename came since (it may be the old name's).  Takes mu. */
+static void cache_put_since(struct tsd_uids *u, enum tsd_kind kind,
+			    uint64_t seen, const char *name, size_t len,
+			    uint32_t uid)
+{
+	pthread_mutex_lock(&u->mu);
+	if (u->renames == seen)
+		cache_put(&u->c[kind], name, len, uid);
+	pthread_mutex_unlock(&u->mu);
+}
+
 int tsd_uids_new(struct tsd_uids **out)
 {
 	struct tsd_uids *u = calloc(1, sizeof *u);
@@ -224,21 +261,20 @@ int tsd_uid_lookup(struct tsd_uids *u, cf_table *uidt, enum tsd_kind kind,
 		   const char *name, size_t len, uint32_t *uid)
 {
 	struct uentry *e;
+	uint64_t seen;
 	int rc;
 
 	pthread_mutex_lock(&u->mu);
 	e = cache_by_name(&u->c[kind], name, len);
 	if (e)
 		*uid = e->uid;
+	seen = renames_locked(u);
 	pthread_mutex_unlock(&u->mu);
 	if (e)
 		return CF_OK;
 	rc = read_forward(uidt, kind, name, len, uid);
-	if (rc == CF_OK) {
-		pthread_mutex_lock(&u->mu);
-		cache_put(&u->c[kind], name, len, *uid);
-		pthread_mutex_unlock(&u->mu);
-	}
+	if (rc == CF_OK)
+		cache_put_since(u, kind, seen, name, len, *uid);
 	return rc;
 }
 
@@ -267,6 +303,7 @@ int tsd_uid_assign(struct tsd_uids *u, cf_table *uidt, enum tsd_kind kind,
 	const char *q = kinds[kind];
 	unsigned char id[TSD_UID_WIDTH];
 	cf_batch *fwd = NULL;
+	uint64_t seen;
 	int64_t next;
 	int applied = 0, rc;
 
@@ -274,6 +311,9 @@ int tsd_uid_assign(struct tsd_uids *u, cf_table *uidt, enum tsd_kind kind,
 	if (rc != CF_ENOTFOUND)
 		return rc;
 	pthread_mutex_lock(&u->assign_mu);
+	pthread_mutex_lock(&u->mu);
+	seen = renames_locked(u);
+	pthread_mutex_unlock(&u->mu);
 	/* another thread of ours may have created it meanwhile */
 	rc = read_forward(uidt, kind, name, len, uid);
 	if (rc != CF_ENOTFOUND)
@@ -314,11 +354,8 @@ int tsd_uid_assign(struct tsd_uids *u, cf_table *uidt, enum tsd_kind kind,
 out:
 	pthread_mutex_unlock(&u->assign_mu);
 	cf_batch_free(fwd);
-	if (rc == CF_OK) {
-		pthread_mutex_lock(&u->mu);
-		cache_put(&u->c[kind], name, len, *uid);
-		pthread_mutex_unlock(&u->mu);
-	}
+	if (rc == CF_OK)
+		cache_put_since(u, kind, seen, name, len, *uid);
 	return rc;
 }
 
@@ -351,6 +388,81 @@ int tsd_uid_assign_many(struct tsd_uids *u, cf_table *uidt,
 	return CF_OK;
 }
 
+int tsd_uid_rename(struct tsd_uids *u, cf_table *uidt, enum tsd_kind kind,
+		   const char *old, size_t olen, const char *name, size_t len,
+		   uint32_t *uid)
+{
+	const char *q = kinds[kind];
+	unsigned char id[TSD_UID_WIDTH];
+	cf_batch *b = NULL;
+	uint32_t other;
+	int applied = 1, resumed = 0, rc;
+
+	pthread_mutex_lock(&u->assign_mu);
+	if ((rc = read_forward(uidt, kind, old, olen, uid)))
+		goto out;
+	rc = read_forward(uidt, kind, name, len, &other);
+	if (rc == CF_OK && (other != *uid ||
+			    (len == olen && !memcmp(name, old, len)))) {
+		*uid = other;
+		rc = CF_EEXIST;
+		goto out;
+	}
+	/* both names on the UID: a rename a crash stopped, finished now */
+	resumed = rc == CF_OK;
+	if (rc != CF_OK && rc != CF_ENOTFOUND)
+		goto out;
+	tsd_uid_put(id, *uid);
+	/* the reverse first, as OpenTSDB: a crash before the forward row
+	 * leaves the old name resolving and the rename to be made again */
+	if ((rc = put_one(uidt, id, sizeof id, fam_name, q, name, len, NULL)))
+		goto out;
+	if (!resumed) {
+		/* the new forward row only if nobody assigned the name
+		 * meanwhile (CheckAndPut, as assignments make it) */
+		if ((rc = put_one(uidt, name, len, fam_id, q, id, sizeof id,
+				  &b)) ||
+		    (rc = cf_table_check_and_apply(uidt, name, len, fam_id, 2,
+						   q, strlen(q), NULL, 0, b,
+						   &applied)))
+			goto out;
+		cf_batch_free(b);
+		b = NULL;
+	}
+	if (!applied) {
+		/* lost to an assignment of the new name: undo the reverse */
+		rc = put_one(uidt, id, sizeof id, fam_name, q, old, olen, NULL);
+		if (rc == CF_OK)
+			rc = read_forward(uidt, kind, name, len, uid);
+		if (rc == CF_OK)
+			rc = CF_EEXIST;
+		goto out;
+	}
+	if ((rc = cf_batch_new(&b)) ||
+	    (rc = cf_batch_delete(b, CF_DEL_COLUMN, old, olen, fam_id, 2, q,
+				  strlen(q), CF_TS_NOW)) ||
+	    (rc = cf_table_apply(uidt, b)))
+		goto out;
+out:
+	{
+		/* forget both names' mappings (whatever was written before
+		 * an error) and fence the reads in flight */
+		struct uentry *e;
+		pthread_mutex_lock(&u->mu);
+		u->renames++;
+		if ((e = cache_by_name(&u->c[kind], old, olen)))
+			cache_drop(&u->c[kind], e);
+		if ((e = cache_by_uid(&u->c[kind], *uid)))
+			cache_drop(&u->c[kind], e);
+		if ((e = cache_by_name(&u->c[kind], name, len)))
+			cache_drop(&u->c[kind], e);
+		pthread_mutex_unlock(&u->mu);
+	}
+	pthread_mutex_unlock(&u->assign_mu);
+	cf_batch_free(b);
+	return rc;
+}
+
 int tsd_uid_name(struct tsd_uids *u, cf_table *uidt, enum tsd_kind kind,
 		 uint32_t uid, struct buf *out)
 {
@@ -359,12 +471,14 @@ int tsd_uid_name(struct tsd_uids *u, cf_table *uidt, enum tsd_kind kind,
 	unsigned char id[TSD_UID_WIDTH];
 	cf_row *row = NULL;
 	struct uentry *e;
+	uint64_t seen;
 	int rc = CF_OK;
 
 	pthread_mutex_lock(&u->mu);
 	e = cache_by_uid(&u->c[kind], uid);
 	if (e)
 		rc = buf_append(out, e->name, e->len);
+	seen = renames_locked(u);
 	pthread_mutex_unlock(&u->mu);
 	if (e)
 		return rc;
@@ -378,12 +492,9 @@ int tsd_uid_name(struct tsd_uids *u, cf_table *uidt, enum tsd_kind kind,
 	} else {
 		const struct cf_cell *c = cf_row_cell(row, 0);
 		rc = buf_append(out, c->val, c->vlen);
-		if (rc == CF_OK) {
-			pthread_mutex_lock(&u->mu);
-			cache_put(&u->c[kind], (const char *)c->val, c->vlen,
-				  uid);
-			pthread_mutex_unlock(&u->mu);
-		}
+		if (rc == CF_OK)
+			cache_put_since(u, kind, seen, (const char *)c->val,
+					c->vlen, uid);
 	}
 	cf_row_free(row);
 	return rc;

@@ -10,8 +10,9 @@
  * written first, then the forward mapping with CheckAndPut (expect
  * absent), so racing writers end up with one UID and a loser reads the
  * winner's (its own reverse row stays behind, unreferenced: a wasted
- * UID, as in OpenTSDB).  Mappings never change once written, so they are
- * cached in memory in both directions.
+ * UID, as in OpenTSDB).  Mappings change only by a rename, so they are
+ * cached in memory in both directions, and a rename forgets the names
+ * and the UID it changed.
  *
  * Thread safe: the caches are under one mutex (a leaf lock: no engine
  * call is made while holding it); creations in this process are
@@ -49,6 +50,17 @@ int tsd_uid_lookup(struct tsd_uids *u, cf_table *uidt, enum tsd_kind kind,
  * engine errors. */
 int tsd_uid_assign(struct tsd_uids *u, cf_table *uidt, enum tsd_kind kind,
 		   const char *name, size_t len, uint32_t *uid);
+
+/* Renames old[0..olen) to name[0..len) (OpenTSDB's UniqueId.rename): the
+ * UID (*uid) keeps its number; its reverse row names the new name, a
+ * forward row of the new name is written (CheckAndPut, expect absent),
+ * the old name's forward row deleted.  CF_ENOTFOUND: no old name;
+ * CF_EEXIST: the new name has another UID (*uid that UID); engine
+ * errors.  A rename a crash stopped after the forward row is finished
+ * by the same rename made again. */
+int tsd_uid_rename(struct tsd_uids *u, cf_table *uidt, enum tsd_kind kind,
+		   const char *old, size_t olen, const char *name, size_t len,
+		   uint32_t *uid);
 
 /* One name of tsd_uid_assign_many(): kind and name[0..len) in, uid
  * out. */
