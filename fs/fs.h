@@ -170,6 +170,11 @@ int fs_tsd_flush(struct fs_tsd_file *f, char *why, size_t whylen);
  * deleted (EPERM for any other node). */
 int fs_tsd_unlink(enum fs_tsd_node k, const struct buf *arg, char *why,
 		  size_t whylen);
+/* mv of tsd/metrics/OLD, tagk/OLD or tagv/OLD to NEW in the same
+ * directory (k the node kind of both): the name's UID renamed
+ * (tsd_name_rename).  An errno, why set. */
+int fs_tsd_rename(enum fs_tsd_node k, const struct buf *old,
+		  const struct buf *name, char *why, size_t whylen);
 /* The file's name below tsd/, for messages; valid while f is open. */
 const char *fs_tsd_file_name(const struct fs_tsd_file *f);
 void fs_tsd_file_close(struct fs_tsd_file *f);

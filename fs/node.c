@@ -384,7 +384,8 @@ static void hlink(struct node *n)
 	node_htab[s] = n;
 }
 
-/* With fs_mu held, after cell s was moved onto d within their row: the
+/* With fs_mu held, after cell s was moved onto d within their row (or a
+ * tsd name file renamed, its key the name): the
  * kernel's inode of s now stands under d's name (and d's, if it has one,
  * is cut from it), so s takes d's meaning and d takes s's old one, the
  * name that went.  A stat or open of the new name through the moved
@@ -397,8 +398,10 @@ void node_swap(struct node *s, struct node *d)
 		return;
 	hunlink(s);
 	hunlink(d);
-	chain_unlink(s, CCHAIN);
-	chain_unlink(d, CCHAIN);
+	if (in_rtab(s))
+		chain_unlink(s, CCHAIN);
+	if (in_rtab(d))
+		chain_unlink(d, CCHAIN);
 	t = *s;
 	s->parent = d->parent;
 	s->name = d->name;
@@ -412,12 +415,19 @@ void node_swap(struct node *s, struct node *d)
 	d->famlen = t.famlen;
 	d->qual = t.qual;
 	d->ts = t.ts;
+	if (s->kind == K_TSD && d->kind == K_TSD) {
+		/* a tsd node's name is its key (a renamed UID) */
+		s->key = d->key;
+		d->key = t.key;
+	}
 	s->hash = node_hname(s->parent, s->name);
 	d->hash = node_hname(d->parent, d->name);
 	hlink(s);
 	hlink(d);
-	chain_link(&node_ctab[node_cslot_of(s, node_hcap)], s, CCHAIN);
-	chain_link(&node_ctab[node_cslot_of(d, node_hcap)], d, CCHAIN);
+	if (in_rtab(s))
+		chain_link(&node_ctab[node_cslot_of(s, node_hcap)], s, CCHAIN);
+	if (in_rtab(d))
+		chain_link(&node_ctab[node_cslot_of(d, node_hcap)], d, CCHAIN);
 	attr_forget(s);
 	attr_forget(d);
 }

@@ -6,7 +6,10 @@
  * file onto another name.  Anything else is EXDEV (another row) or
  * EINVAL.  RENAME_NOREPLACE (renameat2, which mv tries first) is kept
  * for a cell onto a cell name of its row: EEXIST if that has a cell;
- * other flags and cases are EINVAL (mv then renames plainly).
+ * other flags and cases are EINVAL (mv then renames plainly).  A file of
+ * tsd/metrics/, tagk/ or tagv/ onto another name of its directory
+ * renames the name's UID (fs_tsd_rename; EEXIST when the new name has
+ * one, never replacing it).
  *
  * Promises, as rename(2) for inodes: a file open on the source follows
  * it to the new name (node_swap); one open for writing on the replaced
@@ -157,6 +160,7 @@ void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 	struct node *s = NULL, *d = NULL;
 	struct stage **sp, *st = NULL, **dp;
 	const char *why = "";
+	char twhy[300];
 	int err, rc = 0;
 
 	err = lookup_node(parent, name, &s, &why);
@@ -168,6 +172,17 @@ void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 		err = EINVAL;
 		why = "rename flags other than RENAME_NOREPLACE are not "
 		      "supported";
+	} else if (s->kind == K_TSD && d->kind == K_TSD && s->tk == d->tk &&
+		   s->parent == d->parent) {
+		/* a UID renamed: never replaces, so RENAME_NOREPLACE too */
+		err = fs_tsd_rename(s->tk, &s->key, &d->key, twhy,
+				    sizeof twhy);
+		why = twhy;
+		if (!err && s != d) {
+			pthread_mutex_lock(&fs_mu);
+			node_swap(s, d);
+			pthread_mutex_unlock(&fs_mu);
+		}
 	} else if (flags && (s->kind != K_CELL || d->kind != K_CELL ||
 			     d->ts != CF_TS_NOW || !same_row(s, d))) {
 		/* mv tries RENAME_NOREPLACE first and on EINVAL renames */

@@ -8,6 +8,7 @@
  *   tsd/metrics/M         FT_METRIC   read: dump; write: "TS VALUE TAGS"
  *   tsd/tagk/, tagv/      FT_TAGK/V   tag names
  *   tsd/tagk/K, tagv/V    FT_KNAME/FT_VNAME  read: its UID, 6 hex digits
+ *                         (mv of M, K or V in its directory renames it)
  *   tsd/q/                FT_Q        lists nothing; any query resolves
  *   tsd/q/QUERY[.png]     FT_QUERY    read: the result, or its graph;
  *                                     rm QUERY: delete what it reads
@@ -657,6 +658,27 @@ int fs_tsd_unlink(enum fs_tsd_node k, const struct buf *arg, char *why,
 	if (!rc || rc == CF_ENOTFOUND)
 		rc = tsd_note_qs(t, (const char *)arg->p, arg->len, 1, NULL,
 				 NULL, &e);
+	if (rc)
+		why_set(why, whylen, &e, rc);
+	return fs_errno(rc);
+}
+
+int fs_tsd_rename(enum fs_tsd_node k, const struct buf *old,
+		  const struct buf *name, char *why, size_t whylen)
+{
+	struct tsd_error e = { 0, "" };
+	tsd *t;
+	int rc;
+
+	if (k != FT_METRIC && k != FT_KNAME && k != FT_VNAME) {
+		snprintf(why, whylen, "only a metric, tag key or tag value "
+			 "file is renamed");
+		return EINVAL;
+	}
+	rc = get(0, &t);
+	if (rc == CF_OK)
+		rc = tsd_name_rename(t, name_kind(k), (const char *)old->p,
+				     (const char *)name->p, &e);
 	if (rc)
 		why_set(why, whylen, &e, rc);
 	return fs_errno(rc);

@@ -8,9 +8,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "net/internal.h"
 #include "util/err.h"
+#include "util/log.h"
 
 static int get_or_post(struct net_req *r)
 {
@@ -292,5 +294,104 @@ int net_api_uid_assign(struct net_req *r)
 		}
 	net_json_reply(r, out);
 	r->status = nerr ? 400 : 200;
+	return 0;
+}
+
+/* /api/uid/rename (UniqueIdRpc.handleRename): GET metric=|tagk=|tagv=OLD
+ * and name=NEW, or POST {"metric":"OLD","name":"NEW"}.  200
+ * {"result":"true"}; a rename refused is 400 {"result":"false","error":
+ * WHY} (TSDB.renameUid's IllegalArgumentException). */
+int net_api_uid_rename(struct net_req *r)
+{
+	static const char *const kinds[] = { "metric", "tagk", "tagv" };
+	const char *type = NULL, *old = NULL, *name = NULL, *key;
+	struct tsd_error err = { 0, "" };
+	json_t *body = NULL, *v, *o;
+	int k = -1, rc;
+	tsd *t;
+
+	if (!get_or_post(r))
+		return net_bad_method(r);
+	if (!strcmp(r->method, "POST")) {
+		json_error_t jerr;
+		if (r->body_len == 0)
+			return net_error(r, 400, "Missing message content",
+					 "Supply valid JSON formatted data in "
+					 "the body of your request");
+		body = json_loadb(r->body, r->body_len, 0, &jerr);
+		if (!json_is_object(body)) {
+			json_decref(body);
+			return net_error(r, 400, "Unable to parse the given "
+					 "JSON", body ? "not an object" :
+					 jerr.text);
+		}
+		/* a map of strings: "name" the new name, any other key
+		 * the type and its value the old name */
+		json_object_foreach(body, key, v) {
+			if (!json_is_string(v)) {
+				json_decref(body);
+				return net_error(r, 400, "Unable to parse the "
+						 "given JSON", "a value is not "
+						 "a string");
+			}
+			if (!strcmp(key, "name")) {
+				name = json_string_value(v);
+			} else {
+				type = key;
+				old = json_string_value(v);
+			}
+		}
+	} else {
+		for (int i = 0; i < 3; i++)
+			if ((old = net_arg(r, kinds[i])) && *old) {
+				type = kinds[i];
+				break;
+			}
+		if (!type)
+			old = NULL;
+		name = net_arg(r, "name");
+		if (name && !*name)
+			name = NULL;
+	}
+	if (!type || !old || !name) {
+		json_decref(body);
+		return net_error(r, 400, "Missing necessary values to rename "
+				 "UID", NULL);
+	}
+	for (int i = 0; i < 3; i++)
+		if (!strcasecmp(type, kinds[i]))
+			k = i;
+	rc = r->get(0, &t);
+	if (k < 0) {
+		snprintf(err.reason, sizeof err.reason, "Unknown type name");
+		rc = CF_EINVAL;
+	} else if (rc == CF_ENOTFOUND) {
+		/* nothing ever written: no name to rename */
+		snprintf(err.reason, sizeof err.reason,
+			 "Name(\"%.200s\") does not exist", old);
+	} else if (rc == CF_OK) {
+		rc = tsd_name_rename(t, (enum tsd_kind)k, old, name, &err);
+	}
+	json_decref(body);
+	if (rc != CF_OK && rc != CF_EINVAL && rc != CF_ENOTFOUND &&
+	    rc != CF_EEXIST)
+		return net_error(r, 500, cf_strerror(rc), err.reason);
+	if (rc)
+		cf_log(CF_LOG_WARN, "tsd http: uid rename: %s", err.reason);
+	o = json_object();
+	v = rc ? json_string(err.reason) : NULL;
+	if (rc && !v)	/* a name not in UTF-8 */
+		v = json_string("Invalid name: not UTF-8");
+	if (!o)
+		json_decref(v);
+	if (o && (json_object_set_new(o, "result",
+				      json_string(rc ? "false" : "true")) ||
+		  (rc && json_object_set_new(o, "error", v)))) {
+		json_decref(o);
+		o = NULL;
+	}
+	net_json_reply(r, o);
+	if (rc && r->status == 200)
+		r->status = 400;
 	return 0;
 }

@@ -188,6 +188,7 @@ static const struct {
 	{ "/api/version", net_api_version },
 	{ "/api/config/filters", net_api_filters },
 	{ "/api/uid/assign", net_api_uid_assign },
+	{ "/api/uid/rename", net_api_uid_rename },
 	{ "/api/search/lookup", net_api_search_lookup },
 	{ "/api/annotation", net_api_annotation },
 	{ "/api/annotations", net_api_annotations },

@@ -63,6 +63,7 @@ int net_api_aggregators(struct net_req *r);
 int net_api_version(struct net_req *r);
 int net_api_filters(struct net_req *r);
 int net_api_uid_assign(struct net_req *r);
+int net_api_uid_rename(struct net_req *r);
 int net_api_search_lookup(struct net_req *r);
 int net_api_annotation(struct net_req *r);
 int net_api_annotations(struct net_req *r);
