@@ -1229,6 +1229,69 @@ static void test_rename(void)
 	tsd_close(t);
 }
 
+/* Renames racing with puts, queries and name reads of the same names
+ * (run under ThreadSanitizer by make check-thread): each read sees one
+ * of the two names; at the end one name holds the UID and its points. */
+static tsd *rr_tsd;
+static atomic_int rr_stop;
+
+static void *rr_reader(void *arg)
+{
+	long bad = 0;
+	(void)arg;
+	while (!atomic_load(&rr_stop)) {
+		struct tsd_error e;
+		uint32_t a, b;
+		int ra = tsd_name_lookup(rr_tsd, TSD_METRICS, "rr.x", &a);
+		int rb = tsd_name_lookup(rr_tsd, TSD_METRICS, "rr.y", &b);
+		bad += (ra && ra != CF_ENOTFOUND) || (rb && rb != CF_ENOTFOUND);
+		bad += put(rr_tsd, "rr.z 1356998400 1 rrhost=a\n", &e) != 0;
+		int rc;
+		char *r = query(rr_tsd, "start=1356998400&end=1356998460&"
+				"m=sum:rr.z{rrhost=*}", &rc, &e);
+		bad += rc != 0 || strstr(r, "rr.z 1356998400 1 rrhost=") != r;
+		free(r);
+	}
+	return (void *)bad;
+}
+
+static void test_rename_race(void)
+{
+	pthread_t th[2];
+	struct tsd_error e;
+	uint32_t uid, got;
+	long bad = 0;
+	int renames = 0;
+
+	rr_tsd = open_tsd(0);
+	is_int(put(rr_tsd, "rr.x 1356998400 5 rrhost=rrv1\n", &e), 0,
+	       "rename race: data");
+	tsd_name_lookup(rr_tsd, TSD_METRICS, "rr.x", &uid);
+	for (int i = 0; i < 2; i++)
+		pthread_create(&th[i], NULL, rr_reader, NULL);
+	for (int i = 0; i < 200; i++) {
+		renames += tsd_name_rename(rr_tsd, TSD_METRICS,
+					   i % 2 ? "rr.y" : "rr.x",
+					   i % 2 ? "rr.x" : "rr.y", &e) == 0;
+		renames += tsd_name_rename(rr_tsd, TSD_TAGV, i % 2 ? "rrv2" : "rrv1",
+					   i % 2 ? "rrv1" : "rrv2", &e) == 0;
+	}
+	atomic_store(&rr_stop, 1);
+	for (int i = 0; i < 2; i++) {
+		void *r;
+		pthread_join(th[i], &r);
+		bad += (long)r;
+	}
+	is_int(renames, 400, "rename race: every rename made");
+	is_int((int)bad, 0, "rename race: every read saw a name");
+	is_int(tsd_name_lookup(rr_tsd, TSD_METRICS, "rr.x", &got), 0,
+	       "rename race: rr.x at the end");
+	ok(got == uid, "rename race: with its UID");
+	check_query(rr_tsd, "start=1356998400&end=1356998460&m=sum:rr.x",
+		    "rr.x 1356998400 5 rrhost=rrv1\n");
+	tsd_close(rr_tsd);
+}
+
 static void test_race(void)
 {
 	pthread_t th[NTHREADS];
@@ -1615,6 +1678,7 @@ int main(void)
 	test_annotations();
 	test_query_delete();
 	test_rename();
+	test_rename_race();
 	test_race();
 	test_big_dump();
 	test_mixed();
