@@ -11,12 +11,15 @@
  * past it 413) and the answer's text (at most NET_REPLY_MAX, past it
  * 413), plus for POST the parsed JSON of a body of at most NET_BODY_MAX.
  */
+#include <inttypes.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "net/internal.h"
+#include "tsd/number.h"
+#include "util/env.h"
 #include "util/err.h"
 #include "util/log.h"
 
@@ -424,17 +427,154 @@ int net_api_query(struct net_req *r)
 	return 0;
 }
 
-/* One timeseries= of /api/query/last: the last point of each series it
- * matches, from a "none" query over back_scan hours, appended to arr. */
-static int last_of(struct net_req *r, const char *ts, long back, json_t *arr)
+/* The hours of a tsdb row (OpenTSDB's Const.MAX_TIMESPAN). */
+#define ROW_SPAN_S 3600
+
+/* /api/query/last (QueryRpc.handleLastDataPointQuery, LastPointQuery):
+ * its sub queries, each a series spec (METRIC{TAGK=TAGV,...}) or one
+ * TSUID, in the order given. */
+struct lastq {
+	struct buf specs;	/* NUL-separated */
+	unsigned char *tsuid;	/* per spec: 1 a TSUID */
+	size_t n, cap;
+};
+
+static int last_add(struct lastq *l, const char *s, size_t len, int tsuid)
+{
+	if (l->n == l->cap) {
+		size_t nc = l->cap ? 2 * l->cap : 8;
+		unsigned char *p = realloc(l->tsuid, nc);
+		if (!p)
+			return -1;
+		l->tsuid = p;
+		l->cap = nc;
+	}
+	if (buf_append(&l->specs, s, len) || buf_putc(&l->specs, '\0'))
+		return -1;
+	l->tsuid[l->n++] = (unsigned char)tsuid;
+	return 0;
+}
+
+static int last_ts_arg(void *arg, const char *v)
+{
+	return last_add(arg, v, strlen(v), 0);
+}
+
+/* tsuids=A,B: one sub query of each TSUID (LastPointSubQuery's split) */
+static int last_tsuids_arg(void *arg, const char *v)
+{
+	for (const char *p = v;; p++) {
+		size_t n = strcspn(p, ",");
+		if (last_add(arg, p, n, 1))
+			return -1;
+		p += n;
+		if (!*p)
+			return 0;
+	}
+}
+
+/* The sub queries of a POST body ({"queries":[{"metric":M,"tags":{..}} or
+ * {"tsuids":[..]}],"resolveNames":B,"backScan":N}).  0; 1 with why. */
+static int last_json(json_t *root, struct lastq *l, int *resolve,
+		     long *back, int *has_back, const char **why)
+{
+	json_t *qs = json_object_get(root, "queries"), *q, *v;
+	size_t i, j;
+
+	*why = "Unable to parse the given JSON";
+	if (!json_is_object(root))
+		return 1;
+	*resolve = json_is_true(json_object_get(root, "resolveNames"));
+	if ((v = json_object_get(root, "backScan")) && !json_is_null(v)) {
+		if (!json_is_integer(v))
+			return 1;
+		*back = (long)json_integer_value(v);
+		*has_back = 1;
+	}
+	if (qs && !json_is_array(qs))
+		return 1;
+	json_array_foreach(qs, i, q) {
+		json_t *ts = json_object_get(q, "tsuids"), *tags;
+		const char *m, *k;
+		struct buf spec = BUF_INIT;
+		int rc = 0;
+
+		if (!json_is_object(q))
+			return 1;
+		if (json_is_array(ts) && json_array_size(ts)) {
+			json_array_foreach(ts, j, v) {
+				if (!json_is_string(v))
+					return 1;
+				if (last_add(l, json_string_value(v),
+					     json_string_length(v), 1))
+					return -1;
+			}
+			continue;
+		}
+		m = json_string_value(json_object_get(q, "metric"));
+		if (!m || !*m) {
+			*why = "Metric cannot be null or empty";
+			return 1;
+		}
+		tags = json_object_get(q, "tags");
+		rc = buf_append(&spec, m, strlen(m)) ? -1 : 0;
+		if (json_object_size(tags)) {
+			int first = 1;
+			rc = rc ? rc : buf_putc(&spec, '{') ? -1 : 0;
+			json_object_foreach(tags, k, v) {
+				if (!json_is_string(v)) {
+					buf_release(&spec);
+					return 1;
+				}
+				if (rc == 0 && ((!first && buf_putc(&spec, ',')) ||
+				    buf_printf(&spec, "%s=%s", k,
+					       json_string_value(v))))
+					rc = -1;
+				first = 0;
+			}
+			rc = rc ? rc : buf_putc(&spec, '}') ? -1 : 0;
+		}
+		if (rc == 0)
+			rc = last_add(l, (const char *)spec.p, spec.len, 0);
+		buf_release(&spec);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/* The value of a point of a JSON answer as LastPointCB prints it
+ * (Number.toString of the stored value). */
+static json_t *last_value(json_t *v)
+{
+	char d[TSD_DOUBLE_MAX];
+
+	if (json_is_integer(v))
+		return json_sprintf("%" PRId64, (int64_t)json_integer_value(v));
+	if (json_is_real(v)) {
+		tsd_format_double(d, json_real_value(v));
+		return json_string(d);
+	}
+	return json_is_string(v) ? json_incref(v) : json_string("null");
+}
+
+/* One sub query: the last point of each series it names in the hours
+ * [from, to) (seconds), appended to arr as IncomingDataPoints. */
+static int last_of(struct net_req *r, const char *spec, int tsuid,
+		   int exact, int resolve, int64_t from, int64_t to,
+		   json_t *arr)
 {
 	struct buf qs = BUF_INIT;
 	json_t *res, *s;
 	size_t i;
-	int rc = 0;
 
-	if (buf_printf(&qs, "start=%ldh-ago&ms&m=none:", back) ||
-	    put_escaped(&qs, ts, strlen(ts))) {
+	if (from < 0)
+		from = 0;
+	if (buf_printf(&qs, "start=%" PRId64 "&end=%" PRId64
+		       "&ms&show_tsuids&no_annotations&%s=none:%s", from,
+		       to - 1, tsuid ? "tsuid" : "m",
+		       exact ? "explicit_tags:" : "") ||
+	    put_escaped(&qs, spec, strlen(spec))) {
 		buf_release(&qs);
 		return net_error(r, 500, "out of memory", NULL);
 	}
@@ -446,57 +586,115 @@ static int last_of(struct net_req *r, const char *ts, long back, json_t *arr)
 	buf_reset(&r->out);
 	json_array_foreach(res, i, s) {
 		json_t *dps = json_object_get(s, "dps"), *o, *v = NULL;
+		json_t *ids = json_object_get(s, "tsuids");
 		const char *k, *lastk = NULL;
+
 		json_object_foreach(dps, k, o) {
 			lastk = k;
 			v = o;
 		}
 		if (!lastk)
 			continue;
+		/* IncomingDataPoint's fields, the names only when resolved
+		 * (Jackson's NON_NULL) */
 		o = json_object();
-		json_object_set(o, "metric", json_object_get(s, "metric"));
+		if (resolve)
+			json_object_set(o, "metric", json_object_get(s, "metric"));
 		json_object_set_new(o, "timestamp",
 				    json_integer(strtoll(lastk, NULL, 10)));
-		if (json_is_integer(v))
-			json_object_set_new(o, "value", json_sprintf("%lld",
-				(long long)json_integer_value(v)));
-		else if (json_is_real(v))
-			json_object_set_new(o, "value", json_sprintf("%.17g",
-				json_real_value(v)));
-		else
-			json_object_set(o, "value", v);
-		json_object_set(o, "tags", json_object_get(s, "tags"));
+		json_object_set_new(o, "value", last_value(v));
+		if (resolve)
+			json_object_set(o, "tags", json_object_get(s, "tags"));
+		json_object_set(o, "tsuid", json_array_get(ids, 0));
 		json_array_append_new(arr, o);
 	}
 	json_decref(res);
-	return rc;
+	return 0;
 }
 
 int net_api_query_last(struct net_req *r)
 {
-	const char *ts = net_arg(r, "timeseries");
-	const char *bs = net_arg(r, "back_scan");
-	json_t *arr;
-	long back = 24;
+	const char *bs = net_arg(r, "back_scan"), *why, *spec;
+	struct lastq l;
+	json_t *arr = NULL, *root = NULL;
+	int64_t now_s = env_now_ms() / 1000, hour;
+	long back = 0;
+	int resolve = 0, has_back = 0, scan, rc = 0;
 	char *end;
 
-	if (strcmp(r->method, "GET"))
+	memset(&l, 0, sizeof l);
+	if (strcmp(r->method, "GET") && strcmp(r->method, "POST"))
 		return net_bad_method(r);
-	if (!ts || !*ts)
-		return net_error(r, 400, "Missing parameter <code>timeseries"
-				 "</code>", NULL);
-	if (bs) {
-		back = strtol(bs, &end, 10);
-		if (*end || end == bs || back < 0 || back > 24 * 366 * 100)
-			return net_error(r, 400, "Unable to parse back_scan "
-					 "parameter", NULL);
-		if (back == 0)
-			back = 24;
+	if (!strcmp(r->method, "POST")) {
+		json_error_t jerr;
+		if (r->body_len == 0)
+			return net_error(r, 400, "Missing message content",
+					 "Supply valid JSON formatted data in "
+					 "the body of your request");
+		if (!(root = json_loadb(r->body, r->body_len, 0, &jerr)))
+			return net_error(r, 400, "Unable to parse the given "
+					 "JSON", jerr.text);
+		rc = last_json(root, &l, &resolve, &back, &has_back, &why);
+		json_decref(root);
+		if (rc == 1) {
+			net_error(r, 400, why, NULL);
+			goto out;
+		}
+	} else {
+		resolve = net_arg(r, "resolve") != NULL;
+		if (bs) {
+			back = strtol(bs, &end, 10);
+			if (*end || end == bs) {
+				net_error(r, 400, "Unable to parse back_scan "
+					  "parameter", NULL);
+				goto out;
+			}
+			has_back = 1;
+		}
+		rc = net_args(r, "timeseries", last_ts_arg, &l);
+		if (rc == 0)
+			rc = net_args(r, "tsuids", last_tsuids_arg, &l);
 	}
+	if (rc) {
+		net_error(r, 500, "out of memory", NULL);
+		goto out;
+	}
+	if (l.n == 0) {
+		net_error(r, 400, "Missing sub queries", NULL);
+		goto out;
+	}
+	if (back < 0 || back > 24L * 366 * 100) {
+		net_error(r, 400, back < 0 ? "Backscan must be zero or a "
+			  "positive number" : "Backscan too large", NULL);
+		goto out;
+	}
+	/* the hours LastPointCB reads: this one and back_scan before it;
+	 * without a back_scan OpenTSDB asks its meta table, which cellfs
+	 * has not: the last 24 hours then (docs/api.md) */
+	hour = now_s - now_s % ROW_SPAN_S;
+	scan = has_back && back > 0;
+	if (!scan)
+		back = 24;
 	arr = json_array();
-	if (last_of(r, ts, back, arr)) {
-		json_decref(arr);
-		return 0;
+	spec = (const char *)l.specs.p;
+	for (size_t i = 0; i < l.n; spec += strlen(spec) + 1, i++) {
+		/* with back_scan, a series named exactly (tsuidFromMetric) */
+		int exact = scan && !l.tsuid[i];
+		if (exact && !strchr(spec, '{')) {
+			net_error(r, 400, "Tags cannot be null or empty when "
+				  "getting a TSUID", NULL);
+			goto out;
+		}
+		if (last_of(r, spec, l.tsuid[i], exact,
+			    resolve, hour - back * ROW_SPAN_S,
+			    hour + ROW_SPAN_S, arr))
+			goto out;
 	}
-	return net_json_reply(r, arr);
+	net_json_reply(r, arr);
+	arr = NULL;
+out:
+	json_decref(arr);
+	buf_release(&l.specs);
+	free(l.tsuid);
+	return 0;
 }

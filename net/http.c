@@ -85,6 +85,37 @@ const char *net_arg(struct net_req *r, const char *name)
 	return v ? v : "";
 }
 
+struct args_walk {
+	const char *name;
+	int (*fn)(void *arg, const char *value);
+	void *arg;
+	int rc;
+};
+
+static enum MHD_Result args_one(void *cls, enum MHD_ValueKind kind,
+				const char *key, size_t klen,
+				const char *value, size_t vlen)
+{
+	struct args_walk *w = cls;
+
+	(void)kind;
+	(void)vlen;
+	if (klen == strlen(w->name) && !memcmp(key, w->name, klen))
+		w->rc = w->fn(w->arg, value ? value : "");
+	return w->rc ? MHD_NO : MHD_YES;
+}
+
+int net_args(struct net_req *r, const char *name,
+	     int (*fn)(void *arg, const char *value), void *arg)
+{
+	struct conn *x = r->conn;
+	struct args_walk w = { name, fn, arg, 0 };
+
+	MHD_get_connection_values_n(x->c, MHD_GET_ARGUMENT_KIND, args_one,
+				    &w);
+	return w.rc;
+}
+
 /* 1 if header value h lists token tok (comma separated, ;q= ignored;
  * q=0 counts as absent). */
 static int lists_token(const char *h, const char *tok)

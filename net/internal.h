@@ -39,6 +39,11 @@ struct net_req {
 /* The value of query parameter name (decoded; "" when given without
  * '='), or NULL when absent.  Valid during the request. */
 const char *net_arg(struct net_req *r, const char *name);
+/* Calls fn(arg, value) for every query parameter name, in order
+ * (repeated ones each once; "" for one without '=') while it returns 0;
+ * returns the first nonzero. */
+int net_args(struct net_req *r, const char *name,
+	     int (*fn)(void *arg, const char *value), void *arg);
 
 /* Sets OpenTSDB's error answer: status and
  * {"error":{"code":N,"message":M[,"details":D]}}; details may be NULL or

@@ -277,13 +277,18 @@ test_expect_success 'every aggregator /api/aggregators lists runs in a query' '
 '
 
 test_expect_success '/api/query/last: the newest point of each series' '
+	api "/api/query/last?timeseries=sys.cpu{host=*}&back_scan=500000&resolve" &&
+	cat >expect <<-EOF &&
+	[{"metric":"sys.cpu","timestamp":$((T + 60))000,"value":"1.5","tags":{"host":"web01"},"tsuid":"000001000001000001"},{"metric":"sys.cpu","timestamp":$((T + 30))000,"value":"7","tags":{"host":"web02"},"tsuid":"000001000001000002"}]
+	EOF
+	is 200 &&
 	api "/api/query/last?timeseries=sys.cpu{host=*}&back_scan=500000" &&
 	cat >expect <<-EOF &&
-	[{"metric":"sys.cpu","timestamp":$((T + 60))000,"value":"1.5","tags":{"host":"web01"}},{"metric":"sys.cpu","timestamp":$((T + 30))000,"value":"7","tags":{"host":"web02"}}]
+	[{"timestamp":$((T + 60))000,"value":"1.5","tsuid":"000001000001000001"},{"timestamp":$((T + 30))000,"value":"7","tsuid":"000001000001000002"}]
 	EOF
 	is 200 &&
 	api "/api/query/last" &&
-	echo "{\"error\":{\"code\":400,\"message\":\"Missing parameter <code>timeseries</code>\"}}" >expect &&
+	echo "{\"error\":{\"code\":400,\"message\":\"Missing sub queries\"}}" >expect &&
 	is 400
 '
 
