@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "net/internal.h"
 #include "util/err.h"
@@ -394,4 +396,75 @@ int net_api_uid_rename(struct net_req *r)
 	if (rc && r->status == 200)
 		r->status = 400;
 	return 0;
+}
+
+/* /api/stats (StatsRpc, API version 1): the counters of the tsd layer
+ * as IncomingDataPoints, each tagged with the host. */
+int net_api_stats(struct net_req *r)
+{
+	static const struct { const char *metric, *type; } names[] = {
+		{ "tsd.datapoints.added", "all" },
+		{ "tsd.datapoints.rejected", NULL },
+		{ "tsd.uid.assigned", NULL },
+		{ "tsd.compaction.count", NULL },
+		{ "tsd.compaction.pending", NULL },
+		{ "tsd.query.count", NULL },
+		{ "tsd.query.points", NULL },
+	};
+	struct tsd_stats st;
+	uint64_t v[7];
+	char host[64], val[24];
+	json_t *arr;
+	time_t now = time(NULL);
+	tsd *t;
+
+	if (!get_or_post(r))
+		return net_bad_method(r);
+	if (gethostname(host, sizeof host))
+		strcpy(host, "localhost");
+	host[sizeof host - 1] = '\0';
+	memset(&st, 0, sizeof st);
+	if (r->get(0, &t) == CF_OK)
+		tsd_stats(t, &st);
+	v[0] = st.points;
+	v[1] = st.lines_rejected;
+	v[2] = st.uids_assigned;
+	v[3] = st.rows_compacted;
+	v[4] = st.compact_pending;
+	v[5] = st.queries;
+	v[6] = st.query_points;
+	arr = json_array();
+	for (size_t i = 0; arr && i < sizeof names / sizeof names[0]; i++) {
+		json_t *o = json_object(), *tags = json_object();
+		snprintf(val, sizeof val, "%llu", (unsigned long long)v[i]);
+		/* the keys of the tags map in its HashMap order */
+		json_object_set_new(tags, "host", json_string(host));
+		if (names[i].type)
+			json_object_set_new(tags, "type",
+					    json_string(names[i].type));
+		json_object_set_new(o, "metric", json_string(names[i].metric));
+		json_object_set_new(o, "timestamp", json_integer(now));
+		json_object_set_new(o, "value", json_string(val));
+		json_object_set_new(o, "tags", tags);
+		json_array_append_new(arr, o);
+	}
+	return net_json_reply(r, arr);
+}
+
+/* /api/dropcaches (DropCachesRpc): GET or DELETE; the UID caches are
+ * emptied. */
+int net_api_dropcaches(struct net_req *r)
+{
+	json_t *o;
+	tsd *t;
+
+	if (strcmp(r->method, "GET") && strcmp(r->method, "DELETE"))
+		return net_bad_method(r);
+	if (r->get(0, &t) == CF_OK)
+		tsd_drop_caches(t);
+	/* a HashMap of two: "message" comes first */
+	o = json_object();
+	json_object_set_new(o, "message", json_string("Caches dropped"));
+	json_object_set_new(o, "status", json_string("200"));
+	return net_json_reply(r, o);
 }

@@ -6,7 +6,8 @@
  * GET takes m=METRIC{TAGK=TAGV,...} and limit=N; POST a JSON SearchQuery
  * ({"metric":..,"tags":[{"key":..,"value":..}],"limit":N}), or, with an
  * empty body, the query string as GET does.  The other kinds of search
- * (/api/search/tsmeta, ...) need a search plugin and are not served.
+ * (/api/search/tsmeta, ...) need a search plugin: they are answered as
+ * by a TSD without one (net_api_search).
  *
  * Memory: the series found (at most TSD_LOOKUP_MAX, tsd/tsd.h) and the
  * answer's text, written here without a JSON tree (a jansson tree of
@@ -15,7 +16,9 @@
  */
 #include <jansson.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include "net/internal.h"
@@ -263,4 +266,45 @@ out:
 	json_decref(body);
 	tsd_lookup_query_release(&q);
 	return 0;
+}
+
+/* /api/search and /api/search/TYPE other than lookup (SearchRpc.execute
+ * with no search plugin): the method, the type and the query string are
+ * checked as OpenTSDB checks them, then 400 "Searching is not enabled". */
+int net_api_search(struct net_req *r)
+{
+	static const char *const types[] = { "tsmeta", "tsmeta_summary",
+		"tsuids", "uidmeta", "annotation" };
+	const char *m = net_method(r), *type, *v;
+	char *end;
+	int ok = 0;
+
+	if (!m)
+		return 0;
+	if (strcmp(m, "GET") && strcmp(m, "POST"))
+		return net_bad_method(r);
+	type = strncmp(r->path, "/api/search/", 12) ? "" : r->path + 12;
+	for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
+		ok |= !strncasecmp(type, types[i], strlen(types[i])) &&
+		      (type[strlen(types[i])] == '\0' ||
+		       type[strlen(types[i])] == '/');
+	if (!ok)
+		return net_error(r, 400, "Invalid search query type supplied",
+				 NULL);
+	if (!(r->body_len && strspn(r->body, " \t\r\n") != r->body_len)) {
+		if (!(v = net_arg(r, "query")) || !*v)
+			return net_error(r, 400, "Missing parameter <code>"
+					 "query</code>", NULL);
+		if ((v = net_arg(r, "limit")) &&
+		    (strtol(v, &end, 10), *end || end == v))
+			return net_error(r, 400, "Unable to convert 'limit' "
+					 "to a valid number", NULL);
+		if ((v = net_arg(r, "start_index")) &&
+		    (strtol(v, &end, 10), *end || end == v))
+			return net_error(r, 400, "Unable to convert "
+					 "'start_index' to a valid number",
+					 NULL);
+	}
+	cf_log(CF_LOG_WARN, "tsd http: %s: no search plugin", r->path);
+	return net_error(r, 400, "Searching is not enabled", NULL);
 }

@@ -221,6 +221,9 @@ static const struct {
 	{ "/api/uid/assign", net_api_uid_assign },
 	{ "/api/uid/rename", net_api_uid_rename },
 	{ "/api/search/lookup", net_api_search_lookup },
+	{ "/api/search", net_api_search },
+	{ "/api/stats", net_api_stats },
+	{ "/api/dropcaches", net_api_dropcaches },
 	{ "/api/annotation", net_api_annotation },
 	{ "/api/annotations", net_api_annotations },
 	{ "/api/annotation/bulk", net_api_annotation_bulk },
@@ -246,6 +249,11 @@ static void route(struct net_req *r)
 			routes[i].fn(r);
 			return;
 		}
+	/* SearchRpc serves /api/search/ANY, refusing types it lacks */
+	if (!strncmp(path, "/api/search/", 12)) {
+		net_api_search(r);
+		return;
+	}
 	net_error(r, 404, "Endpoint not found", NULL);
 }
 

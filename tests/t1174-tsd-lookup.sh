@@ -227,9 +227,32 @@ test_expect_success 'errors: missing m, bad m, unknown names, bad limit, method'
 	api "/api/search/lookup?m=sys.cpu.user" -X PUT &&
 	bad 405 "Method not allowed" "The HTTP method [PUT] is not permitted for this endpoint" &&
 	api "/api/search/tsmeta?query=*" &&
-	bad 404 "Endpoint not found" &&
+	bad 400 "Searching is not enabled" &&
 	api "/api/search/LOOKUP/?m=sys.mem" &&
 	answer "\"metric\":\"sys.mem\",\"tags\":[]," 25 $E && is 200
+'
+
+test_expect_success 'the other searches, as a TSD without a search plugin answers them (TestSearchRpc: searchPluginNotEnabled, searchMissingType, searchBadTypeType, searchMissingQuery, searchInvalidLimit, searchInvalidStartIndex, searchBadMethod)' '
+	for t in tsmeta tsmeta_summary tsuids uidmeta annotation TSMeta; do
+		api "/api/search/$t?query=*" &&
+		bad 400 "Searching is not enabled" || return 1
+	done &&
+	api /api/search/annotation -X POST -d "{\"query\":\"*\"}" &&
+	bad 400 "Searching is not enabled" &&
+	api "/api/search?query=*" &&
+	bad 400 "Invalid search query type supplied" &&
+	api "/api/search/badtype?query=*" &&
+	bad 400 "Invalid search query type supplied" &&
+	api "/api/search/tsmeta" &&
+	bad 400 "Missing parameter <code>query</code>" &&
+	api "/api/search/tsmeta?query=*&limit=nan" &&
+	bad 400 "Unable to convert '"'"'limit'"'"' to a valid number" &&
+	api "/api/search/tsmeta?query=*&start_index=nan" &&
+	bad 400 "Unable to convert '"'"'start_index'"'"' to a valid number" &&
+	api /api/search -X PUT &&
+	bad 405 "Method not allowed" "The HTTP method [PUT] is not permitted for this endpoint" &&
+	last_log >out &&
+	grep -q "warn tsd http: /api/search/tsmeta: no search plugin" "$MNT/.log"
 '
 
 test_expect_success 'POST: the JSON SearchQuery, or the query string with no body' '

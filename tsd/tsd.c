@@ -1022,3 +1022,9 @@ int tsd_put_text(tsd *t, const char *text, size_t len, struct tsd_error *err)
 	tsd_writer_close(w);
 	return rc;
 }
+
+void tsd_drop_caches(tsd *t)
+{
+	tsd_uids_clear(t->uids);
+	cf_log(CF_LOG_INFO, "tsd: UID caches dropped");
+}

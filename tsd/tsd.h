@@ -485,4 +485,8 @@ struct tsd_stats {
 
 void tsd_stats(tsd *t, struct tsd_stats *s);
 
+/* Forgets the cached name and UID mappings (OpenTSDB's dropCaches, behind
+ * /api/dropcaches): later lookups read tsdb-uid again. */
+void tsd_drop_caches(tsd *t);
+
 #endif
