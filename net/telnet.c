@@ -7,6 +7,7 @@
  *                                       "put: ..." error line if refused
  *   version                             two lines
  *   stats                               the tsd counters, one per line
+ *   dropcaches                          the UID caches emptied
  *   help                                "available commands: ..."
  *   exit                                closes the connection
  *   anything else                       "unknown command: X.  Try `help'."
@@ -182,8 +183,10 @@ static void stats(struct net_telnet *s, struct tconn *c)
 static void command(struct net_telnet *s, struct tconn *c, const char *line,
 		    size_t n, struct buf *pend)
 {
-	static const char help[] = "available commands: exit help stats "
-				   "version put \n";
+	/* OpenTSDB 2.4 lists its telnet commands in the order RpcManager
+	 * registers them (an ImmutableMap); those cellfs serves */
+	static const char help[] = "available commands: stats dropcaches "
+				   "version exit help put \n";
 	size_t w;
 
 	if (n && line[n - 1] == '\r')
@@ -203,6 +206,11 @@ static void command(struct net_telnet *s, struct tconn *c, const char *line,
 		    strlen(NET_REVISION_LINE) + strlen(NET_BUILD_LINE) + 2);
 	} else if (w == 5 && !memcmp(line, "stats", 5)) {
 		stats(s, c);
+	} else if (w == 10 && !memcmp(line, "dropcaches", 10)) {
+		tsd *t;
+		if (s->get(0, &t) == CF_OK)
+			tsd_drop_caches(t);
+		say(c, "Caches dropped.\n", 16);
 	} else if (w == 4 && !memcmp(line, "help", 4)) {
 		say(c, help, sizeof help - 1);
 	} else if (w == 4 && !memcmp(line, "exit", 4)) {

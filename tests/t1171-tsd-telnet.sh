@@ -73,10 +73,11 @@ test_expect_success 'one error line per bad line, the good lines around stored, 
 	last_log >out && test_cmp expect out
 '
 
-test_expect_success 'help, unknown commands, an empty line' '
-	printf "help\nget x\n\nPUT b.m 1 1 a=b\nexit\n" | tel &&
+test_expect_success 'help, dropcaches, unknown commands, an empty line' '
+	printf "help\ndropcaches\nget x\n\nPUT b.m 1 1 a=b\nexit\n" | tel &&
 	cat >expect <<-\EOF &&
-	available commands: exit help stats version put 
+	available commands: stats dropcaches version exit help put 
+	Caches dropped.
 	unknown command: get.  Try `help'"'"'.
 	unknown command: .  Try `help'"'"'.
 	unknown command: PUT.  Try `help'"'"'.
