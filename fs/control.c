@@ -285,6 +285,84 @@ int fs_control_text(cf_db *db, enum fs_ctl which, const char *table,
 	return rc;
 }
 
+struct acc_find {
+	const char *name;
+	struct cf_access a;
+	int found;
+};
+
+static int acc_one(const char *name, const struct cf_access *a, void *arg)
+{
+	struct acc_find *f = arg;
+
+	if (!strcmp(name, f->name)) {
+		f->a = *a;
+		f->found = 1;
+	}
+	return 0;
+}
+
+/* HBase's truncate (disable, drop, create with the same schema) and,
+ * with preserve, truncate_preserve (the same region boundaries): the
+ * table's data goes; its families, their settings and its access
+ * (chmod, chown) stay.  As in HBase, not one atomic step: a crash between
+ * the drop and the create leaves no table (the schema is logged first,
+ * so that it can be made again). */
+static int truncate_table(cf_db *db, const char *table, int preserve,
+			  const char **why)
+{
+	struct acc_find af = { table, { 0, 0, 0 }, 0 };
+	struct cf_region_info *r = NULL;
+	struct cf_family *fams = NULL;
+	struct buf sch = BUF_INIT;
+	size_t nf = 0, nr = 0;
+	cf_table *t;
+	int rc;
+
+	if ((rc = cf_table_open(db, table, &t)))
+		return rc;
+	rc = cf_table_schema(t, &fams, &nf);
+	if (!rc && preserve)
+		rc = cf_table_regions(t, &r, &nr);
+	cf_table_close(t);
+	if (!rc)
+		rc = cf_db_access_list(db, acc_one, &af);
+	for (size_t i = 0; !rc && i < nf; i++)
+		if ((rc = cf_family_format(&fams[i], &sch)) == CF_OK &&
+		    i + 1 < nf)
+			rc = buf_append(&sch, "; ", 2);
+	if (!rc) {
+		cf_log(CF_LOG_INFO, "truncate %s: schema %.*s", table,
+		       (int)sch.len, (const char *)sch.p);
+		rc = cf_table_drop(db, table, 0);
+	}
+	if (!rc) {
+		fs_table_changed(table, 1);
+		rc = cf_table_create(db, table, fams, nf);
+		if (rc)
+			*why = "the table was dropped and not made again";
+	}
+	if (!rc && nr > 1 && (rc = cf_table_open(db, table, &t)) == CF_OK) {
+		/* the old regions' start keys, in order */
+		for (size_t i = 1; !rc && i < nr; i++)
+			rc = cf_table_split(t, r[i].start, r[i].startlen);
+		cf_table_close(t);
+	}
+	if (!rc && af.found) {
+		mode_t mode = (mode_t)af.a.mode;
+		uid_t uid = (uid_t)af.a.uid;
+		gid_t gid = (gid_t)af.a.gid;
+		if (fs_perm_set(table, &mode, &uid, &gid, why))
+			rc = CF_EIO;
+	}
+	if (!rc)
+		fs_table_changed(table, 0);
+	cf_regions_free(r, nr);
+	free(fams);
+	buf_release(&sch);
+	return rc;
+}
+
 static int ctl_word(cf_db *db, enum fs_ctl which, const char *table,
 		    const char *w, size_t len, const char **why)
 {
@@ -305,6 +383,8 @@ static int ctl_word(cf_db *db, enum fs_ctl which, const char *table,
 		*why = "unknown control word (flush, sync, compact)";
 		return CF_EINVAL;
 	}
+	if (IS("truncate") || IS("truncate_preserve"))
+		return truncate_table(db, table, len > 8, why);
 	if (IS("drop")) {
 		rc = cf_table_drop(db, table, 0);
 		if (!rc)
@@ -330,7 +410,8 @@ static int ctl_word(cf_db *db, enum fs_ctl which, const char *table,
 			rc = cf_table_split(t, key.p, key.len);
 	} else {
 		*why = "unknown control word (flush, compact, "
-		       "major_compact, split [KEY], drop)";
+		       "major_compact, split [KEY], truncate, "
+		       "truncate_preserve, drop)";
 		rc = CF_EINVAL;
 	}
 #undef IS
