@@ -127,7 +127,7 @@ int fs_batch_write(cf_table *t, const char *p, size_t len, const char **why);
 enum fs_tsd_node {
 	FT_DIR, FT_PUT, FT_METRICS, FT_METRIC, FT_TAGK, FT_TAGV,
 	FT_KNAME, FT_VNAME, FT_Q, FT_QUERY, FT_LOOKUP, FT_LOOKUPQ,
-	FT_NOTE, FT_NOTES, FT_NOTESQ
+	FT_NOTE, FT_NOTES, FT_NOTESQ, FT_UMETAS, FT_UMETAQ
 };
 struct fs_tsd_file;
 

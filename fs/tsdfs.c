@@ -2,7 +2,7 @@
  * tsdfs.c: MNT/tsd/ (SPEC section 6), the path mapping onto tsd/tsd.h.
  *
  *   tsd/                  FT_DIR      annotation annotations lookup
- *                                     metrics put q tagk tagv
+ *                                     metrics put q tagk tagv uidmeta
  *   tsd/put               FT_PUT      append put lines
  *   tsd/metrics/          FT_METRICS  metric names (escaped, section 2)
  *   tsd/metrics/M         FT_METRIC   read: dump; write: "TS VALUE TAGS"
@@ -17,6 +17,9 @@
  *   tsd/annotation        FT_NOTE     append annotations, a JSON line each
  *   tsd/annotations/      FT_NOTES    lists nothing; any range resolves
  *   tsd/annotations/RANGE FT_NOTESQ   read: the notes (JSON); rm: delete
+ *   tsd/uidmeta/          FT_UMETAS   lists nothing; any UID resolves
+ *   tsd/uidmeta/UID       FT_UMETAQ   read: the UIDMeta (JSON); append:
+ *                                     JSON lines merged in; rm: delete
  *
  * The tsd handle is opened at the first use that needs it: a write opens
  * it (creating tsdb and tsdb-uid), a read before any write finds no
@@ -53,7 +56,9 @@ struct fs_tsd_file {
 	pthread_mutex_t mu;	/* FT_NOTE: text and lines */
 	struct buf text;	/* FT_NOTESQ: the answer; FT_NOTE: the
 				 * line not ended yet */
-	uint64_t lines;		/* FT_NOTE: lines taken */
+	uint64_t lines;		/* FT_NOTE, FT_UMETAQ: lines taken */
+	int writing;		/* FT_UMETAQ: opened to write (text: the
+				 * pending line), else to read (the answer) */
 };
 
 static pthread_mutex_t tmu = PTHREAD_MUTEX_INITIALIZER;
@@ -114,7 +119,8 @@ int fs_tsd_get(int create, tsd **out)
 int fs_tsd_is_dir(enum fs_tsd_node k)
 {
 	return k == FT_DIR || k == FT_METRICS || k == FT_TAGK ||
-	       k == FT_TAGV || k == FT_Q || k == FT_LOOKUP || k == FT_NOTES;
+	       k == FT_TAGV || k == FT_Q || k == FT_LOOKUP || k == FT_NOTES ||
+	       k == FT_UMETAS;
 }
 
 static enum tsd_kind kind_of(enum fs_tsd_node parent)
@@ -137,7 +143,7 @@ int fs_tsd_resolve(enum fs_tsd_node parent, const char *name,
 		{ "put", FT_PUT }, { "metrics", FT_METRICS },
 		{ "tagk", FT_TAGK }, { "tagv", FT_TAGV }, { "q", FT_Q },
 		{ "lookup", FT_LOOKUP }, { "annotation", FT_NOTE },
-		{ "annotations", FT_NOTES },
+		{ "annotations", FT_NOTES }, { "uidmeta", FT_UMETAS },
 	};
 	size_t i;
 
@@ -161,9 +167,10 @@ int fs_tsd_resolve(enum fs_tsd_node parent, const char *name,
 			return ENOMEM;
 		arg->len--;
 		return 0;
-	case FT_Q: case FT_LOOKUP: case FT_NOTES:
+	case FT_Q: case FT_LOOKUP: case FT_NOTES: case FT_UMETAS:
 		*kind = parent == FT_Q ? FT_QUERY : parent == FT_LOOKUP ?
-			FT_LOOKUPQ : FT_NOTESQ;
+			FT_LOOKUPQ : parent == FT_NOTES ? FT_NOTESQ :
+			FT_UMETAQ;
 		if (buf_append(arg, name, strlen(name)) || buf_putc(arg, 0))
 			return ENOMEM;
 		arg->len--;
@@ -234,7 +241,22 @@ int fs_tsd_stat(enum fs_tsd_node k, const struct buf *arg, struct stat *st,
 	switch (k) {
 	case FT_DIR: case FT_PUT: case FT_METRICS: case FT_TAGK:
 	case FT_TAGV: case FT_Q: case FT_LOOKUP: case FT_NOTE: case FT_NOTES:
+	case FT_UMETAS:
 		return 0;
+	case FT_UMETAQ:
+		/* the UID must have a name, as UIDMeta's reads check */
+		rc = get(0, &t);
+		if (!rc)
+			rc = tsd_uidmeta_qs(t, (const char *)arg->p, arg->len,
+					    TSD_META_GET, NULL, 0, NULL, &e);
+		if (rc) {
+			why_set(why, whylen, &e, rc);
+			if (rc != CF_ENOTFOUND)
+				cf_log(CF_LOG_WARN, "lookup tsd/uidmeta/%s: "
+				       "%s: %s", (const char *)arg->p, why,
+				       strerror(fs_errno(rc)));
+		}
+		return fs_errno(rc);
 	case FT_NOTESQ:
 		/* the range checked, not read: reading it is the open's */
 		rc = tsd_note_qs(NULL, (const char *)arg->p, arg->len, 0, NULL,
@@ -293,7 +315,7 @@ int fs_tsd_list(enum fs_tsd_node k,
 	static const struct { const char *name; int dir; } top[] = {
 		{ "put", 0 }, { "metrics", 1 }, { "tagk", 1 }, { "tagv", 1 },
 		{ "q", 1 }, { "lookup", 1 }, { "annotation", 0 },
-		{ "annotations", 1 },
+		{ "annotations", 1 }, { "uidmeta", 1 },
 	};
 	struct buf b = BUF_INIT;
 	char **names = NULL;
@@ -363,6 +385,7 @@ int fs_tsd_open(enum fs_tsd_node k, const struct buf *arg, int flags,
 		     "metrics" : k == FT_QUERY ? "q" :
 		     k == FT_LOOKUPQ ? "lookup" :
 		     k == FT_NOTESQ ? "annotations" :
+		     k == FT_UMETAQ ? "uidmeta" :
 		     k == FT_KNAME ? "tagk" : "tagv",
 		     (const char *)arg->p) < 0)
 		f->what = NULL;
@@ -471,6 +494,24 @@ int fs_tsd_open(enum fs_tsd_node k, const struct buf *arg, int flags,
 		if (rc)
 			why_set(why, whylen, &e, rc);
 		break;
+	case FT_UMETAQ:
+		/* read: the meta as it is now; write: JSON lines */
+		rc = get(acc != O_RDONLY, &t);
+		if (!rc && acc == O_RDONLY)
+			rc = tsd_uidmeta_qs(t, (const char *)arg->p, arg->len,
+					    TSD_META_GET, NULL, 0, &f->text,
+					    &e);
+		if (!rc && acc == O_RDONLY)
+			rc = buf_putc(&f->text, '\n');
+		if (!rc && acc == O_RDWR) {
+			rc = CF_EINVAL;
+			snprintf(why, whylen, "UID meta files are read or "
+				 "written, not both");
+		}
+		f->writing = acc == O_WRONLY;
+		if (rc && !why[0])
+			why_set(why, whylen, &e, rc);
+		break;
 	default:
 		rc = CF_EINVAL;
 		snprintf(why, whylen, "not a file");
@@ -493,10 +534,10 @@ int fs_tsd_read(struct fs_tsd_file *f, void *dst, size_t n, uint64_t off,
 
 	*got = 0;
 	if (f->kind == FT_KNAME || f->kind == FT_VNAME ||
-	    f->kind == FT_NOTESQ) {
-		const char *p = f->kind == FT_NOTESQ ? (const char *)f->text.p
-						     : f->uid;
-		len = f->kind == FT_NOTESQ ? f->text.len : strlen(f->uid);
+	    f->kind == FT_NOTESQ || f->kind == FT_UMETAQ) {
+		int text = f->kind == FT_NOTESQ || f->kind == FT_UMETAQ;
+		const char *p = text ? (const char *)f->text.p : f->uid;
+		len = text ? f->text.len : strlen(f->uid);
 		if (off < len) {
 			*got = len - (size_t)off < n ? len - (size_t)off : n;
 			memcpy(dst, p + off, *got);
@@ -522,8 +563,9 @@ static void put_why(char *why, size_t whylen, const struct tsd_put_result *r,
 		why_set(why, whylen, e, rc);
 }
 
-/* The annotation lines of f->text ended by '\n' (all with last):
- * each applied as a POST of /api/annotation (an array: of /bulk).  A
+/* The JSON lines of f->text ended by '\n' (all with last), each applied
+ * as a POST: of /api/annotation (an array: of /bulk) for tsd/annotation,
+ * of /api/uid/uidmeta onto the file's UID for tsd/uidmeta/UID.  A
  * refused line gets a .log line and makes the write EINVAL; the others
  * are kept. */
 static int note_lines(struct fs_tsd_file *f, int last, char *why,
@@ -551,7 +593,13 @@ static int note_lines(struct fs_tsd_file *f, int last, char *why,
 		if (sp == len)
 			continue;	/* a blank line */
 		buf_reset(&out);
-		rc = tsd_note_sync(t, line, len, line[sp] == '[', 0, &out, &e);
+		if (f->kind == FT_UMETAQ)
+			rc = tsd_uidmeta_qs(t, f->what + strlen("uidmeta/"),
+					    strlen(f->what + strlen("uidmeta/")),
+					    TSD_META_POST, line, len, &out, &e);
+		else
+			rc = tsd_note_sync(t, line, len, line[sp] == '[', 0,
+					   &out, &e);
 		if (rc == CF_EEXIST)
 			rc = CF_OK;	/* nothing to change: HTTP's 304 */
 		if (rc) {
@@ -569,7 +617,8 @@ static int note_lines(struct fs_tsd_file *f, int last, char *why,
 	memmove(f->text.p, f->text.p + b, f->text.len - b);
 	f->text.len -= b;
 	if (refused > 1)
-		snprintf(why, whylen, "%zu annotation lines refused", refused);
+		snprintf(why, whylen, "%zu %s lines refused", refused,
+			 f->kind == FT_UMETAQ ? "UID meta" : "annotation");
 	return bad ? bad : refused ? EINVAL : 0;
 }
 
@@ -580,12 +629,12 @@ int fs_tsd_write(struct fs_tsd_file *f, const void *p, size_t n,
 	struct tsd_put_result r;
 	int rc;
 
-	if (f->kind == FT_NOTE) {
+	if (f->kind == FT_NOTE || f->kind == FT_UMETAQ) {
 		pthread_mutex_lock(&f->mu);
 		/* a line is one JSON document, of at most NOTE_LINE_MAX */
 		if (f->text.len + n > NOTE_LINE_MAX) {
-			snprintf(why, whylen, "an annotation line over %d "
-				 "bytes", NOTE_LINE_MAX);
+			snprintf(why, whylen, "a JSON line over %d bytes",
+				 NOTE_LINE_MAX);
 			f->text.len = 0;
 			rc = EINVAL;
 		} else if (buf_append(&f->text, p, n)) {
@@ -612,7 +661,7 @@ int fs_tsd_flush(struct fs_tsd_file *f, char *why, size_t whylen)
 	struct tsd_put_result r;
 	int rc;
 
-	if (f->kind == FT_NOTE) {
+	if (f->kind == FT_NOTE || (f->kind == FT_UMETAQ && f->writing)) {
 		pthread_mutex_lock(&f->mu);
 		rc = f->text.len ? note_lines(f, 1, why, whylen) : 0;
 		pthread_mutex_unlock(&f->mu);
@@ -644,6 +693,15 @@ int fs_tsd_unlink(enum fs_tsd_node k, const struct buf *arg, char *why,
 		if ((rc = get(0, &t)) == CF_OK)
 			rc = tsd_query_delete(t, (const char *)arg->p, n,
 					      NULL, &e);
+		if (rc)
+			why_set(why, whylen, &e, rc);
+		return fs_errno(rc);
+	}
+	if (k == FT_UMETAQ) {
+		if ((rc = get(0, &t)) == CF_OK)
+			rc = tsd_uidmeta_qs(t, (const char *)arg->p, arg->len,
+					    TSD_META_DELETE, NULL, 0, NULL,
+					    &e);
 		if (rc)
 			why_set(why, whylen, &e, rc);
 		return fs_errno(rc);

@@ -468,3 +468,124 @@ int net_api_dropcaches(struct net_req *r)
 	json_object_set_new(o, "status", json_string("200"));
 	return net_json_reply(r, o);
 }
+
+/* The answer of a tsd_uidmeta_* error (UniqueIdRpc.handleUIDMeta's). */
+static int uidmeta_error(struct net_req *r, int rc,
+			 const struct tsd_error *err)
+{
+	switch (rc) {
+	case CF_EINVAL:
+		return net_error(r, 400, err->reason, NULL);
+	case CF_ENOTFOUND:
+		return net_error(r, 404, "Could not find the requested UID",
+				 NULL);
+	case CF_EBUSY:
+		return net_error(r, 500, "Failed to save the UIDMeta to "
+				 "storage", "This may be caused by another "
+				 "process modifying storage data");
+	default:
+		return net_error(r, 500, cf_strerror(rc), err->reason);
+	}
+}
+
+/* /api/uid/uidmeta (UniqueIdRpc.handleUIDMeta): GET ?type=&uid=; POST
+ * and PUT a JSON UIDMeta, or the query string (uid, type, display_name,
+ * description, notes); DELETE the same.  method_override as OpenTSDB. */
+int net_api_uidmeta(struct net_req *r)
+{
+	static const char *const qs[][2] = {
+		{ "uid", "uid" }, { "type", "type" },
+		{ "display_name", "displayName" },
+		{ "description", "description" }, { "notes", "notes" },
+	};
+	const char *m = net_method(r), *uid = NULL, *type = NULL;
+	struct tsd_error err = { 0, "" };
+	struct buf out = BUF_INIT;
+	json_t *body = NULL;
+	char *text = NULL;
+	int rc, has = r->body_len && strspn(r->body, " \t\r\n") != r->body_len;
+	tsd *t = NULL;
+
+	if (!m)
+		return 0;
+	if (strcmp(m, "GET") && strcmp(m, "POST") && strcmp(m, "PUT") &&
+	    strcmp(m, "DELETE"))
+		return net_bad_method(r);
+	if (!strcmp(m, "GET") || !has) {
+		/* getRequiredQueryStringParam */
+		if (!(uid = net_arg(r, "uid")) || !*uid)
+			return net_error(r, 400, "Missing parameter <code>uid"
+					 "</code>", NULL);
+		if (!(type = net_arg(r, "type")) || !*type)
+			return net_error(r, 400, "Missing parameter <code>"
+					 "type</code>", NULL);
+	}
+	rc = r->get(strcmp(m, "GET") != 0, &t);
+	if (rc == CF_ENOTFOUND) {
+		snprintf(err.reason, sizeof err.reason, "no UID was ever "
+			 "assigned");
+		return uidmeta_error(r, rc, &err);
+	}
+	if (rc)
+		return net_error(r, 500, cf_strerror(rc), NULL);
+	if (!strcmp(m, "GET")) {
+		rc = tsd_uidmeta_get(t, type, uid, &out, &err);
+	} else if (!strcmp(m, "DELETE")) {
+		if (has) {
+			json_error_t je;
+			if (!(body = json_loadb(r->body, r->body_len, 0, &je)))
+				return net_error(r, 400, "Unable to parse the "
+						 "given JSON", je.text);
+			uid = json_string_value(json_object_get(body, "uid"));
+			type = json_string_value(json_object_get(body,
+								 "type"));
+		}
+		rc = tsd_uidmeta_delete(t, type, uid, &err);
+		json_decref(body);
+		if (rc == CF_EINVAL) {
+			cf_log(CF_LOG_WARN, "tsd http: uidmeta: %s",
+			       err.reason);
+			return net_error(r, 400, "Unable to delete UIDMeta "
+					 "information", err.reason);
+		}
+		if (rc)
+			return uidmeta_error(r, rc, &err);
+		r->status = 204;
+		return 0;
+	} else {
+		if (!has) {
+			/* parseUIDMetaQS: the fields given, as JSON */
+			body = json_object();
+			for (size_t i = 0; body && i < 5; i++) {
+				const char *v = net_arg(r, qs[i][0]);
+				if (v)
+					json_object_set_new(body, qs[i][1],
+							    json_string(v));
+			}
+			text = body ? json_dumps(body, JSON_COMPACT) : NULL;
+			json_decref(body);
+			if (!text)
+				return net_error(r, 500, "out of memory",
+						 NULL);
+		}
+		rc = tsd_uidmeta_sync(t, text ? text : r->body,
+				      text ? strlen(text) : r->body_len,
+				      !strcmp(m, "PUT"), &out, &err);
+		free(text);
+		if (rc == CF_EEXIST) {
+			r->status = 304;
+			return 0;
+		}
+	}
+	if (rc) {
+		buf_release(&out);
+		if (rc == CF_EINVAL)
+			cf_log(CF_LOG_WARN, "tsd http: uidmeta: %s",
+			       err.reason);
+		return uidmeta_error(r, rc, &err);
+	}
+	buf_release(&r->out);
+	r->out = out;
+	r->status = 200;
+	return 0;
+}

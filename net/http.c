@@ -220,6 +220,7 @@ static const struct {
 	{ "/api/config/filters", net_api_filters },
 	{ "/api/uid/assign", net_api_uid_assign },
 	{ "/api/uid/rename", net_api_uid_rename },
+	{ "/api/uid/uidmeta", net_api_uidmeta },
 	{ "/api/search/lookup", net_api_search_lookup },
 	{ "/api/search", net_api_search },
 	{ "/api/stats", net_api_stats },

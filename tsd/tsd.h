@@ -457,6 +457,47 @@ int tsd_note_range(tsd *t, const char *tsuid, int64_t start_ms,
 int tsd_note_qs(tsd *t, const char *qs, size_t len, int del, struct buf *out,
 		uint64_t *count, struct tsd_error *err);
 
+/* --- UID meta data (tsd/uidmeta.c) -------------------------------------
+ *
+ * OpenTSDB's UIDMeta of a metric, tag key or tag value (UniqueIdRpc's
+ * /api/uid/uidmeta): displayName, description, notes, created, custom,
+ * stored in tsdb-uid's row of the UID, family "name", qualifier
+ * "metric_meta" (tagk_meta, tagv_meta), as OpenTSDB stores it.  The
+ * API's JSON: {"uid":"000001","type":"METRIC","name":...,"description":
+ * ...,"notes":...,"created":0,"custom":null,"displayName":...}.  type as
+ * UniqueId.stringToUniqueIdType takes it (metric, metrics, tagk, tagv, any
+ * case), uid as hex (padded to 6 digits).
+ */
+/* The meta of the UID into out; a UID with none stored has the default
+ * (empty texts, created 0, custom null).  CF_EINVAL (`Invalid type
+ * requested: x`, `Invalid UID: x`), CF_ENOTFOUND (the UID has no name:
+ * `Could not find the requested UID`), engine errors. */
+int tsd_uidmeta_get(tsd *t, const char *type, const char *uid,
+		    struct buf *out, struct tsd_error *err);
+/* UIDMeta.syncToStorage of JSON object body ({"uid":..,"type":..,
+ * "displayName":..,...}): POST (overwrite 0: fields not given keep their
+ * stored value) or PUT (1: replaced); out gets the stored meta.  Errors:
+ * CF_EINVAL (`Missing UID`, `Missing type`, bad JSON or values),
+ * CF_EEXIST (`No changes detected in UID meta data`: HTTP 304),
+ * CF_ENOTFOUND (no such UID), CF_EBUSY (other writers kept changing it),
+ * engine errors. */
+int tsd_uidmeta_sync(tsd *t, const char *body, size_t len, int overwrite,
+		     struct buf *out, struct tsd_error *err);
+/* Deletes the stored meta of the UID (none: no error).  CF_EINVAL
+ * (`Missing UID`, `Missing type`, bad values), engine errors. */
+int tsd_uidmeta_delete(tsd *t, const char *type, const char *uid,
+		       struct tsd_error *err);
+/* The three of a query string naming the UID (MNT/tsd/uidmeta/'s names):
+ * "type=TYPE&uid=HEX" or "type=TYPE&name=NAME" (%XX decoded).  GET: the
+ * meta into out; POST: the fields of JSON object body[0..blen) merged in
+ * (tsd_uidmeta_sync, overwrite 0); DELETE.  CF_EINVAL also for `Missing
+ * type`, `Missing UID`, an unknown parameter; CF_ENOTFOUND for an unknown
+ * name. */
+enum tsd_meta_op { TSD_META_GET, TSD_META_POST, TSD_META_DELETE };
+int tsd_uidmeta_qs(tsd *t, const char *qs, size_t len, enum tsd_meta_op op,
+		   const char *body, size_t blen, struct buf *out,
+		   struct tsd_error *err);
+
 /* --- maintenance and status -------------------------------------------- */
 
 /* Compacts the rows written since open whose hour ended more than
