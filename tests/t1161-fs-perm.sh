@@ -77,6 +77,18 @@ test_expect_success ROOT 'another user cannot create, overwrite, delete, drop or
 	test ! -e "$MNT/t3"
 '
 
+test_expect_success ROOT 'another user cannot delete time series, rename their names or change their meta data' '
+	echo "$PUTLINE" >>"$MNT/tsd/put" &&
+	Q="$MNT/tsd/q/start=1700000000&end=1700000060&m=sum:sys.cpu" &&
+	test "$(errno_nobody unlink "$Q")" = EACCES &&
+	test "$(errno_nobody rename "$MNT/tsd/metrics/sys.cpu" "$MNT/tsd/metrics/sys.x")" = EACCES &&
+	test "$(errno_nobody write "$MNT/tsd/uidmeta/type=metric&name=sys.cpu" "{\"notes\":\"x\"}
+")" = EACCES &&
+	test "$(errno_nobody unlink "$MNT/tsd/uidmeta/type=metric&name=sys.cpu")" = EACCES &&
+	test "$(cat "$Q")" = "sys.cpu 1700000000 1 host=a" &&
+	grep -q "\"notes\":\"\"" "$MNT/tsd/uidmeta/type=metric&name=sys.cpu"
+'
+
 test_expect_success ROOT 'chmod of the table lets others write its data, not its control files' '
 	chmod 0777 "$T" &&
 	test "$(owner_mode "$T")" = "root:root 777" &&
