@@ -1292,6 +1292,99 @@ static void test_rename_race(void)
 	tsd_close(rr_tsd);
 }
 
+/* UIDMeta (tsd/uidmeta.c): the bytes OpenTSDB stores, POST merging and
+ * PUT replacing, the earliest creation time kept. */
+static void test_uidmeta(void)
+{
+	tsd *t = open_tsd(0);
+	struct tsd_error e;
+	struct buf out = BUF_INIT;
+	uint32_t uid;
+	char body[256], hexuid[8], row[3];
+	const char *cell;
+	cf_table *tb;
+	cf_row *r;
+	struct cf_read_opts o = CF_READ_OPTS_INIT;
+	struct cf_column col = { "name", 4, "metric_meta", 11 };
+
+	is_int(put(t, "um.m 1356998400 1 umk=umv\n", &e), 0, "uidmeta: data");
+	tsd_name_lookup(t, TSD_METRICS, "um.m", &uid);
+	snprintf(hexuid, sizeof hexuid, "%06X", uid);
+	is_int(tsd_uidmeta_get(t, "metric", hexuid, &out, &e), 0,
+	       "uidmeta: the default");
+	snprintf(body, sizeof body, "{\"uid\":\"%s\",\"type\":\"METRIC\","
+		 "\"name\":\"um.m\",\"description\":\"\",\"notes\":\"\","
+		 "\"created\":0,\"custom\":null,\"displayName\":\"\"}", hexuid);
+	is_str((char *)(buf_putc(&out, 0), out.p), body, "uidmeta: %s", body);
+	buf_reset(&out);
+	snprintf(body, sizeof body, "{\"uid\":\"%s\",\"type\":\"metric\","
+		 "\"created\":1500,\"custom\":{\"z\":\"1\",\"a\":\"2\"},"
+		 "\"description\":\"d\"}", hexuid);
+	is_int(tsd_uidmeta_sync(t, body, strlen(body), 0, &out, &e), 0,
+	       "uidmeta: POST");
+	row[0] = (char)(uid >> 16);
+	row[1] = (char)(uid >> 8);
+	row[2] = (char)uid;
+	o.columns = &col;
+	o.ncolumns = 1;
+	if (cf_table_open(db, "tsdb-uid", &tb) || cf_table_get(tb, row, 3, &o,
+							       &r))
+		bail("tsdb-uid");
+	cell = cf_row_count(r) ? (const char *)cf_row_cell(r, 0)->val : "";
+	ok(cf_row_count(r) == 1 &&
+	   !strncmp(cell, "{\"type\":\"METRIC\",\"displayName\":\"\","
+		    "\"description\":\"d\",\"notes\":\"\",\"created\":1500,"
+		    "\"custom\":{\"a\":\"2\",\"z\":\"1\"}}",
+		    cf_row_cell(r, 0)->vlen),
+	   "uidmeta: stored as getStorageJSON at name:metric_meta");
+	cf_row_free(r);
+	cf_table_close(tb);
+	/* a later creation time does not replace an earlier one; POST keeps
+	 * what it does not name */
+	buf_reset(&out);
+	snprintf(body, sizeof body, "{\"uid\":\"%s\",\"type\":\"metric\","
+		 "\"created\":2000,\"notes\":\"n\"}", hexuid);
+	is_int(tsd_uidmeta_sync(t, body, strlen(body), 0, &out, &e), 0,
+	       "uidmeta: POST again");
+	buf_putc(&out, 0);
+	ok(strstr((char *)out.p, "\"description\":\"d\",\"notes\":\"n\","
+		  "\"created\":1500,\"custom\":{\"a\":\"2\",\"z\":\"1\"}") != NULL,
+	   "uidmeta: merged, the earliest creation: %s", (char *)out.p);
+	/* PUT replaces every field it does not name */
+	buf_reset(&out);
+	snprintf(body, sizeof body, "{\"uid\":\"%s\",\"type\":\"metric\","
+		 "\"displayName\":\"x\"}", hexuid);
+	is_int(tsd_uidmeta_sync(t, body, strlen(body), 1, &out, &e), 0,
+	       "uidmeta: PUT");
+	buf_putc(&out, 0);
+	ok(strstr((char *)out.p, "\"description\":\"\",\"notes\":\"\","
+		  "\"created\":1500,\"custom\":null,\"displayName\":\"x\"") !=
+	   NULL, "uidmeta: replaced: %s", (char *)out.p);
+	/* refusals */
+	is_int(tsd_uidmeta_sync(t, body, strlen(body), 1, &out, &e), 0,
+	       "uidmeta: the same PUT again is a change to the same values");
+	snprintf(body, sizeof body, "{\"uid\":\"%s\",\"type\":\"metric\"}",
+		 hexuid);
+	is_int(tsd_uidmeta_sync(t, body, strlen(body), 0, &out, &e),
+	       CF_EEXIST, "uidmeta: nothing given is EEXIST (304)");
+	is_int(tsd_uidmeta_get(t, "tagz", hexuid, &out, &e), CF_EINVAL,
+	       "uidmeta: a bad type");
+	is_str(e.reason, "Invalid type requested: tagz", "uidmeta: named");
+	is_int(tsd_uidmeta_get(t, "metric", "FFFFFF", &out, &e), CF_ENOTFOUND,
+	       "uidmeta: a UID with no name");
+	is_int(tsd_uidmeta_delete(t, "metric", hexuid, &e), 0,
+	       "uidmeta: delete");
+	buf_reset(&out);
+	is_int(tsd_uidmeta_get(t, "metric", hexuid, &out, &e), 0,
+	       "uidmeta: the default again");
+	buf_putc(&out, 0);
+	ok(strstr((char *)out.p, "\"created\":0,\"custom\":null,"
+		  "\"displayName\":\"\"}") != NULL, "uidmeta: %s",
+	   (char *)out.p);
+	buf_release(&out);
+	tsd_close(t);
+}
+
 static void test_race(void)
 {
 	pthread_t th[NTHREADS];
@@ -1679,6 +1772,7 @@ int main(void)
 	test_query_delete();
 	test_rename();
 	test_rename_race();
+	test_uidmeta();
 	test_race();
 	test_big_dump();
 	test_mixed();
