@@ -17,11 +17,6 @@
 #include "util/err.h"
 #include "util/log.h"
 
-static int has_body(const struct net_req *r)
-{
-	return r->body_len && strspn(r->body, " \t\r\n") != r->body_len;
-}
-
 /* A time parameter as DateTime.parseDateTimeString reads it (ms); 0 when
  * absent; -1 when it does not parse. */
 static int64_t arg_time(struct net_req *r, const char *name)
@@ -136,7 +131,7 @@ int net_api_annotation(struct net_req *r)
 	if (strcmp(m, "GET") && strcmp(m, "POST") && strcmp(m, "PUT") &&
 	    strcmp(m, "DELETE"))
 		return net_bad_method(r);
-	if (has_body(r)) {
+	if (net_has_body(r)) {
 		json_error_t je;
 		if (!(o = json_loadb(r->body, r->body_len, 0, &je)))
 			return net_error(r, 400, "Unable to parse the given "
@@ -249,7 +244,7 @@ static int bulk_delete(struct net_req *r, tsd *t)
 	int global, rc = CF_OK;
 	size_t i;
 
-	if (has_body(r)) {
+	if (net_has_body(r)) {
 		json_error_t je;
 		if (!(o = json_loadb(r->body, r->body_len, 0, &je)))
 			return net_error(r, 400, "Unable to parse the given "
@@ -336,10 +331,8 @@ int net_api_annotation_bulk(struct net_req *r)
 		return 0;
 	if (strcmp(m, "POST") && strcmp(m, "PUT") && strcmp(m, "DELETE"))
 		return net_bad_method(r);
-	if (strcmp(m, "DELETE") && !has_body(r))
-		return net_error(r, 400, "Missing message content",
-				 "Supply valid JSON formatted data in the "
-				 "body of your request");
+	if (strcmp(m, "DELETE") && !net_has_body(r))
+		return net_no_body(r);
 	rc = r->get(strcmp(m, "DELETE") != 0, &t);
 	if (rc == CF_ENOTFOUND)
 		t = NULL;	/* a delete before anything was written */

@@ -10,7 +10,6 @@
 #include <string.h>
 #include <strings.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "net/internal.h"
 #include "util/err.h"
@@ -216,16 +215,8 @@ int net_api_uid_assign(struct net_req *r)
 
 	if (!get_or_post(r))
 		return net_bad_method(r);
-	if (!strcmp(r->method, "POST")) {
-		json_error_t jerr;
-		if (r->body_len == 0)
-			return net_error(r, 400, "Missing message content",
-					 "Supply valid JSON formatted data in "
-					 "the body of your request");
-		if (!(body = json_loadb(r->body, r->body_len, 0, &jerr)))
-			return net_error(r, 400, "Unable to parse the given "
-					 "JSON", jerr.text);
-	}
+	if (!strcmp(r->method, "POST") && !(body = net_body_json(r)))
+		return 0;
 	for (int k = 0; k < 3; k++) {
 		lists[k] = names_of(body, r, kinds[k]);
 		given += lists[k] != NULL;
@@ -315,17 +306,12 @@ int net_api_uid_rename(struct net_req *r)
 	if (!get_or_post(r))
 		return net_bad_method(r);
 	if (!strcmp(r->method, "POST")) {
-		json_error_t jerr;
-		if (r->body_len == 0)
-			return net_error(r, 400, "Missing message content",
-					 "Supply valid JSON formatted data in "
-					 "the body of your request");
-		body = json_loadb(r->body, r->body_len, 0, &jerr);
+		if (!(body = net_body_json(r)))
+			return 0;
 		if (!json_is_object(body)) {
 			json_decref(body);
 			return net_error(r, 400, "Unable to parse the given "
-					 "JSON", body ? "not an object" :
-					 jerr.text);
+					 "JSON", "not an object");
 		}
 		/* a map of strings: "name" the new name, any other key
 		 * the type and its value the old name */
@@ -402,47 +388,26 @@ int net_api_uid_rename(struct net_req *r)
  * as IncomingDataPoints, each tagged with the host. */
 int net_api_stats(struct net_req *r)
 {
-	static const struct { const char *metric, *type; } names[] = {
-		{ "tsd.datapoints.added", "all" },
-		{ "tsd.datapoints.rejected", NULL },
-		{ "tsd.uid.assigned", NULL },
-		{ "tsd.compaction.count", NULL },
-		{ "tsd.compaction.pending", NULL },
-		{ "tsd.query.count", NULL },
-		{ "tsd.query.points", NULL },
-	};
-	struct tsd_stats st;
-	uint64_t v[7];
+	struct net_stat st[NET_TSD_STATS];
 	char host[64], val[24];
 	json_t *arr;
 	time_t now = time(NULL);
-	tsd *t;
 
 	if (!get_or_post(r))
 		return net_bad_method(r);
-	if (gethostname(host, sizeof host))
-		strcpy(host, "localhost");
-	host[sizeof host - 1] = '\0';
-	memset(&st, 0, sizeof st);
-	if (r->get(0, &t) == CF_OK)
-		tsd_stats(t, &st);
-	v[0] = st.points;
-	v[1] = st.lines_rejected;
-	v[2] = st.uids_assigned;
-	v[3] = st.rows_compacted;
-	v[4] = st.compact_pending;
-	v[5] = st.queries;
-	v[6] = st.query_points;
+	net_hostname(host, sizeof host);
+	net_tsd_stats(r->get, st);
 	arr = json_array();
-	for (size_t i = 0; arr && i < sizeof names / sizeof names[0]; i++) {
+	for (size_t i = 0; arr && i < NET_TSD_STATS; i++) {
 		json_t *o = json_object(), *tags = json_object();
-		snprintf(val, sizeof val, "%llu", (unsigned long long)v[i]);
+		snprintf(val, sizeof val, "%llu",
+			 (unsigned long long)st[i].value);
 		/* the keys of the tags map in its HashMap order */
 		json_object_set_new(tags, "host", json_string(host));
-		if (names[i].type)
+		if (st[i].type)
 			json_object_set_new(tags, "type",
-					    json_string(names[i].type));
-		json_object_set_new(o, "metric", json_string(names[i].metric));
+					    json_string(st[i].type));
+		json_object_set_new(o, "metric", json_string(st[i].metric));
 		json_object_set_new(o, "timestamp", json_integer(now));
 		json_object_set_new(o, "value", json_string(val));
 		json_object_set_new(o, "tags", tags);
@@ -503,7 +468,7 @@ int net_api_uidmeta(struct net_req *r)
 	struct buf out = BUF_INIT;
 	json_t *body = NULL;
 	char *text = NULL;
-	int rc, has = r->body_len && strspn(r->body, " \t\r\n") != r->body_len;
+	int rc, has = net_has_body(r);
 	tsd *t = NULL;
 
 	if (!m)
@@ -532,10 +497,8 @@ int net_api_uidmeta(struct net_req *r)
 		rc = tsd_uidmeta_get(t, type, uid, &out, &err);
 	} else if (!strcmp(m, "DELETE")) {
 		if (has) {
-			json_error_t je;
-			if (!(body = json_loadb(r->body, r->body_len, 0, &je)))
-				return net_error(r, 400, "Unable to parse the "
-						 "given JSON", je.text);
+			if (!(body = net_body_json(r)))
+				return 0;
 			uid = json_string_value(json_object_get(body, "uid"));
 			type = json_string_value(json_object_get(body,
 								 "type"));

@@ -405,10 +405,8 @@ int net_api_query(struct net_req *r)
 		buf_release(&qs);
 		return 0;
 	}
-	if (r->body_len == 0 || strspn(r->body, " \t\r\n") == r->body_len)
-		return net_error(r, 400, "Missing message content",
-				 "Supply valid JSON formatted data in the "
-				 "body of your request");
+	if (!net_has_body(r))
+		return net_no_body(r);
 	rc = json_query(r->body, r->body_len, &qs, &jdel, &why, jwhy,
 			sizeof jwhy);
 	/* ?arrays on the URL, as OpenTSDB 2.4 reads it for POST too
@@ -626,14 +624,8 @@ int net_api_query_last(struct net_req *r)
 	if (strcmp(r->method, "GET") && strcmp(r->method, "POST"))
 		return net_bad_method(r);
 	if (!strcmp(r->method, "POST")) {
-		json_error_t jerr;
-		if (r->body_len == 0)
-			return net_error(r, 400, "Missing message content",
-					 "Supply valid JSON formatted data in "
-					 "the body of your request");
-		if (!(root = json_loadb(r->body, r->body_len, 0, &jerr)))
-			return net_error(r, 400, "Unable to parse the given "
-					 "JSON", jerr.text);
+		if (!(root = net_body_json(r)))
+			return 0;
 		rc = last_json(root, &l, &resolve, &back, &has_back, &why);
 		json_decref(root);
 		if (rc == 1) {

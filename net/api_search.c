@@ -291,7 +291,7 @@ int net_api_search(struct net_req *r)
 	if (!ok)
 		return net_error(r, 400, "Invalid search query type supplied",
 				 NULL);
-	if (!(r->body_len && strspn(r->body, " \t\r\n") != r->body_len)) {
+	if (!net_has_body(r)) {
 		if (!(v = net_arg(r, "query")) || !*v)
 			return net_error(r, 400, "Missing parameter <code>"
 					 "query</code>", NULL);

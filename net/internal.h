@@ -52,6 +52,26 @@ int net_error(struct net_req *r, int status, const char *msg,
 	      const char *details);
 /* 405 "Method not allowed" as RpcUtil.allowedMethods answers it. */
 int net_bad_method(struct net_req *r);
+/* net/stats.c: the tsd counters both front doors print (StatsRpc's
+ * names; type the "type" tag or NULL), in order. */
+#define NET_TSD_STATS 7
+struct net_stat {
+	const char *metric, *type;
+	uint64_t value;
+};
+void net_tsd_stats(net_tsd_fn get, struct net_stat out[NET_TSD_STATS]);
+/* This host's name, for the host tag ("localhost" when unknown). */
+void net_hostname(char *buf, size_t n);
+
+/* 1 if the request has a body other than blanks. */
+int net_has_body(const struct net_req *r);
+/* 400 "Missing message content" (HttpJsonSerializer's answer to no
+ * body).  Returns 0. */
+int net_no_body(struct net_req *r);
+/* The body parsed as JSON (a jansson json_t, the caller's), or NULL with
+ * the answer set: no body (net_no_body) or not JSON (400 "Unable to
+ * parse the given JSON", jansson's reason in details). */
+void *net_body_json(struct net_req *r);
 /* HttpQuery.getAPIMethod: the method, or for a GET the one its
  * method_override names (GET, POST, PUT, DELETE).  NULL (with the 405
  * answer set) when the override names none. */

@@ -78,6 +78,31 @@ const char *net_method(struct net_req *r)
 	return NULL;
 }
 
+int net_has_body(const struct net_req *r)
+{
+	return r->body_len && strspn(r->body, " \t\r\n") != r->body_len;
+}
+
+int net_no_body(struct net_req *r)
+{
+	return net_error(r, 400, "Missing message content", "Supply valid "
+			 "JSON formatted data in the body of your request");
+}
+
+void *net_body_json(struct net_req *r)
+{
+	json_error_t je;
+	json_t *j;
+
+	if (r->body_len == 0) {
+		net_no_body(r);
+		return NULL;
+	}
+	if (!(j = json_loadb(r->body, r->body_len, 0, &je)))
+		net_error(r, 400, "Unable to parse the given JSON", je.text);
+	return j;
+}
+
 int net_bad_method(struct net_req *r)
 {
 	char d[160];

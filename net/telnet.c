@@ -150,31 +150,24 @@ static void flush_puts(struct net_telnet *s, struct tconn *c,
 
 static void stats(struct net_telnet *s, struct tconn *c)
 {
-	struct tsd_stats st;
+	struct net_stat st[NET_TSD_STATS];
 	struct buf b = BUF_INIT;
 	char host[64];
 	long now = (long)time(NULL);
-	tsd *t;
 
-	if (gethostname(host, sizeof host))
-		strcpy(host, "localhost");
-	host[sizeof host - 1] = '\0';
-	memset(&st, 0, sizeof st);
-	if (s->get(0, &t) == CF_OK)
-		tsd_stats(t, &st);
+	net_hostname(host, sizeof host);
+	net_tsd_stats(s->get, st);
 #define STAT(name, v, tag) buf_printf(&b, "tsd." name " %ld %" PRIu64 \
 	"%s host=%s\n", now, (uint64_t)(v), tag, host)
 	STAT("rpc.received", s->received, " type=telnet");
 	STAT("rpc.errors", s->put_errors, " type=illegal_arguments");
 	STAT("connectionmgr.connections", s->nconns, " type=open");
-	STAT("datapoints.added", st.points, " type=all");
-	STAT("datapoints.rejected", st.lines_rejected, "");
-	STAT("uid.assigned", st.uids_assigned, "");
-	STAT("compaction.count", st.rows_compacted, "");
-	STAT("compaction.pending", st.compact_pending, "");
-	STAT("query.count", st.queries, "");
-	STAT("query.points", st.query_points, "");
 #undef STAT
+	for (size_t i = 0; i < NET_TSD_STATS; i++)
+		buf_printf(&b, "%s %ld %" PRIu64 "%s%s host=%s\n",
+			   st[i].metric, now, st[i].value,
+			   st[i].type ? " type=" : "",
+			   st[i].type ? st[i].type : "", host);
 	say(c, (const char *)b.p, b.len);
 	buf_release(&b);
 }
