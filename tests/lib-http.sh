@@ -1,5 +1,12 @@
-# lib-http.sh: helpers of the HTTP API tests, sourced after lib-cellfs.sh.
-# HP is the port the daemon serves.
+# lib-http.sh: helpers of the HTTP API tests, sourced after lib-cellfs.sh
+# (a test without curl is skipped here).  HP is the port the daemon
+# serves; $CLIENT port picks a free one, $CLIENT wait HP waits for it.
+
+CLIENT="python3 $SHARNESS_TEST_DIRECTORY/tsd_client.py"
+command -v curl >/dev/null || {
+	skip_all="no curl"
+	test_done
+}
 
 # api PATH [CURL-ARGS...]: status code in "code", the body (and a
 # newline) in "body" (an answer without a body leaves just the newline),
@@ -18,4 +25,9 @@ is() {
 	echo "$1" >expect.code &&
 	test_cmp expect.code code &&
 	test_cmp expect body
+}
+
+# nlines N FILE: FILE has N lines
+nlines() {
+	test "$(wc -l <"$2")" -eq "$1"
 }

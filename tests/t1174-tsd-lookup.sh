@@ -4,12 +4,7 @@ test_description='cellfs: series lookup (OpenTSDB /api/search/lookup) over HTTP 
 
 . /usr/share/sharness/sharness.sh
 . "$SHARNESS_TEST_DIRECTORY/lib-cellfs.sh"
-
-CLIENT="python3 $SHARNESS_TEST_DIRECTORY/tsd_client.py"
-command -v curl >/dev/null || {
-	skip_all="no curl"
-	test_done
-}
+. "$SHARNESS_TEST_DIRECTORY/lib-http.sh"
 
 # api PATH [CURL-ARGS...]: status code in "code", the body (and a
 # newline) in "body", the lookup's "time" (milliseconds it took) as T

@@ -5,12 +5,6 @@ test_description='cellfs: OpenTSDB annotations over HTTP (/api/annotation, /api/
 . /usr/share/sharness/sharness.sh
 . "$SHARNESS_TEST_DIRECTORY/lib-cellfs.sh"
 
-CLIENT="python3 $SHARNESS_TEST_DIRECTORY/tsd_client.py"
-command -v curl >/dev/null || {
-	skip_all="no curl"
-	test_done
-}
-
 . "$SHARNESS_TEST_DIRECTORY/lib-http.sh"
 
 # TestAnnotationRpc's times: a series note at 1388450562 (2013-12-31),

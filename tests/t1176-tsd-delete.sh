@@ -5,23 +5,12 @@ test_description='cellfs: deleting what a query reads (OpenTSDB delete queries):
 . /usr/share/sharness/sharness.sh
 . "$SHARNESS_TEST_DIRECTORY/lib-cellfs.sh"
 
-CLIENT="python3 $SHARNESS_TEST_DIRECTORY/tsd_client.py"
-command -v curl >/dev/null || {
-	skip_all="no curl"
-	test_done
-}
-
 . "$SHARNESS_TEST_DIRECTORY/lib-http.sh"
 
 # 2013-01-01 00:00 UTC: three finished hours of data
 T=1356998400
 E=$((T + 3 * 3600))
 NOTE='{"error":{"code":400,"message":"Bad request","details":"Deleting data is not enabled (tsd.http.query.allow_delete=false)"}}'
-
-# nlines N FILE: FILE has N lines
-nlines() {
-	test "$(wc -l <"$2")" -eq "$1"
-}
 
 # q QUERY: the text answer of MNT/tsd/q/QUERY into "out"
 q() {

@@ -5,18 +5,7 @@ test_description='cellfs: renaming a metric, tag key or tag value (OpenTSDB UID 
 . /usr/share/sharness/sharness.sh
 . "$SHARNESS_TEST_DIRECTORY/lib-cellfs.sh"
 
-CLIENT="python3 $SHARNESS_TEST_DIRECTORY/tsd_client.py"
-command -v curl >/dev/null || {
-	skip_all="no curl"
-	test_done
-}
-
 . "$SHARNESS_TEST_DIRECTORY/lib-http.sh"
-
-# nlines N FILE: FILE has N lines
-nlines() {
-	test "$(wc -l <"$2")" -eq "$1"
-}
 
 T=1356998400
 Q="start=$T&end=$((T + 60))"

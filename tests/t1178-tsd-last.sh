@@ -5,12 +5,6 @@ test_description='cellfs: /api/query/last as OpenTSDB answers it (TestQueryRpcLa
 . /usr/share/sharness/sharness.sh
 . "$SHARNESS_TEST_DIRECTORY/lib-cellfs.sh"
 
-CLIENT="python3 $SHARNESS_TEST_DIRECTORY/tsd_client.py"
-command -v curl >/dev/null || {
-	skip_all="no curl"
-	test_done
-}
-
 . "$SHARNESS_TEST_DIRECTORY/lib-http.sh"
 
 # The points go in this hour (what a back_scan of 1 reads first) and five

@@ -5,12 +5,6 @@ test_description='cellfs: /api/stats and /api/dropcaches as OpenTSDB answers the
 . /usr/share/sharness/sharness.sh
 . "$SHARNESS_TEST_DIRECTORY/lib-cellfs.sh"
 
-CLIENT="python3 $SHARNESS_TEST_DIRECTORY/tsd_client.py"
-command -v curl >/dev/null || {
-	skip_all="no curl"
-	test_done
-}
-
 . "$SHARNESS_TEST_DIRECTORY/lib-http.sh"
 
 # counter NAME: the value of counter NAME in "body" (an /api/stats answer)

@@ -943,15 +943,12 @@ static void *racer(void *arg)
 	return (void *)fails;
 }
 
-/* Rows of table dbt whose key starts with metric m's UID. */
-static int rows_of(tsd *t, cf_table *dbt, const char *m)
+/* A scan of table dbt's rows whose key starts with metric m's UID. */
+static int metric_scan(tsd *t, cf_table *dbt, const char *m, cf_scanner **s)
 {
 	struct cf_scan_opts so;
 	unsigned char pre[TSD_UID_WIDTH];
-	cf_scanner *s;
-	const cf_row *row;
 	uint32_t uid;
-	int n = 0;
 
 	if (tsd_name_lookup(t, TSD_METRICS, m, &uid))
 		return -1;
@@ -961,7 +958,17 @@ static int rows_of(tsd *t, cf_table *dbt, const char *m)
 	so.read.max_versions = 1;
 	so.prefix = pre;
 	so.prefixlen = sizeof pre;
-	if (cf_scan_open(dbt, &so, &s))
+	return cf_scan_open(dbt, &so, s) ? -1 : 0;
+}
+
+/* The number of those rows. */
+static int rows_of(tsd *t, cf_table *dbt, const char *m)
+{
+	cf_scanner *s;
+	const cf_row *row;
+	int n = 0;
+
+	if (metric_scan(t, dbt, m, &s))
 		return -1;
 	while (!cf_scan_next(s, &row) && row)
 		n++;
@@ -1066,25 +1073,15 @@ static void test_query_delete(void)
 		bail("tsd_tables failed");
 	is_int(rows_of(t, dbt, "del.c"), 1, "delete: the row is there");
 	{
-		struct cf_scan_opts so;
-		unsigned char pre[TSD_UID_WIDTH];
 		const unsigned char *key;
 		cf_scanner *s;
 		const cf_row *row;
-		uint32_t uid;
 		uint64_t gen;
 		size_t klen;
 		int done = 1;
 
-		tsd_name_lookup(t, TSD_METRICS, "del.c", &uid);
-		tsd_uid_put(pre, uid);
-		memset(&so, 0, sizeof so);
-		so.read.max_ts = INT64_MAX;
-		so.read.max_versions = 1;
-		so.prefix = pre;
-		so.prefixlen = sizeof pre;
 		gen = tsd_del_gen(t);
-		if (cf_scan_open(dbt, &so, &s) || cf_scan_next(s, &row) ||
+		if (metric_scan(t, dbt, "del.c", &s) || cf_scan_next(s, &row) ||
 		    !row)
 			bail("scan of del.c failed");
 		key = cf_row_key(row, &klen);
