@@ -17,6 +17,7 @@
 # Needs: meson, ninja-build, liburing-dev, libnuma-dev (apt-get), and
 # `make` run first.  A finished libfuse build is kept.
 set -eu
+. "$(dirname "$0")/lib-source.sh"
 
 runs=3
 if [ "${1:-}" = -r ]; then
@@ -48,15 +49,8 @@ test -x "$top/build/default/tests/bench/scan_bench" ||
 
 lib=$out/libfuse
 if ! test -f "$lib/.done-$ver"; then
-	tarball=$out/fuse3_$ver.orig.tar.gz
-	if ! echo "$sum  $tarball" | sha256sum -c --quiet 2>/dev/null; then
-		echo "fuse_uring.sh: downloading $url" >&2
-		curl -sSfL -o "$tarball" "$url"
-		echo "$sum  $tarball" | sha256sum -c --quiet
-	fi
-	rm -rf "$out/src" "$lib"
-	mkdir -p "$out/src"
-	tar xzf "$tarball" -C "$out/src" --strip-components=1
+	rm -rf "$lib"
+	unpack_checked "$url" "$sum" "$out/fuse3_$ver.orig.tar.gz" "$out/src"
 	echo "fuse_uring.sh: building libfuse $ver (release, io_uring)" >&2
 	(cd "$out/src" &&
 	 meson setup build --prefix="$lib" --libdir=lib -Dbuildtype=release \

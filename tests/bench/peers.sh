@@ -14,6 +14,7 @@
 # OUTDIR/{include,lib}.  A finished build is kept: OUTDIR/.done-VERSION.
 # RocksDB takes about 25 minutes on two cores, LevelDB one.
 set -eu
+. "$(dirname "$0")/lib-source.sh"
 
 out=${1:?usage: peers.sh OUTDIR}
 mkdir -p "$out"
@@ -29,14 +30,8 @@ build() {
 	src="$out/src/$name-$ver"
 	tarball="$out/src/$(basename "$path")"
 	mkdir -p "$out/src"
-	if ! echo "$sum  $tarball" | sha256sum -c --quiet 2>/dev/null; then
-		echo "peers.sh: downloading $pool/$path" >&2
-		curl -sSfL -o "$tarball" "$pool/$path"
-		echo "$sum  $tarball" | sha256sum -c --quiet
-	fi
-	rm -rf "$src" "$src.build"
-	mkdir -p "$src"
-	tar xzf "$tarball" -C "$src" --strip-components=1
+	rm -rf "$src.build"
+	unpack_checked "$pool/$path" "$sum" "$tarball" "$src"
 	echo "peers.sh: building $name $ver (Release)" >&2
 	cmake -S "$src" -B "$src.build" -DCMAKE_BUILD_TYPE=Release \
 		-DCMAKE_INSTALL_PREFIX="$out" -DCMAKE_INSTALL_LIBDIR=lib \
