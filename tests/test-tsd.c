@@ -798,21 +798,22 @@ static void test_tsuid_queries(void)
 	tsd_close(t);
 }
 
-/* The value of cell t:QUAL (qual hex) of row key in tsdb-annotation, as
- * a string (static), or "(none)". */
-static const char *note_cell(const unsigned char *key, size_t klen,
-			     const unsigned char *q, size_t qlen)
+/* The value of cell FAM:QUAL of row key in table tab, as a string
+ * (static), "(none)" or "(no table)". */
+static const char *cell_text(const char *tab, const char *fam,
+			     const void *key, size_t klen,
+			     const void *q, size_t qlen)
 {
 	static char out[1024];
 	struct cf_read_opts o = CF_READ_OPTS_INIT;
-	struct cf_column col = { "t", 1, q, qlen };
+	struct cf_column col = { fam, strlen(fam), q, qlen };
 	cf_table *tb;
 	cf_row *row = NULL;
 
 	snprintf(out, sizeof out, "(none)");
 	o.columns = &col;
 	o.ncolumns = 1;
-	if (cf_table_open(db, TSD_TABLE_NOTE, &tb))
+	if (cf_table_open(db, tab, &tb))
 		return "(no table)";
 	if (cf_table_get(tb, key, klen, &o, &row) == 0 && cf_row_count(row)) {
 		const struct cf_cell *c = cf_row_cell(row, 0);
@@ -822,6 +823,13 @@ static const char *note_cell(const unsigned char *key, size_t klen,
 	cf_row_free(row);
 	cf_table_close(tb);
 	return out;
+}
+
+/* A note's cell: t:QUAL of row key in tsdb-annotation. */
+static const char *note_cell(const unsigned char *key, size_t klen,
+			     const unsigned char *q, size_t qlen)
+{
+	return cell_text(TSD_TABLE_NOTE, "t", key, klen, q, qlen);
 }
 
 /* Annotations: the cells OpenTSDB's Annotation writes (row, qualifier,
@@ -1298,11 +1306,6 @@ static void test_uidmeta(void)
 	struct buf out = BUF_INIT;
 	uint32_t uid;
 	char body[256], hexuid[8], row[3];
-	const char *cell;
-	cf_table *tb;
-	cf_row *r;
-	struct cf_read_opts o = CF_READ_OPTS_INIT;
-	struct cf_column col = { "name", 4, "metric_meta", 11 };
 
 	is_int(put(t, "um.m 1356998400 1 umk=umv\n", &e), 0, "uidmeta: data");
 	tsd_name_lookup(t, TSD_METRICS, "um.m", &uid);
@@ -1322,20 +1325,11 @@ static void test_uidmeta(void)
 	row[0] = (char)(uid >> 16);
 	row[1] = (char)(uid >> 8);
 	row[2] = (char)uid;
-	o.columns = &col;
-	o.ncolumns = 1;
-	if (cf_table_open(db, "tsdb-uid", &tb) || cf_table_get(tb, row, 3, &o,
-							       &r))
-		bail("tsdb-uid");
-	cell = cf_row_count(r) ? (const char *)cf_row_cell(r, 0)->val : "";
-	ok(cf_row_count(r) == 1 &&
-	   !strncmp(cell, "{\"type\":\"METRIC\",\"displayName\":\"\","
-		    "\"description\":\"d\",\"notes\":\"\",\"created\":1500,"
-		    "\"custom\":{\"a\":\"2\",\"z\":\"1\"}}",
-		    cf_row_cell(r, 0)->vlen),
-	   "uidmeta: stored as getStorageJSON at name:metric_meta");
-	cf_row_free(r);
-	cf_table_close(tb);
+	is_str(cell_text("tsdb-uid", "name", row, 3, "metric_meta", 11),
+	       "{\"type\":\"METRIC\",\"displayName\":\"\",\"description\":"
+	       "\"d\",\"notes\":\"\",\"created\":1500,\"custom\":{\"a\":"
+	       "\"2\",\"z\":\"1\"}}",
+	       "uidmeta: stored as getStorageJSON at name:metric_meta");
 	/* a later creation time does not replace an earlier one; POST keeps
 	 * what it does not name */
 	buf_reset(&out);
