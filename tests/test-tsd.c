@@ -1376,6 +1376,93 @@ static void test_uidmeta(void)
 	tsd_close(t);
 }
 
+/* Series meta kept by writes (tsd.core.meta): writers of the same series
+ * at once count every point in the counter and make one meta; the set
+ * of series known to have a meta grows past its first table. */
+static tsd *tm_tsd;
+
+static void *tm_writer(void *arg)
+{
+	long id = (long)arg, fails = 0;
+	char line[96];
+
+	for (int w = 0; w < 20; w++) {
+		struct buf text = BUF_INIT;
+		for (int h = 0; h < 50; h++) {
+			snprintf(line, sizeof line, "tm.m %lld %ld host=h%d\n",
+				 1356998400LL + w * 4 + id, id, h);
+			buf_append(&text, line, strlen(line));
+		}
+		struct tsd_error e;
+		fails += tsd_put_text(tm_tsd, (char *)text.p, text.len, &e) != 0;
+		buf_release(&text);
+	}
+	return (void *)fails;
+}
+
+static void test_tsmeta_tracking(void)
+{
+	struct tsd_options o;
+	struct tsd_error e;
+	struct buf out = BUF_INIT, text = BUF_INIT, m = BUF_INIT;
+	pthread_t th[4];
+	long fails = 0;
+	int counted = 1, made = 1;
+	char line[96];
+
+	tsd_options_default(&o);
+	o.compact_interval_ms = 0;
+	o.tsuid_tracking = o.realtime_ts = o.tsuid_incrementing = 1;
+	if (tsd_open(db, &o, &tm_tsd))
+		bail("tsd_open failed");
+	for (long i = 0; i < 4; i++)
+		pthread_create(&th[i], NULL, tm_writer, (void *)i);
+	for (int i = 0; i < 4; i++) {
+		void *r;
+		pthread_join(th[i], &r);
+		fails += (long)r;
+	}
+	is_int(fails, 0, "tsmeta: every racing write stored");
+	is_int(tsd_tsmeta_list(tm_tsd, "tm.m", 4, &out, &e), 0,
+	       "tsmeta: the list of the metric");
+	buf_putc(&out, 0);
+	for (int h = 0; h < 50; h++) {
+		char *p;
+		snprintf(line, sizeof line, "\"name\":\"h%d\"", h);
+		p = strstr((char *)out.p, line);
+		if (!p || !(p = strstr(p, "\"totalDatapoints\":")) ||
+		    strncmp(p, "\"totalDatapoints\":80}", 21))
+			counted = 0;
+	}
+	ok(counted, "tsmeta: 4 writers of 20 points a series: 80 counted");
+	tsd_close(tm_tsd);
+
+	/* storeIfNecessary: 5000 new series, one write */
+	o.tsuid_incrementing = 0;
+	if (tsd_open(db, &o, &tm_tsd))
+		bail("tsd_open failed");
+	for (int h = 0; h < 5000; h++) {
+		snprintf(line, sizeof line, "tm.n 1356998400 1 host=n%d\n", h);
+		buf_append(&text, line, strlen(line));
+	}
+	is_int(tsd_put_text(tm_tsd, (char *)text.p, text.len, &e), 0,
+	       "tsmeta: 5000 series written");
+	for (int h = 0; h < 5000 && made; h += 7) {
+		buf_reset(&m);
+		snprintf(line, sizeof line, "tm.n{host=n%d}", h);
+		buf_reset(&out);
+		made = tsd_tsmeta_list(tm_tsd, line, strlen(line), &out, &e) ==
+			       0 && out.len > 2;
+	}
+	ok(made, "tsmeta: each new series has its meta");
+	is_int(tsd_put_text(tm_tsd, (char *)text.p, text.len, &e), 0,
+	       "tsmeta: the same series again (known: no meta read)");
+	tsd_close(tm_tsd);
+	buf_release(&out);
+	buf_release(&text);
+	buf_release(&m);
+}
+
 static void test_race(void)
 {
 	pthread_t th[NTHREADS];
@@ -1769,6 +1856,7 @@ int main(void)
 	test_mixed();
 	test_compactor_thread();
 	test_query_stream();
+	test_tsmeta_tracking();
 	test_disk_full();
 	test_exhaustion();
 	cf_db_close(db);

@@ -254,10 +254,8 @@ static int dump_to(json_t *j, struct buf *out)
 	return CF_OK;
 }
 
-/* The bytes of TSUID hex (a metric UID and 1 to TSD_MAX_TAGS tag
- * pairs), as UniqueId.stringToUid reads it.  CF_EINVAL with *err. */
-static int tsuid_bytes(const char *hex, unsigned char *b, size_t *n,
-		       struct tsd_error *err)
+int tsd_tsuid_bytes(const char *hex, unsigned char *b, size_t *n,
+		    struct tsd_error *err)
 {
 	size_t len = strlen(hex), pair = 4 * TSD_UID_WIDTH;
 
@@ -302,7 +300,7 @@ static int note_cell(const char *tsuid, int64_t start, unsigned char *key,
 		set_err(err, "The start timestamp has not been set");
 		return CF_EINVAL;
 	}
-	if (tsuid[0] && (rc = tsuid_bytes(tsuid, b, &n, err)))
+	if (tsuid[0] && (rc = tsd_tsuid_bytes(tsuid, b, &n, err)))
 		return rc;
 	if (tsd_ts_is_ms(ts) && ts % 1000 == 0)
 		ts /= 1000;
@@ -746,7 +744,7 @@ int tsd_note_range(tsd *t, const char *tsuid, int64_t start_ms,
 	memset(&x, 0, sizeof x);
 	if (count)
 		*count = 0;
-	if (tsuid && tsuid[0] && (rc = tsuid_bytes(tsuid, b, &n, err)))
+	if (tsuid && tsuid[0] && (rc = tsd_tsuid_bytes(tsuid, b, &n, err)))
 		return rc;
 	if (t && (rc = note_table(t, 0, &nt)))
 		return rc;

@@ -64,6 +64,13 @@ struct tsd {
 	 * read atomically).  Taken before engine locks, after recent's. */
 	pthread_rwlock_t del_lock;
 	uint64_t del_gen;
+	/* realtime_ts: hashes of the TSUIDs whose meta is known to exist
+	 * (open addressing, 0 empty; cleared when 3/4 full), so that a
+	 * write reads tsdb-meta only for series it has not seen.  Taken
+	 * after every other lock, held over no engine call. */
+	pthread_mutex_t seen_mu;
+	uint64_t *seen;
+	size_t seen_cap, seen_n;
 };
 
 /* Opens handles on the two tables (the caller closes them), creating
@@ -198,6 +205,21 @@ typedef int tsd_note_fn(void *arg, const unsigned char *tags, size_t ntags,
  * row).  No table of notes: none.  Engine errors, fn's. */
 int tsd_notes_of(tsd *t, uint32_t muid, int64_t start_ms, int64_t end_ms,
 		 tsd_note_fn *fn, void *arg);
+
+/* The bytes of TSUID hex (a metric UID and 1 to TSD_MAX_TAGS tag
+ * pairs; room for TSD_UID_WIDTH + TSD_MAX_TAGS * 6), as
+ * UniqueId.stringToUid reads it.  CF_EINVAL (`invalid TSUID: x`). */
+int tsd_tsuid_bytes(const char *hex, unsigned char *b, size_t *n,
+		    struct tsd_error *err);
+
+/* --- series meta data (tsd/tsmeta.c) ---------------------------------- */
+
+/* After a write of pts[0..n) (in key order) was applied: the tracking
+ * of struct tsd_options (tsuid_tracking and the others).  Failures are
+ * logged, not returned: the points are stored. */
+void tsd_tsmeta_track(tsd *t, const struct tsd_point *const *pts, size_t n);
+/* Frees the set of series known to have a meta (tsd_close). */
+void tsd_tsmeta_release(tsd *t);
 
 /* --- cursors ----------------------------------------------------------- */
 

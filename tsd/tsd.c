@@ -383,6 +383,7 @@ int tsd_open(cf_db *db, const struct tsd_options *o, tsd **out)
 	pthread_mutex_init(&t->pool_mu, NULL);
 	pthread_cond_init(&t->cv, NULL);
 	pthread_rwlock_init(&t->del_lock, NULL);
+	pthread_mutex_init(&t->seen_mu, NULL);
 	if ((rc = tsd_uids_new(&t->uids)))
 		goto fail;
 	if (t->o.recent_bytes && (rc = tsd_recent_new(&t->o, &t->recent)))
@@ -407,6 +408,8 @@ fail:
 	pthread_mutex_destroy(&t->pool_mu);
 	pthread_cond_destroy(&t->cv);
 	pthread_rwlock_destroy(&t->del_lock);
+	tsd_tsmeta_release(t);
+	pthread_mutex_destroy(&t->seen_mu);
 	free(t);
 	return rc;
 }
@@ -430,6 +433,8 @@ void tsd_close(tsd *t)
 	pthread_mutex_destroy(&t->pool_mu);
 	pthread_cond_destroy(&t->cv);
 	pthread_rwlock_destroy(&t->del_lock);
+	tsd_tsmeta_release(t);
+	pthread_mutex_destroy(&t->seen_mu);
 	free(t);
 }
 
@@ -821,6 +826,7 @@ static int store_points(tsd *t, cf_table *dbt, struct scratch *sc, size_t n,
 		return rc;
 	}
 	tsd_recent_put(t, (const struct tsd_point *const *)order, n);
+	tsd_tsmeta_track(t, (const struct tsd_point *const *)order, n);
 	pthread_mutex_lock(&t->mu);
 	for (size_t i = 0; i < n; i++)
 		if (i == 0 || order[i]->klen != order[i - 1]->klen ||

@@ -95,6 +95,14 @@ struct tsd_options {
 	/* The gnuplot program ("gnuplot": found through PATH). */
 	const char *gnuplot;
 	unsigned gnuplot_timeout_ms;	/* default 20000 */
+	/* Series meta data kept by writes (OpenTSDB's tsd.core.meta.*;
+	 * tsd/tsmeta.c, docs/timeseries.md), all off by default:
+	 * tsuid_tracking: each write of a series sets its counter column
+	 * (tsdb-meta, name:ts_ctr) to 1, so that its timestamp says when
+	 * the series was last written; with realtime_ts, its TSMeta is
+	 * created at the first write instead, and with tsuid_incrementing
+	 * as well, the counter counts the points written. */
+	int tsuid_tracking, realtime_ts, tsuid_incrementing;
 };
 
 /* Fills o with the defaults above. */
@@ -490,13 +498,70 @@ int tsd_uidmeta_delete(tsd *t, const char *type, const char *uid,
 /* The three of a query string naming the UID (MNT/tsd/uidmeta/'s names):
  * "type=TYPE&uid=HEX" or "type=TYPE&name=NAME" (%XX decoded).  GET: the
  * meta into out; POST: the fields of JSON object body[0..blen) merged in
- * (tsd_uidmeta_sync, overwrite 0); DELETE.  CF_EINVAL also for `Missing
+ * (tsd_uidmeta_sync, overwrite 0; PUT: 1); DELETE.  CF_EINVAL also for `Missing
  * type`, `Missing UID`, an unknown parameter; CF_ENOTFOUND for an unknown
  * name. */
-enum tsd_meta_op { TSD_META_GET, TSD_META_POST, TSD_META_DELETE };
+enum tsd_meta_op { TSD_META_GET, TSD_META_POST, TSD_META_PUT,
+		   TSD_META_DELETE };
 int tsd_uidmeta_qs(tsd *t, const char *qs, size_t len, enum tsd_meta_op op,
 		   const char *body, size_t blen, struct buf *out,
 		   struct tsd_error *err);
+
+/* --- series meta data (tsd/tsmeta.c) -----------------------------------
+ *
+ * OpenTSDB's TSMeta of a series (UniqueIdRpc's /api/uid/tsmeta): display
+ * name, description, notes, created, custom, units, data type,
+ * retention, max and min, kept where OpenTSDB keeps them: table
+ * TSD_TABLE_META (created at the first write), the row the series' TSUID,
+ * family "name", qualifier "ts_meta" (the storage JSON) and "ts_ctr" (an
+ * 8-byte counter whose timestamp is the series' last write).  The API's
+ * JSON, in Jackson's order: {"tsuid":..,"metric":UIDMETA,"tags":[UIDMETA
+ * of each tag key then value],"description":..,"notes":..,"created":N,
+ * ["custom":{..},]"units":..,"retention":N,"max":D,"min":D,"displayName":
+ * ..,"dataType":..,"lastReceived":SECONDS,"totalDatapoints":N}, where D
+ * is Double.toString's text or "NaN".
+ */
+#define TSD_TABLE_META "tsdb-meta"
+/* Most TSMetas one list answers (CF_ETOOBIG past it). */
+#define TSD_TSMETA_LIST_MAX 100000
+
+/* The meta of the series hex TSUID into out.  CF_EINVAL (`invalid
+ * TSUID: x`), CF_ENOTFOUND (`Could not find Timeseries meta data`; a UID
+ * of it without a name: `Unable to find one of the UIDs`), engine
+ * errors. */
+int tsd_tsmeta_get(tsd *t, const char *tsuid, struct buf *out,
+		   struct tsd_error *err);
+/* The JSON array of the metas of the series of m (Tags.parseWithMetric:
+ * METRIC or METRIC{K=V,...}): every series of the metric having the
+ * pairs given, in TSUID order (TSUIDQuery.getTSMetas).  CF_EINVAL (bad
+ * m), CF_ENOTFOUND (a name with no UID: `Unable to find one of the
+ * UIDs`), CF_ETOOBIG (over TSD_TSMETA_LIST_MAX). */
+int tsd_tsmeta_list(tsd *t, const char *m, size_t mlen, struct buf *out,
+		    struct tsd_error *err);
+/* TSMeta.syncToStorage of JSON object body ({"tsuid":..,"displayName":
+ * ..}): POST (overwrite 0: fields not given keep their stored value) or
+ * PUT (1).  A body without "tsuid" names its series by m (NULL: `Missing
+ * parameter <code>m</code>`); a series with no meta is then created when
+ * create is set (with a zero counter if it had none), else CF_EINVAL
+ * (`Could not find TSMeta, specify "create=true" to create a new one.`).
+ * out gets the stored meta.  Errors: CF_EINVAL (bad JSON or values; a
+ * series with no meta: `Requested TSMeta did not exist`), CF_EEXIST (`No
+ * changes detected in TSUID meta data`: HTTP 304), CF_ENOTFOUND (a UID
+ * or name unknown), CF_EBUSY (other writers kept changing it). */
+int tsd_tsmeta_sync(tsd *t, const char *body, size_t len, const char *m,
+		    int create, int overwrite, struct buf *out,
+		    struct tsd_error *err);
+/* Deletes the stored meta of the series (its counter stays, as in
+ * OpenTSDB; none: no error).  CF_EINVAL (`Missing UID`, a bad TSUID). */
+int tsd_tsmeta_delete(tsd *t, const char *tsuid, struct tsd_error *err);
+/* The names of MNT/tsd/tsmeta/: "tsuid=HEX" or "m=M" ("&create=true"
+ * may follow, which only POST and PUT use; %XX decoded).  GET: the meta (tsuid=) or
+ * the list (m=) into out; POST and PUT: JSON object body[0..blen) synced
+ * onto the series (tsd_tsmeta_sync); DELETE (tsuid=, or m= naming one
+ * series).  CF_EINVAL also for an unknown parameter or none. */
+int tsd_tsmeta_qs(tsd *t, const char *qs, size_t len, enum tsd_meta_op op,
+		  const char *body, size_t blen, struct buf *out,
+		  struct tsd_error *err);
 
 /* --- maintenance and status -------------------------------------------- */
 

@@ -11,7 +11,6 @@
  * stored bytes (OpenTSDB's compareAndSet), tried again when another
  * writer came first.
  */
-#include <ctype.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +18,7 @@
 #include <strings.h>
 
 #include "tsd/internal.h"
+#include "tsd/query.h"
 #include "util/err.h"
 
 /* Check-and-put attempts before a change gives up (CF_EBUSY). */
@@ -480,30 +480,11 @@ int tsd_uidmeta_delete(tsd *t, const char *type, const char *uid,
 	return rc;
 }
 
-/* %XX-decoded value of p[0..n) into out (NUL-terminated). */
-static int qs_value(const char *p, size_t n, struct buf *out)
-{
-	int rc = CF_OK;
-
-	buf_reset(out);
-	for (size_t i = 0; i < n && rc == CF_OK; i++) {
-		if (p[i] == '%' && i + 2 < n && isxdigit((unsigned char)p[i + 1])
-		    && isxdigit((unsigned char)p[i + 2])) {
-			char hx[3] = { p[i + 1], p[i + 2], 0 };
-			rc = buf_putc(out, (char)strtol(hx, NULL, 16));
-			i += 2;
-		} else {
-			rc = buf_putc(out, p[i]);
-		}
-	}
-	return rc ? rc : buf_putc(out, '\0');
-}
-
 /* The UID a query string names: type=TYPE and uid=HEX or name=NAME. */
 static int qs_target(tsd *t, cf_table *uidt, const char *qs, size_t len,
 		     struct umeta *m, struct tsd_error *err)
 {
-	struct buf type = BUF_INIT, uid = BUF_INIT, name = BUF_INIT, *v;
+	char *type = NULL, *uid = NULL, *name = NULL, **v;
 	int rc = CF_OK;
 
 	for (size_t b = 0, i = 0; i <= len && rc == CF_OK; i++) {
@@ -523,22 +504,24 @@ static int qs_target(tsd *t, cf_table *uidt, const char *qs, size_t len,
 				 p);
 			fail(err, "unknown parameter: ", k);
 			rc = CF_EINVAL;
-		} else {
-			rc = qs_value(eq ? eq + 1 : p + kl,
-				      eq ? (size_t)(qs + i - eq - 1) : 0, v);
+			break;
 		}
+		free(*v);
+		*v = tsd_pct_decode(eq ? eq + 1 : p + kl,
+				    eq ? (size_t)(qs + i - eq - 1) : 0);
+		if (!*v)
+			rc = CF_ENOMEM;
 	}
-	if (rc == CF_OK && (!type.len || !((char *)type.p)[0])) {
+	if (rc == CF_OK && (!type || !*type)) {
 		fail(err, "Missing type", NULL);
 		rc = CF_EINVAL;
 	}
 	if (rc == CF_OK)
-		rc = parse_kind((const char *)type.p, &m->kind, err);
-	if (rc == CF_OK && uid.len > 1)
-		rc = parse_uid((const char *)uid.p, &m->uid, err);
-	else if (rc == CF_OK && name.len > 1) {
-		rc = tsd_uid_lookup(t->uids, uidt, m->kind,
-				    (const char *)name.p, name.len - 1,
+		rc = parse_kind(type, &m->kind, err);
+	if (rc == CF_OK && uid && *uid)
+		rc = parse_uid(uid, &m->uid, err);
+	else if (rc == CF_OK && name && *name) {
+		rc = tsd_uid_lookup(t->uids, uidt, m->kind, name, strlen(name),
 				    &m->uid);
 		if (rc == CF_ENOTFOUND)
 			fail(err, "Could not find the requested UID", NULL);
@@ -546,9 +529,9 @@ static int qs_target(tsd *t, cf_table *uidt, const char *qs, size_t len,
 		fail(err, "Missing UID", NULL);
 		rc = CF_EINVAL;
 	}
-	buf_release(&type);
-	buf_release(&uid);
-	buf_release(&name);
+	free(type);
+	free(uid);
+	free(name);
 	return rc;
 }
 
@@ -591,7 +574,8 @@ int tsd_uidmeta_qs(tsd *t, const char *qs, size_t len, enum tsd_meta_op op,
 			fail(err, "Unable to parse the given JSON: not an "
 			     "object", NULL);
 	} else {
-		rc = tsd_uidmeta_sync(t, text, strlen(text), 0, out, err);
+		rc = tsd_uidmeta_sync(t, text, strlen(text),
+				      op == TSD_META_PUT, out, err);
 	}
 	free(text);
 	json_decref(j);
