@@ -1,10 +1,15 @@
 /*
  * api_meta.c: the small endpoints: /api/suggest (SuggestRpc),
  * /api/aggregators, /api/version and /api/config/filters (RpcManager's
- * ListAggregators, Version, ShowConfig).  docs/api.md has their answers.
- * Memory: the answer (suggest: at most max names).
+ * ListAggregators, Version, ShowConfig), /api/stats, /api/dropcaches,
+ * and the meta data of UIDs and series (/api/uid/uidmeta, tsmeta).
+ * docs/api.md has their answers.  Memory: the answer (suggest: at most
+ * max names; tsmeta: at most TSD_TSMETA_LIST_MAX metas).
  */
+#include <errno.h>
 #include <jansson.h>
+#include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -546,6 +551,167 @@ int net_api_uidmeta(struct net_req *r)
 			cf_log(CF_LOG_WARN, "tsd http: uidmeta: %s",
 			       err.reason);
 		return uidmeta_error(r, rc, &err);
+	}
+	buf_release(&r->out);
+	r->out = out;
+	r->status = 200;
+	return 0;
+}
+
+/* The answer of a tsd_tsmeta_* error (UniqueIdRpc.handleTSMeta's). */
+static int tsmeta_error(struct net_req *r, int rc, const struct tsd_error *err)
+{
+	switch (rc) {
+	case CF_EINVAL:
+		cf_log(CF_LOG_WARN, "tsd http: tsmeta: %s", err->reason);
+		return net_error(r, 400, err->reason, NULL);
+	case CF_ENOTFOUND:
+		return net_error(r, 404, err->reason[0] ? err->reason :
+				 "Could not find Timeseries meta data", NULL);
+	case CF_EBUSY:
+		return net_error(r, 500, "Failed to save the TSMeta to "
+				 "storage", "This may be caused by another "
+				 "process modifying storage data");
+	case CF_ETOOBIG:
+		return net_error(r, 413, "Too many series", err->reason);
+	default:
+		return net_error(r, 500, cf_strerror(rc), err->reason);
+	}
+}
+
+/* parseTSMetaQS: the fields of the query string as a JSON TSMeta (text
+ * the caller frees), or NULL with the answer set. */
+static char *tsmeta_qs_json(struct net_req *r)
+{
+	static const char *const strs[][2] = {
+		{ "tsuid", "tsuid" }, { "display_name", "displayName" },
+		{ "description", "description" }, { "notes", "notes" },
+		{ "units", "units" }, { "data_type", "dataType" },
+	};
+	json_t *o = json_object();
+	const char *v;
+	char *text = NULL, *end;
+
+	for (size_t i = 0; o && i < sizeof strs / sizeof strs[0]; i++)
+		if ((v = net_arg(r, strs[i][0])))
+			json_object_set_new(o, strs[i][1], json_string(v));
+	if (o && (v = net_arg(r, "retention")) && *v) {
+		long n;
+		errno = 0;
+		n = strtol(v, &end, 10);
+		if (*end || errno || n > INT32_MAX || n < INT32_MIN) {
+			json_decref(o);
+			net_error(r, 400, "Unable to parse 'retention' value",
+				  NULL);
+			return NULL;
+		}
+		json_object_set_new(o, "retention", json_integer(n));
+	}
+	for (int i = 0; o && i < 2; i++) {
+		const char *name = i ? "min" : "max";
+		float f;
+		if (!(v = net_arg(r, name)) || !*v)
+			continue;
+		/* Float.parseFloat: a float's precision */
+		f = strtof(v, &end);
+		if (*end || end == v) {
+			char msg[40];
+			snprintf(msg, sizeof msg, "Unable to parse '%s' value",
+				 name);
+			json_decref(o);
+			net_error(r, 400, msg, NULL);
+			return NULL;
+		}
+		json_object_set_new(o, name, isfinite(f) ?
+				    json_real((double)f) :
+				    json_string(isnan(f) ? "NaN" : f > 0 ?
+						"Infinity" : "-Infinity"));
+	}
+	if (o)
+		text = json_dumps(o, JSON_COMPACT);
+	json_decref(o);
+	if (!text)
+		net_error(r, 500, "out of memory", NULL);
+	return text;
+}
+
+/* /api/uid/tsmeta (UniqueIdRpc.handleTSMeta): GET ?tsuid= or ?m=; POST
+ * and PUT a JSON TSMeta or the query string (tsuid, display_name,
+ * description, notes, units, data_type, retention, max, min), by tsuid
+ * or by m (with create=true); DELETE a JSON body or ?tsuid=. */
+int net_api_tsmeta(struct net_req *r)
+{
+	const char *m = net_method(r), *tsuid, *mq, *create;
+	struct tsd_error err = { 0, "" };
+	struct buf out = BUF_INIT;
+	char *text = NULL;
+	json_t *body;
+	int rc, has = net_has_body(r);
+	tsd *t = NULL;
+
+	if (!m)
+		return 0;
+	if (strcmp(m, "GET") && strcmp(m, "POST") && strcmp(m, "PUT") &&
+	    strcmp(m, "DELETE"))
+		return net_bad_method(r);
+	tsuid = net_arg(r, "tsuid");
+	mq = net_arg(r, "m");
+	if (!strcmp(m, "GET") && !(tsuid && *tsuid) && !(mq && *mq))
+		return net_error(r, 400, "Missing parameter <code>m</code>",
+				 NULL);
+	rc = r->get(strcmp(m, "GET") && strcmp(m, "DELETE"), &t);
+	if (rc == CF_ENOTFOUND) {
+		/* nothing written yet: no series, no meta */
+		if (!strcmp(m, "DELETE")) {
+			r->status = 204;
+			return 0;
+		}
+		return net_error(r, 404, tsuid && *tsuid ? "Could not find "
+				 "Timeseries meta data" : "Unable to find one "
+				 "of the UIDs", NULL);
+	}
+	if (rc)
+		return net_error(r, 500, cf_strerror(rc), NULL);
+	if (!strcmp(m, "GET")) {
+		rc = tsuid && *tsuid ? tsd_tsmeta_get(t, tsuid, &out, &err) :
+		     tsd_tsmeta_list(t, mq, strlen(mq), &out, &err);
+	} else if (!strcmp(m, "DELETE")) {
+		if (has) {
+			if (!(body = net_body_json(r)))
+				return 0;
+			rc = tsd_tsmeta_delete(t, json_string_value(
+				json_object_get(body, "tsuid")), &err);
+			json_decref(body);
+		} else {
+			rc = tsd_tsmeta_delete(t, tsuid, &err);
+		}
+		if (rc == CF_EINVAL) {
+			cf_log(CF_LOG_WARN, "tsd http: tsmeta: %s",
+			       err.reason);
+			return net_error(r, 400, "Unable to delete TSMeta "
+					 "information", err.reason);
+		}
+		if (rc)
+			return tsmeta_error(r, rc, &err);
+		r->status = 204;
+		return 0;
+	} else {
+		if (!has && !(text = tsmeta_qs_json(r)))
+			return 0;
+		create = net_arg(r, "create");
+		rc = tsd_tsmeta_sync(t, text ? text : r->body,
+				     text ? strlen(text) : r->body_len, mq,
+				     create && !strcmp(create, "true"),
+				     !strcmp(m, "PUT"), &out, &err);
+		free(text);
+		if (rc == CF_EEXIST) {
+			r->status = 304;
+			return 0;
+		}
+	}
+	if (rc) {
+		buf_release(&out);
+		return tsmeta_error(r, rc, &err);
 	}
 	buf_release(&r->out);
 	r->out = out;

@@ -221,6 +221,7 @@ static const struct {
 	{ "/api/uid/assign", net_api_uid_assign },
 	{ "/api/uid/rename", net_api_uid_rename },
 	{ "/api/uid/uidmeta", net_api_uidmeta },
+	{ "/api/uid/tsmeta", net_api_tsmeta },
 	{ "/api/search/lookup", net_api_search_lookup },
 	{ "/api/search", net_api_search },
 	{ "/api/stats", net_api_stats },

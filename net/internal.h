@@ -90,6 +90,7 @@ int net_api_filters(struct net_req *r);
 int net_api_uid_assign(struct net_req *r);
 int net_api_uid_rename(struct net_req *r);
 int net_api_uidmeta(struct net_req *r);
+int net_api_tsmeta(struct net_req *r);
 int net_api_search(struct net_req *r);
 int net_api_stats(struct net_req *r);
 int net_api_dropcaches(struct net_req *r);
