@@ -127,7 +127,8 @@ int fs_batch_write(cf_table *t, const char *p, size_t len, const char **why);
 enum fs_tsd_node {
 	FT_DIR, FT_PUT, FT_METRICS, FT_METRIC, FT_TAGK, FT_TAGV,
 	FT_KNAME, FT_VNAME, FT_Q, FT_QUERY, FT_LOOKUP, FT_LOOKUPQ,
-	FT_NOTE, FT_NOTES, FT_NOTESQ, FT_UMETAS, FT_UMETAQ
+	FT_NOTE, FT_NOTES, FT_NOTESQ, FT_UMETAS, FT_UMETAQ, FT_TMETAS,
+	FT_TMETAQ
 };
 struct fs_tsd_file;
 
@@ -136,6 +137,10 @@ void fs_tsd_setup(cf_db *db);
 /* The memory of tsd's recent points (-o tsd_recent=BYTES; 0: none),
  * before the layer is first used. */
 void fs_tsd_set_recent(uint64_t bytes);
+/* What writes keep of the series' meta data (-o tsd_tsuid_tracking,
+ * tsd_realtime_ts, tsd_tsuid_incrementing: struct tsd_options), before
+ * the layer is first used. */
+void fs_tsd_set_meta(int tracking, int realtime, int incrementing);
 /* Closes the tsd layer; before the engine closes. */
 void fs_tsd_teardown(void);
 /* The daemon's tsd handle, shared with the network servers (net/net.h's

@@ -31,6 +31,7 @@ struct config {
 	char *cache_timeout;
 	int rdplus_always;	/* readdirplus=always (else auto) */
 	int allow_delete;	/* tsd_allow_delete: delete queries over HTTP */
+	int tsuid_tracking, realtime_ts, tsuid_incrementing; /* tsd meta */
 	int fsname, subtype;	/* given by the user: not set by us */
 	int shared;		/* allow_other or allow_root given */
 };
@@ -59,6 +60,10 @@ static const struct fuse_opt cellfs_opts[] = {
 	{ "readdirplus=always", offsetof(struct config, rdplus_always), 1 },
 	{ "readdirplus=auto", offsetof(struct config, rdplus_always), 0 },
 	{ "tsd_allow_delete", offsetof(struct config, allow_delete), 1 },
+	{ "tsd_tsuid_tracking", offsetof(struct config, tsuid_tracking), 1 },
+	{ "tsd_realtime_ts", offsetof(struct config, realtime_ts), 1 },
+	{ "tsd_tsuid_incrementing", offsetof(struct config,
+					      tsuid_incrementing), 1 },
 	FUSE_OPT_END
 };
 
@@ -314,6 +319,10 @@ static void usage(const char *prog)
 	       "    -o tsd_telnet=[ADDR:]PORT  OpenTSDB's telnet put port\n"
 	       "    -o tsd_allow_delete   the HTTP API serves delete queries\n"
 	       "                          (DELETE /api/query; off: 400)\n"
+	       "    -o tsd_tsuid_tracking  writes keep each series' last\n"
+	       "                          write in tsdb-meta; with\n"
+	       "    -o tsd_realtime_ts    its TSMeta made at the first write\n"
+	       "    -o tsd_tsuid_incrementing  and its points counted\n"
 	       "    -o write_buffers=BYTES  memory of all files open for\n"
 	       "                          writing together (default 1G)\n"
 	       "    -o tsd_recent=BYTES   memory of the recent points of\n"
@@ -435,6 +444,8 @@ int main(int argc, char **argv)
 	fs_budget_setup(wbuf);
 	if (c.tsd_recent)
 		fs_tsd_set_recent(recent);
+	fs_tsd_set_meta(c.tsuid_tracking, c.realtime_ts,
+			c.tsuid_incrementing);
 	fs_setup(db, c.datadir, o.max_value);
 	fs_set_session(se);
 	fs_set_readdirplus(c.rdplus_always);

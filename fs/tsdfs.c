@@ -2,7 +2,8 @@
  * tsdfs.c: MNT/tsd/ (SPEC section 6), the path mapping onto tsd/tsd.h.
  *
  *   tsd/                  FT_DIR      annotation annotations lookup
- *                                     metrics put q tagk tagv uidmeta
+ *                                     metrics put q tagk tagv tsmeta
+ *                                     uidmeta
  *   tsd/put               FT_PUT      append put lines
  *   tsd/metrics/          FT_METRICS  metric names (escaped, section 2)
  *   tsd/metrics/M         FT_METRIC   read: dump; write: "TS VALUE TAGS"
@@ -20,6 +21,10 @@
  *   tsd/uidmeta/          FT_UMETAS   lists nothing; any UID resolves
  *   tsd/uidmeta/UID       FT_UMETAQ   read: the UIDMeta (JSON); append:
  *                                     JSON lines merged in; rm: delete
+ *   tsd/tsmeta/           FT_TMETAS   lists nothing; any series resolves
+ *   tsd/tsmeta/SERIES     FT_TMETAQ   the same for a series' TSMeta
+ *                                     (tsuid=HEX, or m=METRIC{K=V,..}:
+ *                                     read, the list of its series)
  *
  * The tsd handle is opened at the first use that needs it: a write opens
  * it (creating tsdb and tsdb-uid), a read before any write finds no
@@ -56,8 +61,8 @@ struct fs_tsd_file {
 	pthread_mutex_t mu;	/* FT_NOTE: text and lines */
 	struct buf text;	/* FT_NOTESQ: the answer; FT_NOTE: the
 				 * line not ended yet */
-	uint64_t lines;		/* FT_NOTE, FT_UMETAQ: lines taken */
-	int writing;		/* FT_UMETAQ: opened to write (text: the
+	uint64_t lines;		/* FT_NOTE, meta files: lines taken */
+	int writing;		/* meta files: opened to write (text: the
 				 * pending line), else to read (the answer) */
 };
 
@@ -66,6 +71,7 @@ static cf_db *tdb;
 static tsd *handle;
 static uint64_t recent_bytes;
 static int recent_set;
+static int meta_tracking, meta_realtime, meta_incrementing;
 
 void fs_tsd_setup(cf_db *db)
 {
@@ -76,6 +82,13 @@ void fs_tsd_set_recent(uint64_t bytes)
 {
 	recent_bytes = bytes;
 	recent_set = 1;
+}
+
+void fs_tsd_set_meta(int tracking, int realtime, int incrementing)
+{
+	meta_tracking = tracking;
+	meta_realtime = realtime;
+	meta_incrementing = incrementing;
 }
 
 void fs_tsd_teardown(void)
@@ -104,6 +117,9 @@ static int get(int create, tsd **out)
 		tsd_options_default(&o);
 		if (recent_set)
 			o.recent_bytes = recent_bytes;
+		o.tsuid_tracking = meta_tracking;
+		o.realtime_ts = meta_realtime;
+		o.tsuid_incrementing = meta_incrementing;
 		rc = tsd_open(tdb, &o, &handle);
 	}
 	*out = handle;
@@ -120,7 +136,22 @@ int fs_tsd_is_dir(enum fs_tsd_node k)
 {
 	return k == FT_DIR || k == FT_METRICS || k == FT_TAGK ||
 	       k == FT_TAGV || k == FT_Q || k == FT_LOOKUP || k == FT_NOTES ||
-	       k == FT_UMETAS;
+	       k == FT_UMETAS || k == FT_TMETAS;
+}
+
+/* A meta file: of a UID (tsd/uidmeta/) or of a series (tsd/tsmeta/). */
+static int is_meta(enum fs_tsd_node k)
+{
+	return k == FT_UMETAQ || k == FT_TMETAQ;
+}
+
+/* tsd_uidmeta_qs or tsd_tsmeta_qs, as the meta file k says. */
+static int meta_qs(enum fs_tsd_node k, tsd *t, const char *name,
+		   enum tsd_meta_op op, const char *body, size_t blen,
+		   struct buf *out, struct tsd_error *e)
+{
+	return (k == FT_TMETAQ ? tsd_tsmeta_qs : tsd_uidmeta_qs)(
+		t, name, strlen(name), op, body, blen, out, e);
 }
 
 static enum tsd_kind kind_of(enum fs_tsd_node parent)
@@ -144,6 +175,7 @@ int fs_tsd_resolve(enum fs_tsd_node parent, const char *name,
 		{ "tagk", FT_TAGK }, { "tagv", FT_TAGV }, { "q", FT_Q },
 		{ "lookup", FT_LOOKUP }, { "annotation", FT_NOTE },
 		{ "annotations", FT_NOTES }, { "uidmeta", FT_UMETAS },
+		{ "tsmeta", FT_TMETAS },
 	};
 	size_t i;
 
@@ -168,9 +200,10 @@ int fs_tsd_resolve(enum fs_tsd_node parent, const char *name,
 		arg->len--;
 		return 0;
 	case FT_Q: case FT_LOOKUP: case FT_NOTES: case FT_UMETAS:
+	case FT_TMETAS:
 		*kind = parent == FT_Q ? FT_QUERY : parent == FT_LOOKUP ?
 			FT_LOOKUPQ : parent == FT_NOTES ? FT_NOTESQ :
-			FT_UMETAQ;
+			parent == FT_UMETAS ? FT_UMETAQ : FT_TMETAQ;
 		if (buf_append(arg, name, strlen(name)) || buf_putc(arg, 0))
 			return ENOMEM;
 		arg->len--;
@@ -241,22 +274,31 @@ int fs_tsd_stat(enum fs_tsd_node k, const struct buf *arg, struct stat *st,
 	switch (k) {
 	case FT_DIR: case FT_PUT: case FT_METRICS: case FT_TAGK:
 	case FT_TAGV: case FT_Q: case FT_LOOKUP: case FT_NOTE: case FT_NOTES:
-	case FT_UMETAS:
+	case FT_UMETAS: case FT_TMETAS:
 		return 0;
-	case FT_UMETAQ:
-		/* the UID must have a name, as UIDMeta's reads check */
+	case FT_UMETAQ: case FT_TMETAQ: {
+		/* the UID must have a name, as UIDMeta's reads check; the
+		 * series a meta (a name asking create=true may be written
+		 * before it has one) */
+		struct buf tmp = BUF_INIT;
 		rc = get(0, &t);
 		if (!rc)
-			rc = tsd_uidmeta_qs(t, (const char *)arg->p, arg->len,
-					    TSD_META_GET, NULL, 0, NULL, &e);
+			rc = meta_qs(k, t, (const char *)arg->p, TSD_META_GET, NULL, 0,
+				     k == FT_TMETAQ ? &tmp : NULL, &e);
+		buf_release(&tmp);
+		if ((rc == CF_ENOTFOUND || rc == CF_OK) && k == FT_TMETAQ &&
+		    strstr((const char *)arg->p, "create=true"))
+			rc = CF_OK;
 		if (rc) {
 			why_set(why, whylen, &e, rc);
 			if (rc != CF_ENOTFOUND)
-				cf_log(CF_LOG_WARN, "lookup tsd/uidmeta/%s: "
-				       "%s: %s", (const char *)arg->p, why,
+				cf_log(CF_LOG_WARN, "lookup tsd/%s/%s: %s: %s",
+				       k == FT_TMETAQ ? "tsmeta" : "uidmeta",
+				       (const char *)arg->p, why,
 				       strerror(fs_errno(rc)));
 		}
 		return fs_errno(rc);
+	}
 	case FT_NOTESQ:
 		/* the range checked, not read: reading it is the open's */
 		rc = tsd_note_qs(NULL, (const char *)arg->p, arg->len, 0, NULL,
@@ -315,7 +357,7 @@ int fs_tsd_list(enum fs_tsd_node k,
 	static const struct { const char *name; int dir; } top[] = {
 		{ "put", 0 }, { "metrics", 1 }, { "tagk", 1 }, { "tagv", 1 },
 		{ "q", 1 }, { "lookup", 1 }, { "annotation", 0 },
-		{ "annotations", 1 }, { "uidmeta", 1 },
+		{ "annotations", 1 }, { "tsmeta", 1 }, { "uidmeta", 1 },
 	};
 	struct buf b = BUF_INIT;
 	char **names = NULL;
@@ -386,6 +428,7 @@ int fs_tsd_open(enum fs_tsd_node k, const struct buf *arg, int flags,
 		     k == FT_LOOKUPQ ? "lookup" :
 		     k == FT_NOTESQ ? "annotations" :
 		     k == FT_UMETAQ ? "uidmeta" :
+		     k == FT_TMETAQ ? "tsmeta" :
 		     k == FT_KNAME ? "tagk" : "tagv",
 		     (const char *)arg->p) < 0)
 		f->what = NULL;
@@ -494,18 +537,17 @@ int fs_tsd_open(enum fs_tsd_node k, const struct buf *arg, int flags,
 		if (rc)
 			why_set(why, whylen, &e, rc);
 		break;
-	case FT_UMETAQ:
+	case FT_UMETAQ: case FT_TMETAQ:
 		/* read: the meta as it is now; write: JSON lines */
 		rc = get(acc != O_RDONLY, &t);
 		if (!rc && acc == O_RDONLY)
-			rc = tsd_uidmeta_qs(t, (const char *)arg->p, arg->len,
-					    TSD_META_GET, NULL, 0, &f->text,
-					    &e);
+			rc = meta_qs(k, t, (const char *)arg->p, TSD_META_GET, NULL, 0,
+				     &f->text, &e);
 		if (!rc && acc == O_RDONLY)
 			rc = buf_putc(&f->text, '\n');
 		if (!rc && acc == O_RDWR) {
 			rc = CF_EINVAL;
-			snprintf(why, whylen, "UID meta files are read or "
+			snprintf(why, whylen, "meta files are read or "
 				 "written, not both");
 		}
 		f->writing = acc == O_WRONLY;
@@ -534,8 +576,8 @@ int fs_tsd_read(struct fs_tsd_file *f, void *dst, size_t n, uint64_t off,
 
 	*got = 0;
 	if (f->kind == FT_KNAME || f->kind == FT_VNAME ||
-	    f->kind == FT_NOTESQ || f->kind == FT_UMETAQ) {
-		int text = f->kind == FT_NOTESQ || f->kind == FT_UMETAQ;
+	    f->kind == FT_NOTESQ || is_meta(f->kind)) {
+		int text = f->kind == FT_NOTESQ || is_meta(f->kind);
 		const char *p = text ? (const char *)f->text.p : f->uid;
 		len = text ? f->text.len : strlen(f->uid);
 		if (off < len) {
@@ -565,7 +607,8 @@ static void put_why(char *why, size_t whylen, const struct tsd_put_result *r,
 
 /* The JSON lines of f->text ended by '\n' (all with last), each applied
  * as a POST: of /api/annotation (an array: of /bulk) for tsd/annotation,
- * of /api/uid/uidmeta onto the file's UID for tsd/uidmeta/UID.  A
+ * of /api/uid/uidmeta onto the file's UID for tsd/uidmeta/UID, of
+ * /api/uid/tsmeta onto the file's series for tsd/tsmeta/SERIES.  A
  * refused line gets a .log line and makes the write EINVAL; the others
  * are kept. */
 static int note_lines(struct fs_tsd_file *f, int last, char *why,
@@ -593,11 +636,10 @@ static int note_lines(struct fs_tsd_file *f, int last, char *why,
 		if (sp == len)
 			continue;	/* a blank line */
 		buf_reset(&out);
-		if (f->kind == FT_UMETAQ)
-			rc = tsd_uidmeta_qs(t, f->what + strlen("uidmeta/"),
-					    strlen(f->what + strlen("uidmeta/")),
-					    TSD_META_POST, line, len, &out, &e);
-		else
+		if (is_meta(f->kind)) {
+			rc = meta_qs(f->kind, t, strchr(f->what, '/') + 1,
+				     TSD_META_POST, line, len, &out, &e);
+		} else
 			rc = tsd_note_sync(t, line, len, line[sp] == '[', 0,
 					   &out, &e);
 		if (rc == CF_EEXIST)
@@ -618,7 +660,8 @@ static int note_lines(struct fs_tsd_file *f, int last, char *why,
 	f->text.len -= b;
 	if (refused > 1)
 		snprintf(why, whylen, "%zu %s lines refused", refused,
-			 f->kind == FT_UMETAQ ? "UID meta" : "annotation");
+			 f->kind == FT_UMETAQ ? "UID meta" :
+			 f->kind == FT_TMETAQ ? "series meta" : "annotation");
 	return bad ? bad : refused ? EINVAL : 0;
 }
 
@@ -629,7 +672,7 @@ int fs_tsd_write(struct fs_tsd_file *f, const void *p, size_t n,
 	struct tsd_put_result r;
 	int rc;
 
-	if (f->kind == FT_NOTE || f->kind == FT_UMETAQ) {
+	if (f->kind == FT_NOTE || is_meta(f->kind)) {
 		pthread_mutex_lock(&f->mu);
 		/* a line is one JSON document, of at most NOTE_LINE_MAX */
 		if (f->text.len + n > NOTE_LINE_MAX) {
@@ -661,7 +704,7 @@ int fs_tsd_flush(struct fs_tsd_file *f, char *why, size_t whylen)
 	struct tsd_put_result r;
 	int rc;
 
-	if (f->kind == FT_NOTE || (f->kind == FT_UMETAQ && f->writing)) {
+	if (f->kind == FT_NOTE || (is_meta(f->kind) && f->writing)) {
 		pthread_mutex_lock(&f->mu);
 		rc = f->text.len ? note_lines(f, 1, why, whylen) : 0;
 		pthread_mutex_unlock(&f->mu);
@@ -697,11 +740,10 @@ int fs_tsd_unlink(enum fs_tsd_node k, const struct buf *arg, char *why,
 			why_set(why, whylen, &e, rc);
 		return fs_errno(rc);
 	}
-	if (k == FT_UMETAQ) {
+	if (is_meta(k)) {
 		if ((rc = get(0, &t)) == CF_OK)
-			rc = tsd_uidmeta_qs(t, (const char *)arg->p, arg->len,
-					    TSD_META_DELETE, NULL, 0, NULL,
-					    &e);
+			rc = meta_qs(k, t, (const char *)arg->p, TSD_META_DELETE, NULL, 0, NULL,
+				     &e);
 		if (rc)
 			why_set(why, whylen, &e, rc);
 		return fs_errno(rc);

@@ -86,7 +86,13 @@ test_expect_success ROOT 'another user cannot delete time series, rename their n
 ")" = EACCES &&
 	test "$(errno_nobody unlink "$MNT/tsd/uidmeta/type=metric&name=sys.cpu")" = EACCES &&
 	test "$(cat "$Q")" = "sys.cpu 1700000000 1 host=a" &&
-	grep -q "\"notes\":\"\"" "$MNT/tsd/uidmeta/type=metric&name=sys.cpu"
+	grep -q "\"notes\":\"\"" "$MNT/tsd/uidmeta/type=metric&name=sys.cpu" &&
+	S="$MNT/tsd/tsmeta/m=sys.cpu{host=a}" &&
+	echo "{}" >>"$S&create=true" &&
+	test "$(errno_nobody write "$S" "{\"notes\":\"x\"}
+")" = EACCES &&
+	test "$(errno_nobody unlink "$S")" = EACCES &&
+	grep -q "\"notes\":\"\"" "$S"
 '
 
 test_expect_success ROOT 'chmod of the table lets others write its data, not its control files' '

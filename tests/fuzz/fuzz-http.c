@@ -51,11 +51,15 @@ static int get_tsd(int create, tsd **out)
 
 	pthread_mutex_lock(&mu);
 	if (!T) {
+		struct tsd_options o;
 		if (!create) {
 			pthread_mutex_unlock(&mu);
 			return CF_ENOTFOUND;
 		}
-		rc = tsd_open(db, NULL, &T);
+		/* puts also keep the series' meta (/api/uid/tsmeta) */
+		tsd_options_default(&o);
+		o.tsuid_tracking = o.realtime_ts = o.tsuid_incrementing = 1;
+		rc = tsd_open(db, &o, &T);
 	}
 	*out = T;
 	pthread_mutex_unlock(&mu);
