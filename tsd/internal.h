@@ -64,12 +64,16 @@ struct tsd {
 	 * read atomically).  Taken before engine locks, after recent's. */
 	pthread_rwlock_t del_lock;
 	uint64_t del_gen;
-	/* realtime_ts: hashes of the TSUIDs whose meta is known to exist
-	 * (open addressing, 0 empty; cleared when 3/4 full), so that a
-	 * write reads tsdb-meta only for series it has not seen.  Taken
-	 * after every other lock, held over no engine call. */
+	/* Series tracking (tsmeta.c): 64-bit hashes of TSUIDs (open
+	 * addressing, 0 empty; emptied when full) and a value each: with
+	 * realtime_ts 1, the series' meta is known to exist (a write reads
+	 * tsdb-meta only for series it has not seen); else the second its
+	 * counter was last written (a write in the same second writes it
+	 * not again).  Taken after every other lock, held over no engine
+	 * call. */
 	pthread_mutex_t seen_mu;
 	uint64_t *seen;
+	uint32_t *seen_val;
 	size_t seen_cap, seen_n;
 };
 

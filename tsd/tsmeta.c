@@ -533,52 +533,75 @@ static uint64_t key_hash(const unsigned char *k, size_t n)
 	return h ? h : 1;
 }
 
-/* 1 if k is in the set; with add, it is added (0 returned). */
-static int seen(tsd *t, const unsigned char *k, size_t n, int add)
+/* The slot of hash h in the table (its own or the empty one it would
+ * take); the table must have one free. */
+static size_t seen_slot(const tsd *t, uint64_t h)
+{
+	size_t j = h & (t->seen_cap - 1);
+
+	while (t->seen[j] && t->seen[j] != h)
+		j = (j + 1) & (t->seen_cap - 1);
+	return j;
+}
+
+/* The value kept for series k (0: none). */
+static uint32_t seen_get(tsd *t, const unsigned char *k, size_t n)
 {
 	uint64_t h = key_hash(k, n);
-	int found = 0;
+	uint32_t v = 0;
 
 	pthread_mutex_lock(&t->seen_mu);
-	if (add && (t->seen_n + 1) * 4 > t->seen_cap * 3) {
-		size_t cap = t->seen_cap ? t->seen_cap : 1 << 12;
-		/* grow to 1M slots (8 MiB), then start again empty */
-		if (t->seen_cap && t->seen_cap < (1u << 20))
-			cap = t->seen_cap * 2;
-		uint64_t *s = calloc(cap, sizeof *s);
-		if (s) {
-			for (size_t i = 0; cap > t->seen_cap && i < t->seen_cap;
-			     i++) {
-				size_t j = t->seen[i] & (cap - 1);
-				if (!t->seen[i])
-					continue;
-				while (s[j])
-					j = (j + 1) & (cap - 1);
-				s[j] = t->seen[i];
-			}
-			if (cap == t->seen_cap)
-				t->seen_n = 0;
-			free(t->seen);
-			t->seen = s;
-			t->seen_cap = cap;
-		}
-	}
-	for (size_t j = t->seen_cap ? h & (t->seen_cap - 1) : 0;
-	     t->seen_cap && t->seen[j]; j = (j + 1) & (t->seen_cap - 1))
-		if (t->seen[j] == h) {
-			found = 1;
-			break;
-		}
-	if (!found && add && t->seen_cap && (t->seen_n + 1) * 4 <=
-	    t->seen_cap * 3) {
-		size_t j = h & (t->seen_cap - 1);
-		while (t->seen[j])
-			j = (j + 1) & (t->seen_cap - 1);
-		t->seen[j] = h;
-		t->seen_n++;
+	if (t->seen_cap) {
+		size_t j = seen_slot(t, h);
+		if (t->seen[j])
+			v = t->seen_val[j];
 	}
 	pthread_mutex_unlock(&t->seen_mu);
-	return found;
+	return v;
+}
+
+/* Keeps v (not 0) for series k: the table doubles up to 2^20 slots
+ * (12 MiB), then starts again empty when 3/4 full. */
+static void seen_set(tsd *t, const unsigned char *k, size_t n, uint32_t v)
+{
+	uint64_t h = key_hash(k, n);
+	size_t j;
+
+	pthread_mutex_lock(&t->seen_mu);
+	if ((t->seen_n + 1) * 4 > t->seen_cap * 3) {
+		size_t cap = !t->seen_cap ? 1 << 12 :
+			     t->seen_cap < (1u << 20) ? 2 * t->seen_cap :
+			     t->seen_cap;
+		uint64_t *old = t->seen;
+		uint32_t *oldv = t->seen_val;
+		size_t ocap = t->seen_cap;
+		t->seen = calloc(cap, sizeof *t->seen);
+		t->seen_val = calloc(cap, sizeof *t->seen_val);
+		if (!t->seen || !t->seen_val) {
+			free(t->seen);
+			free(t->seen_val);
+			t->seen = old;
+			t->seen_val = oldv;
+			pthread_mutex_unlock(&t->seen_mu);
+			return;	/* not kept: the next write does it again */
+		}
+		t->seen_cap = cap;
+		t->seen_n = 0;
+		for (size_t i = 0; cap > ocap && i < ocap; i++)
+			if (old[i]) {
+				j = seen_slot(t, old[i]);
+				t->seen[j] = old[i];
+				t->seen_val[j] = oldv[i];
+				t->seen_n++;
+			}
+		free(old);
+		free(oldv);
+	}
+	j = seen_slot(t, h);
+	t->seen_n += !t->seen[j];
+	t->seen[j] = h;
+	t->seen_val[j] = v;
+	pthread_mutex_unlock(&t->seen_mu);
 }
 
 /* Forgets the set (a meta deleted: the next write makes it again). */
@@ -594,7 +617,9 @@ static void seen_clear(tsd *t)
 void tsd_tsmeta_release(tsd *t)
 {
 	free(t->seen);
+	free(t->seen_val);
 	t->seen = NULL;
+	t->seen_val = NULL;
 	t->seen_cap = t->seen_n = 0;
 }
 
@@ -1137,6 +1162,7 @@ void tsd_tsmeta_track(tsd *t, const struct tsd_point *const *pts, size_t n)
 	struct series *s;
 	size_t ns;
 	int64_t now;
+	uint32_t sec;
 	int rc;
 
 	if (!t->o.tsuid_tracking || !n)
@@ -1147,14 +1173,26 @@ void tsd_tsmeta_track(tsd *t, const struct tsd_point *const *pts, size_t n)
 		return;
 	}
 	rc = meta_table(t, 1, &mt);
+	sec = (uint32_t)time(NULL);
 	if (rc == CF_OK && !t->o.realtime_ts) {
-		/* the counter set to 1: its timestamp is the last write */
+		/* the counter set to 1: its timestamp, in seconds, is the
+		 * last write (one put a series a second says the same) */
+		size_t nput = 0;
 		rc = cf_batch_new(&b);
-		for (size_t i = 0; rc == CF_OK && i < ns; i++)
+		for (size_t i = 0; rc == CF_OK && i < ns; i++) {
+			if (seen_get(t, s[i].k, s[i].klen) == sec) {
+				s[i].points = 0;
+				continue;
+			}
 			rc = cf_batch_put(b, s[i].k, s[i].klen, FAM, 4, QCTR,
 					  strlen(QCTR), CF_TS_NOW, one, 8);
-		if (rc == CF_OK)
+			nput++;
+		}
+		if (rc == CF_OK && nput)
 			rc = cf_table_apply(mt, b);
+		for (size_t i = 0; rc == CF_OK && i < ns; i++)
+			if (s[i].points)
+				seen_set(t, s[i].k, s[i].klen, sec);
 		cf_batch_free(b);
 	}
 	for (size_t i = 0; rc == CF_OK && t->o.realtime_ts && i < ns; i++) {
@@ -1165,11 +1203,11 @@ void tsd_tsmeta_track(tsd *t, const struct tsd_point *const *pts, size_t n)
 						s[i].points, &now);
 			if (rc == CF_OK && now == s[i].points)
 				rc = store_if_new(mt, &s[i]);
-		} else if (!seen(t, s[i].k, s[i].klen, 0)) {
+		} else if (!seen_get(t, s[i].k, s[i].klen)) {
 			/* storeIfNecessary */
 			rc = store_if_new(mt, &s[i]);
 			if (rc == CF_OK)
-				seen(t, s[i].k, s[i].klen, 1);
+				seen_set(t, s[i].k, s[i].klen, 1);
 		}
 	}
 	if (rc)

@@ -2,7 +2,7 @@
  * tsd_bench.c: throughput of the time-series layer on the engine.
  *
  *   tsd_bench [-n POINTS] [-s SERIES] [-b LINES_PER_WRITE] [-r ROUNDS]
- *             [-d DIR]
+ *             [-m track|realtime|count] [-d DIR]
  *
  * Writes POINTS points (default 500000) spread over SERIES series
  * (default 100: 10 metrics x 10 hosts, one point a second per series)
@@ -10,6 +10,9 @@
  * 1000), then measures name assignment, compaction, queries (from the
  * memstore, then after a flush from store files) and a metric dump.
  * Each query runs ROUNDS times (default 1) and the fastest is printed.
+ * -m has the writes keep the series' meta data as the mount options
+ * tsd_tsuid_tracking (track), with tsd_realtime_ts (realtime), and with
+ * tsd_tsuid_incrementing too (count) do.
  * Prints one table; it is a measurement, not a test.
  */
 #include <stdio.h>
@@ -109,18 +112,21 @@ int main(int argc, char **argv)
 	struct tsd_stats st;
 	cf_db *db;
 	tsd *t;
+	const char *meta = NULL;
 	int opt, rc;
 
-	while ((opt = getopt(argc, argv, "n:s:b:r:d:")) != -1) {
+	while ((opt = getopt(argc, argv, "n:s:b:r:d:m:")) != -1) {
 		switch (opt) {
 		case 'n': npoints = atol(optarg); break;
 		case 's': nseries = atol(optarg); break;
 		case 'b': batch = atol(optarg); break;
 		case 'r': rounds = atol(optarg) > 0 ? atol(optarg) : 1; break;
 		case 'd': dir = optarg; break;
+		case 'm': meta = optarg; break;
 		default:
 			fprintf(stderr, "usage: %s [-n POINTS] [-s SERIES] "
-				"[-b LINES] [-r ROUNDS] [-d DIR]\n", argv[0]);
+				"[-b LINES] [-r ROUNDS] [-m track|realtime|"
+				"count] [-d DIR]\n", argv[0]);
 			return 2;
 		}
 	}
@@ -137,11 +143,17 @@ int main(int argc, char **argv)
 	tsd_options_default(&to);
 	to.compact_interval_ms = 0;
 	to.compact_on_read = 0;
+	if (meta) {
+		to.tsuid_tracking = 1;
+		to.realtime_ts = strcmp(meta, "track") != 0;
+		to.tsuid_incrementing = !strcmp(meta, "count");
+	}
 	if ((rc = tsd_open(db, &to, &t)))
 		die("tsd_open", rc);
 
-	printf("tsd_bench: %ld points, %ld series, %ld lines a write, in %s\n",
-	       npoints, nseries, batch, dir);
+	printf("tsd_bench: %ld points, %ld series, %ld lines a write, "
+	       "series meta %s, in %s\n", npoints, nseries, batch,
+	       meta ? meta : "off", dir);
 	printf("%-40s %11s %12s %-10s %12s\n", "operation", "time", "rate",
 	       "unit", "bytes");
 
