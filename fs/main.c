@@ -451,8 +451,11 @@ int main(int argc, char **argv)
 	fs_set_readdirplus(c.rdplus_always);
 	fs_set_cache_timeout(cache_s);
 	if ((c.tsd_http && net_http_start(c.tsd_http, fs_tsd_get,
-					    c.allow_delete ? NET_ALLOW_DELETE : 0,
-					    &http)) ||
+			(c.allow_delete ? NET_ALLOW_DELETE : 0) |
+			(c.tsuid_tracking ? NET_TSUID_TRACKING : 0) |
+			(c.realtime_ts ? NET_REALTIME_TS : 0) |
+			(c.tsuid_incrementing ? NET_TSUID_INCREMENTING : 0),
+			&http)) ||
 	    (c.tsd_telnet &&
 	     net_telnet_start(c.tsd_telnet, fs_tsd_get, &telnet)))
 		goto out;

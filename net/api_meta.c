@@ -1,11 +1,13 @@
 /*
  * api_meta.c: the small endpoints: /api/suggest (SuggestRpc),
- * /api/aggregators, /api/version and /api/config/filters (RpcManager's
- * ListAggregators, Version, ShowConfig), /api/stats, /api/dropcaches,
+ * /api/aggregators, /api/version, /api/config, /api/config/filters and
+ * /api/serializers (RpcManager's ListAggregators, Version, ShowConfig,
+ * Serializers), /api/stats, /api/dropcaches,
  * and the meta data of UIDs and series (/api/uid/uidmeta, tsmeta).
  * docs/api.md has their answers.  Memory: the answer (suggest: at most
  * max names; tsmeta: at most TSD_TSMETA_LIST_MAX metas).
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <jansson.h>
 #include <math.h>
@@ -717,4 +719,109 @@ int net_api_tsmeta(struct net_req *r)
 	r->out = out;
 	r->status = 200;
 	return 0;
+}
+
+/* /api/config (RpcManager.ShowConfig, formatConfigV1): the settings of
+ * OpenTSDB's that hold for this server, with cellfs's values, sorted by
+ * name as OpenTSDB's TreeMap is. */
+int net_api_config(struct net_req *r)
+{
+	char port[16] = "0", host[INET6_ADDRSTRLEN] = "";
+	const char *yes = "true", *no = "false";
+	json_t *o;
+
+	if (!get_or_post(r))
+		return net_bad_method(r);
+	if (r->addr && r->addr->ss_family == AF_INET) {
+		const struct sockaddr_in *a = (const void *)r->addr;
+		inet_ntop(AF_INET, &a->sin_addr, host, sizeof host);
+		snprintf(port, sizeof port, "%u", ntohs(a->sin_port));
+	} else if (r->addr && r->addr->ss_family == AF_INET6) {
+		const struct sockaddr_in6 *a = (const void *)r->addr;
+		inet_ntop(AF_INET6, &a->sin6_addr, host, sizeof host);
+		snprintf(port, sizeof port, "%u", ntohs(a->sin6_port));
+	}
+	/* json_object keeps the order of insertion: this is sorted */
+	const char *const kv[][2] = {
+		{ "tsd.core.auto_create_metrics", yes },
+		{ "tsd.core.auto_create_tagks", yes },
+		{ "tsd.core.auto_create_tagvs", yes },
+		{ "tsd.core.meta.enable_realtime_ts",
+		  r->opts & NET_REALTIME_TS ? yes : no },
+		{ "tsd.core.meta.enable_realtime_uid", no },
+		{ "tsd.core.meta.enable_tsuid_incrementing",
+		  r->opts & NET_TSUID_INCREMENTING ? yes : no },
+		{ "tsd.core.meta.enable_tsuid_tracking",
+		  r->opts & NET_TSUID_TRACKING ? yes : no },
+		{ "tsd.core.uid.random_metrics", no },
+		{ "tsd.http.query.allow_delete",
+		  r->opts & NET_ALLOW_DELETE ? yes : no },
+		{ "tsd.http.request.enable_chunked", yes },
+		{ "tsd.http.request.max_chunk", "16777216" },
+		{ "tsd.http.show_stack_trace", no },
+		{ "tsd.mode", "rw" },
+		{ "tsd.network.bind", host },
+		{ "tsd.network.port", port },
+		{ "tsd.search.enable", no },
+		{ "tsd.storage.enable_appends", no },
+		{ "tsd.storage.enable_compaction", yes },
+		{ "tsd.storage.hbase.data_table", TSD_TABLE_DATA },
+		{ "tsd.storage.hbase.meta_table", TSD_TABLE_META },
+		{ "tsd.storage.hbase.tree_table", "tsdb-tree" },
+		{ "tsd.storage.hbase.uid_table", TSD_TABLE_UID },
+		{ "tsd.storage.max_tags", "8" },
+		{ "tsd.storage.uid.width.metric", "3" },
+		{ "tsd.storage.uid.width.tagk", "3" },
+		{ "tsd.storage.uid.width.tagv", "3" },
+	};
+	o = json_object();
+	for (size_t i = 0; o && i < sizeof kv / sizeof kv[0]; i++)
+		json_object_set_new(o, kv[i][0], json_string(kv[i][1]));
+	return net_json_reply(r, o);
+}
+
+/* /api/serializers (RpcManager.Serializers, getSerializerStatus): the
+ * one serializer, JSON, with the parse and format calls cellfs serves. */
+int net_api_serializers(struct net_req *r)
+{
+	static const char *const parsers[] = {
+		"PutV1", "SuggestV1", "UidAssignV1", "UidRenameV1",
+		"SearchQueryV1", "QueryV1", "LastPointQueryV1", "UidMetaV1",
+		"TSMetaV1", "AnnotationV1", "AnnotationsV1",
+		"AnnotationBulkDeleteV1",
+	};
+	static const char *const formats[] = {
+		"PutV1", "SuggestV1", "SerializersV1", "AggregatorsV1",
+		"VersionV1", "DropCachesV1", "UidAssignV1", "UidRenameV1",
+		"QueryV1", "QueryAsyncV1", "LastPointQueryV1", "UidMetaV1",
+		"TSMetaV1", "TSMetaListV1", "AnnotationV1", "AnnotationsV1",
+		"AnnotationBulkDeleteV1", "StatsV1", "SearchResultsV1",
+		"ConfigV1", "FilterConfigV1", "NotFoundV1", "ErrorV1",
+	};
+	json_t *a = json_array(), *o = json_object(), *p = json_array(),
+	       *f = json_array();
+
+	if (!get_or_post(r)) {
+		json_decref(a);
+		json_decref(o);
+		json_decref(p);
+		json_decref(f);
+		return net_bad_method(r);
+	}
+	for (size_t i = 0; p && i < sizeof parsers / sizeof parsers[0]; i++)
+		json_array_append_new(p, json_string(parsers[i]));
+	for (size_t i = 0; f && i < sizeof formats / sizeof formats[0]; i++)
+		json_array_append_new(f, json_string(formats[i]));
+	json_object_set_new(o, "serializer", json_string("json"));
+	/* the name OpenTSDB's clients know this serializer by */
+	json_object_set_new(o, "class",
+			    json_string("net.opentsdb.tsd.HttpJsonSerializer"));
+	json_object_set_new(o, "request_content_type",
+			    json_string("application/json"));
+	json_object_set_new(o, "response_content_type",
+			    json_string("application/json; charset=UTF-8"));
+	json_object_set_new(o, "parsers", p);
+	json_object_set_new(o, "formatters", f);
+	json_array_append_new(a, o);
+	return net_json_reply(r, a);
 }

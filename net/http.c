@@ -35,7 +35,8 @@
 struct net_http {
 	struct MHD_Daemon *d;
 	net_tsd_fn get;
-	unsigned flags;		/* NET_ALLOW_DELETE */
+	unsigned flags;		/* NET_ALLOW_DELETE and the others */
+	struct sockaddr_storage addr;
 };
 
 /* The state of one request, from its URI to its completion. */
@@ -218,6 +219,8 @@ static const struct {
 	{ "/api/aggregators", net_api_aggregators },
 	{ "/api/version", net_api_version },
 	{ "/api/config/filters", net_api_filters },
+	{ "/api/config", net_api_config },
+	{ "/api/serializers", net_api_serializers },
 	{ "/api/uid/assign", net_api_uid_assign },
 	{ "/api/uid/rename", net_api_uid_rename },
 	{ "/api/uid/uidmeta", net_api_uidmeta },
@@ -315,6 +318,8 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c,
 	r.conn = x;
 	r.get = h->get;
 	r.allow_delete = !!(h->flags & NET_ALLOW_DELETE);
+	r.opts = h->flags;
+	r.addr = &h->addr;
 	r.method = method;
 	r.path = url;
 	q = strchr(x->uri, '?');
@@ -392,6 +397,7 @@ int net_http_start(const char *spec, net_tsd_fn get, unsigned opts,
 		return CF_ENOMEM;
 	h->get = get;
 	h->flags = opts;
+	h->addr = sa;
 	if (sa.ss_family == AF_INET6)
 		flags |= MHD_USE_IPv6;
 	h->d = MHD_start_daemon(flags, 0, NULL, NULL, handler, h,

@@ -29,6 +29,8 @@ struct net_req {
 	size_t body_len;
 	net_tsd_fn get;
 	int allow_delete;	/* NET_ALLOW_DELETE: delete queries served */
+	unsigned opts;		/* net_http_start()'s */
+	const struct sockaddr_storage *addr;	/* the address served */
 	/* the handler's answer */
 	int status;
 	struct buf out;
@@ -91,6 +93,8 @@ int net_api_uid_assign(struct net_req *r);
 int net_api_uid_rename(struct net_req *r);
 int net_api_uidmeta(struct net_req *r);
 int net_api_tsmeta(struct net_req *r);
+int net_api_config(struct net_req *r);
+int net_api_serializers(struct net_req *r);
 int net_api_search(struct net_req *r);
 int net_api_stats(struct net_req *r);
 int net_api_dropcaches(struct net_req *r);

@@ -1,6 +1,6 @@
 #!/bin/sh
 
-test_description='cellfs: /api/stats and /api/dropcaches as OpenTSDB answers them (StatsRpc API version 1, DropCachesRpc)'
+test_description='cellfs: /api/stats, /api/dropcaches, /api/config and /api/serializers as OpenTSDB answers them (StatsRpc API version 1, DropCachesRpc, ShowConfig, Serializers)'
 
 . /usr/share/sharness/sharness.sh
 . "$SHARNESS_TEST_DIRECTORY/lib-cellfs.sh"
@@ -60,7 +60,43 @@ test_expect_success '/api/dropcaches: GET or DELETE, names resolve again from ts
 	is 405
 '
 
-test_expect_success 'unmount' '
+test_expect_success '/api/config: the settings that hold, sorted, the mount options in them (ShowConfig, formatConfigV1)' '
+	api /api/config &&
+	grep -q "^200" code &&
+	python3 -c "import json; d = json.load(open(\"body\")); k = list(d); assert k == sorted(k), k; assert all(isinstance(v, str) for v in d.values())" &&
+	grep -q "\"tsd.core.meta.enable_tsuid_tracking\":\"false\"" body &&
+	grep -q "\"tsd.http.query.allow_delete\":\"false\"" body &&
+	grep -q "\"tsd.network.port\":\"$HP\"" body &&
+	grep -q "\"tsd.network.bind\":\"127.0.0.1\"" body &&
+	grep -q "\"tsd.storage.hbase.meta_table\":\"tsdb-meta\"" body &&
+	cellfs_umount &&
+	cellfs_mount "tsd_http=$HP,tsd_allow_delete,tsd_tsuid_tracking,tsd_realtime_ts" &&
+	$CLIENT wait $HP &&
+	api /api/config -X POST &&
+	grep -q "^200" code &&
+	grep -q "\"tsd.core.meta.enable_tsuid_tracking\":\"true\"" body &&
+	grep -q "\"tsd.core.meta.enable_realtime_ts\":\"true\"" body &&
+	grep -q "\"tsd.core.meta.enable_tsuid_incrementing\":\"false\"" body &&
+	grep -q "\"tsd.http.query.allow_delete\":\"true\"" body &&
+	api /api/config -X DELETE &&
+	grep -q "^405" code
+'
+
+test_expect_success '/api/serializers: the JSON serializer, its parsers and formatters (formatSerializersV1)' '
+	api /api/serializers &&
+	grep -q "^200" code &&
+	grep -q "\"request_content_type\":\"application/json\"" body &&
+	grep -q "\"formatters\":\[" body &&
+	grep -q "\"response_content_type\":\"application/json; charset=UTF-8\"" body &&
+	grep -q "\"parsers\":\[" body &&
+	grep -q "\"serializer\":\"json\"" body &&
+	grep -q "\"class\":\"net.opentsdb.tsd.HttpJsonSerializer\"" body &&
+	grep -q "\"TSMetaV1\"" body &&
+	api /api/serializers -X PUT &&
+	grep -q "^405" code
+'
+
+test_expect_success 'unmount' 
 	cellfs_umount
 '
 
