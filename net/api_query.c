@@ -223,6 +223,12 @@ static int json_query(const char *body, size_t len, struct buf *qs,
 	if (json_is_true(json_object_get(root, "showTSUIDs")))
 		if (buf_append(qs, "&show_tsuids", 12))
 			rc = -1;
+	if (json_is_true(json_object_get(root, "showStats")))
+		if (buf_append(qs, "&show_stats", 11))
+			rc = -1;
+	if (json_is_true(json_object_get(root, "showSummary")))
+		if (buf_append(qs, "&show_summary", 13))
+			rc = -1;
 	/* Grafana's annotation queries ask for globalAnnotations */
 	if (json_is_true(json_object_get(root, "noAnnotations")))
 		if (buf_append(qs, "&no_annotations", 15))

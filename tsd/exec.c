@@ -14,10 +14,12 @@
  */
 #include <inttypes.h>
 #include <jansson.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include "tsd/internal.h"
 #include "tsd/json.h"
@@ -77,6 +79,18 @@ struct result {
 	const struct tsd_subquery *sq;	/* its sub query (in run.q) */
 };
 
+/* The statistics of a sub query (show_stats, show_summary: OpenTSDB's
+ * QueryStats); times in ns. */
+struct qstat {
+	uint64_t points;	/* dpsPostFilter: points loaded */
+	uint64_t emitted;	/* emittedDPs: points printed */
+	uint64_t nan;		/* nanDPs: of them, NaN */
+	int64_t scan_ns;	/* queryScanTime: reading the rows */
+	int64_t group_ns;	/* groupByTime: making the groups */
+	int64_t agg_ns;		/* aggregationTime */
+	int64_t ser_ns;		/* serializationTime */
+};
+
 struct run {
 	tsd *t;
 	cf_table *uidt, *dbt;
@@ -105,7 +119,18 @@ struct run {
 				 * empty (global_annotations) */
 	struct tsd_rowpt *pts;
 	size_t ptcap;
+	struct qstat *qst;	/* show_stats or show_summary: one a sub
+				 * query; else NULL */
+	int64_t t0;		/* when loading began (ns) */
 };
+
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
 
 static void set_err(struct tsd_error *err, const char *fmt, const char *a)
 {
@@ -869,6 +894,7 @@ static int run_sub(struct run *r, const struct tsd_subquery *sq)
 	uint32_t muid, gb[TSD_MAX_TAGS * 4];
 	size_t ngb = 0, first = r->nres;
 	const char *metric = sq->metric;
+	struct qstat *st = r->qst ? &r->qst[sq - r->q->subs] : NULL;
 	int rc;
 
 	if (sq->ntsuids) {
@@ -910,7 +936,14 @@ static int run_sub(struct run *r, const struct tsd_subquery *sq)
 		goto out;	/* no row has that many tags: no result */
 	if (ngb)
 		qsort(gb, ngb, sizeof gb[0], cmp_u32);
-	if ((rc = scan_sub(r, sq, metric, muid)))
+	if (st)
+		st->scan_ns -= now_ns();
+	rc = scan_sub(r, sq, metric, muid);
+	if (st) {
+		st->scan_ns += now_ns();
+		st->group_ns -= now_ns();
+	}
+	if (rc)
 		goto out;
 	if (r->want_notes && r->nspans) {
 		if ((rc = tsd_notes_of(r->t, muid, r->q->start_ms,
@@ -948,6 +981,8 @@ static int run_sub(struct run *r, const struct tsd_subquery *sq)
 	if (r->nres > first)
 		qsort(r->res + first, r->nres - first, sizeof *r->res,
 		      cmp_result);
+	if (st)
+		st->group_ns += now_ns();
 out:
 	buf_release(&mname);
 	return rc;
@@ -1036,6 +1071,141 @@ static int collect(struct run *r, const struct result *res, const char *what,
 	return rc < 0 ? rc : CF_OK;
 }
 
+/* "key":VALUE of one statistic, times as milliseconds (Java doubles). */
+static int stat_field(struct buf *b, const char *key, int64_t v, int time,
+		      int *first)
+{
+	int rc = buf_printf(b, "%s\"%s\":", *first ? "" : ",", key);
+
+	*first = 0;
+	if (rc)
+		return rc;
+	return time ? tsd_buf_double(b, (double)v / 1e6) : tsd_buf_long(b, v);
+}
+
+/* The statistics of sub query i as getQueryStats prints them: a TreeMap,
+ * so by name. */
+static int stats_of(const struct qstat *q, size_t i, struct buf *b)
+{
+	int first = 1, rc;
+
+	if ((rc = buf_putc(b, '{')) ||
+	    (rc = stat_field(b, "aggregationTime", q->agg_ns, 1, &first)) ||
+	    (rc = stat_field(b, "dpsPostFilter", (int64_t)q->points, 0,
+			     &first)) ||
+	    (rc = stat_field(b, "emittedDPs", (int64_t)q->emitted, 0,
+			     &first)) ||
+	    (rc = stat_field(b, "groupByTime", q->group_ns, 1, &first)) ||
+	    (rc = stat_field(b, "nanDPs", (int64_t)q->nan, 0, &first)) ||
+	    (rc = stat_field(b, "queryIndex", (int64_t)i, 0, &first)) ||
+	    (rc = stat_field(b, "queryScanTime", q->scan_ns, 1, &first)) ||
+	    (rc = stat_field(b, "serializationTime", q->ser_ns, 1, &first)))
+		return rc;
+	return buf_putc(b, '}');
+}
+
+/* {"statsSummary":{...}}: getStats(true, ...) after aggQueryStats, the
+ * sub queries' counters summed, their times averaged and maxed, the
+ * time so far, and each sub query's map as queryIdx_NN. */
+static int summary_of(const struct run *r, int64_t pre_write, struct buf *b)
+{
+	static const struct { const char *avg, *max; size_t off; } times[] = {
+		{ "avgAggregationTime", "maxAggregationTime",
+		  offsetof(struct qstat, agg_ns) },
+		{ "avgQueryScanTime", "maxQueryScanTime",
+		  offsetof(struct qstat, scan_ns) },
+		{ "avgSerializationTime", "maxSerializationTime",
+		  offsetof(struct qstat, ser_ns) },
+	};
+	uint64_t points = 0, emitted = 0, nan = 0;
+	int64_t sum[3] = { 0 }, max[3] = { 0 };
+	size_t n = r->q->nsubs;
+	int first = 1, rc;
+
+	for (size_t i = 0; i < n; i++) {
+		points += r->qst[i].points;
+		emitted += r->qst[i].emitted;
+		nan += r->qst[i].nan;
+		for (size_t k = 0; k < 3; k++) {
+			int64_t v = *(const int64_t *)(const void *)
+				((const char *)&r->qst[i] + times[k].off);
+			sum[k] += v;
+			max[k] = v > max[k] ? v : max[k];
+		}
+	}
+	if ((rc = buf_append(b, "{\"statsSummary\":{", 17)))
+		return rc;
+	/* by name: avg..., dpsPostFilter, emittedDPs, max..., nanDPs,
+	 * processingPreWriteTime, queryIdx_NN */
+	for (size_t k = 0; k < 3 && !rc; k++)
+		rc = stat_field(b, times[k].avg, n ? sum[k] / (int64_t)n : 0,
+				1, &first);
+	if (rc || (rc = stat_field(b, "dpsPostFilter", (int64_t)points, 0,
+				   &first)) ||
+	    (rc = stat_field(b, "emittedDPs", (int64_t)emitted, 0, &first)))
+		return rc;
+	for (size_t k = 0; k < 3 && !rc; k++)
+		rc = stat_field(b, times[k].max, max[k], 1, &first);
+	if (rc || (rc = stat_field(b, "nanDPs", (int64_t)nan, 0, &first)) ||
+	    (rc = stat_field(b, "processingPreWriteTime", pre_write, 1,
+			     &first)))
+		return rc;
+	for (size_t i = 0; i < n && !rc; i++)
+		if (!(rc = buf_printf(b, ",\"queryIdx_%02zu\":", i)))
+			rc = stats_of(&r->qst[i], i, b);
+	return rc ? rc : buf_append(b, "}}", 2);
+}
+
+/* The JSON answer of results js[0..n) with statistics: each result
+ * formatted alone (its serialization timed), "stats" added to it with
+ * show_stats, the summary last with show_summary. */
+static int format_json_stats(struct run *r, struct tsd_json_series *js,
+			     struct buf *out)
+{
+	struct buf one = BUF_INIT, st = BUF_INIT;
+	int rc = buf_putc(out, '[');
+
+	for (size_t i = 0; i < r->nres && rc == CF_OK; i++) {
+		size_t sub = js[i].index;
+		struct qstat *q = &r->qst[sub];
+		int64_t t = now_ns();
+		buf_reset(&one);
+		rc = tsd_json_format(&one, &js[i], 1, r->q->ms, r->q->arrays,
+				     r->q->start_ms, r->q->end_ms);
+		q->ser_ns += now_ns() - t;
+		for (size_t j = 0; j < js[i].n; j++) {
+			const struct tsd_dp *p = &js[i].dp[j];
+			if (p->ts < r->q->start_ms || p->ts > r->q->end_ms)
+				continue;
+			q->emitted++;
+			q->nan += p->is_float && p->d != p->d;
+		}
+		/* "[{...}]": the object, and its stats before its '}' */
+		if (rc == CF_OK && i)
+			rc = buf_putc(out, ',');
+		if (rc == CF_OK)
+			rc = buf_append(out, one.p + 1, one.len - 3);
+		buf_reset(&st);
+		if (rc == CF_OK && r->q->show_stats &&
+		    (rc = stats_of(q, sub, &st)) == CF_OK)
+			rc = buf_printf(out, ",\"stats\":%.*s", (int)st.len,
+					(const char *)st.p);
+		if (rc == CF_OK)
+			rc = buf_putc(out, '}');
+	}
+	if (rc == CF_OK && r->q->show_summary) {
+		buf_reset(&st);
+		rc = summary_of(r, now_ns() - r->t0, &st);
+		if (rc == CF_OK && r->nres)
+			rc = buf_putc(out, ',');
+		if (rc == CF_OK)
+			rc = buf_append(out, st.p, st.len);
+	}
+	buf_release(&one);
+	buf_release(&st);
+	return rc ? rc : buf_putc(out, ']');
+}
+
 static int format_json(struct run *r, struct buf *out)
 {
 	struct tsd_json_series *js = calloc(r->nres ? r->nres : 1,
@@ -1050,19 +1220,23 @@ static int format_json(struct run *r, struct buf *out)
 	}
 	for (size_t i = 0; i < r->nres && rc == CF_OK; i++) {
 		const struct result *res = &r->res[i];
-		size_t n;
+		size_t n, sub = (size_t)(res->sq - r->q->subs);
+		int64_t t = r->qst ? now_ns() : 0;
 		rc = collect(r, res, "JSON answer", &dps[i], &n, &total);
+		if (r->qst)
+			r->qst[sub].agg_ns += now_ns() - t;
 		js[i] = (struct tsd_json_series){ res->metric, res->tags.p,
 			res->tags.len, res->aggtags.p, res->aggtags.len,
 			dps[i], n, res->skip_nan,
-			r->q->show_query ? res->sq : NULL,
-			(size_t)(res->sq - r->q->subs),
+			r->q->show_query ? res->sq : NULL, sub,
 			r->q->show_tsuids ? res->tsuids.p : NULL,
 			res->tsuids.len, res->notes.len ? res->notes.p : NULL,
 			res->notes.len, r->globals.len ? r->globals.p : NULL,
 			r->globals.len };
 	}
-	if (rc == CF_OK)
+	if (rc == CF_OK && r->qst)
+		rc = format_json_stats(r, js, out);
+	else if (rc == CF_OK)
 		rc = tsd_json_format(out, js, r->nres, r->q->ms, r->q->arrays,
 				     r->q->start_ms, r->q->end_ms);
 out:
@@ -1169,8 +1343,16 @@ static int load_query(struct run *r)
 	}
 	if (r->want_notes && r->q->global_annotations)
 		rc = load_globals(r);
+	r->t0 = now_ns();
+	if (rc == CF_OK && (r->q->show_stats || r->q->show_summary) &&
+	    !(r->qst = calloc(r->q->nsubs ? r->q->nsubs : 1,
+			      sizeof *r->qst)))
+		rc = CF_ENOMEM;
 	for (size_t i = 0; i < r->q->nsubs && rc == CF_OK; i++) {
+		uint64_t before = r->points;
 		rc = run_sub(r, &r->q->subs[i]);
+		if (r->qst)
+			r->qst[i].points = r->points - before;
 		release_sub(r);
 	}
 	pthread_mutex_lock(&r->t->mu);
@@ -1183,6 +1365,8 @@ static int load_query(struct run *r)
 
 static void release_run(struct run *r)
 {
+	free(r->qst);
+	r->qst = NULL;
 	free_results(r);
 	buf_release(&r->globals);
 	free(r->pts);

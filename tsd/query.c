@@ -844,6 +844,10 @@ int tsd_query_parse(const char *qs, size_t len, int64_t now_ms,
 			q->show_query = 1;
 		} else if (!strcmp(key, "show_tsuids")) {
 			q->show_tsuids = 1;
+		} else if (!strcmp(key, "show_stats")) {
+			q->show_stats = 1;
+		} else if (!strcmp(key, "show_summary")) {
+			q->show_summary = 1;
 		} else if (!strcmp(key, "no_annotations")) {
 			q->no_annotations = 1;
 		} else if (!strcmp(key, "global_annotations")) {

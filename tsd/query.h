@@ -125,6 +125,10 @@ struct tsd_query {
 				 * the series' annotations */
 	int global_annotations;	/* "global_annotations": JSON results
 				 * with the global ones of the range */
+	int show_stats;		/* "show_stats": each JSON result carries
+				 * its sub query's statistics */
+	int show_summary;	/* "show_summary": the JSON answer ends
+				 * with {"statsSummary":{...}} */
 	/* subs: in the order written (/api/query's GET puts the tsuid= ones
 	 * first, as OpenTSDB numbers them) */
 	struct tsd_tz *tz;	/* "timezone=": calendar downsampling and
