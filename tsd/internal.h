@@ -5,7 +5,9 @@
  *
  * Lock order: tsd.mu is a leaf (never held across an engine call); the
  * UID cache locks (uid.c) and the cursor and writer locks are taken
- * before engine calls, never while holding tsd.mu.
+ * before engine calls, never while holding tsd.mu; del_lock before
+ * engine locks, after the recent points'; seen_mu (tsmeta.c) is a leaf
+ * too.
  */
 #ifndef CF_TSD_INTERNAL_H
 #define CF_TSD_INTERNAL_H
