@@ -137,10 +137,11 @@ void fs_tsd_setup(cf_db *db);
 /* The memory of tsd's recent points (-o tsd_recent=BYTES; 0: none),
  * before the layer is first used. */
 void fs_tsd_set_recent(uint64_t bytes);
-/* What writes keep of the series' meta data (-o tsd_tsuid_tracking,
- * tsd_realtime_ts, tsd_tsuid_incrementing: struct tsd_options), before
- * the layer is first used. */
-void fs_tsd_set_meta(int tracking, int realtime, int incrementing);
+/* What writes keep of the meta data (-o tsd_tsuid_tracking,
+ * tsd_realtime_ts, tsd_tsuid_incrementing, tsd_realtime_uid: struct
+ * tsd_options), before the layer is first used. */
+void fs_tsd_set_meta(int tracking, int realtime, int incrementing,
+		     int realtime_uid);
 /* Closes the tsd layer; before the engine closes. */
 void fs_tsd_teardown(void);
 /* The daemon's tsd handle, shared with the network servers (net/net.h's

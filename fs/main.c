@@ -32,6 +32,7 @@ struct config {
 	int rdplus_always;	/* readdirplus=always (else auto) */
 	int allow_delete;	/* tsd_allow_delete: delete queries over HTTP */
 	int tsuid_tracking, realtime_ts, tsuid_incrementing; /* tsd meta */
+	int realtime_uid;
 	int fsname, subtype;	/* given by the user: not set by us */
 	int shared;		/* allow_other or allow_root given */
 };
@@ -64,6 +65,7 @@ static const struct fuse_opt cellfs_opts[] = {
 	{ "tsd_realtime_ts", offsetof(struct config, realtime_ts), 1 },
 	{ "tsd_tsuid_incrementing", offsetof(struct config,
 					      tsuid_incrementing), 1 },
+	{ "tsd_realtime_uid", offsetof(struct config, realtime_uid), 1 },
 	FUSE_OPT_END
 };
 
@@ -323,6 +325,7 @@ static void usage(const char *prog)
 	       "                          write in tsdb-meta; with\n"
 	       "    -o tsd_realtime_ts    its TSMeta made at the first write\n"
 	       "    -o tsd_tsuid_incrementing  and its points counted\n"
+	       "    -o tsd_realtime_uid   each new name gets its UIDMeta\n"
 	       "    -o write_buffers=BYTES  memory of all files open for\n"
 	       "                          writing together (default 1G)\n"
 	       "    -o tsd_recent=BYTES   memory of the recent points of\n"
@@ -445,7 +448,7 @@ int main(int argc, char **argv)
 	if (c.tsd_recent)
 		fs_tsd_set_recent(recent);
 	fs_tsd_set_meta(c.tsuid_tracking, c.realtime_ts,
-			c.tsuid_incrementing);
+			c.tsuid_incrementing, c.realtime_uid);
 	fs_setup(db, c.datadir, o.max_value);
 	fs_set_session(se);
 	fs_set_readdirplus(c.rdplus_always);
@@ -454,7 +457,8 @@ int main(int argc, char **argv)
 			(c.allow_delete ? NET_ALLOW_DELETE : 0) |
 			(c.tsuid_tracking ? NET_TSUID_TRACKING : 0) |
 			(c.realtime_ts ? NET_REALTIME_TS : 0) |
-			(c.tsuid_incrementing ? NET_TSUID_INCREMENTING : 0),
+			(c.tsuid_incrementing ? NET_TSUID_INCREMENTING : 0) |
+			(c.realtime_uid ? NET_REALTIME_UID : 0),
 			&http)) ||
 	    (c.tsd_telnet &&
 	     net_telnet_start(c.tsd_telnet, fs_tsd_get, &telnet)))

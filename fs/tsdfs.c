@@ -71,7 +71,7 @@ static cf_db *tdb;
 static tsd *handle;
 static uint64_t recent_bytes;
 static int recent_set;
-static int meta_tracking, meta_realtime, meta_incrementing;
+static int meta_tracking, meta_realtime, meta_incrementing, meta_uid;
 
 void fs_tsd_setup(cf_db *db)
 {
@@ -84,11 +84,13 @@ void fs_tsd_set_recent(uint64_t bytes)
 	recent_set = 1;
 }
 
-void fs_tsd_set_meta(int tracking, int realtime, int incrementing)
+void fs_tsd_set_meta(int tracking, int realtime, int incrementing,
+		     int realtime_uid)
 {
 	meta_tracking = tracking;
 	meta_realtime = realtime;
 	meta_incrementing = incrementing;
+	meta_uid = realtime_uid;
 }
 
 void fs_tsd_teardown(void)
@@ -120,6 +122,7 @@ static int get(int create, tsd **out)
 		o.tsuid_tracking = meta_tracking;
 		o.realtime_ts = meta_realtime;
 		o.tsuid_incrementing = meta_incrementing;
+		o.realtime_uid = meta_uid;
 		rc = tsd_open(tdb, &o, &handle);
 	}
 	*out = handle;

@@ -37,13 +37,14 @@ typedef struct net_telnet net_telnet;
  * connection and joins the server's threads.  opts: NET_ALLOW_DELETE
  * serves delete queries (DELETE /api/query, a query's "delete":true;
  * OpenTSDB's tsd.http.query.allow_delete), refused with 400 without it.
- * NET_TSUID_TRACKING, NET_REALTIME_TS and NET_TSUID_INCREMENTING say
- * what the tsd layer's writes keep of the series' meta (struct
- * tsd_options), for /api/config to report. */
+ * NET_TSUID_TRACKING, NET_REALTIME_TS, NET_TSUID_INCREMENTING and
+ * NET_REALTIME_UID say what the tsd layer's writes keep of the meta
+ * data (struct tsd_options), for /api/config to report. */
 #define NET_ALLOW_DELETE 1u
 #define NET_TSUID_TRACKING 2u
 #define NET_REALTIME_TS 4u
 #define NET_TSUID_INCREMENTING 8u
+#define NET_REALTIME_UID 16u
 int net_http_start(const char *spec, net_tsd_fn get, unsigned opts,
 		   net_http **out);
 void net_http_stop(net_http *h);

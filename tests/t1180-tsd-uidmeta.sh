@@ -165,7 +165,29 @@ test_expect_success 'meta survives kill -9 and a remount' '
 	test_cmp expect out
 '
 
-test_expect_success 'unmount' '
+test_expect_success 'tsd_realtime_uid: each name assigned gets its UIDMeta, created then; names known before keep theirs' '
+	cellfs_umount &&
+	cellfs_mount "tsd_http=$HP,tsd_realtime_uid" &&
+	before=$(date +%s) &&
+	echo "rt.metric 1356998400 1 host=web01 rtk=rtv" >>"$MNT/tsd/put" &&
+	after=$(date +%s) &&
+	for t in "metric&name=rt.metric" "tagk&name=rtk" "tagv&name=rtv"; do
+		cat "$M/type=$t" >out &&
+		created=$(sed -n "s/.*\"created\":\([0-9]*\).*/\1/p" out) &&
+		test "$created" -ge "$before" && test "$created" -le "$after" || return 1
+	done &&
+	grep -q "\"created\":0" "$M/type=tagv&name=web01" &&
+	test -e "$MNT/tsdb-uid/%00%00%02/name:metric_meta" &&
+	api /api/config &&
+	grep -q "\"tsd.core.meta.enable_realtime_uid\":\"true\"" body &&
+	echo "{\"notes\":\"mine\"}" >>"$M/type=metric&name=rt.metric" &&
+	cellfs_umount &&
+	cellfs_mount "tsd_http=$HP,tsd_realtime_uid" &&
+	echo "rt.metric 1356998401 1 host=web01 rtk=rtv" >>"$MNT/tsd/put" &&
+	grep -q "\"notes\":\"mine\"" "$M/type=metric&name=rt.metric"
+'
+
+test_expect_success 'unmount' 
 	cellfs_umount
 '
 

@@ -218,6 +218,11 @@ int tsd_notes_of(tsd *t, uint32_t muid, int64_t start_ms, int64_t end_ms,
 int tsd_tsuid_bytes(const char *hex, unsigned char *b, size_t *n,
 		    struct tsd_error *err);
 
+/* The UIDMeta of a UID just assigned (tsd_uid_assigned_fn; arg the
+ * handle): created now, unless one is stored.  Failures are logged. */
+void tsd_uidmeta_assigned(void *arg, cf_table *uidt, enum tsd_kind kind,
+			  uint32_t uid);
+
 /* --- series meta data (tsd/tsmeta.c) ---------------------------------- */
 
 /* After a write of pts[0..n) (in key order) was applied: the tracking

@@ -386,6 +386,8 @@ int tsd_open(cf_db *db, const struct tsd_options *o, tsd **out)
 	pthread_mutex_init(&t->seen_mu, NULL);
 	if ((rc = tsd_uids_new(&t->uids)))
 		goto fail;
+	if (t->o.realtime_uid)
+		tsd_uids_on_assign(t->uids, tsd_uidmeta_assigned, t);
 	if (t->o.recent_bytes && (rc = tsd_recent_new(&t->o, &t->recent)))
 		goto fail;
 	if ((rc = tsd_tables(t, &uidt, &dbt)))

@@ -103,6 +103,9 @@ struct tsd_options {
 	 * created at the first write instead, and with tsuid_incrementing
 	 * as well, the counter counts the points written. */
 	int tsuid_tracking, realtime_ts, tsuid_incrementing;
+	/* Each UID assigned gets its UIDMeta, created then (OpenTSDB's
+	 * tsd.core.meta.enable_realtime_uid).  Off by default. */
+	int realtime_uid;
 };
 
 /* Fills o with the defaults above. */

@@ -48,7 +48,16 @@ struct tsd_uids {
 	/* renames so far: a mapping read from the table is cached only if
 	 * no rename came between the read and the caching */
 	uint64_t renames;
+	tsd_uid_assigned_fn *on_assign;
+	void *on_assign_arg;
 };
+
+void tsd_uids_on_assign(struct tsd_uids *u, tsd_uid_assigned_fn *fn,
+			void *arg)
+{
+	u->on_assign = fn;
+	u->on_assign_arg = arg;
+}
 
 const char *tsd_uid_kind_name(enum tsd_kind kind)
 {
@@ -356,6 +365,8 @@ out:
 	cf_batch_free(fwd);
 	if (rc == CF_OK)
 		cache_put_since(u, kind, seen, name, len, *uid);
+	if (rc == CF_OK && applied && u->on_assign)
+		u->on_assign(u->on_assign_arg, uidt, kind, *uid);
 	return rc;
 }
 

@@ -37,6 +37,13 @@ int tsd_uids_new(struct tsd_uids **out);
 void tsd_uids_free(struct tsd_uids *u);
 /* Forgets every cached mapping (after tsdb-uid was recreated). */
 void tsd_uids_clear(struct tsd_uids *u);
+/* Called after each UID this process assigns, outside the caches'
+ * locks, with the table it was assigned in (NULL fn: nothing). */
+typedef void tsd_uid_assigned_fn(void *arg, cf_table *uidt,
+				 enum tsd_kind kind, uint32_t uid);
+void tsd_uids_on_assign(struct tsd_uids *u, tsd_uid_assigned_fn *fn,
+			void *arg);
+
 /* UIDs assigned by this process so far. */
 uint64_t tsd_uids_assigned(struct tsd_uids *u);
 

@@ -16,10 +16,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include "tsd/internal.h"
 #include "tsd/query.h"
 #include "util/err.h"
+#include "util/log.h"
 
 /* Check-and-put attempts before a change gives up (CF_EBUSY). */
 #define META_TRIES 8
@@ -580,4 +582,38 @@ int tsd_uidmeta_qs(tsd *t, const char *qs, size_t len, enum tsd_meta_op op,
 	free(text);
 	json_decref(j);
 	return rc;
+}
+
+void tsd_uidmeta_assigned(void *arg, cf_table *uidt, enum tsd_kind kind,
+			  uint32_t uid)
+{
+	const char *q = meta_qual[kind];
+	unsigned char id[TSD_UID_WIDTH];
+	struct buf val = BUF_INIT;
+	cf_batch *b = NULL;
+	struct umeta m;
+	int rc, applied;
+
+	(void)arg;
+	memset(&m, 0, sizeof m);
+	m.kind = kind;
+	m.uid = uid;
+	m.created = (int64_t)time(NULL);	/* UIDMeta(type, uid, name) */
+	tsd_uid_put(id, uid);
+	if ((rc = set_str(&m.display, "")) == CF_OK &&
+	    (rc = set_str(&m.desc, "")) == CF_OK &&
+	    (rc = set_str(&m.notes, "")) == CF_OK &&
+	    (rc = dump(umeta_json(&m, NULL, 1), &val)) == CF_OK &&
+	    (rc = cf_batch_new(&b)) == CF_OK &&
+	    (rc = cf_batch_put(b, id, sizeof id, "name", 4, q, strlen(q),
+			       CF_TS_NOW, val.p, val.len)) == CF_OK)
+		rc = cf_table_check_and_apply(uidt, id, sizeof id, "name", 4,
+					      q, strlen(q), NULL, 0, b,
+					      &applied);
+	if (rc)
+		cf_log(CF_LOG_WARN, "tsd: the UIDMeta of new %s %06X: %s",
+		       type_name[kind], uid, cf_strerror(rc));
+	cf_batch_free(b);
+	buf_release(&val);
+	umeta_free(&m);
 }
