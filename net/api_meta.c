@@ -447,6 +447,7 @@ static int uidmeta_error(struct net_req *r, int rc,
 {
 	switch (rc) {
 	case CF_EINVAL:
+		cf_log(CF_LOG_WARN, "tsd http: uidmeta: %s", err->reason);
 		return net_error(r, 400, err->reason, NULL);
 	case CF_ENOTFOUND:
 		return net_error(r, 404, "Could not find the requested UID",
@@ -460,6 +461,64 @@ static int uidmeta_error(struct net_req *r, int rc,
 	}
 }
 
+/* The answer of a meta DELETE (UniqueIdRpc): 204; for CF_EINVAL 400
+ * "Unable to delete WHAT information" with the reason in details and a
+ * log line; else errfn's. */
+static int delete_answer(struct net_req *r, int rc,
+			 const struct tsd_error *err, const char *what,
+			 int (*errfn)(struct net_req *, int,
+				      const struct tsd_error *))
+{
+	char msg[64];
+
+	if (rc == CF_EINVAL) {
+		cf_log(CF_LOG_WARN, "tsd http: %s: %s", what, err->reason);
+		snprintf(msg, sizeof msg, "Unable to delete %s information",
+			 what);
+		return net_error(r, 400, msg, err->reason);
+	}
+	if (rc)
+		return errfn(r, rc, err);
+	r->status = 204;
+	return 0;
+}
+
+/* The method of a meta request (GET, POST, PUT or DELETE, or the one
+ * method_override names), or NULL with the answer set (405). */
+static const char *meta_method(struct net_req *r)
+{
+	const char *m = net_method(r);
+
+	if (m && strcmp(m, "GET") && strcmp(m, "POST") && strcmp(m, "PUT") &&
+	    strcmp(m, "DELETE")) {
+		net_bad_method(r);
+		m = NULL;
+	}
+	return m;
+}
+
+/* The answer of a meta GET, POST or PUT: 200 with out (taken), 304 for
+ * CF_EEXIST (no change), else errfn's. */
+static int meta_answer(struct net_req *r, int rc, struct buf *out,
+		       const struct tsd_error *err,
+		       int (*errfn)(struct net_req *, int,
+				    const struct tsd_error *))
+{
+	if (rc == CF_EEXIST) {
+		buf_release(out);
+		r->status = 304;
+		return 0;
+	}
+	if (rc) {
+		buf_release(out);
+		return errfn(r, rc, err);
+	}
+	buf_release(&r->out);
+	r->out = *out;
+	r->status = 200;
+	return 0;
+}
+
 /* /api/uid/uidmeta (UniqueIdRpc.handleUIDMeta): GET ?type=&uid=; POST
  * and PUT a JSON UIDMeta, or the query string (uid, type, display_name,
  * description, notes); DELETE the same.  method_override as OpenTSDB. */
@@ -470,7 +529,7 @@ int net_api_uidmeta(struct net_req *r)
 		{ "display_name", "displayName" },
 		{ "description", "description" }, { "notes", "notes" },
 	};
-	const char *m = net_method(r), *uid = NULL, *type = NULL;
+	const char *m = meta_method(r), *uid = NULL, *type = NULL;
 	struct tsd_error err = { 0, "" };
 	struct buf out = BUF_INIT;
 	json_t *body = NULL;
@@ -480,9 +539,6 @@ int net_api_uidmeta(struct net_req *r)
 
 	if (!m)
 		return 0;
-	if (strcmp(m, "GET") && strcmp(m, "POST") && strcmp(m, "PUT") &&
-	    strcmp(m, "DELETE"))
-		return net_bad_method(r);
 	if (!strcmp(m, "GET") || !has) {
 		/* getRequiredQueryStringParam */
 		if (!(uid = net_arg(r, "uid")) || !*uid)
@@ -512,16 +568,7 @@ int net_api_uidmeta(struct net_req *r)
 		}
 		rc = tsd_uidmeta_delete(t, type, uid, &err);
 		json_decref(body);
-		if (rc == CF_EINVAL) {
-			cf_log(CF_LOG_WARN, "tsd http: uidmeta: %s",
-			       err.reason);
-			return net_error(r, 400, "Unable to delete UIDMeta "
-					 "information", err.reason);
-		}
-		if (rc)
-			return uidmeta_error(r, rc, &err);
-		r->status = 204;
-		return 0;
+		return delete_answer(r, rc, &err, "UIDMeta", uidmeta_error);
 	} else {
 		if (!has) {
 			/* parseUIDMetaQS: the fields given, as JSON */
@@ -542,22 +589,8 @@ int net_api_uidmeta(struct net_req *r)
 				      text ? strlen(text) : r->body_len,
 				      !strcmp(m, "PUT"), &out, &err);
 		free(text);
-		if (rc == CF_EEXIST) {
-			r->status = 304;
-			return 0;
-		}
 	}
-	if (rc) {
-		buf_release(&out);
-		if (rc == CF_EINVAL)
-			cf_log(CF_LOG_WARN, "tsd http: uidmeta: %s",
-			       err.reason);
-		return uidmeta_error(r, rc, &err);
-	}
-	buf_release(&r->out);
-	r->out = out;
-	r->status = 200;
-	return 0;
+	return meta_answer(r, rc, &out, &err, uidmeta_error);
 }
 
 /* The answer of a tsd_tsmeta_* error (UniqueIdRpc.handleTSMeta's). */
@@ -643,7 +676,7 @@ static char *tsmeta_qs_json(struct net_req *r)
  * or by m (with create=true); DELETE a JSON body or ?tsuid=. */
 int net_api_tsmeta(struct net_req *r)
 {
-	const char *m = net_method(r), *tsuid, *mq, *create;
+	const char *m = meta_method(r), *tsuid, *mq, *create;
 	struct tsd_error err = { 0, "" };
 	struct buf out = BUF_INIT;
 	char *text = NULL;
@@ -653,9 +686,6 @@ int net_api_tsmeta(struct net_req *r)
 
 	if (!m)
 		return 0;
-	if (strcmp(m, "GET") && strcmp(m, "POST") && strcmp(m, "PUT") &&
-	    strcmp(m, "DELETE"))
-		return net_bad_method(r);
 	tsuid = net_arg(r, "tsuid");
 	mq = net_arg(r, "m");
 	if (!strcmp(m, "GET") && !(tsuid && *tsuid) && !(mq && *mq))
@@ -687,16 +717,7 @@ int net_api_tsmeta(struct net_req *r)
 		} else {
 			rc = tsd_tsmeta_delete(t, tsuid, &err);
 		}
-		if (rc == CF_EINVAL) {
-			cf_log(CF_LOG_WARN, "tsd http: tsmeta: %s",
-			       err.reason);
-			return net_error(r, 400, "Unable to delete TSMeta "
-					 "information", err.reason);
-		}
-		if (rc)
-			return tsmeta_error(r, rc, &err);
-		r->status = 204;
-		return 0;
+		return delete_answer(r, rc, &err, "TSMeta", tsmeta_error);
 	} else {
 		if (!has && !(text = tsmeta_qs_json(r)))
 			return 0;
@@ -706,19 +727,8 @@ int net_api_tsmeta(struct net_req *r)
 				     create && !strcmp(create, "true"),
 				     !strcmp(m, "PUT"), &out, &err);
 		free(text);
-		if (rc == CF_EEXIST) {
-			r->status = 304;
-			return 0;
-		}
 	}
-	if (rc) {
-		buf_release(&out);
-		return tsmeta_error(r, rc, &err);
-	}
-	buf_release(&r->out);
-	r->out = out;
-	r->status = 200;
-	return 0;
+	return meta_answer(r, rc, &out, &err, tsmeta_error);
 }
 
 /* /api/config (RpcManager.ShowConfig, formatConfigV1): the settings of

@@ -96,7 +96,7 @@ test_expect_success '/api/serializers: the JSON serializer, its parsers and form
 	grep -q "^405" code
 '
 
-test_expect_success 'unmount' 
+test_expect_success 'unmount' '
 	cellfs_umount
 '
 

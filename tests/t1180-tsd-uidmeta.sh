@@ -187,7 +187,7 @@ test_expect_success 'tsd_realtime_uid: each name assigned gets its UIDMeta, crea
 	grep -q "\"notes\":\"mine\"" "$M/type=metric&name=rt.metric"
 '
 
-test_expect_success 'unmount' 
+test_expect_success 'unmount' '
 	cellfs_umount
 '
 

@@ -18,7 +18,6 @@
  */
 #include <errno.h>
 #include <jansson.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,20 +56,6 @@ static void note_free(struct note *n)
 	free(n->notes);
 	json_decref(n->custom);
 	memset(n, 0, sizeof *n);
-}
-
-static void set_err(struct tsd_error *err, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-static void set_err(struct tsd_error *err, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err)
-		return;
-	err->line = 0;
-	va_start(ap, fmt);
-	vsnprintf(err->reason, sizeof err->reason, fmt, ap);
-	va_end(ap);
 }
 
 static char *dup0(const char *s)
@@ -114,7 +99,7 @@ static int note_parse(json_t *o, struct note *n, struct tsd_error *err)
 	    !(n->notes = dup0("")))
 		return CF_ENOMEM;
 	if (!json_is_object(o)) {
-		set_err(err, "an annotation is not a JSON object");
+		tsd_errf(err, "an annotation is not a JSON object");
 		return CF_EINVAL;
 	}
 	json_object_foreach(o, k, v) {
@@ -130,7 +115,7 @@ static int note_parse(json_t *o, struct note *n, struct tsd_error *err)
 			if (json_is_null(v))
 				continue;
 			if (!json_is_string(v)) {
-				set_err(err, "annotation field %s is not a "
+				tsd_errf(err, "annotation field %s is not a "
 					"string", k);
 				return CF_EINVAL;
 			}
@@ -145,7 +130,7 @@ static int note_parse(json_t *o, struct note *n, struct tsd_error *err)
 			if (json_is_null(v))
 				continue;
 			if (get_long(v, &x)) {
-				set_err(err, "annotation field %s is not a "
+				tsd_errf(err, "annotation field %s is not a "
 					"number", k);
 				return CF_EINVAL;
 			}
@@ -161,13 +146,13 @@ static int note_parse(json_t *o, struct note *n, struct tsd_error *err)
 			if (json_is_null(v))
 				continue;
 			if (!json_is_object(v)) {
-				set_err(err, "annotation field custom is not "
+				tsd_errf(err, "annotation field custom is not "
 					"an object");
 				return CF_EINVAL;
 			}
 			json_object_foreach(v, ck, cv)
 				if (!json_is_string(cv) && !json_is_null(cv)) {
-					set_err(err, "a custom value of an "
+					tsd_errf(err, "a custom value of an "
 						"annotation is not a string");
 					return CF_EINVAL;
 				}
@@ -280,7 +265,7 @@ int tsd_tsuid_bytes(const char *hex, unsigned char *b, size_t *n,
 	*n = len / 2;
 	return CF_OK;
 bad:
-	set_err(err, "invalid TSUID: %.80s", hex);
+	tsd_errf(err, "invalid TSUID: %.80s", hex);
 	return CF_EINVAL;
 }
 
@@ -297,7 +282,7 @@ static int note_cell(const char *tsuid, int64_t start, unsigned char *key,
 	int rc;
 
 	if (start < 1) {
-		set_err(err, "The start timestamp has not been set");
+		tsd_errf(err, "The start timestamp has not been set");
 		return CF_EINVAL;
 	}
 	if (tsuid[0] && (rc = tsd_tsuid_bytes(tsuid, b, &n, err)))
@@ -389,7 +374,7 @@ static int cell_get(cf_table *nt, const unsigned char *key, size_t klen,
 	j = json_loadb((const char *)c->val, c->vlen, 0, &je);
 	cf_row_free(row);
 	if (!j) {
-		set_err(err, "a stored annotation is not JSON: %s", je.text);
+		tsd_errf(err, "a stored annotation is not JSON: %s", je.text);
 		return CF_ECORRUPT;
 	}
 	rc = note_parse(j, n, err);
@@ -427,7 +412,7 @@ static int note_sync(cf_table *nt, struct note *n, int overwrite,
 	if ((rc = note_cell(n->tsuid, n->start, key, &klen, q, &qlen, err)))
 		return rc;
 	if (!n->given) {
-		set_err(err, "No changes detected in Annotation data");
+		tsd_errf(err, "No changes detected in Annotation data");
 		return CF_EEXIST;
 	}
 	for (int attempt = 0; attempt < SYNC_TRIES; attempt++) {
@@ -493,7 +478,7 @@ next:
 		if (rc || applied)
 			return rc;
 	}
-	set_err(err, "Failed to save the Annotation to storage");
+	tsd_errf(err, "Failed to save the Annotation to storage");
 	return CF_EBUSY;
 }
 
@@ -507,11 +492,11 @@ int tsd_note_sync(tsd *t, const char *body, size_t len, int bulk,
 	int rc;
 
 	if (!j) {
-		set_err(err, "Unable to parse the given JSON: %s", je.text);
+		tsd_errf(err, "Unable to parse the given JSON: %s", je.text);
 		return CF_EINVAL;
 	}
 	if (bulk && !json_is_array(j)) {
-		set_err(err, "Unable to parse the given JSON: not an array of "
+		tsd_errf(err, "Unable to parse the given JSON: not an array of "
 			"annotations");
 		json_decref(j);
 		return CF_EINVAL;
@@ -575,7 +560,7 @@ int tsd_note_get(tsd *t, const char *tsuid, int64_t start, struct buf *out,
 	if (rc)
 		return rc;
 	if (!found) {
-		set_err(err, "Unable to locate annotation in storage");
+		tsd_errf(err, "Unable to locate annotation in storage");
 		return CF_ENOTFOUND;
 	}
 	rc = (j = note_json(&n, 0)) ? dump_to(j, out) : CF_ENOMEM;
@@ -721,7 +706,7 @@ static int collect_note(void *arg, const unsigned char *tags, size_t ntags,
 				       c->qual, c->qlen, CF_TS_NOW);
 	}
 	if (x->n >= TSD_NOTES_MAX) {
-		set_err(x->err, "more than %d annotations in the range",
+		tsd_errf(x->err, "more than %d annotations in the range",
 			TSD_NOTES_MAX);
 		return CF_ETOOBIG;
 	}
@@ -834,7 +819,7 @@ int tsd_note_qs(tsd *t, const char *qs, size_t len, int del, struct buf *out,
 		if (!ilen)
 			continue;
 		if (!(eq = memchr(item, '=', ilen))) {
-			set_err(err, "not KEY=VALUE: %.*s",
+			tsd_errf(err, "not KEY=VALUE: %.*s",
 				(int)(ilen > 80 ? 80 : ilen), item);
 			rc = CF_EINVAL;
 			break;
@@ -849,7 +834,7 @@ int tsd_note_qs(tsd *t, const char *qs, size_t len, int del, struct buf *out,
 		    (kl == 8 && !memcmp(item, "end_time", 8))) {
 			int64_t *dst = kl == 10 ? &start : &end;
 			if (tsd_parse_time(v, strlen(v), now, dst) || *dst < 1) {
-				set_err(err, "invalid %.*s: %.80s", (int)kl,
+				tsd_errf(err, "invalid %.*s: %.80s", (int)kl,
 					item, v);
 				rc = CF_EINVAL;
 			}
@@ -858,14 +843,14 @@ int tsd_note_qs(tsd *t, const char *qs, size_t len, int del, struct buf *out,
 			free(tsuid);
 			tsuid = v;
 		} else {
-			set_err(err, "unknown parameter: %.*s",
+			tsd_errf(err, "unknown parameter: %.*s",
 				(int)(kl > 80 ? 80 : kl), item);
 			free(v);
 			rc = CF_EINVAL;
 		}
 	}
 	if (rc == CF_OK && start < 1) {
-		set_err(err, "Missing start time");
+		tsd_errf(err, "Missing start time");
 		rc = CF_EINVAL;
 	}
 	if (rc == CF_OK)

@@ -212,6 +212,23 @@ typedef int tsd_note_fn(void *arg, const unsigned char *tags, size_t ntags,
 int tsd_notes_of(tsd *t, uint32_t muid, int64_t start_ms, int64_t end_ms,
 		 tsd_note_fn *fn, void *arg);
 
+/* Deletes column fam:qual of row key[0..klen) at now (HBase's
+ * DeleteColumns).  Engine errors. */
+int tsd_delete_column(cf_table *t, const void *key, size_t klen,
+		      const char *fam, const char *qual);
+
+/* tsd_qs_take() with its reason in *err (NULL: none kept). */
+int tsd_qs_params(const char *qs, size_t len, const char *const *names,
+		  size_t n, char **vals, struct tsd_error *err);
+
+/* Replaces *dst (malloc'd or NULL) by a copy of src (NULL: "").
+ * CF_ENOMEM, *dst kept. */
+int tsd_set_str(char **dst, const char *src);
+
+/* Sets *err (NULL: nothing) to the printf-formatted reason, line 0. */
+void tsd_errf(struct tsd_error *err, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
 /* The bytes of TSUID hex (a metric UID and 1 to TSD_MAX_TAGS tag
  * pairs; room for TSD_UID_WIDTH + TSD_MAX_TAGS * 6), as
  * UniqueId.stringToUid reads it.  CF_EINVAL (`invalid TSUID: x`). */

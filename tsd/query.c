@@ -774,6 +774,43 @@ char *tsd_pct_decode(const char *s, size_t n)
 	return o;
 }
 
+int tsd_qs_take(const char *qs, size_t len, const char *const *names,
+		size_t n, char **vals, char *why, size_t whylen)
+{
+	int rc = CF_OK;
+
+	for (size_t i = 0; i < n; i++)
+		vals[i] = NULL;
+	for (size_t b = 0, i = 0; i <= len && rc == CF_OK; i++) {
+		if (i < len && qs[i] != '&')
+			continue;
+		const char *p = qs + b, *eq = memchr(p, '=', i - b);
+		size_t kl = eq ? (size_t)(eq - p) : i - b, k;
+		b = i + 1;
+		if (!kl)
+			continue;
+		for (k = 0; k < n; k++)
+			if (strlen(names[k]) == kl && !memcmp(p, names[k], kl))
+				break;
+		if (k == n) {
+			snprintf(why, whylen, "unknown parameter: %.*s",
+				 (int)(kl > 60 ? 60 : kl), p);
+			rc = CF_EINVAL;
+			break;
+		}
+		free(vals[k]);
+		vals[k] = tsd_pct_decode(eq ? eq + 1 : p + kl,
+					 eq ? (size_t)(qs + i - eq - 1) : 0);
+		if (!vals[k])
+			rc = CF_ENOMEM;
+	}
+	for (size_t i = 0; rc && i < n; i++) {
+		free(vals[i]);
+		vals[i] = NULL;
+	}
+	return rc;
+}
+
 static int set_str(char **dst, const char *v)
 {
 	free(*dst);

@@ -178,6 +178,15 @@ int tsd_filter_match(const struct tsd_filter *f, const char *value,
  * names of series lookups (tsd/lookup.c). */
 char *tsd_pct_decode(const char *s, size_t n);
 
+/* The parameters names[0..n) of query string qs[0..len) into vals[i]
+ * (%XX decoded, malloc'd, the caller frees them; "" for one without '=';
+ * the last of one given twice), NULL for those not given.  CF_EINVAL
+ * ("unknown parameter: K" in why) for any other name, CF_ENOMEM; on
+ * error every vals[i] is freed and NULL.  The names of MNT/tsd/'s meta
+ * files. */
+int tsd_qs_take(const char *qs, size_t len, const char *const *names,
+		size_t n, char **vals, char *why, size_t whylen);
+
 /* s[0..n) as a new string (malloc'd; the caller frees it), bytes as they
  * are (a NUL among them kept, unlike strndup), or NULL when out of
  * memory. */

@@ -10,6 +10,7 @@
  * tsd_compact()) merges a row once its hour is over, as OpenTSDB's
  * CompactionQueue does.
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,7 @@
 
 #include "tsd/internal.h"
 #include "tsd/line.h"
+#include "tsd/query.h"
 #include "util/env.h"
 #include "util/err.h"
 #include "util/log.h"
@@ -35,6 +37,53 @@ void tsd_options_default(struct tsd_options *o)
 	o->recent_hours = 36;
 	o->gnuplot = "gnuplot";
 	o->gnuplot_timeout_ms = 20000;
+}
+
+int tsd_delete_column(cf_table *t, const void *key, size_t klen,
+		      const char *fam, const char *qual)
+{
+	cf_batch *b = NULL;
+	int rc;
+
+	if ((rc = cf_batch_new(&b)) == CF_OK &&
+	    (rc = cf_batch_delete(b, CF_DEL_COLUMN, key, klen, fam,
+				  strlen(fam), qual, strlen(qual),
+				  CF_TS_NOW)) == CF_OK)
+		rc = cf_table_apply(t, b);
+	cf_batch_free(b);
+	return rc;
+}
+
+int tsd_qs_params(const char *qs, size_t len, const char *const *names,
+		  size_t n, char **vals, struct tsd_error *err)
+{
+	if (err)
+		err->line = 0;
+	return tsd_qs_take(qs, len, names, n, vals, err ? err->reason : NULL,
+			   err ? sizeof err->reason : 0);
+}
+
+int tsd_set_str(char **dst, const char *src)
+{
+	char *s = strdup(src ? src : "");
+
+	if (!s)
+		return CF_ENOMEM;
+	free(*dst);
+	*dst = s;
+	return CF_OK;
+}
+
+void tsd_errf(struct tsd_error *err, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!err)
+		return;
+	err->line = 0;
+	va_start(ap, fmt);
+	vsnprintf(err->reason, sizeof err->reason, fmt, ap);
+	va_end(ap);
 }
 
 /* --- tables ------------------------------------------------------------ */

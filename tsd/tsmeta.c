@@ -16,7 +16,6 @@
 #include <errno.h>
 #include <jansson.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,35 +54,13 @@ enum {
 	M_MIN = 512
 };
 
-static void fail(struct tsd_error *err, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err)
-		return;
-	err->line = 0;
-	va_start(ap, fmt);
-	vsnprintf(err->reason, sizeof err->reason, fmt, ap);
-	va_end(ap);
-}
-
-static int set_str(char **dst, const char *src)
-{
-	char *s = strdup(src ? src : "");
-	if (!s)
-		return CF_ENOMEM;
-	free(*dst);
-	*dst = s;
-	return CF_OK;
-}
-
 static int tmeta_init(struct tmeta *m)
 {
 	memset(m, 0, sizeof *m);
 	m->max = m->min = NAN;
-	if (set_str(&m->display, "") || set_str(&m->desc, "") ||
-	    set_str(&m->notes, "") || set_str(&m->units, "") ||
-	    set_str(&m->dtype, ""))
+	if (tsd_set_str(&m->display, "") || tsd_set_str(&m->desc, "") ||
+	    tsd_set_str(&m->notes, "") || tsd_set_str(&m->units, "") ||
+	    tsd_set_str(&m->dtype, ""))
 		return CF_ENOMEM;
 	return CF_OK;
 }
@@ -140,7 +117,7 @@ static int tmeta_parse(json_t *j, struct tmeta *m, int request,
 	int rc;
 
 	if (!json_is_object(j)) {
-		fail(err, "Unable to parse the given JSON: not an object");
+		tsd_errf(err, "Unable to parse the given JSON: not an object");
 		return CF_EINVAL;
 	}
 	for (size_t i = 0; i < 5; i++) {
@@ -148,13 +125,13 @@ static int tmeta_parse(json_t *j, struct tmeta *m, int request,
 		if (!v || json_is_null(v))
 			continue;
 		if (!json_is_string(v)) {
-			fail(err, "Unable to parse the given JSON: %s is not "
+			tsd_errf(err, "Unable to parse the given JSON: %s is not "
 			     "a string", strs[i].key);
 			return CF_EINVAL;
 		}
 		if (request && strcmp(*f[i], json_string_value(v)))
 			m->given |= strs[i].bit;
-		if ((rc = set_str(f[i], json_string_value(v))))
+		if ((rc = tsd_set_str(f[i], json_string_value(v))))
 			return rc;
 	}
 	for (int i = 0; i < 2; i++) {
@@ -167,7 +144,7 @@ static int tmeta_parse(json_t *j, struct tmeta *m, int request,
 						  INT32_MAX ||
 						  json_integer_value(v) <
 						  INT32_MIN))) {
-			fail(err, "Unable to parse the given JSON: %s is not "
+			tsd_errf(err, "Unable to parse the given JSON: %s is not "
 			     "an integer", name);
 			return CF_EINVAL;
 		}
@@ -182,7 +159,7 @@ static int tmeta_parse(json_t *j, struct tmeta *m, int request,
 		if (!v || json_is_null(v))
 			continue;
 		if (json_double(v, &d)) {
-			fail(err, "Unable to parse the given JSON: %s is not "
+			tsd_errf(err, "Unable to parse the given JSON: %s is not "
 			     "a number", name);
 			return CF_EINVAL;
 		}
@@ -193,13 +170,13 @@ static int tmeta_parse(json_t *j, struct tmeta *m, int request,
 	v = json_object_get(j, "custom");
 	if (v && !json_is_null(v)) {
 		if (!json_is_object(v)) {
-			fail(err, "Unable to parse the given JSON: custom is "
+			tsd_errf(err, "Unable to parse the given JSON: custom is "
 			     "not an object");
 			return CF_EINVAL;
 		}
 		json_object_foreach(v, k, x)
 			if (!json_is_string(x)) {
-				fail(err, "Unable to parse the given JSON: a "
+				tsd_errf(err, "Unable to parse the given JSON: a "
 				     "custom value is not a string");
 				return CF_EINVAL;
 			}
@@ -303,39 +280,6 @@ static void hex_of(const unsigned char *k, size_t n, char *out)
 	out[2 * n] = '\0';
 }
 
-/* getStorageJSON. */
-static int storage_json(const struct tmeta *m, struct buf *b)
-{
-	char hex[2 * TSUID_MAX + 1];
-	int rc;
-
-	hex_of(m->key, m->klen, hex);
-	rc = put_raw(b, "{");
-	if (!rc)
-		rc = put_str(b, "tsuid", hex, 1);
-	if (!rc)
-		rc = put_str(b, "displayName", m->display, 0);
-	if (!rc)
-		rc = put_str(b, "description", m->desc, 0);
-	if (!rc)
-		rc = put_str(b, "notes", m->notes, 0);
-	if (!rc)
-		rc = put_long(b, "created", m->created);
-	if (!rc)
-		rc = put_custom(b, m->custom);
-	if (!rc)
-		rc = put_str(b, "units", m->units, 0);
-	if (!rc)
-		rc = put_str(b, "dataType", m->dtype, 0);
-	if (!rc)
-		rc = put_long(b, "retention", m->retention);
-	if (!rc)
-		rc = put_double(b, "max", m->max);
-	if (!rc)
-		rc = put_double(b, "min", m->min);
-	return rc ? rc : put_raw(b, "}");
-}
-
 /* The UIDMeta of one UID of the series as the API prints it. */
 static int put_uidmeta(tsd *t, const char *type, const unsigned char *id,
 		       struct buf *b, struct tsd_error *err)
@@ -346,24 +290,16 @@ static int put_uidmeta(tsd *t, const char *type, const unsigned char *id,
 	hex_of(id, TSD_UID_WIDTH, hex);
 	rc = tsd_uidmeta_get(t, type, hex, b, err);
 	if (rc == CF_ENOTFOUND)
-		fail(err, "Unable to find one of the UIDs");
+		tsd_errf(err, "Unable to find one of the UIDs");
 	return rc;
 }
 
-/* The API's JSON of m (Jackson's order; NON_NULL leaves out a null
- * custom), its UIDMetas loaded as LoadUIDs does. */
-static int api_json(tsd *t, const struct tmeta *m, struct buf *b,
+/* "metric":UIDMETA,"tags":[UIDMETA,...] as LoadUIDs loads them. */
+static int put_uids(tsd *t, const struct tmeta *m, struct buf *b,
 		    struct tsd_error *err)
 {
-	char hex[2 * TSUID_MAX + 1];
-	int rc;
+	int rc = put_raw(b, ",\"metric\":");
 
-	hex_of(m->key, m->klen, hex);
-	rc = put_raw(b, "{");
-	if (!rc)
-		rc = put_str(b, "tsuid", hex, 1);
-	if (!rc)
-		rc = put_raw(b, ",\"metric\":");
 	if (!rc)
 		rc = put_uidmeta(t, "metric", m->key, b, err);
 	if (!rc)
@@ -376,33 +312,84 @@ static int api_json(tsd *t, const struct tmeta *m, struct buf *b,
 			rc = put_uidmeta(t, (i / TSD_UID_WIDTH) % 2 ? "tagk" :
 					 "tagv", m->key + i, b, err);
 	}
+	return rc ? rc : put_raw(b, "]");
+}
+
+/* The fields of a TSMeta's JSON texts. */
+enum tfield {
+	F_UIDS, F_DISPLAY, F_DESC, F_NOTES, F_CREATED, F_CUSTOM,
+	F_CUSTOM_SET, F_UNITS, F_DTYPE, F_RETENTION, F_MAX, F_MIN, F_LAST,
+	F_TOTAL
+};
+
+/* getStorageJSON's order, and the API's (Jackson's: the fields whose
+ * names match a getter's first, then the others; NON_NULL leaves out a
+ * null custom). */
+static const enum tfield storage_order[] = {
+	F_DISPLAY, F_DESC, F_NOTES, F_CREATED, F_CUSTOM, F_UNITS, F_DTYPE,
+	F_RETENTION, F_MAX, F_MIN,
+};
+static const enum tfield api_order[] = {
+	F_UIDS, F_DESC, F_NOTES, F_CREATED, F_CUSTOM_SET, F_UNITS,
+	F_RETENTION, F_MAX, F_MIN, F_DISPLAY, F_DTYPE, F_LAST, F_TOTAL,
+};
+
+/* {"tsuid":...} with the fields f[0..n) of m. */
+static int put_meta(tsd *t, const struct tmeta *m, const enum tfield *f,
+		    size_t n, struct buf *b, struct tsd_error *err)
+{
+	char hex[2 * TSUID_MAX + 1];
+	int rc;
+
+	hex_of(m->key, m->klen, hex);
+	rc = put_raw(b, "{");
 	if (!rc)
-		rc = put_raw(b, "]");
-	if (!rc)
-		rc = put_str(b, "description", m->desc, 0);
-	if (!rc)
-		rc = put_str(b, "notes", m->notes, 0);
-	if (!rc)
-		rc = put_long(b, "created", m->created);
-	if (!rc && m->custom)
-		rc = put_custom(b, m->custom);
-	if (!rc)
-		rc = put_str(b, "units", m->units, 0);
-	if (!rc)
-		rc = put_long(b, "retention", m->retention);
-	if (!rc)
-		rc = put_double(b, "max", m->max);
-	if (!rc)
-		rc = put_double(b, "min", m->min);
-	if (!rc)
-		rc = put_str(b, "displayName", m->display, 0);
-	if (!rc)
-		rc = put_str(b, "dataType", m->dtype, 0);
-	if (!rc)
-		rc = put_long(b, "lastReceived", m->last_received);
-	if (!rc)
-		rc = put_long(b, "totalDatapoints", m->total);
+		rc = put_str(b, "tsuid", hex, 1);
+	for (size_t i = 0; !rc && i < n; i++) {
+		switch (f[i]) {
+		case F_UIDS: rc = put_uids(t, m, b, err); break;
+		case F_DISPLAY:
+			rc = put_str(b, "displayName", m->display, 0);
+			break;
+		case F_DESC: rc = put_str(b, "description", m->desc, 0); break;
+		case F_NOTES: rc = put_str(b, "notes", m->notes, 0); break;
+		case F_CREATED: rc = put_long(b, "created", m->created); break;
+		case F_CUSTOM: rc = put_custom(b, m->custom); break;
+		case F_CUSTOM_SET:
+			rc = m->custom ? put_custom(b, m->custom) : CF_OK;
+			break;
+		case F_UNITS: rc = put_str(b, "units", m->units, 0); break;
+		case F_DTYPE: rc = put_str(b, "dataType", m->dtype, 0); break;
+		case F_RETENTION:
+			rc = put_long(b, "retention", m->retention);
+			break;
+		case F_MAX: rc = put_double(b, "max", m->max); break;
+		case F_MIN: rc = put_double(b, "min", m->min); break;
+		case F_LAST:
+			rc = put_long(b, "lastReceived", m->last_received);
+			break;
+		case F_TOTAL:
+			rc = put_long(b, "totalDatapoints", m->total);
+			break;
+		}
+	}
 	return rc ? rc : put_raw(b, "}");
+}
+
+/* getStorageJSON. */
+static int storage_json(const struct tmeta *m, struct buf *b)
+{
+	return put_meta(NULL, m, storage_order,
+			sizeof storage_order / sizeof storage_order[0], b,
+			NULL);
+}
+
+/* The API's JSON of m, its UIDMetas loaded. */
+static int api_json(tsd *t, const struct tmeta *m, struct buf *b,
+		    struct tsd_error *err)
+{
+	return put_meta(t, m, api_order, sizeof api_order / sizeof api_order[0],
+			b, err);
 }
 
 /* --- storage ------------------------------------------------------------ */
@@ -460,7 +447,7 @@ static int meta_cells(const cf_row *row, struct tmeta *m, int *has_meta,
 		if (old && (rc = buf_append(old, c->val, c->vlen)))
 			break;
 		if (!(j = json_loadb((const char *)c->val, c->vlen, 0, &je))) {
-			fail(err, "a stored TSMeta is not JSON: %s", je.text);
+			tsd_errf(err, "a stored TSMeta is not JSON: %s", je.text);
 			rc = CF_ECORRUPT;
 			break;
 		}
@@ -515,7 +502,7 @@ static int check_uids(tsd *t, const struct tmeta *m, struct tsd_error *err)
 		rc = tsd_uid_name(t->uids, uidt, k, tsd_uid_get(m->key + i),
 				  &name);
 		if (rc == CF_ENOTFOUND)
-			fail(err, "Unable to find one or more UIDs");
+			tsd_errf(err, "Unable to find one or more UIDs");
 	}
 	buf_release(&name);
 	cf_table_close(uidt);
@@ -639,7 +626,7 @@ int tsd_tsmeta_get(tsd *t, const char *tsuid, struct buf *out,
 		return rc;
 	rc = meta_read(mt, &m, &s, &has_meta, &has_ctr, NULL, err);
 	if (rc == CF_OK && !has_meta) {
-		fail(err, "Could not find Timeseries meta data");
+		tsd_errf(err, "Could not find Timeseries meta data");
 		rc = CF_ENOTFOUND;
 	}
 	if (rc == CF_OK)
@@ -662,23 +649,23 @@ static int tsuid_of(tsd *t, const char *ms, size_t mlen, unsigned char *key,
 
 	tsd_lookup_query_init(&q);
 	if (!mlen) {
-		fail(err, "The query string was empty");
+		tsd_errf(err, "The query string was empty");
 		return CF_EINVAL;
 	}
 	rc = tsd_lookup_parse_m(&q, ms, mlen, err);
 	if (rc == CF_OK && (!q.metric || !*q.metric)) {
-		fail(err, "Missing metric in: %.100s", ms);
+		tsd_errf(err, "Missing metric in: %.100s", ms);
 		rc = CF_EINVAL;
 	}
 	if (rc == CF_OK && q.ntags > TSD_MAX_TAGS) {
-		fail(err, "Too many tags: %zu maximum allowed: %d", q.ntags,
+		tsd_errf(err, "Too many tags: %zu maximum allowed: %d", q.ntags,
 		     TSD_MAX_TAGS);
 		rc = CF_EINVAL;
 	}
 	for (size_t i = 0; rc == CF_OK && i < q.ntags; i++)
 		if (!q.tags[i].key || !*q.tags[i].key || !q.tags[i].value ||
 		    !*q.tags[i].value) {
-			fail(err, "invalid tag in: %.100s", ms);
+			tsd_errf(err, "invalid tag in: %.100s", ms);
 			rc = CF_EINVAL;
 		}
 	if (rc == CF_OK)
@@ -707,7 +694,7 @@ static int tsuid_of(tsd *t, const char *ms, size_t mlen, unsigned char *key,
 		for (; p > key + TSD_UID_WIDTH &&
 		       memcmp(p - PAIR, p, TSD_UID_WIDTH) >= 0; p -= PAIR) {
 			if (!memcmp(p - PAIR, p, TSD_UID_WIDTH)) {
-				fail(err, "duplicate tag: %s", q.tags[i].key);
+				tsd_errf(err, "duplicate tag: %s", q.tags[i].key);
 				rc = CF_EINVAL;
 				break;
 			}
@@ -717,7 +704,7 @@ static int tsuid_of(tsd *t, const char *ms, size_t mlen, unsigned char *key,
 		}
 	}
 	if (rc == CF_ENOTFOUND)
-		fail(err, "Unable to find one of the UIDs");
+		tsd_errf(err, "Unable to find one of the UIDs");
 	cf_table_close(uidt);
 	cf_table_close(dbt);
 	tsd_lookup_query_release(&q);
@@ -784,7 +771,7 @@ int tsd_tsmeta_list(tsd *t, const char *ms, size_t mlen, struct buf *out,
 		s.klen = klen;
 		rc = meta_cells(row, &s, &has_meta, &has_ctr, NULL, err);
 		if (rc == CF_OK && has_meta && ++count > TSD_TSMETA_LIST_MAX) {
-			fail(err, "more than %d series", TSD_TSMETA_LIST_MAX);
+			tsd_errf(err, "more than %d series", TSD_TSMETA_LIST_MAX);
 			rc = CF_ETOOBIG;
 		}
 		if (rc == CF_OK && has_meta && count > 1)
@@ -822,7 +809,7 @@ static int merge(struct tmeta *m, const struct tmeta *s, int overwrite)
 		return CF_OK;
 	for (size_t i = 0; rc == CF_OK && i < 5; i++)
 		if (!(m->given & bits[i]))
-			rc = set_str(to[i], *from[i]);
+			rc = tsd_set_str(to[i], *from[i]);
 	if (!(m->given & M_RETENTION))
 		m->retention = s->retention;
 	if (!(m->given & M_MAX))
@@ -900,31 +887,31 @@ int tsd_tsmeta_sync(tsd *t, const char *body, size_t len, const char *ms,
 		return rc;
 	memset(&s, 0, sizeof s);
 	if (!(j = json_loadb(body, len, 0, &je))) {
-		fail(err, "Unable to parse the given JSON: %s", je.text);
+		tsd_errf(err, "Unable to parse the given JSON: %s", je.text);
 		tmeta_free(&m);
 		return CF_EINVAL;
 	}
 	rc = tmeta_parse(j, &m, 1, err);
 	v = json_object_get(j, "tsuid");
 	if (rc == CF_OK && v && !json_is_null(v) && !json_is_string(v)) {
-		fail(err, "Unable to parse the given JSON: tsuid is not a "
+		tsd_errf(err, "Unable to parse the given JSON: tsuid is not a "
 		     "string");
 		rc = CF_EINVAL;
 	}
 	if (rc == CF_OK && json_string_length(v))
 		rc = tsd_tsuid_bytes(json_string_value(v), m.key, &m.klen, err);
 	else if (rc == CF_OK && !ms) {
-		fail(err, "Missing parameter <code>m</code>");
+		tsd_errf(err, "Missing parameter <code>m</code>");
 		rc = CF_EINVAL;
 	} else if (rc == CF_OK) {
 		rc = tsuid_of(t, ms, strlen(ms), m.key, &m.klen, err);
 		if (rc == CF_ENOTFOUND)
-			fail(err, "Unable to find one or more UIDs");
+			tsd_errf(err, "Unable to find one or more UIDs");
 	}
 	by_m = !json_string_length(v);
 	json_decref(j);
 	if (rc == CF_OK && !by_m && !m.given) {
-		fail(err, "No changes detected in TSUID meta data");
+		tsd_errf(err, "No changes detected in TSUID meta data");
 		rc = CF_EEXIST;
 	}
 	if (rc == CF_OK)
@@ -934,14 +921,14 @@ int tsd_tsmeta_sync(tsd *t, const char *body, size_t len, const char *ms,
 		rc = meta_read(mt, &m, &s, &has_meta, &has_ctr, NULL, err);
 		tmeta_free(&s);
 		if (rc == CF_OK && !has_meta && !create) {
-			fail(err, "Could not find TSMeta, specify "
+			tsd_errf(err, "Could not find TSMeta, specify "
 			     "\"create=true\" to create a new one.");
 			rc = CF_EINVAL;
 		}
 		if (rc == CF_OK && !has_meta)
 			rc = meta_create(mt, &m, !has_ctr, &applied);
 		if (rc == CF_OK && !applied && !m.given) {
-			fail(err, "No changes detected in TSUID meta data");
+			tsd_errf(err, "No changes detected in TSUID meta data");
 			rc = CF_EEXIST;
 		}
 	}
@@ -951,7 +938,7 @@ int tsd_tsmeta_sync(tsd *t, const char *body, size_t len, const char *ms,
 		buf_reset(&old);
 		rc = meta_read(mt, &m, &s, &has_meta, &has_ctr, &old, err);
 		if (rc == CF_OK && !has_meta) {
-			fail(err, "Requested TSMeta did not exist");
+			tsd_errf(err, "Requested TSMeta did not exist");
 			rc = CF_EINVAL;
 		}
 		if (rc == CF_OK)
@@ -961,7 +948,7 @@ int tsd_tsmeta_sync(tsd *t, const char *body, size_t len, const char *ms,
 		tmeta_free(&s);
 	}
 	if (rc == CF_OK && !applied) {
-		fail(err, "Failed to save the TSMeta to storage");
+		tsd_errf(err, "Failed to save the TSMeta to storage");
 		rc = CF_EBUSY;
 	}
 	if (rc == CF_OK) {
@@ -978,22 +965,17 @@ int tsd_tsmeta_delete(tsd *t, const char *tsuid, struct tsd_error *err)
 {
 	unsigned char key[TSUID_MAX];
 	cf_table *mt = NULL;
-	cf_batch *b = NULL;
 	size_t klen;
 	int rc;
 
 	if (!tsuid || !*tsuid) {
-		fail(err, "Missing UID");
+		tsd_errf(err, "Missing UID");
 		return CF_EINVAL;
 	}
 	if ((rc = tsd_tsuid_bytes(tsuid, key, &klen, err)) ||
 	    (rc = meta_table(t, 0, &mt)) || !mt)
 		return rc;
-	if ((rc = cf_batch_new(&b)) == CF_OK &&
-	    (rc = cf_batch_delete(b, CF_DEL_COLUMN, key, klen, FAM, 4, QMETA,
-				  strlen(QMETA), CF_TS_NOW)) == CF_OK)
-		rc = cf_table_apply(mt, b);
-	cf_batch_free(b);
+	rc = tsd_delete_column(mt, key, klen, FAM, QMETA);
 	cf_table_close(mt);
 	seen_clear(t);
 	return rc;
@@ -1003,39 +985,21 @@ int tsd_tsmeta_qs(tsd *t, const char *qs, size_t len, enum tsd_meta_op op,
 		  const char *body, size_t blen, struct buf *out,
 		  struct tsd_error *err)
 {
-	char *tsuid = NULL, *ms = NULL, *create = NULL, **v, *text = NULL;
+	static const char *const names[] = { "tsuid", "m", "create" };
+	char *v[3], *tsuid, *ms, *create, *text = NULL;
 	unsigned char key[TSUID_MAX];
 	char hex[2 * TSUID_MAX + 1];
 	json_error_t je;
 	json_t *j = NULL;
 	size_t klen;
-	int rc = CF_OK;
+	int rc;
 
-	for (size_t b = 0, i = 0; i <= len && rc == CF_OK; i++) {
-		if (i < len && qs[i] != '&')
-			continue;
-		const char *p = qs + b, *eq = memchr(p, '=', i - b);
-		size_t kl = eq ? (size_t)(eq - p) : i - b;
-		b = i + 1;
-		if (!kl)
-			continue;
-		v = kl == 5 && !memcmp(p, "tsuid", 5) ? &tsuid :
-		    kl == 1 && !memcmp(p, "m", 1) ? &ms :
-		    kl == 6 && !memcmp(p, "create", 6) ? &create : NULL;
-		if (!v) {
-			fail(err, "unknown parameter: %.*s",
-			     (int)(kl > 60 ? 60 : kl), p);
-			rc = CF_EINVAL;
-			break;
-		}
-		free(*v);
-		*v = tsd_pct_decode(eq ? eq + 1 : p + kl,
-				    eq ? (size_t)(qs + i - eq - 1) : 0);
-		if (!*v)
-			rc = CF_ENOMEM;
-	}
+	rc = tsd_qs_params(qs, len, names, 3, v, err);
+	tsuid = v[0];
+	ms = v[1];
+	create = v[2];
 	if (rc == CF_OK && !(tsuid && *tsuid) && !(ms && *ms)) {
-		fail(err, "Missing parameter <code>tsuid</code> or <code>m"
+		tsd_errf(err, "Missing parameter <code>tsuid</code> or <code>m"
 		     "</code>");
 		rc = CF_EINVAL;
 	}
@@ -1058,10 +1022,10 @@ int tsd_tsmeta_qs(tsd *t, const char *qs, size_t len, enum tsd_meta_op op,
 	}
 	/* the body's fields onto the series the name says */
 	if (!(j = json_loadb(body, blen, 0, &je))) {
-		fail(err, "Unable to parse the given JSON: %s", je.text);
+		tsd_errf(err, "Unable to parse the given JSON: %s", je.text);
 		rc = CF_EINVAL;
 	} else if (!json_is_object(j)) {
-		fail(err, "Unable to parse the given JSON: not an object");
+		tsd_errf(err, "Unable to parse the given JSON: not an object");
 		rc = CF_EINVAL;
 	} else if (tsuid && *tsuid ?
 		   json_object_set_new(j, "tsuid", json_string(tsuid)) :

@@ -92,16 +92,6 @@ static int parse_uid(const char *s, uint32_t *uid, struct tsd_error *err)
 	return CF_OK;
 }
 
-static int set_str(char **dst, const char *src)
-{
-	char *s = strdup(src ? src : "");
-	if (!s)
-		return CF_ENOMEM;
-	free(*dst);
-	*dst = s;
-	return CF_OK;
-}
-
 /* The fields of JSON object j into m: a request's (request 1: each field
  * that differs from the default is given) or a stored meta's. */
 static int umeta_parse(json_t *j, struct umeta *m, int request,
@@ -128,7 +118,7 @@ static int umeta_parse(json_t *j, struct umeta *m, int request,
 			     "string: ", strs[i].key);
 			return CF_EINVAL;
 		}
-		if ((rc = set_str(f, json_string_value(v))))
+		if ((rc = tsd_set_str(f, json_string_value(v))))
 			return rc;
 		if (request && **f)
 			m->given |= strs[i].bit;
@@ -285,8 +275,8 @@ static int meta_read(cf_table *uidt, const struct umeta *m, struct umeta *s,
 	cf_row_free(row);
 	if (rc == CF_OK && !*found) {
 		/* the default: empty texts */
-		if (set_str(&s->display, "") || set_str(&s->desc, "") ||
-		    set_str(&s->notes, ""))
+		if (tsd_set_str(&s->display, "") || tsd_set_str(&s->desc, "") ||
+		    tsd_set_str(&s->notes, ""))
 			rc = CF_ENOMEM;
 	}
 	if (rc)
@@ -346,11 +336,11 @@ static int merge(struct umeta *m, const struct umeta *s, int overwrite)
 	if (overwrite)
 		return CF_OK;
 	if (!(m->given & M_DISPLAY))
-		rc = set_str(&m->display, s->display);
+		rc = tsd_set_str(&m->display, s->display);
 	if (rc == CF_OK && !(m->given & M_DESC))
-		rc = set_str(&m->desc, s->desc);
+		rc = tsd_set_str(&m->desc, s->desc);
 	if (rc == CF_OK && !(m->given & M_NOTES))
-		rc = set_str(&m->notes, s->notes);
+		rc = tsd_set_str(&m->notes, s->notes);
 	if (rc == CF_OK && !(m->given & M_CUSTOM)) {
 		json_decref(m->custom);
 		m->custom = s->custom ? json_deep_copy(s->custom) : NULL;
@@ -451,7 +441,6 @@ int tsd_uidmeta_delete(tsd *t, const char *type, const char *uid,
 {
 	unsigned char id[TSD_UID_WIDTH];
 	cf_table *uidt, *dbt;
-	cf_batch *b = NULL;
 	struct umeta m;
 	int rc;
 
@@ -470,13 +459,7 @@ int tsd_uidmeta_delete(tsd *t, const char *type, const char *uid,
 	if ((rc = tsd_tables(t, &uidt, &dbt)))
 		return rc;
 	tsd_uid_put(id, m.uid);
-	if ((rc = cf_batch_new(&b)) == CF_OK &&
-	    (rc = cf_batch_delete(b, CF_DEL_COLUMN, id, sizeof id, "name", 4,
-				  meta_qual[m.kind],
-				  strlen(meta_qual[m.kind]), CF_TS_NOW)) ==
-	    CF_OK)
-		rc = cf_table_apply(uidt, b);
-	cf_batch_free(b);
+	rc = tsd_delete_column(uidt, id, sizeof id, "name", meta_qual[m.kind]);
 	cf_table_close(uidt);
 	cf_table_close(dbt);
 	return rc;
@@ -486,34 +469,14 @@ int tsd_uidmeta_delete(tsd *t, const char *type, const char *uid,
 static int qs_target(tsd *t, cf_table *uidt, const char *qs, size_t len,
 		     struct umeta *m, struct tsd_error *err)
 {
-	char *type = NULL, *uid = NULL, *name = NULL, **v;
-	int rc = CF_OK;
+	static const char *const names[] = { "type", "uid", "name" };
+	char *v[3], *type, *uid, *name;
+	int rc;
 
-	for (size_t b = 0, i = 0; i <= len && rc == CF_OK; i++) {
-		if (i < len && qs[i] != '&')
-			continue;
-		const char *p = qs + b, *eq = memchr(p, '=', i - b);
-		size_t kl = eq ? (size_t)(eq - p) : i - b;
-		b = i + 1;
-		if (!kl)
-			continue;
-		v = kl == 4 && !memcmp(p, "type", 4) ? &type :
-		    kl == 3 && !memcmp(p, "uid", 3) ? &uid :
-		    kl == 4 && !memcmp(p, "name", 4) ? &name : NULL;
-		if (!v) {
-			char k[64];
-			snprintf(k, sizeof k, "%.*s", (int)(kl > 60 ? 60 : kl),
-				 p);
-			fail(err, "unknown parameter: ", k);
-			rc = CF_EINVAL;
-			break;
-		}
-		free(*v);
-		*v = tsd_pct_decode(eq ? eq + 1 : p + kl,
-				    eq ? (size_t)(qs + i - eq - 1) : 0);
-		if (!*v)
-			rc = CF_ENOMEM;
-	}
+	rc = tsd_qs_params(qs, len, names, 3, v, err);
+	type = v[0];
+	uid = v[1];
+	name = v[2];
 	if (rc == CF_OK && (!type || !*type)) {
 		fail(err, "Missing type", NULL);
 		rc = CF_EINVAL;
@@ -600,9 +563,9 @@ void tsd_uidmeta_assigned(void *arg, cf_table *uidt, enum tsd_kind kind,
 	m.uid = uid;
 	m.created = (int64_t)time(NULL);	/* UIDMeta(type, uid, name) */
 	tsd_uid_put(id, uid);
-	if ((rc = set_str(&m.display, "")) == CF_OK &&
-	    (rc = set_str(&m.desc, "")) == CF_OK &&
-	    (rc = set_str(&m.notes, "")) == CF_OK &&
+	if ((rc = tsd_set_str(&m.display, "")) == CF_OK &&
+	    (rc = tsd_set_str(&m.desc, "")) == CF_OK &&
+	    (rc = tsd_set_str(&m.notes, "")) == CF_OK &&
 	    (rc = dump(umeta_json(&m, NULL, 1), &val)) == CF_OK &&
 	    (rc = cf_batch_new(&b)) == CF_OK &&
 	    (rc = cf_batch_put(b, id, sizeof id, "name", 4, q, strlen(q),
