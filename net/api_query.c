@@ -270,8 +270,9 @@ static void nsun(const char *reason, char *msg, size_t n)
 	snprintf(msg, n, "%s", reason);
 }
 
-/* Runs qs and puts its JSON answer (or error) into r. */
-static int run(struct net_req *r, const char *qs, size_t len)
+/* Runs qs and puts its answer in format fmt (or the error) into r. */
+static int run_as(struct net_req *r, const char *qs, size_t len,
+		  enum tsd_format fmt)
 {
 	struct tsd_error err;
 	tsd_cursor *c = NULL;
@@ -285,7 +286,7 @@ static int run(struct net_req *r, const char *qs, size_t len)
 		return net_error(r, 400, "No such name for 'metrics': no "
 				 "data point was ever written", NULL);
 	if (rc == CF_OK)
-		rc = tsd_query_open(t, qs, len, TSD_FMT_JSON, &c, &err);
+		rc = tsd_query_open(t, qs, len, fmt, &c, &err);
 	if (rc == CF_OK) {
 		size_t got;
 		do {
@@ -326,6 +327,45 @@ static int run(struct net_req *r, const char *qs, size_t len)
 		cf_log(CF_LOG_ERROR, "tsd http: query: %s", msg);
 		return net_error(r, 500, msg, NULL);
 	}
+}
+
+/* Runs qs and puts its JSON answer (or error) into r. */
+static int run(struct net_req *r, const char *qs, size_t len)
+{
+	return run_as(r, qs, len, TSD_FMT_JSON);
+}
+
+/* /q (OpenTSDB's GraphHandler, what its GUI and old scripts ask): the
+ * query string of /api/query's GET with one of ascii (the points as
+ * text lines), png (the graph) or json (what the graph would hold:
+ * tsd.h's TSD_FMT_GRAPH_JSON); without one OpenTSDB sends the browser
+ * to its GUI, which cellfs does not have. */
+int net_api_graph(struct net_req *r)
+{
+	enum tsd_format fmt;
+	int rc;
+
+	if (strcmp(r->method, "GET") && strcmp(r->method, "POST"))
+		return net_bad_method(r);
+	if (net_arg(r, "ascii"))
+		fmt = TSD_FMT_TEXT;
+	else if (net_arg(r, "png"))
+		fmt = TSD_FMT_PNG;
+	else if (net_arg(r, "json"))
+		fmt = TSD_FMT_GRAPH_JSON;
+	else
+		return net_error(r, 400, "Missing one of the parameters "
+				 "<code>ascii</code>, <code>png</code> or "
+				 "<code>json</code>", "cellfs serves no GUI");
+	if (!net_arg(r, "start"))
+		return net_error(r, 400, "Missing parameter <code>start</code>",
+				 NULL);
+	rc = run_as(r, r->query, strlen(r->query), fmt);
+	if (r->status == 200)
+		r->ctype = fmt == TSD_FMT_PNG ? "image/png" :
+			   fmt == TSD_FMT_TEXT ? "text/plain; charset=UTF-8" :
+			   NULL;
+	return rc;
 }
 
 /* OpenTSDB's QueryRpc reads a GET's tsuid= sub queries before its m=

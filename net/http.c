@@ -221,6 +221,7 @@ static const struct {
 	{ "/api/config/filters", net_api_filters },
 	{ "/api/config", net_api_config },
 	{ "/api/serializers", net_api_serializers },
+	{ "/q", net_api_graph },
 	{ "/api/uid/assign", net_api_uid_assign },
 	{ "/api/uid/rename", net_api_uid_rename },
 	{ "/api/uid/uidmeta", net_api_uidmeta },

@@ -94,6 +94,7 @@ int net_api_uid_rename(struct net_req *r);
 int net_api_uidmeta(struct net_req *r);
 int net_api_tsmeta(struct net_req *r);
 int net_api_config(struct net_req *r);
+int net_api_graph(struct net_req *r);
 int net_api_serializers(struct net_req *r);
 int net_api_search(struct net_req *r);
 int net_api_stats(struct net_req *r);

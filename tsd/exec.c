@@ -1376,6 +1376,68 @@ static void release_run(struct run *r)
 	r->uidt = r->dbt = NULL;
 }
 
+/* TSD_FMT_GRAPH_JSON (GraphHandler's /q?json). */
+static int format_graph_json(struct run *r, struct buf *out)
+{
+	const struct result **last = calloc(r->q->nsubs ? r->q->nsubs : 1,
+					    sizeof *last);
+	uint64_t total = 0, plotted = 0, points = 0;
+	int rc = CF_OK;
+
+	if (!last)
+		return CF_ENOMEM;
+	for (size_t i = 0; i < r->nres && rc == CF_OK; i++) {
+		const struct result *res = &r->res[i];
+		struct tsd_dp *dp;
+		size_t n;
+		if ((rc = collect(r, res, "graph", &dp, &n, &total)))
+			break;
+		points += n;
+		for (size_t j = 0; j < n; j++)
+			plotted += dp[j].ts >= r->q->start_ms &&
+				   dp[j].ts <= r->q->end_ms &&
+				   !(dp[j].is_float && dp[j].d != dp[j].d);
+		free(dp);
+		last[res->sq - r->q->subs] = res;
+	}
+	if (rc == CF_OK)
+		rc = buf_printf(out, "{\"plotted\":%" PRIu64 ",\"points\":%"
+				PRIu64 ",\"etags\":[", plotted, points);
+	for (size_t i = 0; i < r->q->nsubs && rc == CF_OK; i++) {
+		const struct result *res = last[i];
+		if (i)
+			rc = buf_putc(out, ',');
+		if (rc == CF_OK && !res)
+			rc = i ? buf_append(out, "null", 4) :
+				 buf_append(out, "[]", 2);
+		if (rc || !res)
+			continue;
+		/* " k k" as ["k","k"] */
+		rc = buf_putc(out, '[');
+		for (size_t b = 0, j = 0; rc == CF_OK && j <= res->aggtags.len;
+		     j++) {
+			if (j < res->aggtags.len && res->aggtags.p[j] != ' ')
+				continue;
+			if (j > b) {
+				if (b > 1)
+					rc = buf_putc(out, ',');
+				if (rc == CF_OK)
+					rc = tsd_json_string(out,
+							     res->aggtags.p + b,
+							     j - b);
+			}
+			b = j + 1;
+		}
+		if (rc == CF_OK)
+			rc = buf_putc(out, ']');
+	}
+	if (rc == CF_OK)
+		rc = buf_printf(out, "],\"timing\":%" PRId64 "}",
+				(now_ns() - r->t0) / 1000000);
+	free(last);
+	return rc;
+}
+
 /* --- the text result, produced while read ------------------------------ */
 
 /* The cursor state of a text query: the loaded groups and the group being
@@ -1544,9 +1606,10 @@ int tsd_query_open(tsd *t, const char *qs, size_t len, enum tsd_format fmt,
 	cf_table_close(st->r.uidt);
 	cf_table_close(st->r.dbt);
 	st->r.uidt = st->r.dbt = NULL;
-	if (rc == CF_OK && (fmt == TSD_FMT_PNG || fmt == TSD_FMT_JSON)) {
-		rc = fmt == TSD_FMT_PNG ? format_png(&st->r, &c->win)
-					: format_json(&st->r, &c->win);
+	if (rc == CF_OK && fmt != TSD_FMT_TEXT) {
+		rc = fmt == TSD_FMT_PNG ? format_png(&st->r, &c->win) :
+		     fmt == TSD_FMT_JSON ? format_json(&st->r, &c->win) :
+		     format_graph_json(&st->r, &c->win);
 		c->eof = 1;
 		release_run(&st->r);
 	} else if (rc == CF_OK) {

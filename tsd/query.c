@@ -891,7 +891,8 @@ int tsd_query_parse(const char *qs, size_t len, int64_t now_ms,
 			q->global_annotations = 1;
 		} else if (!strcmp(key, "arrays")) {
 			q->arrays = 1;	/* present: on, whatever its value */
-		} else if (!strcmp(key, "timezone")) {
+		} else if (!strcmp(key, "timezone") || !strcmp(key, "tz")) {
+			/* tz: GraphHandler's (/q) name of it */
 			tsd_tz_free(q->tz);
 			q->tz = NULL;
 			rc = tsd_tz_load(val, &q->tz);

@@ -240,7 +240,9 @@ int tsd_names(tsd *t, enum tsd_kind kind, const char *prefix, size_t max,
 
 /* --- reading ----------------------------------------------------------- */
 
-enum tsd_format { TSD_FMT_TEXT = 0, TSD_FMT_PNG = 1, TSD_FMT_JSON = 2 };
+enum tsd_format {
+	TSD_FMT_TEXT = 0, TSD_FMT_PNG = 1, TSD_FMT_JSON = 2, TSD_FMT_GRAPH_JSON = 3
+};
 
 /*
  * A metric dump: every point of metric as "M TS VALUE TAGK=TAGV ...\n"
@@ -281,6 +283,11 @@ int tsd_query_check(tsd *t, const char *qs, size_t len,
  * TSD_FMT_PNG: the same query drawn by gnuplot (one line per group, its
  * tags in the legend).
  * TSD_FMT_JSON: OpenTSDB's /api/query answer (tsd/json.c; docs/api.md).
+ * TSD_FMT_GRAPH_JSON: what OpenTSDB's /q?json says of the graph it would
+ * draw: {"plotted":N,"points":N,"etags":[[K,...],...],"timing":MS}, the
+ * points drawn (in the range, not NaN), the points aggregated, each sub
+ * query's aggregated tag keys (of its last group; null when it has
+ * none, [] for the first), the time taken (no graph is drawn).
  * Errors: CF_EINVAL (bad query; *err), CF_ENOTFOUND (unknown metric,
  * tag key, or tag value of a literal_or filter; *err), CF_ETOOBIG (more
  * than max_query_points, max_query_bytes or max_graph_points; *err), CF_ERANGE
