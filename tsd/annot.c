@@ -239,36 +239,6 @@ static int dump_to(json_t *j, struct buf *out)
 	return CF_OK;
 }
 
-int tsd_tsuid_bytes(const char *hex, unsigned char *b, size_t *n,
-		    struct tsd_error *err)
-{
-	size_t len = strlen(hex), pair = 4 * TSD_UID_WIDTH;
-
-	if (len < 2 * TSD_UID_WIDTH + pair ||
-	    (len - 2 * TSD_UID_WIDTH) % pair ||
-	    (len - 2 * TSD_UID_WIDTH) / pair > TSD_MAX_TAGS)
-		goto bad;
-	for (size_t i = 0; i < len; i += 2) {
-		unsigned v = 0;
-		for (int j = 0; j < 2; j++) {
-			char c = hex[i + j];
-			v <<= 4;
-			if (c >= '0' && c <= '9')
-				v |= (unsigned)(c - '0');
-			else if ((c | 0x20) >= 'a' && (c | 0x20) <= 'f')
-				v |= (unsigned)((c | 0x20) - 'a' + 10);
-			else
-				goto bad;
-		}
-		b[i / 2] = (unsigned char)v;
-	}
-	*n = len / 2;
-	return CF_OK;
-bad:
-	tsd_errf(err, "invalid TSUID: %.80s", hex);
-	return CF_EINVAL;
-}
-
 /* The note's row key (getRowKey) and qualifier (getQualifier: a start
  * in milliseconds on a whole second is stored as seconds). */
 static int note_cell(const char *tsuid, int64_t start, unsigned char *key,

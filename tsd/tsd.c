@@ -10,7 +10,6 @@
  * tsd_compact()) merges a row once its hour is over, as OpenTSDB's
  * CompactionQueue does.
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,7 +17,6 @@
 
 #include "tsd/internal.h"
 #include "tsd/line.h"
-#include "tsd/query.h"
 #include "util/env.h"
 #include "util/err.h"
 #include "util/log.h"
@@ -37,104 +35,6 @@ void tsd_options_default(struct tsd_options *o)
 	o->recent_hours = 36;
 	o->gnuplot = "gnuplot";
 	o->gnuplot_timeout_ms = 20000;
-}
-
-int tsd_delete_column(cf_table *t, const void *key, size_t klen,
-		      const char *fam, const char *qual)
-{
-	cf_batch *b = NULL;
-	int rc;
-
-	if ((rc = cf_batch_new(&b)) == CF_OK &&
-	    (rc = cf_batch_delete(b, CF_DEL_COLUMN, key, klen, fam,
-				  strlen(fam), qual, strlen(qual),
-				  CF_TS_NOW)) == CF_OK)
-		rc = cf_table_apply(t, b);
-	cf_batch_free(b);
-	return rc;
-}
-
-int tsd_qs_params(const char *qs, size_t len, const char *const *names,
-		  size_t n, char **vals, struct tsd_error *err)
-{
-	if (err)
-		err->line = 0;
-	return tsd_qs_take(qs, len, names, n, vals, err ? err->reason : NULL,
-			   err ? sizeof err->reason : 0);
-}
-
-int tsd_set_str(char **dst, const char *src)
-{
-	char *s = strdup(src ? src : "");
-
-	if (!s)
-		return CF_ENOMEM;
-	free(*dst);
-	*dst = s;
-	return CF_OK;
-}
-
-void tsd_errf(struct tsd_error *err, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err)
-		return;
-	err->line = 0;
-	va_start(ap, fmt);
-	vsnprintf(err->reason, sizeof err->reason, fmt, ap);
-	va_end(ap);
-}
-
-/* --- tables ------------------------------------------------------------ */
-
-static int create_tables(tsd *t, int *uid_created)
-{
-	struct cf_family f[2];
-	int rc;
-
-	*uid_created = 0;
-	cf_family_default(&f[0], "id");
-	cf_family_default(&f[1], "name");
-	rc = cf_table_create(t->db, TSD_TABLE_UID, f, 2);
-	if (rc == CF_OK)
-		*uid_created = 1;
-	else if (rc != CF_EEXIST)
-		return rc;
-	cf_family_default(&f[0], "t");
-	/* compacted OpenTSDB rows take 4.7 bytes a point under snappy, 3.8
-	 * under zstd, and less with the TSDB block encoding under zstd
-	 * (docs/performance.md, docs/tsblock_format.md) */
-	f[0].compression = CF_COMPRESS_ZSTD;
-	f[0].encoding = CF_ENCODING_TSDB;
-	rc = cf_table_create(t->db, TSD_TABLE_DATA, f, 1);
-	return rc == CF_EEXIST ? CF_OK : rc;
-}
-
-int tsd_tables(tsd *t, cf_table **uidt, cf_table **dbt)
-{
-	int rc, created;
-
-	*uidt = *dbt = NULL;
-	for (int attempt = 0; attempt < 2; attempt++) {
-		rc = cf_table_open(t->db, TSD_TABLE_UID, uidt);
-		if (rc == CF_OK)
-			rc = cf_table_open(t->db, TSD_TABLE_DATA, dbt);
-		if (rc != CF_ENOTFOUND || attempt == 1)
-			break;
-		cf_table_close(*uidt);
-		*uidt = NULL;
-		if ((rc = create_tables(t, &created)))
-			break;
-		if (created)
-			tsd_uids_clear(t->uids);
-	}
-	if (rc) {
-		cf_table_close(*uidt);
-		*uidt = NULL;
-		*dbt = NULL;
-	}
-	return rc;
 }
 
 /* --- the compaction queue ---------------------------------------------- */
