@@ -61,6 +61,8 @@ struct fs_perm_opts {
 	uid_t uid;		/* owner of what has no owner of its own */
 	gid_t gid;
 	mode_t umask;		/* taken from 0777 (directories) and 0666 */
+	int net_trust;		/* -o tsd_net_trust: the network ports let
+				 * every client do everything */
 };
 /* What a node's attributes carry (st_mode's type and bits, owner). */
 enum fs_perm_class {
@@ -82,6 +84,11 @@ int fs_perm_set(const char *top, const mode_t *mode, const uid_t *uid,
 		const gid_t *gid, const char **why);
 /* top was dropped or made anew: back to the defaults. */
 void fs_perm_forget(const char *top);
+/* What a client of the network ports may do (net/net.h's net_access_fn):
+ * read or write MNT/tsd as the kernel lets a process do it, by tsd/'s
+ * mode and owner: a user of this host as that user (root anything), a
+ * peer of another host as "others".  0 or EACCES with why. */
+int fs_perm_tsd_net(int local, uid_t uid, int write, char *why, size_t n);
 
 /* --- memory of files open for writing (fs/budget.c) -------------------- */
 #define FS_WRITE_BUFFERS_DEFAULT (1ull << 30)

@@ -33,6 +33,7 @@ struct config {
 	int allow_delete;	/* tsd_allow_delete: delete queries over HTTP */
 	int tsuid_tracking, realtime_ts, tsuid_incrementing; /* tsd meta */
 	int realtime_uid;
+	int net_trust;		/* tsd_net_trust */
 	int fsname, subtype;	/* given by the user: not set by us */
 	int shared;		/* allow_other or allow_root given */
 };
@@ -66,6 +67,7 @@ static const struct fuse_opt cellfs_opts[] = {
 	{ "tsd_tsuid_incrementing", offsetof(struct config,
 					      tsuid_incrementing), 1 },
 	{ "tsd_realtime_uid", offsetof(struct config, realtime_uid), 1 },
+	{ "tsd_net_trust", offsetof(struct config, net_trust), 1 },
 	FUSE_OPT_END
 };
 
@@ -280,6 +282,7 @@ static int parse_ids(const struct config *c, struct fs_perm_opts *p)
 	p->uid = getuid();
 	p->gid = getgid();
 	p->umask = 022;
+	p->net_trust = c->net_trust;
 	for (int i = 0; i < 3; i++) {
 		if (!val[i])
 			continue;
@@ -326,6 +329,9 @@ static void usage(const char *prog)
 	       "    -o tsd_realtime_ts    its TSMeta made at the first write\n"
 	       "    -o tsd_tsuid_incrementing  and its points counted\n"
 	       "    -o tsd_realtime_uid   each new name gets its UIDMeta\n"
+	       "    -o tsd_net_trust      the network ports let every client\n"
+	       "                          read and write (else MNT/tsd's mode\n"
+	       "                          and owner say, per local user)\n"
 	       "    -o write_buffers=BYTES  memory of all files open for\n"
 	       "                          writing together (default 1G)\n"
 	       "    -o tsd_recent=BYTES   memory of the recent points of\n"
@@ -459,9 +465,10 @@ int main(int argc, char **argv)
 			(c.realtime_ts ? NET_REALTIME_TS : 0) |
 			(c.tsuid_incrementing ? NET_TSUID_INCREMENTING : 0) |
 			(c.realtime_uid ? NET_REALTIME_UID : 0),
-			&http)) ||
+			fs_perm_tsd_net, &http)) ||
 	    (c.tsd_telnet &&
-	     net_telnet_start(c.tsd_telnet, fs_tsd_get, &telnet)))
+	     net_telnet_start(c.tsd_telnet, fs_tsd_get, fs_perm_tsd_net,
+			      &telnet)))
 		goto out;
 	cf_log(CF_LOG_INFO, "mounted %s at %s", c.datadir, fo.mountpoint);
 	tell("READY=1");

@@ -17,7 +17,9 @@
  * table with an access set.  pmu is a leaf lock.
  */
 #include <errno.h>
+#include <grp.h>
 #include <pthread.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -183,4 +185,53 @@ void fs_perm_forget(const char *top)
 	if (e)
 		*e = ents[--nents];
 	pthread_mutex_unlock(&pmu);
+}
+
+/* Whether uid is in group gid (its primary group or a supplementary
+ * one, as the password and group files say). */
+static int in_group(uid_t uid, gid_t gid)
+{
+	struct passwd pw, *res = NULL;
+	gid_t groups[256];
+	int ng = 256, in = 0;
+	char buf[4096];
+
+	if (getpwuid_r(uid, &pw, buf, sizeof buf, &res) || !res)
+		return 0;
+	if (pw.pw_gid == gid)
+		return 1;
+	if (getgrouplist(pw.pw_name, pw.pw_gid, groups, &ng) < 0)
+		ng = 256;	/* more than that: the first 256 */
+	for (int i = 0; i < ng && !in; i++)
+		in = groups[i] == gid;
+	return in;
+}
+
+int fs_perm_tsd_net(int local, uid_t uid, int write, char *why, size_t n)
+{
+	struct cf_access a;
+	mode_t bits;
+
+	if (opts.net_trust || (local && uid == 0))
+		return 0;
+	access_of("tsd", &a);
+	if (!local)
+		bits = a.mode & 07;
+	else if (uid == a.uid)
+		bits = (a.mode >> 6) & 07;
+	else if (in_group(uid, a.gid))
+		bits = (a.mode >> 3) & 07;
+	else
+		bits = a.mode & 07;
+	if (bits & (write ? 02 : 04))
+		return 0;
+	if (local)
+		snprintf(why, n, "uid %u may not %s MNT/tsd (mode %04o, owner "
+			 "%u:%u)", (unsigned)uid, write ? "write" : "read",
+			 (unsigned)a.mode, (unsigned)a.uid, (unsigned)a.gid);
+	else
+		snprintf(why, n, "a client of another host may not %s MNT/tsd "
+			 "(mode %04o; -o tsd_net_trust lets it)",
+			 write ? "write" : "read", (unsigned)a.mode);
+	return EACCES;
 }

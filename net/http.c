@@ -37,7 +37,56 @@ struct net_http {
 	net_tsd_fn get;
 	unsigned flags;		/* NET_ALLOW_DELETE and the others */
 	struct sockaddr_storage addr;
+	net_access_fn access;	/* NULL: everyone may do everything */
 };
+
+/* The peer of a connection, found at its first request (socket
+ * context, freed when the connection closes). */
+struct cpeer {
+	int known;
+	struct net_peer p;
+};
+
+static void on_connection(void *cls, struct MHD_Connection *c,
+			  void **socket_context,
+			  enum MHD_ConnectionNotificationCode toe)
+{
+	(void)cls;
+	(void)c;
+	if (toe == MHD_CONNECTION_NOTIFY_STARTED)
+		*socket_context = calloc(1, sizeof(struct cpeer));
+	else {
+		free(*socket_context);
+		*socket_context = NULL;
+	}
+}
+
+/* Who asks r (their connection's peer, found once). */
+static void peer_of(struct MHD_Connection *c, struct net_peer *out)
+{
+	const union MHD_ConnectionInfo *ci;
+	struct cpeer *cp = NULL;
+	int fd = -1;
+
+	ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	if (ci)
+		cp = ci->socket_context;
+	if (cp && cp->known) {
+		*out = cp->p;
+		return;
+	}
+	ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+	if (ci)
+		fd = ci->connect_fd;
+	out->local = 0;
+	out->uid = (uid_t)-1;
+	if (fd >= 0)
+		net_peer_of(fd, out);
+	if (cp) {
+		cp->p = *out;
+		cp->known = 1;
+	}
+}
 
 /* The state of one request, from its URI to its completion. */
 struct conn {
@@ -235,6 +284,49 @@ static const struct {
 	{ "/api/annotation/bulk", net_api_annotation_bulk },
 };
 
+/* Whether r changes the time series (a write), by its path (lower case,
+ * no trailing '/') and its method as method_override makes it. */
+static int is_write(const struct net_req *r, const char *path)
+{
+	static const char *const writers[] = {
+		"/api/put", "/api/uid/assign", "/api/uid/rename",
+		"/api/uid/uidmeta", "/api/uid/tsmeta", "/api/annotation",
+		"/api/annotations", "/api/annotation/bulk",
+	};
+	const char *m = r->method;
+	const char *o = strcmp(m, "GET") ? NULL :
+			net_arg((struct net_req *)r, "method_override");
+
+	if (o)
+		m = !strcasecmp(o, "post") ? "POST" : !strcasecmp(o, "put") ?
+		    "PUT" : !strcasecmp(o, "delete") ? "DELETE" : "GET";
+	if (!strcmp(path, "/api/query"))
+		return !strcmp(m, "DELETE") ||
+		       (!strcmp(m, "POST") && strstr(r->body ? r->body : "",
+						     "\"delete\""));
+	for (size_t i = 0; i < sizeof writers / sizeof writers[0]; i++)
+		if (!strcmp(path, writers[i]))
+			return !strcmp(m, "POST") || !strcmp(m, "PUT") ||
+			       !strcmp(m, "DELETE") ||
+			       !strcmp(path, "/api/uid/assign");
+	return 0;
+}
+
+/* 0 when r's peer may make r; else the 403 answer is set. */
+static int allowed(struct net_req *r, const char *path)
+{
+	char why[200] = "";
+	int w = is_write(r, path);
+
+	if (!r->access || !r->access(r->peer.local, r->peer.uid, w, why,
+				     sizeof why))
+		return 0;
+	cf_log(CF_LOG_WARN, "tsd http: %s %s refused: %s", r->method, path,
+	       why);
+	net_error(r, 403, "Permission denied", why);
+	return -1;
+}
+
 static void route(struct net_req *r)
 {
 	char path[256];
@@ -252,12 +344,14 @@ static void route(struct net_req *r)
 			path[i] = (char)(path[i] - 'A' + 'a');
 	for (size_t i = 0; i < sizeof routes / sizeof routes[0]; i++)
 		if (!strcmp(path, routes[i].path)) {
-			routes[i].fn(r);
+			if (!allowed(r, path))
+				routes[i].fn(r);
 			return;
 		}
 	/* SearchRpc serves /api/search/ANY, refusing types it lacks */
 	if (!strncmp(path, "/api/search/", 12)) {
-		net_api_search(r);
+		if (!allowed(r, path))
+			net_api_search(r);
 		return;
 	}
 	net_error(r, 404, "Endpoint not found", NULL);
@@ -321,6 +415,9 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c,
 	r.allow_delete = !!(h->flags & NET_ALLOW_DELETE);
 	r.opts = h->flags;
 	r.addr = &h->addr;
+	r.access = h->access;
+	if (h->access)
+		peer_of(c, &r.peer);
 	r.method = method;
 	r.path = url;
 	q = strchr(x->uri, '?');
@@ -382,7 +479,7 @@ reply:
 }
 
 int net_http_start(const char *spec, net_tsd_fn get, unsigned opts,
-		   net_http **out)
+		   net_access_fn access, net_http **out)
 {
 	struct sockaddr_storage sa;
 	socklen_t salen;
@@ -399,12 +496,14 @@ int net_http_start(const char *spec, net_tsd_fn get, unsigned opts,
 	h->get = get;
 	h->flags = opts;
 	h->addr = sa;
+	h->access = access;
 	if (sa.ss_family == AF_INET6)
 		flags |= MHD_USE_IPv6;
 	h->d = MHD_start_daemon(flags, 0, NULL, NULL, handler, h,
 		MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
 		MHD_OPTION_URI_LOG_CALLBACK, uri_log, h,
 		MHD_OPTION_NOTIFY_COMPLETED, completed, h,
+		MHD_OPTION_NOTIFY_CONNECTION, on_connection, h,
 		MHD_OPTION_THREAD_POOL_SIZE, (unsigned)NET_HTTP_THREADS,
 		MHD_OPTION_CONNECTION_LIMIT, (unsigned)NET_HTTP_CONNS,
 		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)NET_HTTP_TIMEOUT_S,

@@ -20,6 +20,13 @@
  * anyway, this keeps the per-point state small). */
 #define NET_PUT_MAX 1000000
 
+/* The other end of a connection (net/peer.c). */
+struct net_peer {
+	int local;		/* a socket of this host */
+	uid_t uid;		/* its owner (local only) */
+};
+void net_peer_of(int fd, struct net_peer *p);
+
 struct net_req {
 	/* request */
 	const char *method;	/* "GET", "POST", ... */
@@ -30,6 +37,8 @@ struct net_req {
 	net_tsd_fn get;
 	int allow_delete;	/* NET_ALLOW_DELETE: delete queries served */
 	unsigned opts;		/* net_http_start()'s */
+	net_access_fn access;	/* net_http_start()'s, or NULL */
+	struct net_peer peer;	/* who asks */
 	const struct sockaddr_storage *addr;	/* the address served */
 	/* the handler's answer */
 	int status;

@@ -18,10 +18,19 @@
 
 #include <netinet/in.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "tsd/tsd.h"
 
 typedef int (*net_tsd_fn)(int create, tsd **out);
+
+/* What a client of the network ports may do: read (write 0) or change
+ * (write 1) the time series.  local 1: a user of this host, uid the owner
+ * of the client's socket; local 0: a peer of another host (uid unknown).
+ * 0 when allowed, else an errno (EACCES) with the reason in why[0..n).
+ * NULL: every client may do everything (OpenTSDB's ports). */
+typedef int (*net_access_fn)(int local, uid_t uid, int write, char *why,
+			     size_t n);
 
 /* Parses "PORT", "ADDR:PORT" or "[ADDR6]:PORT" (ADDR a numeric IPv4 or
  * IPv6 address); PORT alone binds 127.0.0.1.  CF_EINVAL with a reason in
@@ -46,11 +55,12 @@ typedef struct net_telnet net_telnet;
 #define NET_TSUID_INCREMENTING 8u
 #define NET_REALTIME_UID 16u
 int net_http_start(const char *spec, net_tsd_fn get, unsigned opts,
-		   net_http **out);
+		   net_access_fn access, net_http **out);
 void net_http_stop(net_http *h);
 
 /* Starts the telnet put port on spec; same ownership. */
-int net_telnet_start(const char *spec, net_tsd_fn get, net_telnet **out);
+int net_telnet_start(const char *spec, net_tsd_fn get, net_access_fn access,
+		     net_telnet **out);
 void net_telnet_stop(net_telnet *t);
 
 /* The version lines both servers report ("cellfs 0.1 ..."). */

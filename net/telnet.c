@@ -57,11 +57,14 @@ struct tconn {
 	int skip;		/* dropping the rest of an over-long line */
 	int closing;		/* exit: close once out is sent */
 	uint64_t dropped;	/* answer bytes dropped (out full) */
+	struct net_peer peer;	/* who is at the other end */
+	int may_put;		/* 1 yes, -1 no, 0 not asked yet */
 };
 
 struct net_telnet {
 	int lfd, efd, stopfd;
 	net_tsd_fn get;
+	net_access_fn access;	/* NULL: every client may put */
 	pthread_t thr;
 	struct tconn *conns;	/* the open connections (the thread's) */
 	size_t nconns;
@@ -172,6 +175,23 @@ static void stats(struct net_telnet *s, struct tconn *c)
 	buf_release(&b);
 }
 
+/* Whether c's peer may put (asked once a connection; a refusal is
+ * logged once). */
+static int may_put(struct net_telnet *s, struct tconn *c)
+{
+	char why[200] = "";
+
+	if (!s->access)
+		return 1;
+	if (!c->may_put) {
+		c->may_put = s->access(c->peer.local, c->peer.uid, 1, why,
+				       sizeof why) ? -1 : 1;
+		if (c->may_put < 0)
+			cf_log(CF_LOG_WARN, "tsd telnet: put refused: %s", why);
+	}
+	return c->may_put > 0;
+}
+
 /* Runs the command line[0..n) (no '\n'); put lines go to pend. */
 static void command(struct net_telnet *s, struct tconn *c, const char *line,
 		    size_t n, struct buf *pend)
@@ -189,6 +209,11 @@ static void command(struct net_telnet *s, struct tconn *c, const char *line,
 		w = n;
 	s->received++;
 	if (w == 3 && !memcmp(line, "put", 3)) {
+		if (!may_put(s, c)) {
+			say(c, "put: permission denied\n", 23);
+			s->put_errors++;
+			return;
+		}
 		if (buf_append(pend, line, n) || buf_putc(pend, '\n'))
 			say(c, "put: out of memory\n", 19);
 		return;
@@ -306,6 +331,8 @@ static void on_accept(struct net_telnet *s)
 			continue;
 		}
 		c->fd = fd;
+		if (s->access)
+			net_peer_of(fd, &c->peer);
 		ev.events = EPOLLIN | EPOLLOUT | EPOLLET | EPOLLRDHUP;
 		ev.data.ptr = c;
 		if (epoll_ctl(s->efd, EPOLL_CTL_ADD, fd, &ev)) {
@@ -354,7 +381,8 @@ static void *loop(void *arg)
 	return NULL;
 }
 
-int net_telnet_start(const char *spec, net_tsd_fn get, net_telnet **out)
+int net_telnet_start(const char *spec, net_tsd_fn get, net_access_fn access,
+		     net_telnet **out)
 {
 	struct sockaddr_storage sa;
 	socklen_t salen;
@@ -370,6 +398,7 @@ int net_telnet_start(const char *spec, net_tsd_fn get, net_telnet **out)
 	if (!(s = calloc(1, sizeof *s)))
 		return CF_ENOMEM;
 	s->get = get;
+	s->access = access;
 	s->lfd = socket(sa.ss_family, SOCK_STREAM | SOCK_NONBLOCK |
 			SOCK_CLOEXEC, 0);
 	s->efd = epoll_create1(EPOLL_CLOEXEC);

@@ -119,7 +119,7 @@ static void start_all(void)
 	for (int tries = 0; !srv && tries < 20; tries++) {
 		port = free_port();
 		snprintf(spec, sizeof spec, "127.0.0.1:%d", port);
-		if (port && net_http_start(spec, get_tsd, NET_ALLOW_DELETE, &srv))
+		if (port && net_http_start(spec, get_tsd, NET_ALLOW_DELETE, NULL, &srv))
 			srv = NULL;
 	}
 	if (!srv)
