@@ -251,6 +251,11 @@ static void route(struct net_req *r)
 			routes[i].fn(r);
 			return;
 		}
+	/* TreeRpc serves /api/tree/ANY, refusing endpoints it lacks */
+	if (!strcmp(path, "/api/tree") || !strncmp(path, "/api/tree/", 10)) {
+		net_api_tree(r);
+		return;
+	}
 	/* SearchRpc serves /api/search/ANY, refusing types it lacks */
 	if (!strncmp(path, "/api/search/", 12)) {
 		net_api_search(r);
