@@ -390,19 +390,19 @@ static int api_rules(struct net_req *r, const char *m)
 			json_array_get(j, 0), "treeId"));
 		json_decref(j);
 	}
-	if (!del && strcmp(m, "POST") && strcmp(m, "PUT")) {
-		if (!has && strcmp(m, "GET"))
-			return net_bad_method(r);
-		return net_error(r, 400, has || strcmp(m, "GET") ?
-				 "Unsupported HTTP request method" :
-				 "Missing tree rules", NULL);
-	}
-	if (!del && !has)
-		return net_error(r, 400, "Missing tree rules", NULL);
 	if (id < 1 || id > 65535)
 		return net_error(r, 400, "Invalid Tree ID", NULL);
-	if (get_tsd(r, !del, id, &t))
+	if (get_tsd(r, !del && strcmp(m, "GET"), id, &t))
 		return 0;
+	if (!del && strcmp(m, "POST") && strcmp(m, "PUT")) {
+		/* a GET: the tree must exist, then it is refused */
+		struct buf out = BUF_INIT;
+		rc = tsd_tree_get(t, id, &out, &err);
+		buf_release(&out);
+		return rc ? tree_error(r, rc, &err) :
+		       net_error(r, 400, "Unsupported HTTP request method",
+				 NULL);
+	}
 	rc = tsd_tree_rules(t, id, del ? NULL : r->body, del ? 0 : r->body_len,
 			    !strcmp(m, "PUT"), del, &err);
 	if (rc)

@@ -1183,12 +1183,13 @@ int tsd_tree_rules(tsd *t, int id, const char *body, size_t len,
 		}
 		if (n)
 			id = rs[0].tree;
-	} else if (!del) {
-		fail(err, "Missing tree rules");
-		rc = CF_EINVAL;
 	}
 	if (rc == CF_OK)
 		rc = tree_load(t, id, &tr, err);
+	if (rc == CF_OK && !body && !del) {
+		fail(err, "Missing tree rules");
+		rc = CF_EINVAL;
+	}
 	if (rc == CF_OK)
 		rc = tree_table(t, 1, &tt);
 	/* every rule checked before any is written: bad input loses
