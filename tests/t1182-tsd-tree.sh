@@ -323,4 +323,227 @@ test_expect_success 'handleRulesDeleteQS, handleRulesDelete, handleRulesDeleteTr
 	is 404
 '
 
+test_expect_success 'setupTSMeta: tree 1 gets the rules TAGK host then METRIC; a meta for S2 (the tree still disabled: nothing built)' '
+	api $T/rules -X POST -d "[{\"treeId\":1,\"level\":0,\"order\":0,\"type\":\"TAGK\",\"field\":\"host\"},{\"treeId\":1,\"level\":1,\"order\":0,\"type\":\"METRIC\"}]" &&
+	api "/api/uid/tsmeta?m=sys.cpu.0%7Bhost=web01,datacenter=dc01%7D&create=true" -X POST -d "{\"displayName\":\"S2\"}" &&
+	test "$(cat code)" = 200 &&
+	test "$(ncols "$R1")" = 3
+'
+
+test_expect_success 'handleTestQS, handleTestQSMulti (a series with no meta), handleTestPOST, handleTestPUT, handleTestPOSTMulti' '
+	api "$T/test?treeid=1&tsuids=$S2" &&
+	test "$(cat code)" = 200 &&
+	grep "Adding leaf" body &&
+	grep "\"$S2\":{\"branch\":{\"leaves\":null,\"branches\":\[{\"leaves\":\[{\"metric\":null,\"tags\":null,\"tsuid\":\"$S2\",\"displayName\":\"sys.cpu.0\"}\],\"branches\":null,\"path\":{\"0\":\"ROOT\",\"1\":\"web01\"},\"treeId\":1,\"branchId\":\"000106BC4C55\",\"depth\":1,\"displayName\":\"web01\"}\],\"path\":{\"0\":\"ROOT\"},\"treeId\":1,\"branchId\":\"0001\",\"depth\":0,\"displayName\":\"ROOT\"},\"meta\":{\"tsuid\":\"$S2\"" body &&
+	grep "\"messages\":\[\"Processing rule: \[1:0:0:TAGK\]\",\"Matched tagk \[host\] for rule: \[1:0:0:TAGK\]\",\"Processing rule: \[1:1:0:METRIC\]\",\"Depth \[3\] Adding leaf \[name: sys.cpu.0 tsuid: $S2\] to parent branch\"\]" body &&
+	api "$T/test?treeid=1&tsuids=$S2,$S3" &&
+	grep "Adding leaf" body &&
+	grep "\"$S3\":{\"branch\":null,\"meta\":null,\"messages\":\[\"Unable to locate TSUID meta data\"\]}" body &&
+	api $T/test -X POST -d "{\"treeId\":1,\"tsuids\":[\"$S2\"]}" &&
+	test "$(cat code)" = 200 &&
+	grep "Adding leaf" body &&
+	api $T/test -X PUT -d "{\"treeId\":1,\"tsuids\":[\"$S2\"]}" &&
+	grep "Adding leaf" body &&
+	api $T/test -X POST -d "{\"treeId\":1,\"tsuids\":[\"$S2\",\"$S3\"]}" &&
+	grep "Adding leaf" body &&
+	grep "Unable to locate TSUID meta data" body &&
+	test_must_fail test -e "$MNT/tsdb-tree/%00%01%06%BC%4C%55"
+'
+
+test_expect_success 'handleTestTSUIDNotFound, handleTestNSU (a meta of a series whose tag value has no name)' '
+	api "$T/test?treeid=1&tsuids=$S3" &&
+	echo "{\"$S3\":{\"branch\":null,\"meta\":null,\"messages\":[\"Unable to locate TSUID meta data\"]}}" >expect &&
+	is 200 &&
+	mkdir "$MNT/tsdb-meta/%00%00%01%00%00%01%00%00%09" &&
+	printf "{\"tsuid\":\"000001000001000009\",\"displayName\":\"\",\"description\":\"\",\"notes\":\"\",\"created\":0,\"custom\":null,\"units\":\"\",\"dataType\":\"\",\"retention\":0,\"max\":\"NaN\",\"min\":\"NaN\"}" >"$MNT/tsdb-meta/%00%00%01%00%00%01%00%00%09/name:ts_meta" &&
+	api "$T/test?treeid=1&tsuids=000001000001000009" &&
+	echo "{\"000001000001000009\":{\"branch\":null,\"meta\":null,\"messages\":[\"TSUID was missing a UID name: No such unique ID\"]}}" >expect &&
+	is 200
+'
+
+test_expect_success 'handleTestTreeNotFound, handleTestMissingTreeId, handleTestQSMissingTSUIDs, handleTestPOSTMissingTSUIDs, handleTestBadMethod' '
+	api "$T/test?treeid=3&tsuids=$S2" &&
+	err 404 "Unable to locate tree: 3" >expect &&
+	is 404 &&
+	api "$T/test?tsuids=$S2" &&
+	err 400 "Missing parameter <code>treeid</code>" >expect &&
+	is 400 &&
+	api $T/test -X POST -d "{\"tsuids\":[\"$S2\"]}" &&
+	err 400 "Missing or invalid Tree ID" >expect &&
+	is 400 &&
+	api "$T/test?treeid=1" &&
+	err 400 "Missing or empty TSUID list" >expect &&
+	is 400 &&
+	api $T/test -X POST -d "{\"treeId\":1}" &&
+	is 400 &&
+	api $T/test -X TRACE &&
+	test "$(cat code)" = 405
+'
+
+test_expect_success 'a tree enabled (storeFailures): a meta made runs through it; branches and leaves stored as OpenTSDB stores them' '
+	api "$T?treeid=1&enabled=true&store_failures=true&method_override=post" &&
+	grep "\"enabled\":true" body &&
+	api "/api/uid/tsmeta?m=sys.cpu.0%7Bhost=web01%7D&create=true" -X POST -d "{\"displayName\":\"S1\"}" &&
+	test "$(cat code)" = 200 &&
+	printf "t:branch\nt:tree\nt:tree_rule%%3A0%%3A0\nt:tree_rule%%3A1%%3A0\n" >expect &&
+	ls "$R1" >out &&
+	test_cmp expect out &&
+	printf "{\"path\":{\"0\":\"ROOT\"},\"displayName\":\"ROOT\"}" >expect &&
+	test_cmp expect "$R1/t:branch" &&
+	B="$MNT/tsdb-tree/%00%01%06%BCLU" &&
+	printf "t:branch\nt:leaf%%3A%%CB%%BF%%5B%%09\n" >expect &&
+	ls "$B" >out &&
+	test_cmp expect out &&
+	printf "{\"path\":{\"0\":\"ROOT\",\"1\":\"web01\"},\"displayName\":\"web01\"}" >expect &&
+	test_cmp expect "$B/t:branch" &&
+	printf "{\"displayName\":\"sys.cpu.0\",\"tsuid\":\"$S1\"}" >expect &&
+	test_cmp expect "$B/t:leaf%3A%CB%BF%5B%09"
+'
+
+test_expect_success 'handleBranchRoot, handleBranchChild (leaves with their names), handleBranchNotFound, handleBranchNoTree, handleBranchBadMethod' '
+	api "$T/branch?treeid=1" &&
+	echo "{\"leaves\":null,\"branches\":[{\"leaves\":null,\"branches\":null,\"path\":{\"0\":\"ROOT\",\"1\":\"web01\"},\"treeId\":1,\"branchId\":\"000106BC4C55\",\"depth\":1,\"displayName\":\"web01\"}],\"path\":{\"0\":\"ROOT\"},\"treeId\":1,\"branchId\":\"0001\",\"depth\":0,\"displayName\":\"ROOT\"}" >expect &&
+	is 200 &&
+	api "$T/branch?branch=000106BC4C55" &&
+	echo "{\"leaves\":[{\"metric\":\"sys.cpu.0\",\"tags\":{\"host\":\"web01\"},\"tsuid\":\"$S1\",\"displayName\":\"sys.cpu.0\"}],\"branches\":null,\"path\":{\"0\":\"ROOT\",\"1\":\"web01\"},\"treeId\":1,\"branchId\":\"000106BC4C55\",\"depth\":1,\"displayName\":\"web01\"}" >expect &&
+	is 200 &&
+	api "$T/branch?branch=000106BC4C55BBBBB" &&
+	err 404 "Unable to locate branch '"'"'0000106BC4C55BBBBB'"'"' for tree '"'"'0'"'"'" >expect &&
+	is 404 &&
+	api "$T/branch" &&
+	err 400 "Missing or invalid branch and tree IDs" >expect &&
+	is 400 &&
+	api "$T/branch?branch=0001" -X TRACE &&
+	test "$(cat code)" = 405
+'
+
+test_expect_success 'a second series on the same leaf is a collision (storeFailures: kept in the row ID 0x01); /api/tree/collisions' '
+	api "/api/uid/tsmeta?tsuid=$S2" -X DELETE &&
+	api "/api/uid/tsmeta?m=sys.cpu.0%7Bhost=web01,datacenter=dc01%7D&create=true" -X POST -d "{\"displayName\":\"S2\"}" &&
+	test "$(cat code)" = 200 &&
+	api "$T/collisions?treeid=1" &&
+	echo "{\"$S2\":\"$S1\"}" >expect &&
+	is 200 &&
+	api "$T/branch?branch=000106BC4C55" &&
+	grep "\"leaves\":\[{\"metric\":\"sys.cpu.0\",\"tags\":{\"host\":\"web01\"},\"tsuid\":\"$S1\"" body
+'
+
+test_expect_success 'setupCollisions, setupNotMatched: cells written into tsdb-tree as OpenTSDB writes them' '
+	C="$MNT/tsdb-tree/%00%01%01" &&
+	N="$MNT/tsdb-tree/%00%01%02" &&
+	mkdir -p "$C" "$N" &&
+	printf AAAAAA >"$C/t:tree_collision%3A%01%01%01" &&
+	printf BBBBBB >"$C/t:tree_collision%3A%02%02%02" &&
+	printf "Failed rule 0:0" >"$N/t:tree_not_matched%3A%01%01%01" &&
+	printf "Failed rule 1:1" >"$N/t:tree_not_matched%3A%02%02%02"
+'
+
+test_expect_success 'handleCollissionsQS, handleCollissionsQSSingleTSUID, handleCollissionsQSTSUIDs, handleCollissionsQSTSUIDNotFound' '
+	api "$T/collisions?treeid=1" &&
+	echo "{\"$S2\":\"$S1\",\"010101\":\"AAAAAA\",\"020202\":\"BBBBBB\"}" >expect &&
+	is 200 &&
+	api "$T/collisions?treeid=1&tsuids=010101" &&
+	echo "{\"010101\":\"AAAAAA\"}" >expect &&
+	is 200 &&
+	api "$T/collisions?treeid=1&tsuids=010101,020202" &&
+	echo "{\"010101\":\"AAAAAA\",\"020202\":\"BBBBBB\"}" >expect &&
+	is 200 &&
+	api "$T/collisions?treeid=1&tsuids=030101" &&
+	echo "{}" >expect &&
+	is 200
+'
+
+test_expect_success 'handleCollissionsPOST, handleCollissionsPOSTSingleTSUID, handleCollissionsPOSTTSUIDs, handleCollissionsTreeNotFound, handleCollissionsMissingTreeId, handleCollissionsBadMethod' '
+	api $T/collisions -X POST -d "{\"treeId\":1}" &&
+	echo "{\"$S2\":\"$S1\",\"010101\":\"AAAAAA\",\"020202\":\"BBBBBB\"}" >expect &&
+	is 200 &&
+	api $T/collisions -X POST -d "{\"treeId\":1,\"tsuids\":[\"020202\"]}" &&
+	echo "{\"020202\":\"BBBBBB\"}" >expect &&
+	is 200 &&
+	api $T/collisions -X POST -d "{\"treeId\":1,\"tsuids\":[\"010101\",\"020202\"]}" &&
+	echo "{\"010101\":\"AAAAAA\",\"020202\":\"BBBBBB\"}" >expect &&
+	is 200 &&
+	api "$T/collisions?treeid=5" &&
+	err 404 "Unable to locate tree: 5" >expect &&
+	is 404 &&
+	api "$T/collisions" &&
+	err 400 "Missing parameter <code>treeid</code>" >expect &&
+	is 400 &&
+	api $T/collisions -X POST -d "{\"treeId\":1,\"tsuids\":\"010101\"}" &&
+	err 400 "Unable to convert the given data to a list" >expect &&
+	is 400 &&
+	api "$T/collisions?treeid=1" -X TRACE &&
+	test "$(cat code)" = 405
+'
+
+test_expect_success 'handleNotMatchedQS, handleNotMatchedQSSingleTSUID, handleNotMatchedQSTSUIDs, handleNotMatchedQSTSUIDNotFound' '
+	api "$T/notmatched?treeid=1" &&
+	echo "{\"010101\":\"Failed rule 0:0\",\"020202\":\"Failed rule 1:1\"}" >expect &&
+	is 200 &&
+	api "$T/notmatched?treeid=1&tsuids=010101" &&
+	echo "{\"010101\":\"Failed rule 0:0\"}" >expect &&
+	is 200 &&
+	api "$T/notmatched?treeid=1&tsuids=010101,020202" &&
+	echo "{\"010101\":\"Failed rule 0:0\",\"020202\":\"Failed rule 1:1\"}" >expect &&
+	is 200 &&
+	api "$T/notmatched?treeid=1&tsuids=030101" &&
+	echo "{}" >expect &&
+	is 200
+'
+
+test_expect_success 'handleNotMatchedPOST, handleNotMatchedPOSTSingleTSUID, handleNotMatchedPOSTTSUIDs, handleNotMatchedNotFound, handleNotMatchedMissingTreeId, handleNotMatchedBadMethod' '
+	api $T/notmatched -X POST -d "{\"treeId\":1}" &&
+	echo "{\"010101\":\"Failed rule 0:0\",\"020202\":\"Failed rule 1:1\"}" >expect &&
+	is 200 &&
+	api $T/notmatched -X POST -d "{\"treeId\":1,\"tsuids\":[\"020202\"]}" &&
+	echo "{\"020202\":\"Failed rule 1:1\"}" >expect &&
+	is 200 &&
+	api $T/notmatched -X POST -d "{\"treeId\":1,\"tsuids\":[\"010101\",\"020202\"]}" &&
+	echo "{\"010101\":\"Failed rule 0:0\",\"020202\":\"Failed rule 1:1\"}" >expect &&
+	is 200 &&
+	api "$T/notmatched?treeid=5" &&
+	err 404 "Unable to locate tree: 5" >expect &&
+	is 404 &&
+	api $T/notmatched -X POST -d "{\"tsuids\":[\"010101\"]}" &&
+	err 400 "Missing or invalid Tree ID" >expect &&
+	is 400 &&
+	api "$T/notmatched?treeid=1" -X TRACE &&
+	test "$(cat code)" = 405
+'
+
+test_expect_success 'a strict tree (storeFailures): a series matching no rule of a level is kept out and recorded in the row ID 0x02' '
+	api $T -X POST -d "{\"name\":\"Strict\",\"strictMatch\":true,\"enabled\":true,\"storeFailures\":true,\"created\":1356998400}" &&
+	grep "\"treeId\":3" body &&
+	api $T/rules -X POST -d "[{\"treeId\":3,\"level\":0,\"order\":0,\"type\":\"METRIC\"},{\"treeId\":3,\"level\":1,\"order\":0,\"type\":\"TAGK\",\"field\":\"dc\"}]" &&
+	api "/api/uid/tsmeta?m=sys.cpu.0%7Bhost=web02%7D&create=true" -X POST -d "{\"displayName\":\"S3\"}" &&
+	test "$(cat code)" = 200 &&
+	api "$T/notmatched?treeid=3" &&
+	echo "{\"$S3\":\"[3:1:0:TAGK]\"}" >expect &&
+	is 200 &&
+	test "$(ncols "$MNT/tsdb-tree/%00%03")" = 3 &&
+	api "$T/test?treeid=3&tsuids=$S3" &&
+	grep "\"branch\":null" body &&
+	grep "TSUID failed to match one or more rule levels, will not add: $S3" body
+'
+
+test_expect_success 'handleTreeQSDeleteDefault, handleTreePOSTDeleteDefinition: branches, leaves, collisions, not matched go; the definition stays unless asked' '
+	api "$T?treeid=1&method_override=delete" &&
+	echo >expect &&
+	is 204 &&
+	printf "t:tree\nt:tree_rule%%3A0%%3A0\nt:tree_rule%%3A1%%3A0\n" >expect &&
+	ls "$R1" >out &&
+	test_cmp expect out &&
+	test "$(ncols "$MNT/tsdb-tree/%00%01%06%BCLU")" = 0 &&
+	test "$(ncols "$MNT/tsdb-tree/%00%01%01")" = 0 &&
+	test "$(ncols "$MNT/tsdb-tree/%00%01%02")" = 0 &&
+	api "$T/branch?treeid=1" &&
+	err 404 "Unable to locate branch '"'"'0001'"'"' for tree '"'"'1'"'"'" >expect &&
+	is 404 &&
+	api $T -X DELETE -d "{\"treeId\":3,\"definition\":true}" &&
+	echo >expect &&
+	is 204 &&
+	test "$(ncols "$MNT/tsdb-tree/%00%03")" = 0 &&
+	test "$(ncols "$R1")" = 3
+'
+
 test_done
