@@ -487,7 +487,8 @@ static int api_list(struct net_req *r, const char *m, int what)
 		free(list);
 		return 0;
 	}
-	rc = what == 0 ? tsd_tree_test(t, id, list, &out, &err) :
+	rc = what == 0 ? tsd_tree_test(t, id, list, tsd_tsmeta_get,
+					    &out, &err) :
 	     tsd_tree_failures(t, id, list, what == 1, &out, &err);
 	free(list);
 	if (rc) {

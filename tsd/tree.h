@@ -77,16 +77,22 @@ int tsd_tree_branch(tsd *t, int id, const char *branch, struct buf *out,
  * list. */
 int tsd_tree_failures(tsd *t, int id, const char *tsuids, int collisions,
 		      struct buf *out, struct tsd_error *err);
-/* /api/tree/test: each series of the comma separated hex TSUIDs run
- * through tree id's rules without storing anything: {"TSUID":{"branch":
- * ROOT,"meta":TSMETA,"messages":[..]},..}.  CF_EINVAL (`Missing or empty
- * TSUID list`). */
-int tsd_tree_test(tsd *t, int id, const char *tsuids, struct buf *out,
-		  struct tsd_error *err);
+/* How the tree code reads a series' meta: tsd_tsmeta_get (passed in by
+ * its callers, so tree code does not call back into tsmeta.c, which
+ * calls it). */
+typedef int tsd_tree_meta_fn(tsd *t, const char *tsuid, struct buf *out,
+			     struct tsd_error *err);
+/* /api/tree/test: each series of the comma separated hex TSUIDs (their
+ * metas read by meta) run through tree id's rules without storing
+ * anything: {"TSUID":{"branch":ROOT,"meta":TSMETA,"messages":[..]},..}.
+ * CF_EINVAL (`Missing or empty TSUID list`). */
+int tsd_tree_test(tsd *t, int id, const char *tsuids, tsd_tree_meta_fn *meta,
+		  struct buf *out, struct tsd_error *err);
 /* TreeBuilder.processAllTrees: the series tsuid[0..n) (whose TSMeta was
- * just created) run through every enabled tree and stored.  Failures
- * are logged, not returned. */
-void tsd_tree_process(tsd *t, const unsigned char *tsuid, size_t n);
+ * just created, read by meta) run through every enabled tree and
+ * stored.  Failures are logged, not returned. */
+void tsd_tree_process(tsd *t, const unsigned char *tsuid, size_t n,
+		      tsd_tree_meta_fn *meta);
 
 /* Java's String.hashCode of UTF-8 text s[0..n) (invalid bytes count as
  * themselves). */

@@ -942,7 +942,7 @@ int tsd_tsmeta_sync(tsd *t, const char *body, size_t len, const char *ms,
 		if (rc == CF_OK && !has_meta)
 			rc = meta_create(mt, &m, !has_ctr, &applied);
 		if (rc == CF_OK && applied)
-			tsd_tree_process(t, m.key, m.klen);
+			tsd_tree_process(t, m.key, m.klen, tsd_tsmeta_get);
 		if (rc == CF_OK && !applied && !m.given) {
 			fail(err, "No changes detected in TSUID meta data");
 			rc = CF_EEXIST;
@@ -1155,7 +1155,7 @@ static int store_if_new(tsd *t, cf_table *mt, const struct series *s)
 	rc = meta_cas(mt, &m, NULL, &applied);
 	tmeta_free(&m);
 	if (rc == CF_OK && applied)
-		tsd_tree_process(t, s->k, s->klen);
+		tsd_tree_process(t, s->k, s->klen, tsd_tsmeta_get);
 	return rc;
 }
 
