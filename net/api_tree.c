@@ -75,6 +75,18 @@ static int tree_id(struct net_req *r, int required, int *id)
 	return 0;
 }
 
+/* The JSON integer v as an int: -1 when it is none or out of range (a
+ * bad ID, level or order), 0 when absent. */
+static int json_int(json_t *v)
+{
+	json_int_t n;
+
+	if (!v || json_is_null(v))
+		return 0;
+	n = json_integer_value(v);
+	return json_is_integer(v) && n >= 0 && n <= INT32_MAX ? (int)n : -1;
+}
+
 /* The tsd (create for a write); 1 with the answer set when there is
  * none yet: no tree can exist. */
 static int get_tsd(struct net_req *r, int create, int id, tsd **t)
@@ -180,7 +192,7 @@ static int api_tree(struct net_req *r, const char *m)
 			return net_error(r, 400, "Unable to parse the given "
 					 "JSON", "treeId is not an integer");
 		}
-		id = v ? (int)json_integer_value(v) : 0;
+		id = json_int(v);
 		v = json_object_get(body, "definition");
 		definition = json_is_true(v) || (json_is_string(v) &&
 			!strcasecmp(json_string_value(v), "true"));
@@ -335,9 +347,9 @@ static int api_rule(struct net_req *r, const char *m)
 	if (!text)
 		return 0;
 	j = json_loads(text, 0, NULL);
-	id = (int)json_integer_value(json_object_get(j, "treeId"));
-	level = (int)json_integer_value(json_object_get(j, "level"));
-	order = (int)json_integer_value(json_object_get(j, "order"));
+	id = json_int(json_object_get(j, "treeId"));
+	level = json_int(json_object_get(j, "level"));
+	order = json_int(json_object_get(j, "order"));
 	json_decref(j);
 	if (id < 1 || id > 65535) {
 		free(text);
@@ -386,7 +398,7 @@ static int api_rules(struct net_req *r, const char *m)
 			json_decref(j);
 			return net_error(r, 400, "Missing tree rules", NULL);
 		}
-		id = (int)json_integer_value(json_object_get(
+		id = json_int(json_object_get(
 			json_array_get(j, 0), "treeId"));
 		json_decref(j);
 	}
@@ -438,7 +450,7 @@ static int tsuid_list(struct net_req *r, int *id, char **list)
 		net_error(r, 400, "Missing or invalid Tree ID", NULL);
 		return -1;
 	}
-	*id = (int)json_integer_value(v);
+	*id = json_int(v);
 	a = json_object_get(j, "tsuids");
 	if (a && !json_is_null(a) && !json_is_array(a)) {
 		json_decref(j);

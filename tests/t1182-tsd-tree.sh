@@ -546,4 +546,36 @@ test_expect_success 'handleTreeQSDeleteDefault, handleTreePOSTDeleteDefinition: 
 	test "$(ncols "$R1")" = 3
 '
 
+test_expect_success 'a row of tsdb-tree with a 1-byte key (not one OpenTSDB writes) is passed over by the list of trees' '
+	mkdir "$MNT/tsdb-tree/%05" &&
+	printf "{}" >"$MNT/tsdb-tree/%05/t:tree" &&
+	api $T &&
+	test "$(cat code)" = 200 &&
+	grep "\"treeId\":1," body &&
+	grep "\"treeId\":2," body
+'
+
+test_expect_success 'tsd_realtime_ts: the first write of a new series makes its meta and runs it through the enabled trees' '
+	cellfs_umount &&
+	cellfs_mount "tsd_http=$HP,tsd_tsuid_tracking,tsd_realtime_ts" &&
+	echo "sys.cpu.0 1356998400 1 host=web07" >>"$MNT/tsd/put" &&
+	api "$T/branch?treeid=1" &&
+	echo "{\"leaves\":null,\"branches\":[{\"leaves\":null,\"branches\":null,\"path\":{\"0\":\"ROOT\",\"1\":\"web07\"},\"treeId\":1,\"branchId\":\"000106BC4C5B\",\"depth\":1,\"displayName\":\"web07\"}],\"path\":{\"0\":\"ROOT\"},\"treeId\":1,\"branchId\":\"0001\",\"depth\":0,\"displayName\":\"ROOT\"}" >expect &&
+	is 200 &&
+	api "$T/branch?branch=000106BC4C5B" &&
+	grep "\"leaves\":\[{\"metric\":\"sys.cpu.0\",\"tags\":{\"host\":\"web07\"},\"tsuid\":\"000001000001000004\",\"displayName\":\"sys.cpu.0\"}\]" body
+'
+
+test_expect_success 'tsd_tsuid_incrementing: the same at the first point of a new series' '
+	cellfs_umount &&
+	cellfs_mount "tsd_http=$HP,tsd_tsuid_tracking,tsd_realtime_ts,tsd_tsuid_incrementing" &&
+	printf "sys.cpu.0 1356998400 1 host=web08\nsys.cpu.0 1356998401 1 host=web08\n" >>"$MNT/tsd/put" &&
+	api "$T/branch?branch=000106BC4C5C" &&
+	grep "\"tsuid\":\"000001000001000005\",\"displayName\":\"sys.cpu.0\"" body
+'
+
+test_expect_success 'unmount' '
+	cellfs_umount
+'
+
 test_done

@@ -1925,8 +1925,8 @@ static void tree_case(json_t *tree, json_t *meta, const char *want,
 		      const char *want_branch, int want_matched,
 		      const char *what)
 {
-	char *ts = json_dumps(tree, JSON_COMPACT), *ms = json_dumps(meta,
-								    JSON_COMPACT);
+	char *ts = json_dumps(tree, JSON_COMPACT);
+	char *ms = json_dumps(meta, JSON_COMPACT);
 	char *names = NULL, hex[256] = "";
 	int matched = -1, rc;
 	json_t *a;
@@ -2010,8 +2010,9 @@ static void test_tree_builder(void)
 	t = test_tree();
 	json_object_set_new(tget(t, "3", "0"), "separator", json_string(""));
 	tree_case(t, test_meta(), "[\"lga\",\"web\",\"web-01.lga.mysite.com\","
-		  "\"sys.cpu.0\",\"user\"]", "00010001A2460001CB54247F7202CBBF5B09",
-		  1, "processTimeseriesMetaNoSplit");
+		  "\"sys.cpu.0\",\"user\"]",
+		  "00010001A2460001CB54247F7202CBBF5B09", 1,
+		  "processTimeseriesMetaNoSplit");
 	t = test_tree();
 	json_object_set_new(tget(t, "3", "0"), "separator", json_string("."));
 	tree_case(t, test_meta(), "[\"lga\",\"web\",\"web-01.lga.mysite.com\","
@@ -2066,13 +2067,13 @@ static void test_tree_builder(void)
 			 tagv ? "Tagv" : "Tagk", nofield ? "NoField" : "");
 		tree_case(t, m, nofield ? all : "[\"John Doe\",\"web\","
 			  "\"web-01.lga.mysite.com\",\"sys\",\"cpu\",\"0\","
-			  "\"user\"]", nofield ? dflt :
-			  "0001AE805CA50001CB54247F72020001BECD000181A800000030",
-			  1, what);
+			  "\"user\"]", nofield ? dflt : "0001AE805CA50001CB54"
+			  "247F72020001BECD000181A800000030", 1, what);
 	}
 	{
 		static const struct { const char *fmt, *name, *what; } f[] = {
-			{ "V: {value}", "V: web", "processTimeseriesMetaFormatValue" },
+			{ "V: {value}", "V: web",
+			  "processTimeseriesMetaFormatValue" },
 			{ "TSUID: {tsuid}", "TSUID: 0102030405",
 			  "processTimeseriesMetaFormatTSUID" },
 			{ "TAGNAME: {tag_name}", "TAGNAME: host",
@@ -2116,8 +2117,23 @@ static void test_tree_builder(void)
 	tree_case(t, test_meta(), "[\"lga\",\"web\",\"web-01.lga.mysite.com\","
 		  "\"sys\",\"cpu\",\"0\",\"e\"]", dflt, 1,
 		  "a regex group index picks the group after it");
-	t = json_pack("{s:i,s:s,s:{}}", "treeId", 1, "name", "empty", "rules");
-	tree_case(t, test_meta(), "[]", NULL, 1, "a tree with no rule: no path");
+	t = json_pack("{s:i,s:s,s:{}}", "treeId", 1, "name", "empty",
+		      "rules");
+	tree_case(t, test_meta(), "[]", NULL, 1,
+		  "a tree with no rule: no path");
+	t = json_pack("{s:i,s:s,s:{}}", "treeId", 1, "name", "lookahead",
+		      "rules");
+	r = trule(0, 0, "METRIC", "", NULL);
+	json_object_set_new(r, "separator", json_string("(?=c)"));
+	tset(t, r);
+	tree_case(t, test_meta(), "[\"sys.\",\"cpu.0\"]", NULL, 1,
+		  "a separator matching empty text splits before the match "
+		  "(String.split)");
+	t = json_pack("{s:i,s:s,s:{}}", "treeId", 1, "name", "last level",
+		      "rules");
+	tset(t, trule(2147483647, 0, "METRIC", "", NULL));
+	tree_case(t, test_meta(), "[\"sys.cpu.0\"]", NULL, 1,
+		  "a rule at the greatest level");
 	ok(tsd_tree_build("{\"rules\":{\"0\":{\"0\":{\"type\":\"METRIC\","
 			  "\"regex\":\"(\"}}}}", "{}", &names, &matched) ==
 	   CF_EINVAL && !names, "tree builder: a bad regex is refused");

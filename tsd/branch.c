@@ -18,6 +18,7 @@
  * same name is a collision.
  */
 #include <jansson.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -176,7 +177,8 @@ static json_t *leaf_json(tsd *t, json_t *stored)
 		else if (kind == TSD_TAGK)
 			snprintf(tagk, sizeof tagk, "%s", name.p);
 		else
-			json_object_set_new(tags, tagk, json_string((const char *)name.p));
+			json_object_set_new(tags, tagk, json_string(
+				(const char *)name.p));
 	}
 	if (rc == CF_OK && (o = json_object())) {
 		json_object_set_new(o, "metric", metric ? metric : json_null());
@@ -223,7 +225,8 @@ int tsd_tree_branch(tsd *t, int id, const char *branch, struct buf *out,
 			fail(err, "Branch ID was too short");
 			return CF_EINVAL;
 		}
-		if ((n = tsd_tree_unhex(branch, strlen(branch), key, sizeof key)) < 0) {
+		n = tsd_tree_unhex(branch, strlen(branch), key, sizeof key);
+		if (n < 0) {
 			fail(err, "Unable to parse the branch ID: %.100s",
 			     branch);
 			return CF_EINVAL;
@@ -292,7 +295,8 @@ int tsd_tree_branch(tsd *t, int id, const char *branch, struct buf *out,
 	if (rc == CF_OK && leaves)
 		rc = sort_by_name(leaves);
 	if (rc == CF_OK) {
-		rc = tsd_tree_put_json(out, branch_json(self, key, klen, leaves, kids));
+		rc = tsd_tree_put_json(out, branch_json(self, key, klen,
+							leaves, kids));
 		leaves = kids = NULL;
 	}
 	json_decref(self);
@@ -366,7 +370,8 @@ oom:
 static int set_name(struct run *w, const struct tsd_rule *r, const char *orig,
 		    const char *value, char **name)
 {
-	char *s = strdup(*r->s[TSD_RULE_FMT] ? r->s[TSD_RULE_FMT] : value), rn[64];
+	const char *fmt = r->s[TSD_RULE_FMT];
+	char *s = strdup(*fmt ? fmt : value), rn[64];
 
 	if (s && *r->s[TSD_RULE_FMT]) {
 		s = s ? replace(s, "{ovalue}", orig) : NULL;
@@ -378,8 +383,10 @@ static int set_name(struct run *w, const struct tsd_rule *r, const char *orig,
 				msg(w, "Display rule %s was of the wrong type "
 				    "to match on {tag_name}", rn);
 			}
-			s = replace(s, "{tag_name}", r->type == TSD_RULE_TAGK ?
-				    r->s[TSD_RULE_FIELD] : r->type == TSD_RULE_METRIC ? "" :
+			s = replace(s, "{tag_name}",
+				    r->type == TSD_RULE_TAGK ?
+				    r->s[TSD_RULE_FIELD] :
+				    r->type == TSD_RULE_METRIC ? "" :
 				    r->s[TSD_RULE_CUSTOM]);
 		}
 	}
@@ -399,27 +406,21 @@ static int split(struct run *w, const struct tsd_rule *r, const char *v)
 	PCRE2_SIZE off;
 	int ec, rc = CF_OK;
 
-	re = pcre2_compile((PCRE2_SPTR)r->s[TSD_RULE_SEP], PCRE2_ZERO_TERMINATED,
-			   PCRE2_UTF, &ec, &off, NULL);
+	re = pcre2_compile((PCRE2_SPTR)r->s[TSD_RULE_SEP],
+			   PCRE2_ZERO_TERMINATED, PCRE2_UTF, &ec, &off, NULL);
 	if (!re || !(md = pcre2_match_data_create_from_pattern(re, NULL))) {
 		pcre2_code_free(re);
 		return re ? CF_ENOMEM : CF_EINVAL;
 	}
 	for (;;) {
-		size_t s, e;
-		int m = at <= len ? pcre2_match(re, (PCRE2_SPTR)v, len, at, 0,
-						md, NULL) : -1;
+		int m = pcre2_match(re, (PCRE2_SPTR)v, len, at, 0, md, NULL);
 		PCRE2_SIZE *ov = pcre2_get_ovector_pointer(md);
-		if (m > 0 && ov[1] == ov[0] && ov[0] == at && at < len) {
-			/* an empty match: the part runs on a character */
-			m = pcre2_match(re, (PCRE2_SPTR)v, len, at + 1, 0, md,
-					NULL);
-		}
-		if (m > 0 && ov[0] == 0 && ov[1] == 0) {
-			at = 1;	/* no leading empty part for an empty match */
-			continue;
-		}
-		s = at;
+		size_t e;
+		/* an empty match where the part begins ends no part: the
+		 * next match after it does (no empty leading part) */
+		if (m > 0 && ov[0] == ov[1] && ov[0] == at)
+			m = at < len ? pcre2_match(re, (PCRE2_SPTR)v, len,
+						   at + 1, 0, md, NULL) : -1;
 		e = m > 0 ? ov[0] : len;
 		if (w->nparts == cap) {
 			char **np = realloc(w->parts, (cap ? 2 * cap : 8) *
@@ -431,14 +432,14 @@ static int split(struct run *w, const struct tsd_rule *r, const char *v)
 			w->parts = np;
 			cap = cap ? 2 * cap : 8;
 		}
-		if (!(w->parts[w->nparts] = strndup(v + s, e - s))) {
+		if (!(w->parts[w->nparts] = strndup(v + at, e - at))) {
 			rc = CF_ENOMEM;
 			break;
 		}
 		w->nparts++;
-		if (m <= 0 || ov[1] >= len)
+		if (m <= 0)
 			break;
-		at = ov[1] > ov[0] ? ov[1] : ov[1] + 1;
+		at = ov[1];	/* past the separator: beyond the last at */
 	}
 	while (w->nparts && !*w->parts[w->nparts - 1])
 		free(w->parts[--w->nparts]);
@@ -545,14 +546,16 @@ static int apply(struct run *w, const struct tsd_rule *r, char **name)
 			    r->s[TSD_RULE_FIELD], rn);
 			return CF_OK;
 		}
-		msg(w, "Matched tagk [%s] for rule: %s", r->s[TSD_RULE_FIELD], rn);
+		msg(w, "Matched tagk [%s] for rule: %s", r->s[TSD_RULE_FIELD],
+		    rn);
 		return parsed(w, r, what, name);
 	case TSD_RULE_METRIC_CUSTOM:
 		u = json_object_get(w->meta, "metric");
 		break;
 	case TSD_RULE_TAGK_CUSTOM:
 	case TSD_RULE_TAGV_CUSTOM:
-		u = tag_meta(w->meta, r->s[TSD_RULE_FIELD], r->type == TSD_RULE_TAGV_CUSTOM);
+		u = tag_meta(w->meta, r->s[TSD_RULE_FIELD],
+			     r->type == TSD_RULE_TAGV_CUSTOM);
 		if (!u) {
 			msg(w, "No match on %s [%s] for rule: %s",
 			    r->type == TSD_RULE_TAGK_CUSTOM ? "tagk" : "tagv",
@@ -560,8 +563,8 @@ static int apply(struct run *w, const struct tsd_rule *r, char **name)
 			return CF_OK;
 		}
 		msg(w, "Matched %s [%s] for rule: %s",
-		    r->type == TSD_RULE_TAGK_CUSTOM ? "tagk" : "tagv", r->s[TSD_RULE_FIELD],
-		    rn);
+		    r->type == TSD_RULE_TAGK_CUSTOM ? "tagk" : "tagv",
+		    r->s[TSD_RULE_FIELD], rn);
 		break;
 	default:
 		return CF_OK;
@@ -573,7 +576,8 @@ static int apply(struct run *w, const struct tsd_rule *r, char **name)
 		    r->s[TSD_RULE_CUSTOM], rn);
 		return CF_OK;
 	}
-	msg(w, "Matched custom tag [%s] for rule: %s", r->s[TSD_RULE_CUSTOM], rn);
+	msg(w, "Matched custom tag [%s] for rule: %s", r->s[TSD_RULE_CUSTOM],
+	    rn);
 	return parsed(w, r, json_string_value(v), name);
 }
 
@@ -590,8 +594,8 @@ static int build(struct run *w)
 	level = tr->rules[0].level;
 	while (rc == CF_OK && json_array_size(w->names) < PATH_MAX_NAMES) {
 		const struct tsd_rule *last = NULL;
-		char *name = NULL, rn[64];
-		size_t n;
+		char *name = NULL, rn[64], **parts = w->parts;
+		size_t n, part = w->part;
 		/* the first rule of the next level with rules */
 		while (i < tr->nrules && tr->rules[i].level < level)
 			i++;
@@ -613,11 +617,16 @@ static int build(struct run *w)
 			if (rc == CF_OK)
 				rc = buf_append(&w->nm, rn, strlen(rn));
 		}
-		if (w->parts && w->part >= w->nparts) {
+		/* the level is done unless a rule took a part of a split
+		 * and parts remain (a pass taking none ends it too, so
+		 * the walk always ends) */
+		if (!w->parts || w->part >= w->nparts ||
+		    (w->parts == parts && w->part == part)) {
 			parts_free(w);
-			level++;
-		} else if (!w->parts) {
-			level++;
+			if (level == INT_MAX)
+				i = tr->nrules;	/* the last level there is */
+			else
+				level++;
 		}
 		n = json_array_size(w->names);
 		if (rc == CF_OK && name && *name &&
@@ -761,10 +770,11 @@ static int store(cf_table *tt, struct run *w, const unsigned char *ts,
 		lq = strlen(TSD_TREE_QNM);
 		memcpy(q, TSD_TREE_QNM, lq);
 		memcpy(q + lq, ts, tslen);
-		return !tr->fails ? CF_OK :
-		       tsd_tree_cas(tt, k3, 3, (const char *)q, lq + tslen,
-			   w->nm.p ? (const char *)w->nm.p : "", w->nm.len,
-			   NULL, &applied);
+		if (!tr->fails)
+			return CF_OK;
+		return tsd_tree_cas(tt, k3, 3, (const char *)q, lq + tslen,
+				    w->nm.p ? (const char *)w->nm.p : "",
+				    w->nm.len, NULL, &applied);
 	}
 	if (!n)
 		return CF_OK;
@@ -772,8 +782,8 @@ static int store(cf_table *tt, struct run *w, const unsigned char *ts,
 	for (size_t i = 0; rc == CF_OK && i < n; i++) {
 		if ((rc = branch_of(tr->id, w->names, i, key, &klen, &val)))
 			break;
-		rc = tsd_tree_cas(tt, key, klen, TSD_TREE_QBRANCH, 6, val, strlen(val), NULL,
-			 &applied);
+		rc = tsd_tree_cas(tt, key, klen, TSD_TREE_QBRANCH, 6, val,
+				  strlen(val), NULL, &applied);
 		free(val);
 		val = NULL;
 	}
@@ -789,8 +799,8 @@ static int store(cf_table *tt, struct run *w, const unsigned char *ts,
 		rc = CF_ENOMEM;
 	json_decref(lj);
 	if (rc == CF_OK)
-		rc = tsd_tree_cas(tt, key, klen, (const char *)q, 9, val, strlen(val),
-			 NULL, &applied);
+		rc = tsd_tree_cas(tt, key, klen, (const char *)q, 9, val,
+				  strlen(val), NULL, &applied);
 	free(val);
 	if (rc == CF_OK && !applied) {
 		/* Leaf.storeLeaf: the same series, or a collision */
@@ -815,8 +825,9 @@ static int store(cf_table *tt, struct run *w, const unsigned char *ts,
 			memcpy(q, TSD_TREE_QCOLL, lq);
 			memcpy(q + lq, ts, tslen);
 			if (tr->fails)
-				rc = tsd_tree_cas(tt, k3, 3, (const char *)q, lq + tslen,
-					 had, strlen(had), NULL, &applied);
+				rc = tsd_tree_cas(tt, k3, 3, (const char *)q,
+						  lq + tslen, had, strlen(had),
+						  NULL, &applied);
 		}
 		json_decref(old);
 		cf_row_free(row);

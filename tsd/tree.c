@@ -118,8 +118,9 @@ static int compile(struct tsd_rule *r, struct tsd_error *err)
 	r->re = NULL;
 	if (!*r->s[TSD_RULE_REGEX])
 		return CF_OK;
-	r->re = pcre2_compile((PCRE2_SPTR)r->s[TSD_RULE_REGEX], PCRE2_ZERO_TERMINATED,
-			      PCRE2_UTF, &ec, &off, NULL);
+	r->re = pcre2_compile((PCRE2_SPTR)r->s[TSD_RULE_REGEX],
+			      PCRE2_ZERO_TERMINATED, PCRE2_UTF, &ec, &off,
+			      NULL);
 	if (r->re)
 		return CF_OK;
 	pcre2_get_error_message(ec, msg, sizeof msg);
@@ -232,9 +233,11 @@ static json_t *rule_json(const struct tsd_rule *r)
 	json_object_set_new(o, "notes", json_string(r->s[TSD_RULE_NOTES]));
 	json_object_set_new(o, "level", json_integer(r->level));
 	json_object_set_new(o, "order", json_integer(r->order));
-	json_object_set_new(o, "customField", json_string(r->s[TSD_RULE_CUSTOM]));
+	json_object_set_new(o, "customField",
+			    json_string(r->s[TSD_RULE_CUSTOM]));
 	json_object_set_new(o, "regexGroupIdx", json_integer(r->gidx));
-	json_object_set_new(o, "displayFormat", json_string(r->s[TSD_RULE_FMT]));
+	json_object_set_new(o, "displayFormat",
+			    json_string(r->s[TSD_RULE_FMT]));
 	json_object_set_new(o, "treeId", json_integer(r->tree));
 	if (json_object_size(o) != 12) {
 		json_decref(o);
@@ -257,7 +260,8 @@ static int rule_validate(const struct tsd_rule *r, struct tsd_error *err)
 		fail(err, "Missing field name required for %s rule", t);
 		return CF_EINVAL;
 	}
-	if (r->type != TSD_RULE_METRIC && r->type != TSD_RULE_TAGK && !*r->s[TSD_RULE_CUSTOM]) {
+	if (r->type != TSD_RULE_METRIC && r->type != TSD_RULE_TAGK &&
+	    !*r->s[TSD_RULE_CUSTOM]) {
 		fail(err, "Missing custom field name required for %s rule", t);
 		return CF_EINVAL;
 	}
@@ -269,8 +273,8 @@ static int rule_validate(const struct tsd_rule *r, struct tsd_error *err)
 }
 
 /* TreeRule.copyChanges of req onto stored s: 1 if anything changed. */
-static int rule_merge(struct tsd_rule *s, const struct tsd_rule *req, int overwrite,
-		      int *changed, struct tsd_error *err)
+static int rule_merge(struct tsd_rule *s, const struct tsd_rule *req,
+		      int overwrite, int *changed, struct tsd_error *err)
 {
 	int rc;
 
@@ -386,7 +390,8 @@ static char *tree_storage(const struct tsd_tree *tr)
 	if (!o)
 		return NULL;
 	json_object_set_new(o, "name", json_string(tr->s[TSD_TREE_NAME]));
-	json_object_set_new(o, "description", json_string(tr->s[TSD_TREE_DESC]));
+	json_object_set_new(o, "description",
+			    json_string(tr->s[TSD_TREE_DESC]));
 	json_object_set_new(o, "notes", json_string(tr->s[TSD_TREE_NOTES]));
 	json_object_set_new(o, "strictMatch", json_boolean(tr->strict));
 	json_object_set_new(o, "created", json_integer(tr->created));
@@ -419,10 +424,12 @@ static json_t *tree_json(const struct tsd_tree *tr)
 		ok = ok && !json_object_set_new(lv, k, rule_json(r));
 	}
 	if (ok) {
-		json_object_set_new(o, "name", json_string(tr->s[TSD_TREE_NAME]));
+		json_object_set_new(o, "name",
+				    json_string(tr->s[TSD_TREE_NAME]));
 		json_object_set_new(o, "description",
 				    json_string(tr->s[TSD_TREE_DESC]));
-		json_object_set_new(o, "notes", json_string(tr->s[TSD_TREE_NOTES]));
+		json_object_set_new(o, "notes",
+				    json_string(tr->s[TSD_TREE_NOTES]));
 		json_object_set_new(o, "enabled", json_boolean(tr->enabled));
 		json_object_set_new(o, "rules", rules ? rules : json_null());
 		rules = NULL;
@@ -452,8 +459,8 @@ int tsd_rule_cmp(const void *a, const void *b)
 /* The tree of a row's cells (its definition and rules) into tr
  * (initialized); *found 0 when the row has no definition; old (may be
  * NULL) gets the stored definition's bytes. */
-static int tree_cells(const cf_row *row, int id, struct tsd_tree *tr, int *found,
-		      struct buf *old, struct tsd_error *err)
+static int tree_cells(const cf_row *row, int id, struct tsd_tree *tr,
+		      int *found, struct buf *old, struct tsd_error *err)
 {
 	size_t plen = strlen(TSD_TREE_QRULE);
 	json_error_t je;
@@ -464,7 +471,8 @@ static int tree_cells(const cf_row *row, int id, struct tsd_tree *tr, int *found
 	tr->id = id;
 	for (size_t i = 0; rc == CF_OK && i < cf_row_count(row); i++) {
 		const struct cf_cell *c = cf_row_cell(row, i);
-		int is_tree = c->qlen == 4 && !memcmp(c->qual, TSD_TREE_QTREE, 4);
+		int is_tree = c->qlen == 4 &&
+			      !memcmp(c->qual, TSD_TREE_QTREE, 4);
 		if (!is_tree && (c->qlen <= plen ||
 				 memcmp(c->qual, TSD_TREE_QRULE, plen)))
 			continue;
@@ -483,8 +491,9 @@ static int tree_cells(const cf_row *row, int id, struct tsd_tree *tr, int *found
 			tr->given = given;
 			*found = 1;
 		} else {
-			struct tsd_rule *nr = realloc(tr->rules, (tr->nrules + 1) *
-						  sizeof *nr);
+			struct tsd_rule *nr = realloc(tr->rules,
+						      (tr->nrules + 1) *
+						      sizeof *nr);
 			if (!nr) {
 				rc = CF_ENOMEM;
 			} else {
@@ -493,8 +502,9 @@ static int tree_cells(const cf_row *row, int id, struct tsd_tree *tr, int *found
 				if (rc == CF_OK)
 					tr->nrules++;
 				if (rc == CF_OK)
-					rc = tsd_rule_parse(j, &nr[tr->nrules - 1],
-							err);
+					rc = tsd_rule_parse(j,
+							    &nr[tr->nrules - 1],
+							    err);
 				nr[tr->nrules - 1].tree = id;
 				nr[tr->nrules - 1].given = 0;
 			}
@@ -573,7 +583,8 @@ int tsd_tree_load(tsd *t, int id, struct tsd_tree *tr, struct tsd_error *err)
 	int rc, found = 0;
 
 	memset(tr, 0, sizeof *tr);
-	if ((rc = tsd_tree_check_id(id, err)) || (rc = tsd_tree_table(t, 0, &tt)))
+	if ((rc = tsd_tree_check_id(id, err)) ||
+	    (rc = tsd_tree_table(t, 0, &tt)))
 		return rc;
 	rc = tree_read(tt, id, tr, &found, NULL, err);
 	if (rc == CF_OK && !found) {
@@ -587,7 +598,7 @@ int tsd_tree_load(tsd *t, int id, struct tsd_tree *tr, struct tsd_error *err)
 /* Calls fn for each stored tree in ID order (Tree.fetchAllTrees): the
  * rows of 2-byte keys, found by seeking past each tree's branches. */
 int tsd_tree_each(cf_table *tt, int (*fn)(void *arg, struct tsd_tree *tr),
-		     void *arg, struct tsd_error *err)
+		  void *arg, struct tsd_error *err)
 {
 	struct cf_column col = { TSD_TREE_FAM, 1, NULL, 0 };
 	unsigned char k[2];
@@ -616,7 +627,15 @@ int tsd_tree_each(cf_table *tt, int (*fn)(void *arg, struct tsd_tree *tr),
 		}
 		if (rc == CF_OK) {
 			key = cf_row_key(row, &klen);
-			next = klen >= 2 ? (key[0] << 8 | key[1]) : 0;
+			if (klen < 2) {
+				/* not OpenTSDB's: seek past it (a 1-byte
+				 * key sorts before the 2-byte ones it
+				 * begins) */
+				next = klen ? key[0] << 8 : next + 1;
+				cf_scan_close(sc);
+				continue;
+			}
+			next = key[0] << 8 | key[1];
 			if (klen == 2 && next > 0) {
 				struct tsd_tree tr;
 				int found;
@@ -688,19 +707,20 @@ int tsd_tree_get(tsd *t, int id, struct buf *out, struct tsd_error *err)
 
 /* Puts val into fam:qual of row iff the stored bytes are expect (NULL:
  * absent). */
-int tsd_tree_cas(cf_table *tt, const void *row, size_t rlen, const char *qual,
-	       size_t qlen, const char *val, size_t vlen, const struct buf
-	       *expect, int *applied)
+int tsd_tree_cas(cf_table *tt, const void *row, size_t rlen,
+		 const char *qual, size_t qlen, const char *val, size_t vlen,
+		 const struct buf *expect, int *applied)
 {
 	cf_batch *b = NULL;
 	int rc;
 
 	*applied = 0;
 	if ((rc = cf_batch_new(&b)) == CF_OK &&
-	    (rc = cf_batch_put(b, row, rlen, TSD_TREE_FAM, 1, qual, qlen, CF_TS_NOW,
-			       val, vlen)) == CF_OK)
-		rc = cf_table_check_and_apply(tt, row, rlen, TSD_TREE_FAM, 1, qual,
-					      qlen, expect ? expect->p : NULL,
+	    (rc = cf_batch_put(b, row, rlen, TSD_TREE_FAM, 1, qual, qlen,
+			       CF_TS_NOW, val, vlen)) == CF_OK)
+		rc = cf_table_check_and_apply(tt, row, rlen, TSD_TREE_FAM, 1,
+					      qual, qlen,
+					      expect ? expect->p : NULL,
 					      expect ? expect->len : 0, b,
 					      applied);
 	cf_batch_free(b);
@@ -717,8 +737,9 @@ static int max_id(void *arg, struct tsd_tree *tr)
 int tsd_tree_sync(tsd *t, const char *body, size_t len, int overwrite,
 		  struct buf *out, struct tsd_error *err)
 {
-	static const unsigned bits[TSD_TREE_NSTR] = { 1 << TSD_TREE_NAME, 1 << TSD_TREE_DESC,
-					    1 << TSD_TREE_NOTES };
+	static const unsigned bits[TSD_TREE_NSTR] = {
+		1 << TSD_TREE_NAME, 1 << TSD_TREE_DESC, 1 << TSD_TREE_NOTES
+	};
 	struct buf old = BUF_INIT;
 	struct tsd_tree req, s;
 	cf_table *tt = NULL;
@@ -738,7 +759,8 @@ int tsd_tree_sync(tsd *t, const char *body, size_t len, int overwrite,
 		rc = tsd_tree_parse(j, &req, err);
 		json_decref(j);
 	}
-	if (rc == CF_OK && req.id && (rc = tsd_tree_check_id(req.id, err)) == CF_OK)
+	if (rc == CF_OK && req.id &&
+	    (rc = tsd_tree_check_id(req.id, err)) == CF_OK)
 		rc = tsd_tree_table(t, 0, &tt);
 	if (rc == CF_OK && req.id) {
 		rc = tree_read(tt, req.id, &s, &found, NULL, err);
@@ -756,6 +778,11 @@ int tsd_tree_sync(tsd *t, const char *body, size_t len, int overwrite,
 		buf_reset(&old);
 		if ((rc = tree_read(tt, req.id, &s, &found, &old, err)))
 			break;
+		if (!found) {
+			/* deleted meanwhile: not made again */
+			fail(err, "Unable to locate tree: %d", req.id);
+			rc = CF_ENOTFOUND;
+		}
 		for (int f = 0; rc == CF_OK && f < TSD_TREE_NSTR; f++)
 			if (overwrite || req.given & bits[f])
 				rc = set_str(&s.s[f], req.s[f]);
@@ -771,8 +798,9 @@ int tsd_tree_sync(tsd *t, const char *body, size_t len, int overwrite,
 			rc = CF_ENOMEM;
 		tsd_tree_key(req.id, k);
 		if (rc == CF_OK)
-			rc = tsd_tree_cas(tt, k, 2, TSD_TREE_QTREE, 4, val, strlen(val),
-				 found ? &old : NULL, &applied);
+			rc = tsd_tree_cas(tt, k, 2, TSD_TREE_QTREE, 4, val,
+					  strlen(val), found ? &old : NULL,
+					  &applied);
 		tsd_tree_free(&s);
 	}
 	if (rc == CF_OK && !req.id) {
@@ -801,8 +829,8 @@ int tsd_tree_sync(tsd *t, const char *body, size_t len, int overwrite,
 				break;
 			}
 			tsd_tree_key(req.id, k);
-			rc = tsd_tree_cas(tt, k, 2, TSD_TREE_QTREE, 4, val, strlen(val), NULL,
-				 &applied);
+			rc = tsd_tree_cas(tt, k, 2, TSD_TREE_QTREE, 4, val,
+					  strlen(val), NULL, &applied);
 		}
 	}
 	if (rc == CF_OK && !applied) {
@@ -872,8 +900,9 @@ int tsd_tree_delete(tsd *t, int id, int definition, struct tsd_error *err)
 			const struct cf_cell *c = cf_row_cell(row, i);
 			if (!deletable(c->qual, c->qlen, definition))
 				continue;
-			rc = cf_batch_delete(b, CF_DEL_COLUMN, key, klen, TSD_TREE_FAM, 1,
-					     c->qual, c->qlen, CF_TS_NOW);
+			rc = cf_batch_delete(b, CF_DEL_COLUMN, key, klen,
+					     TSD_TREE_FAM, 1, c->qual,
+					     c->qlen, CF_TS_NOW);
 			n++;
 		}
 		if (rc == CF_OK && n)
@@ -898,7 +927,8 @@ int tsd_tree_rule_get(tsd *t, int id, int level, int order, struct buf *out,
 		for (size_t i = 0; i < tr.nrules; i++)
 			if (tr.rules[i].level == level &&
 			    tr.rules[i].order == order) {
-				rc = tsd_tree_put_json(out, rule_json(&tr.rules[i]));
+				rc = tsd_tree_put_json(out,
+						       rule_json(&tr.rules[i]));
 				break;
 			}
 		if (rc == CF_ENOTFOUND)
@@ -910,8 +940,9 @@ int tsd_tree_rule_get(tsd *t, int id, int level, int order, struct buf *out,
 }
 
 /* The stored rule of req's place into s (initialized here); *found. */
-static int rule_read(cf_table *tt, const struct tsd_rule *req, struct tsd_rule *s,
-		     int *found, struct buf *old, struct tsd_error *err)
+static int rule_read(cf_table *tt, const struct tsd_rule *req,
+		     struct tsd_rule *s, int *found, struct buf *old,
+		     struct tsd_error *err)
 {
 	struct cf_column col = { TSD_TREE_FAM, 1, NULL, 0 };
 	struct cf_read_opts o = CF_READ_OPTS_INIT;
@@ -1009,7 +1040,7 @@ static int rule_store(cf_table *tt, const struct tsd_rule *req, int overwrite,
 		}
 		if (rc == CF_OK)
 			rc = tsd_tree_cas(tt, k, 2, q, qlen, val, strlen(val),
-				 found ? &old : NULL, &applied);
+					  found ? &old : NULL, &applied);
 		free(val);
 		val = NULL;
 		tsd_rule_free(&s);
