@@ -347,7 +347,8 @@ test_expect_success 'handleTestQS, handleTestQSMulti (a series with no meta), ha
 	api $T/test -X POST -d "{\"treeId\":1,\"tsuids\":[\"$S2\",\"$S3\"]}" &&
 	grep "Adding leaf" body &&
 	grep "Unable to locate TSUID meta data" body &&
-	test_must_fail test -e "$MNT/tsdb-tree/%00%01%06%BC%4C%55"
+	test_must_fail test -e "$MNT/tsdb-tree/%00%01%06%BCLU" &&
+	test_must_fail test -e "$R1/t:branch"
 '
 
 test_expect_success 'handleTestTSUIDNotFound, handleTestNSU (a meta of a series whose tag value has no name)' '
