@@ -572,7 +572,36 @@ test_expect_success 'tsd_tsuid_incrementing: the same at the first point of a ne
 	cellfs_mount "tsd_http=$HP,tsd_tsuid_tracking,tsd_realtime_ts,tsd_tsuid_incrementing" &&
 	printf "sys.cpu.0 1356998400 1 host=web08\nsys.cpu.0 1356998401 1 host=web08\n" >>"$MNT/tsd/put" &&
 	api "$T/branch?branch=000106BC4C5C" &&
-	grep "\"tsuid\":\"000001000001000005\",\"displayName\":\"sys.cpu.0\"" body
+	grep "\"tsuid\":\"000001000001000005\",\"displayName\":\"sys.cpu.0\"" body &&
+	test "$(ncols "$MNT/tsdb-tree/%00%01%06%BCL%5B")" = 2 &&
+	test "$(ncols "$MNT/tsdb-tree/%00%01%06%BCL%5C")" = 2
+'
+
+test_expect_success 'handleTreePOSTDeleteDefault: a DELETE body without definition removes the branches and leaves, the definition stays' '
+	api $T -X DELETE -d "{\"treeId\":1}" &&
+	echo >expect &&
+	is 204 &&
+	test "$(ncols "$MNT/tsdb-tree/%00%01%06%BCL%5B")" = 0 &&
+	test "$(ncols "$MNT/tsdb-tree/%00%01%06%BCL%5C")" = 0 &&
+	printf "t:tree\nt:tree_rule%%3A0%%3A0\nt:tree_rule%%3A1%%3A0\n" >expect &&
+	ls "$R1" >out &&
+	test_cmp expect out
+'
+
+test_expect_success 'handleTreeQSCreateOutOfIDs: with tree 65535 stored, no tree can be made' '
+	mkdir "$MNT/tsdb-tree/%FF%FF" &&
+	printf "{}" >"$MNT/tsdb-tree/%FF%FF/t:tree" &&
+	api "$T?method_override=post" &&
+	err 400 "Tree was missing the name" >expect &&
+	is 400 &&
+	api "$T?name=Last&method_override=post" &&
+	err 400 "Exhausted all Tree IDs" >expect &&
+	is 400 &&
+	api "$T?treeid=65535" &&
+	tree 65535 "" "" "" false null >expect.t &&
+	sed "s/1356998400/0/" expect.t >expect &&
+	echo >>expect &&
+	is 200
 '
 
 test_expect_success 'unmount' '
