@@ -418,6 +418,29 @@ test_expect_success 'handleBranchRoot, handleBranchChild (leaves with their name
 	test "$(cat code)" = 405
 '
 
+test_expect_success 'MNT/tsd/tree/: a tree, a rule and a branch read as the API answers them; bad names refused; read-only' '
+	TR="$MNT/tsd/tree" &&
+	api "$T?treeid=1" &&
+	test_cmp body "$TR/treeid=1" &&
+	api "$T/rule?treeid=1&level=1&order=0" &&
+	test_cmp body "$TR/treeid=1&level=1&order=0" &&
+	api "$T/branch?branch=000106BC4C55" &&
+	test_cmp body "$TR/branch=000106BC4C55" &&
+	api "$T/branch?treeid=1" &&
+	test_cmp body "$TR/branch=0001" &&
+	test_must_fail test -e "$TR/treeid=9" &&
+	test_must_fail test -e "$TR/treeid=1&level=7&order=0" &&
+	test_must_fail test -e "$TR/branch=000106BC4C56" &&
+	test_must_fail test -e "$TR/treeid=x" &&
+	test_must_fail test -e "$TR/treeid=1&level=1" &&
+	test_must_fail test -e "$TR/bogus=1" &&
+	ls "$TR" >out &&
+	test_must_be_empty out &&
+	test_must_fail sh -c "echo {} >>\"$TR/treeid=1\"" &&
+	test_must_fail rm "$TR/treeid=1" &&
+	test -e "$TR/treeid=1"
+'
+
 test_expect_success 'a second series on the same leaf is a collision (storeFailures: kept in the row ID 0x01); /api/tree/collisions' '
 	api "/api/uid/tsmeta?tsuid=$S2" -X DELETE &&
 	api "/api/uid/tsmeta?m=sys.cpu.0%7Bhost=web01,datacenter=dc01%7D&create=true" -X POST -d "{\"displayName\":\"S2\"}" &&

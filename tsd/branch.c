@@ -29,6 +29,7 @@
 #include <pcre2.h>
 
 #include "tsd/internal.h"
+#include "tsd/query.h"
 #include "tsd/tree.h"
 #include "util/err.h"
 #include "util/log.h"
@@ -1010,4 +1011,85 @@ void tsd_tree_process(tsd *t, const unsigned char *tsuid, size_t n,
 	json_decref(p.meta);
 	buf_release(&mb);
 	cf_table_close(p.tt);
+}
+
+/* --- the names of MNT/tsd/tree/ ----------------------------------------- */
+
+int tsd_tree_qs(tsd *t, const char *qs, size_t len, struct buf *out,
+		struct tsd_error *err)
+{
+	static const char *const keys[] = { "treeid", "level", "order",
+					    "branch" };
+	char *v[4] = { NULL, NULL, NULL, NULL }, *end;
+	long n[3] = { 0, -1, -1 };
+	int rc = CF_OK;
+
+	for (size_t b = 0, i = 0; i <= len && rc == CF_OK; i++) {
+		const char *p = qs + b, *eq;
+		size_t kl, k;
+		if (i < len && qs[i] != '&')
+			continue;
+		eq = memchr(p, '=', i - b);
+		kl = eq ? (size_t)(eq - p) : i - b;
+		b = i + 1;
+		if (!kl)
+			continue;
+		for (k = 0; k < 4; k++)
+			if (strlen(keys[k]) == kl && !memcmp(p, keys[k], kl))
+				break;
+		if (k == 4) {
+			fail(err, "unknown parameter: %.*s",
+			     (int)(kl > 60 ? 60 : kl), p);
+			rc = CF_EINVAL;
+			break;
+		}
+		free(v[k]);
+		v[k] = tsd_pct_decode(eq ? eq + 1 : p + kl,
+				      eq ? (size_t)(qs + i - eq - 1) : 0);
+		if (!v[k])
+			rc = CF_ENOMEM;
+	}
+	for (int k = 0; rc == CF_OK && k < 3; k++) {
+		if (!v[k])
+			continue;
+		n[k] = strtol(v[k], &end, 10);
+		if (!*v[k] || *end || n[k] < 0 || n[k] > INT_MAX) {
+			fail(err, k ? "Unable to parse the '%s' parameter" :
+			     "Unable to parse '%s' value", k ? keys[k] :
+			     "tree");
+			rc = CF_EINVAL;
+		}
+	}
+	if (rc == CF_OK && v[3] && (v[0] || v[1] || v[2])) {
+		fail(err, "a branch is named by its ID alone");
+		rc = CF_EINVAL;
+	} else if (rc == CF_OK && !v[3] && !v[0]) {
+		fail(err, "Missing parameter <code>treeid</code>");
+		rc = CF_EINVAL;
+	} else if (rc == CF_OK && !v[3] && !v[1] != !v[2]) {
+		fail(err, "Missing parameter <code>%s</code>", v[1] ? "order" :
+		     "level");
+		rc = CF_EINVAL;
+	} else if (rc == CF_OK && v[3] && !*v[3]) {
+		fail(err, "Branch ID was empty");
+		rc = CF_EINVAL;
+	} else if (rc == CF_OK && !t) {
+		/* nothing written yet: no tree */
+		if (v[3])
+			fail(err, "Unable to locate branch '%.100s'", v[3]);
+		else
+			fail(err, "Unable to locate tree: %ld", n[0]);
+		rc = CF_ENOTFOUND;
+	} else if (rc == CF_OK && v[3]) {
+		rc = tsd_tree_branch(t, 0, v[3], out, err);
+	} else if (rc == CF_OK && v[1]) {
+		rc = tsd_tree_rule_get(t, (int)n[0], (int)n[1], (int)n[2], out,
+				       err);
+	} else if (rc == CF_OK) {
+		rc = n[0] ? tsd_tree_get(t, (int)n[0], out, err) :
+		     tsd_tree_check_id(0, err);
+	}
+	for (int k = 0; k < 4; k++)
+		free(v[k]);
+	return rc;
 }

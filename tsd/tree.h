@@ -94,6 +94,14 @@ int tsd_tree_test(tsd *t, int id, const char *tsuids, tsd_tree_meta_fn *meta,
 void tsd_tree_process(tsd *t, const unsigned char *tsuid, size_t n,
 		      tsd_tree_meta_fn *meta);
 
+/* The names of MNT/tsd/tree/, each a query string ("%XX" decoded):
+ * "treeid=N" the tree (tsd_tree_get), "treeid=N&level=L&order=O" a
+ * rule, "branch=HEX" a branch (the root of tree N: its 4 hex digits).
+ * t may be NULL (nothing written yet: CF_ENOTFOUND).  CF_EINVAL for an
+ * unknown parameter or a bad number, and the errors of those. */
+int tsd_tree_qs(tsd *t, const char *qs, size_t len, struct buf *out,
+		struct tsd_error *err);
+
 /* Java's String.hashCode of UTF-8 text s[0..n) (invalid bytes count as
  * themselves). */
 int32_t tsd_tree_hash(const char *s, size_t n);
