@@ -2,8 +2,8 @@
  * tsdfs.c: MNT/tsd/ (SPEC section 6), the path mapping onto tsd/tsd.h.
  *
  *   tsd/                  FT_DIR      annotation annotations lookup
- *                                     metrics put q tagk tagv tsmeta
- *                                     uidmeta
+ *                                     metrics put q tagk tagv tree
+ *                                     tsmeta uidmeta
  *   tsd/put               FT_PUT      append put lines
  *   tsd/metrics/          FT_METRICS  metric names (escaped, section 2)
  *   tsd/metrics/M         FT_METRIC   read: dump; write: "TS VALUE TAGS"
@@ -25,6 +25,10 @@
  *   tsd/tsmeta/SERIES     FT_TMETAQ   the same for a series' TSMeta
  *                                     (tsuid=HEX, or m=METRIC{K=V,..}:
  *                                     read, the list of its series)
+ *   tsd/tree/             FT_TREES    lists nothing; any name resolves
+ *   tsd/tree/NAME         FT_TREEQ    read: a tree, rule or branch
+ *                                     (treeid=N, &level=L&order=O,
+ *                                     branch=HEX; JSON), read-only
  *
  * The tsd handle is opened at the first use that needs it: a write opens
  * it (creating tsdb and tsdb-uid), a read before any write finds no
@@ -44,6 +48,7 @@
 #include <unistd.h>
 
 #include "fs/fs.h"
+#include "tsd/tree.h"
 #include "tsd/tsd.h"
 #include "util/escape.h"
 #include "util/log.h"
@@ -59,7 +64,7 @@ struct fs_tsd_file {
 	char uid[8];		/* FT_KNAME, FT_VNAME: "%06x\n" */
 	char *what;		/* for messages: the path below tsd/ */
 	pthread_mutex_t mu;	/* FT_NOTE: text and lines */
-	struct buf text;	/* FT_NOTESQ: the answer; FT_NOTE: the
+	struct buf text;	/* FT_NOTESQ, FT_TREEQ: the answer; FT_NOTE: the
 				 * line not ended yet */
 	uint64_t lines;		/* FT_NOTE, meta files: lines taken */
 	int writing;		/* meta files: opened to write (text: the
@@ -139,7 +144,7 @@ int fs_tsd_is_dir(enum fs_tsd_node k)
 {
 	return k == FT_DIR || k == FT_METRICS || k == FT_TAGK ||
 	       k == FT_TAGV || k == FT_Q || k == FT_LOOKUP || k == FT_NOTES ||
-	       k == FT_UMETAS || k == FT_TMETAS;
+	       k == FT_UMETAS || k == FT_TMETAS || k == FT_TREES;
 }
 
 /* A meta file: of a UID (tsd/uidmeta/) or of a series (tsd/tsmeta/). */
@@ -178,7 +183,7 @@ int fs_tsd_resolve(enum fs_tsd_node parent, const char *name,
 		{ "tagk", FT_TAGK }, { "tagv", FT_TAGV }, { "q", FT_Q },
 		{ "lookup", FT_LOOKUP }, { "annotation", FT_NOTE },
 		{ "annotations", FT_NOTES }, { "uidmeta", FT_UMETAS },
-		{ "tsmeta", FT_TMETAS },
+		{ "tsmeta", FT_TMETAS }, { "tree", FT_TREES },
 	};
 	size_t i;
 
@@ -203,10 +208,11 @@ int fs_tsd_resolve(enum fs_tsd_node parent, const char *name,
 		arg->len--;
 		return 0;
 	case FT_Q: case FT_LOOKUP: case FT_NOTES: case FT_UMETAS:
-	case FT_TMETAS:
+	case FT_TMETAS: case FT_TREES:
 		*kind = parent == FT_Q ? FT_QUERY : parent == FT_LOOKUP ?
 			FT_LOOKUPQ : parent == FT_NOTES ? FT_NOTESQ :
-			parent == FT_UMETAS ? FT_UMETAQ : FT_TMETAQ;
+			parent == FT_UMETAS ? FT_UMETAQ :
+			parent == FT_TMETAS ? FT_TMETAQ : FT_TREEQ;
 		if (buf_append(arg, name, strlen(name)) || buf_putc(arg, 0))
 			return ENOMEM;
 		arg->len--;
@@ -277,8 +283,27 @@ int fs_tsd_stat(enum fs_tsd_node k, const struct buf *arg, struct stat *st,
 	switch (k) {
 	case FT_DIR: case FT_PUT: case FT_METRICS: case FT_TAGK:
 	case FT_TAGV: case FT_Q: case FT_LOOKUP: case FT_NOTE: case FT_NOTES:
-	case FT_UMETAS: case FT_TMETAS:
+	case FT_UMETAS: case FT_TMETAS: case FT_TREES:
 		return 0;
+	case FT_TREEQ: {
+		/* the tree, rule or branch must exist */
+		struct buf tmp = BUF_INIT;
+		rc = get(0, &t);
+		if (rc == CF_ENOTFOUND)
+			t = NULL;	/* nothing written: no tree */
+		if (!rc || rc == CF_ENOTFOUND)
+			rc = tsd_tree_qs(t, (const char *)arg->p, arg->len,
+					 &tmp, &e);
+		buf_release(&tmp);
+		if (rc) {
+			why_set(why, whylen, &e, rc);
+			if (rc != CF_ENOTFOUND)
+				cf_log(CF_LOG_WARN, "lookup tsd/tree/%s: %s: "
+				       "%s", (const char *)arg->p, why,
+				       strerror(fs_errno(rc)));
+		}
+		return fs_errno(rc);
+	}
 	case FT_UMETAQ: case FT_TMETAQ: {
 		/* the UID must have a name, as UIDMeta's reads check; the
 		 * series a meta (a name asking create=true may be written
@@ -360,7 +385,8 @@ int fs_tsd_list(enum fs_tsd_node k,
 	static const struct { const char *name; int dir; } top[] = {
 		{ "put", 0 }, { "metrics", 1 }, { "tagk", 1 }, { "tagv", 1 },
 		{ "q", 1 }, { "lookup", 1 }, { "annotation", 0 },
-		{ "annotations", 1 }, { "tsmeta", 1 }, { "uidmeta", 1 },
+		{ "annotations", 1 }, { "tree", 1 }, { "tsmeta", 1 },
+		{ "uidmeta", 1 },
 	};
 	struct buf b = BUF_INIT;
 	char **names = NULL;
@@ -432,6 +458,7 @@ int fs_tsd_open(enum fs_tsd_node k, const struct buf *arg, int flags,
 		     k == FT_NOTESQ ? "annotations" :
 		     k == FT_UMETAQ ? "uidmeta" :
 		     k == FT_TMETAQ ? "tsmeta" :
+		     k == FT_TREEQ ? "tree" :
 		     k == FT_KNAME ? "tagk" : "tagv",
 		     (const char *)arg->p) < 0)
 		f->what = NULL;
@@ -540,6 +567,24 @@ int fs_tsd_open(enum fs_tsd_node k, const struct buf *arg, int flags,
 		if (rc)
 			why_set(why, whylen, &e, rc);
 		break;
+	case FT_TREEQ:
+		if (acc != O_RDONLY) {
+			rc = CF_EINVAL;
+			snprintf(why, whylen, "trees are read-only here (the "
+				 "HTTP API changes them)");
+			break;
+		}
+		rc = get(0, &t);
+		if (rc == CF_ENOTFOUND)
+			t = NULL;
+		if (!rc || rc == CF_ENOTFOUND)
+			rc = tsd_tree_qs(t, (const char *)arg->p, arg->len,
+					 &f->text, &e);
+		if (!rc)
+			rc = buf_putc(&f->text, '\n');
+		if (rc)
+			why_set(why, whylen, &e, rc);
+		break;
 	case FT_UMETAQ: case FT_TMETAQ:
 		/* read: the meta as it is now; write: JSON lines */
 		rc = get(acc != O_RDONLY, &t);
@@ -579,8 +624,9 @@ int fs_tsd_read(struct fs_tsd_file *f, void *dst, size_t n, uint64_t off,
 
 	*got = 0;
 	if (f->kind == FT_KNAME || f->kind == FT_VNAME ||
-	    f->kind == FT_NOTESQ || is_meta(f->kind)) {
-		int text = f->kind == FT_NOTESQ || is_meta(f->kind);
+	    f->kind == FT_NOTESQ || f->kind == FT_TREEQ || is_meta(f->kind)) {
+		int text = f->kind == FT_NOTESQ || f->kind == FT_TREEQ ||
+			   is_meta(f->kind);
 		const char *p = text ? (const char *)f->text.p : f->uid;
 		len = text ? f->text.len : strlen(f->uid);
 		if (off < len) {

@@ -764,6 +764,7 @@ int net_api_config(struct net_req *r)
 		  r->opts & NET_TSUID_INCREMENTING ? yes : no },
 		{ "tsd.core.meta.enable_tsuid_tracking",
 		  r->opts & NET_TSUID_TRACKING ? yes : no },
+		{ "tsd.core.tree.enable_processing", yes },
 		{ "tsd.core.uid.random_metrics", no },
 		{ "tsd.http.query.allow_delete",
 		  r->opts & NET_ALLOW_DELETE ? yes : no },
@@ -798,14 +799,17 @@ int net_api_serializers(struct net_req *r)
 	static const char *const parsers[] = {
 		"PutV1", "SuggestV1", "UidAssignV1", "UidRenameV1",
 		"SearchQueryV1", "QueryV1", "LastPointQueryV1", "UidMetaV1",
-		"TSMetaV1", "AnnotationV1", "AnnotationsV1",
+		"TSMetaV1", "TreeV1", "TreeRuleV1", "TreeRulesV1",
+		"TreeTSUIDsListV1", "AnnotationV1", "AnnotationsV1",
 		"AnnotationBulkDeleteV1",
 	};
 	static const char *const formats[] = {
 		"PutV1", "SuggestV1", "SerializersV1", "AggregatorsV1",
 		"VersionV1", "DropCachesV1", "UidAssignV1", "UidRenameV1",
 		"QueryV1", "QueryAsyncV1", "LastPointQueryV1", "UidMetaV1",
-		"TSMetaV1", "TSMetaListV1", "AnnotationV1", "AnnotationsV1",
+		"TSMetaV1", "TSMetaListV1", "BranchV1", "TreeV1", "TreesV1",
+		"TreeRuleV1", "TreeCollisionNotMatchedV1", "TreeTestV1",
+		"AnnotationV1", "AnnotationsV1",
 		"AnnotationBulkDeleteV1", "StatsV1", "SearchResultsV1",
 		"ConfigV1", "FilterConfigV1", "NotFoundV1", "ErrorV1",
 	};

@@ -300,6 +300,11 @@ static int is_write(const struct net_req *r, const char *path)
 	if (o)
 		m = !strcasecmp(o, "post") ? "POST" : !strcasecmp(o, "put") ?
 		    "PUT" : !strcasecmp(o, "delete") ? "DELETE" : "GET";
+	/* trees: a tree or its rules changed; branch, test, collisions and
+	 * notmatched only read, whatever the method */
+	if (!strcmp(path, "/api/tree") || !strcmp(path, "/api/tree/rule") ||
+	    !strcmp(path, "/api/tree/rules"))
+		return strcmp(m, "GET") != 0;
 	if (!strcmp(path, "/api/query"))
 		return !strcmp(m, "DELETE") ||
 		       (!strcmp(m, "POST") && strstr(r->body ? r->body : "",
@@ -348,6 +353,12 @@ static void route(struct net_req *r)
 				routes[i].fn(r);
 			return;
 		}
+	/* TreeRpc serves /api/tree/ANY, refusing endpoints it lacks */
+	if (!strcmp(path, "/api/tree") || !strncmp(path, "/api/tree/", 10)) {
+		if (!allowed(r, path))
+			net_api_tree(r);
+		return;
+	}
 	/* SearchRpc serves /api/search/ANY, refusing types it lacks */
 	if (!strncmp(path, "/api/search/", 12)) {
 		if (!allowed(r, path))

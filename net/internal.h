@@ -112,5 +112,6 @@ int net_api_search_lookup(struct net_req *r);
 int net_api_annotation(struct net_req *r);
 int net_api_annotations(struct net_req *r);
 int net_api_annotation_bulk(struct net_req *r);
+int net_api_tree(struct net_req *r);
 
 #endif

@@ -9,7 +9,7 @@ test_expect_success 'mount a fresh data directory' '
 	cellfs_mount &&
 	test "$(stat -c %a "$DATA")" = 700 &&
 	ls -A "$MNT" >out && echo tsd >expect && test_cmp expect out &&
-	ls "$MNT/tsd" >out && printf "annotation\nannotations\nlookup\nmetrics\nput\nq\ntagk\ntagv\ntsmeta\nuidmeta\n" >expect &&
+	ls "$MNT/tsd" >out && printf "annotation\nannotations\nlookup\nmetrics\nput\nq\ntagk\ntagv\ntree\ntsmeta\nuidmeta\n" >expect &&
 	test_cmp expect out
 '
 

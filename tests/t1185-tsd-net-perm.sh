@@ -72,6 +72,10 @@ test_expect_success ROOT 'but writes nothing over HTTP: 403 and a .log line, not
 	is 403 &&
 	api_nobody /api/annotation -X POST -d "{\"startTime\":1356998400,\"description\":\"x\"}" &&
 	is 403 &&
+	api_nobody /api/tree -X POST -d "{\"name\":\"t\"}" &&
+	is 403 &&
+	api_nobody /api/tree &&
+	grep -q "^200" code &&
 	test -z "$(points p.nobody)" &&
 	test ! -e "$MNT/tsd/metrics/p.assigned" &&
 	test "$(points p.root)" = "p.root 1356998400 1 host=a"

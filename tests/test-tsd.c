@@ -8,6 +8,7 @@
  * PNG graph from gnuplot.
  */
 #include <ctype.h>
+#include <jansson.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -18,6 +19,7 @@
 #include "engine/cellfs.h"
 #include "tests/tap.h"
 #include "tsd/internal.h"
+#include "tsd/tree.h"
 #include "tsd/tsd.h"
 #include "util/env.h"
 #include "util/err.h"
@@ -1828,6 +1830,317 @@ static void test_query_stream(void)
 	tsd_close(t);
 }
 
+/* --- trees (tsd/tree.c's builder: TestTreeBuilder) ---------------------- */
+
+/* A TreeRule's JSON. */
+static json_t *trule(int level, int order, const char *type,
+		     const char *field, const char *regex)
+{
+	return json_pack("{s:s,s:s,s:s,s:i,s:i,s:i}", "type", type, "field",
+			 field, "regex", regex ? regex : "", "level", level,
+			 "order", order, "treeId", 1);
+}
+
+/* Puts rule r (consumed) at its level and order of tree j. */
+static void tset(json_t *j, json_t *r)
+{
+	json_t *rules = json_object_get(j, "rules"), *lv;
+	char l[16], o[16];
+
+	snprintf(l, sizeof l, "%d", (int)json_integer_value(
+			 json_object_get(r, "level")));
+	snprintf(o, sizeof o, "%d", (int)json_integer_value(
+			 json_object_get(r, "order")));
+	if (!(lv = json_object_get(rules, l))) {
+		lv = json_object();
+		json_object_set_new(rules, l, lv);
+	}
+	json_object_set_new(lv, o, r);
+}
+
+/* The rule at level:order of tree j (to change a field of it). */
+static json_t *tget(json_t *j, const char *level, const char *order)
+{
+	return json_object_get(json_object_get(json_object_get(j, "rules"),
+					       level), order);
+}
+
+/* TestTree.buildTestRuleSet. */
+static json_t *test_tree(void)
+{
+	static const char dc[] = "^.*\\.([a-zA-Z]{3,4})[0-9]{0,1}\\..*\\..*$";
+	static const char svc[] = "^([a-zA-Z]+)(\\-|[0-9])*.*\\..*$";
+	json_t *j = json_pack("{s:i,s:s,s:b,s:{}}", "treeId", 1, "name",
+			      "Test Tree", "enabled", 1, "rules"), *r;
+
+	tset(j, trule(0, 0, "TAGK", "fqdn", dc));
+	tset(j, trule(0, 1, "TAGK", "host", dc));
+	tset(j, trule(1, 0, "TAGK", "fqdn", svc));
+	tset(j, trule(1, 1, "TAGK", "host", svc));
+	tset(j, trule(2, 0, "TAGK", "fqdn", NULL));
+	tset(j, trule(2, 1, "TAGK", "host", NULL));
+	r = trule(3, 0, "METRIC", "", NULL);
+	json_object_set_new(r, "separator", json_string("\\."));
+	tset(j, r);
+	tset(j, trule(4, 0, "TAGK", "type", NULL));
+	tset(j, trule(4, 1, "TAGK", "method", NULL));
+	r = trule(4, 2, "TAGK", "port", NULL);
+	json_object_set_new(r, "displayFormat", json_string("Port: {value}"));
+	tset(j, r);
+	return j;
+}
+
+/* TestTreeBuilder's series 0102030405: sys.cpu.0{host=web-01.lga.mysite.
+ * com,type=user}, as /api/uid/tsmeta prints its meta. */
+static json_t *test_meta(void)
+{
+	return json_pack("{s:s,s:{s:s,s:s,s:n},s:[{s:s,s:s,s:n},{s:s,s:s,s:n},"
+			 "{s:s,s:s,s:n},{s:s,s:s,s:n}]}", "tsuid", "0102030405",
+			 "metric", "type", "METRIC", "name", "sys.cpu.0",
+			 "custom", "tags", "type", "TAGK", "name", "host",
+			 "custom", "type", "TAGV", "name",
+			 "web-01.lga.mysite.com", "custom", "type", "TAGK",
+			 "name", "type", "custom", "type", "TAGV", "name",
+			 "user", "custom");
+}
+
+/* The branch ID of the first n names of JSON array text names (Branch.
+ * compileBranchId of tree 1) into hex. */
+static void path_hex(const char *names, size_t n, char *hex)
+{
+	json_t *a = json_loads(names, 0, NULL);
+
+	strcpy(hex, "0001");
+	for (size_t i = 0; i < n && i < json_array_size(a); i++) {
+		const char *s = json_string_value(json_array_get(a, i));
+		sprintf(hex + strlen(hex), "%08X",
+			(unsigned)tsd_tree_hash(s, strlen(s)));
+	}
+	json_decref(a);
+}
+
+/* Runs meta through tree (both consumed): the names and the branch ID
+ * of the leaf's branch are as OpenTSDB's test says. */
+static void tree_case(json_t *tree, json_t *meta, const char *want,
+		      const char *want_branch, int want_matched,
+		      const char *what)
+{
+	char *ts = json_dumps(tree, JSON_COMPACT);
+	char *ms = json_dumps(meta, JSON_COMPACT);
+	char *names = NULL, hex[256] = "";
+	int matched = -1, rc;
+	json_t *a;
+
+	rc = tsd_tree_build(ts, ms, &names, &matched);
+	a = names ? json_loads(names, 0, NULL) : NULL;
+	if (a && json_array_size(a))
+		path_hex(names, json_array_size(a) - 1, hex);
+	ok(rc == CF_OK && names && !strcmp(names, want) &&
+	   (!want_branch || !strcmp(hex, want_branch)) &&
+	   matched == want_matched, "tree builder: %s (%s %s %d)", what,
+	   names ? names : "-", hex, matched);
+	json_decref(a);
+	free(names);
+	free(ts);
+	free(ms);
+	json_decref(tree);
+	json_decref(meta);
+}
+
+static void test_tree_builder(void)
+{
+	static const char all[] = "[\"lga\",\"web\",\"web-01.lga.mysite.com\","
+		"\"sys\",\"cpu\",\"0\",\"user\"]";
+	static const char dflt[] =
+		"00010001A2460001CB54247F72020001BECD000181A800000030";
+	json_t *t, *m, *r;
+	char *names = NULL;
+	int matched;
+
+	ok(tsd_tree_hash("sys", 3) == 0x1BECD &&
+	   tsd_tree_hash("cpu", 3) == 0x181A8 &&
+	   tsd_tree_hash("0", 1) == 48 && tsd_tree_hash("", 0) == 0 &&
+	   tsd_tree_hash("web-01.lga.mysite.com", 21) == 0x247F7202,
+	   "tree hash: String.hashCode of ASCII names");
+	/* U+00E9 is one UTF-16 unit, U+1F600 two (a surrogate pair) */
+	ok(tsd_tree_hash("\xc3\xa9", 2) == 0xE9 &&
+	   tsd_tree_hash("\xf0\x9f\x98\x80", 4) == (int32_t)(31 * 0xD83D +
+							     0xDE00),
+	   "tree hash: UTF-8 decoded to UTF-16 as Java holds it");
+	tree_case(test_tree(), test_meta(), all, dflt, 1,
+		  "processTimeseriesMetaDefaults: regex groups, a separator "
+		  "and a tag, the last name the leaf");
+	t = test_tree();
+	json_object_set_new(t, "strictMatch", json_true());
+	tree_case(t, test_meta(), all, dflt, 1,
+		  "processTimeseriesMetaStrict");
+	t = test_tree();
+	tset(t, json_pack("{s:s,s:s,s:s,s:i,s:i}", "type", "TAGV_CUSTOM",
+			  "field", "host", "customField", "owner", "level", 0,
+			  "order", 0));
+	tset(t, json_pack("{s:s,s:s,s:s,s:i,s:i}", "type", "TAGV_CUSTOM",
+			  "field", "host", "customField", "dept", "level", 0,
+			  "order", 1));
+	tset(t, json_pack("{s:s,s:s,s:s,s:i,s:i}", "type", "TAGK_CUSTOM",
+			  "field", "host", "customField", "owner", "level", 1,
+			  "order", 0));
+	tset(t, json_pack("{s:s,s:s,s:s,s:i,s:i}", "type", "TAGK_CUSTOM",
+			  "field", "host", "customField", "dept", "level", 1,
+			  "order", 1));
+	tree_case(t, test_meta(), "[\"web-01.lga.mysite.com\",\"sys\",\"cpu\","
+		  "\"0\",\"user\"]", "0001247F72020001BECD000181A800000030", 0,
+		  "processTimeseriesMetaMiddleNonMatchedRules: levels giving "
+		  "no name are skipped");
+	t = test_tree();
+	tset(t, json_pack("{s:s,s:s,s:s,s:i,s:i}", "type", "TAGV_CUSTOM",
+			  "field", "host", "customField", "owner", "level", 5,
+			  "order", 0));
+	tset(t, json_pack("{s:s,s:s,s:s,s:i,s:i}", "type", "TAGK_CUSTOM",
+			  "field", "host", "customField", "owner", "level", 6,
+			  "order", 0));
+	tree_case(t, test_meta(), all, dflt, 0,
+		  "processTimeseriesMetaEndNonMatchedRules");
+	m = test_meta();
+	json_object_set_new(json_array_get(json_object_get(m, "tags"), 1),
+			    "name", json_string("foobar"));
+	tree_case(test_tree(), m, "[\"foobar\",\"sys\",\"cpu\",\"0\","
+		  "\"user\"]", NULL, 0,
+		  "processTimeseriesMetaStrictNoMatch: a level unmatched "
+		  "(a strict tree stores nothing)");
+	t = test_tree();
+	json_object_set_new(tget(t, "3", "0"), "separator", json_string(""));
+	tree_case(t, test_meta(), "[\"lga\",\"web\",\"web-01.lga.mysite.com\","
+		  "\"sys.cpu.0\",\"user\"]",
+		  "00010001A2460001CB54247F7202CBBF5B09", 1,
+		  "processTimeseriesMetaNoSplit");
+	t = test_tree();
+	json_object_set_new(tget(t, "3", "0"), "separator", json_string("."));
+	tree_case(t, test_meta(), "[\"lga\",\"web\",\"web-01.lga.mysite.com\","
+		  "\"user\"]", "00010001A2460001CB54247F7202", 0,
+		  "processTimeseriesMetBadSeparator: a separator matching "
+		  "everything gives no part");
+	t = test_tree();
+	json_object_set_new(tget(t, "1", "1"), "regexGroupIdx",
+			    json_integer(42));
+	tree_case(t, test_meta(), "[\"lga\",\"web-01.lga.mysite.com\",\"sys\","
+		  "\"cpu\",\"0\",\"user\"]",
+		  "00010001A246247F72020001BECD000181A800000030", 0,
+		  "processTimeseriesMetaInvalidRegexIdx");
+	m = test_meta();
+	json_object_set_new(json_object_get(m, "metric"), "custom", json_pack(
+		"{s:s,s:s}", "owner", "John Doe", "dc", "lga"));
+	t = test_tree();
+	tset(t, json_pack("{s:s,s:s,s:i,s:i}", "type", "METRIC_CUSTOM",
+			  "customField", "owner", "level", 0, "order", 0));
+	tree_case(t, m, "[\"John Doe\",\"web\",\"web-01.lga.mysite.com\","
+		  "\"sys\",\"cpu\",\"0\",\"user\"]",
+		  "0001AE805CA50001CB54247F72020001BECD000181A800000030", 1,
+		  "processTimeseriesMetaMetricCustom");
+	m = test_meta();
+	json_object_set_new(json_object_get(m, "metric"), "custom", json_pack(
+		"{s:s,s:s}", "owner", "", "dc", "lga"));
+	t = test_tree();
+	tset(t, json_pack("{s:s,s:s,s:i,s:i}", "type", "METRIC_CUSTOM",
+			  "customField", "owner", "level", 0, "order", 0));
+	tree_case(t, m, all, dflt, 1,
+		  "processTimeseriesMetaMetricCustomEmptyValue: the next "
+		  "rule of the level");
+	for (int i = 0; i < 4; i++) {
+		/* TagkCustom, TagkCustomNoField, TagvCustom,
+		 * TagvCustomNoField */
+		int tagv = i >= 2, nofield = i & 1;
+		char what[80];
+		m = test_meta();
+		json_object_set_new(json_array_get(json_object_get(m, "tags"),
+						   tagv), "custom",
+				    json_pack("{s:s,s:s}", "owner", "John Doe",
+					      "dc", "lga"));
+		t = test_tree();
+		r = json_pack("{s:s,s:s,s:i,s:i}", "type", tagv ?
+			      "TAGV_CUSTOM" : "TAGK_CUSTOM", "customField",
+			      "owner", "level", 0, "order", 0);
+		if (!nofield)
+			json_object_set_new(r, "field", json_string(
+				tagv ? "web-01.lga.mysite.com" : "host"));
+		tset(t, r);
+		snprintf(what, sizeof what, "processTimeseriesMeta%sCustom%s",
+			 tagv ? "Tagv" : "Tagk", nofield ? "NoField" : "");
+		tree_case(t, m, nofield ? all : "[\"John Doe\",\"web\","
+			  "\"web-01.lga.mysite.com\",\"sys\",\"cpu\",\"0\","
+			  "\"user\"]", nofield ? dflt : "0001AE805CA50001CB54"
+			  "247F72020001BECD000181A800000030", 1, what);
+	}
+	{
+		static const struct { const char *fmt, *name, *what; } f[] = {
+			{ "V: {value}", "V: web",
+			  "processTimeseriesMetaFormatValue" },
+			{ "TSUID: {tsuid}", "TSUID: 0102030405",
+			  "processTimeseriesMetaFormatTSUID" },
+			{ "TAGNAME: {tag_name}", "TAGNAME: host",
+			  "processTimeseriesMetaFormatTagName" },
+			{ "{ovalue}:{value}:{tag_name}:{tsuid}",
+			  "web-01.lga.mysite.com:web:host:0102030405",
+			  "processTimeseriesMetaFormatMulti" },
+		};
+		for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {
+			char want[200];
+			t = test_tree();
+			json_object_set_new(tget(t, "1", "1"), "displayFormat",
+					    json_string(f[i].fmt));
+			snprintf(want, sizeof want, "[\"lga\",\"%s\",\"web-01."
+				 "lga.mysite.com\",\"sys\",\"cpu\",\"0\","
+				 "\"user\"]", f[i].name);
+			tree_case(t, test_meta(), want, NULL, 1, f[i].what);
+		}
+	}
+	t = test_tree();
+	json_object_set_new(tget(t, "3", "0"), "displayFormat",
+			    json_string("Wrong: {tag_name}"));
+	tree_case(t, test_meta(), "[\"lga\",\"web\",\"web-01.lga.mysite.com\","
+		  "\"Wrong: \",\"user\"]",
+		  "00010001A2460001CB54247F7202C3165573", 1,
+		  "processTimeseriesMetaFormatBadType: each part the same "
+		  "name, kept once");
+	t = test_tree();
+	json_object_set_new(tget(t, "3", "0"), "displayFormat",
+			    json_string("OVERRIDE"));
+	tree_case(t, test_meta(), "[\"lga\",\"web\",\"web-01.lga.mysite.com\","
+		  "\"OVERRIDE\",\"user\"]",
+		  "00010001A2460001CB54247F72024E3D0BCC", 1,
+		  "processTimeseriesMetaFormatOverride");
+	t = test_tree();
+	r = trule(4, 2, "TAGK", "type", "^(u)(s)(e)");
+	json_object_set_new(r, "regexGroupIdx", json_integer(2));
+	json_object_del(json_object_get(json_object_get(t, "rules"), "4"),
+			"0");
+	tset(t, r);
+	tree_case(t, test_meta(), "[\"lga\",\"web\",\"web-01.lga.mysite.com\","
+		  "\"sys\",\"cpu\",\"0\",\"e\"]", dflt, 1,
+		  "a regex group index picks the group after it");
+	t = json_pack("{s:i,s:s,s:{}}", "treeId", 1, "name", "empty",
+		      "rules");
+	tree_case(t, test_meta(), "[]", NULL, 1,
+		  "a tree with no rule: no path");
+	t = json_pack("{s:i,s:s,s:{}}", "treeId", 1, "name", "lookahead",
+		      "rules");
+	r = trule(0, 0, "METRIC", "", NULL);
+	json_object_set_new(r, "separator", json_string("(?=c)"));
+	tset(t, r);
+	tree_case(t, test_meta(), "[\"sys.\",\"cpu.0\"]", NULL, 1,
+		  "a separator matching empty text splits before the match "
+		  "(String.split)");
+	t = json_pack("{s:i,s:s,s:{}}", "treeId", 1, "name", "last level",
+		      "rules");
+	tset(t, trule(2147483647, 0, "METRIC", "", NULL));
+	tree_case(t, test_meta(), "[\"sys.cpu.0\"]", NULL, 1,
+		  "a rule at the greatest level");
+	ok(tsd_tree_build("{\"rules\":{\"0\":{\"0\":{\"type\":\"METRIC\","
+			  "\"regex\":\"(\"}}}}", "{}", &names, &matched) ==
+	   CF_EINVAL && !names, "tree builder: a bad regex is refused");
+	ok(tsd_tree_build("not json", "{}", &names, &matched) == CF_EINVAL &&
+	   !names, "tree builder: bad JSON is refused");
+}
+
 int main(void)
 {
 	struct cf_options o;
@@ -1859,6 +2172,7 @@ int main(void)
 	test_tsmeta_tracking();
 	test_disk_full();
 	test_exhaustion();
+	test_tree_builder();
 	cf_db_close(db);
 	tap_rmdir(dir);
 	return done_testing();

@@ -4,6 +4,7 @@
  * TSUIDs and column deletes.  It calls no other file of tsd/ but uid.c
  * and query.c, so that any file may use it without a cycle (t0010).
  */
+#include <jansson.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -141,4 +142,22 @@ int tsd_tsuid_bytes(const char *hex, unsigned char *b, size_t *n,
 bad:
 	tsd_errf(err, "invalid TSUID: %.80s", hex);
 	return CF_EINVAL;
+}
+
+int tsd_json_put(struct buf *out, void *jv)
+{
+	json_t *j = jv;
+	char *s;
+	int rc;
+
+	if (!j)
+		return CF_ENOMEM;
+	s = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER |
+		       JSON_ENCODE_ANY);
+	json_decref(j);
+	if (!s)
+		return CF_ENOMEM;
+	rc = buf_append(out, s, strlen(s));
+	free(s);
+	return rc;
 }

@@ -225,6 +225,10 @@ int tsd_qs_params(const char *qs, size_t len, const char *const *names,
  * CF_ENOMEM, *dst kept. */
 int tsd_set_str(char **dst, const char *src);
 
+/* Appends the compact text of j (a json_t, consumed; NULL: CF_ENOMEM),
+ * keys in their order. */
+int tsd_json_put(struct buf *out, void *j);
+
 /* Sets *err (NULL: nothing) to the printf-formatted reason, line 0. */
 void tsd_errf(struct tsd_error *err, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
@@ -248,6 +252,93 @@ void tsd_uidmeta_assigned(void *arg, cf_table *uidt, enum tsd_kind kind,
 void tsd_tsmeta_track(tsd *t, const struct tsd_point *const *pts, size_t n);
 /* Frees the set of series known to have a meta (tsd_close). */
 void tsd_tsmeta_release(tsd *t);
+
+/* --- trees (tree.c: definitions and rules; branch.c: the builder,
+ * branches and leaves; tree.h has the layout of tsdb-tree) ------------ */
+
+#define TSD_TREE_FAM "t"
+#define TSD_TREE_QTREE "tree"
+#define TSD_TREE_QBRANCH "branch"
+#define TSD_TREE_QRULE "tree_rule:"
+#define TSD_TREE_QLEAF "leaf:"
+#define TSD_TREE_QCOLL "tree_collision:"
+#define TSD_TREE_QNM "tree_not_matched:"
+
+enum { TSD_RULE_METRIC, TSD_RULE_METRIC_CUSTOM, TSD_RULE_TAGK,
+       TSD_RULE_TAGK_CUSTOM, TSD_RULE_TAGV_CUSTOM, TSD_RULE_NTYPES };
+/* TreeRuleType's names, by TSD_RULE_x. */
+extern const char *const tsd_rule_types[TSD_RULE_NTYPES];
+
+/* A rule's texts, by index in tsd_rule.s. */
+enum { TSD_RULE_FIELD, TSD_RULE_CUSTOM, TSD_RULE_REGEX, TSD_RULE_SEP,
+       TSD_RULE_DESC, TSD_RULE_NOTES, TSD_RULE_FMT, TSD_RULE_NSTR };
+
+/* A TreeRule: every text malloc'd (never NULL once initialized). */
+struct tsd_rule {
+	int type;		/* TSD_RULE_x; -1: none */
+	char *s[TSD_RULE_NSTR];
+	int gidx, level, order, tree;
+	unsigned given;		/* the fields a request set (tree.c) */
+	void *re;		/* the compiled regex (pcre2_code), or NULL */
+};
+
+enum { TSD_TREE_NAME, TSD_TREE_DESC, TSD_TREE_NOTES, TSD_TREE_NSTR };
+
+/* A Tree with its rules. */
+struct tsd_tree {
+	int id;
+	char *s[TSD_TREE_NSTR];
+	int strict, enabled, fails;	/* fails: storeFailures */
+	int64_t created;
+	unsigned given;		/* the fields a request set (tree.c) */
+	struct tsd_rule *rules;	/* by level, then order */
+	size_t nrules;
+};
+
+/* Initializes r (empty texts, no type) / frees what it holds.
+ * CF_ENOMEM. */
+int tsd_rule_init(struct tsd_rule *r);
+void tsd_rule_free(struct tsd_rule *r);
+/* The fields of JSON object j (a json_t) into r as TreeRule's setters
+ * take them; the regex compiled.  CF_EINVAL with err (may be NULL). */
+int tsd_rule_parse(void *j, struct tsd_rule *r, struct tsd_error *err);
+/* TreeRule.toString: "[TREE:LEVEL:ORDER:TYPE]" into out. */
+void tsd_rule_name(const struct tsd_rule *r, char *out, size_t n);
+/* qsort's order of rules: by level, then order. */
+int tsd_rule_cmp(const void *a, const void *b);
+
+/* Initializes tr / frees what it holds (its rules too).  CF_ENOMEM. */
+int tsd_tree_init(struct tsd_tree *tr);
+void tsd_tree_free(struct tsd_tree *tr);
+/* The fields of JSON object j (a json_t) into tr, as Tree's setters
+ * take them (not its rules).  CF_EINVAL with err (may be NULL). */
+int tsd_tree_parse(void *j, struct tsd_tree *tr, struct tsd_error *err);
+/* The tree table (made when create is set); *out NULL when missing and
+ * not made. */
+int tsd_tree_table(tsd *t, int create, cf_table **out);
+/* The stored tree id with its rules into tr (initialized here, freed by
+ * the caller even on error).  CF_EINVAL (`Invalid Tree ID`),
+ * CF_ENOTFOUND (`Unable to locate tree: N`), CF_ECORRUPT. */
+int tsd_tree_load(tsd *t, int id, struct tsd_tree *tr,
+		  struct tsd_error *err);
+/* Calls fn for each stored tree (tt may be NULL: none) in ID order; the
+ * tree is freed after fn.  fn's first error stops the walk. */
+int tsd_tree_each(cf_table *tt, int (*fn)(void *arg, struct tsd_tree *tr),
+		  void *arg, struct tsd_error *err);
+/* The tree ID as the 2 bytes of a row key into k. */
+void tsd_tree_key(int id, unsigned char *k);
+/* CF_EINVAL (`Invalid Tree ID`) unless 1 <= id <= 65535. */
+int tsd_tree_check_id(int id, struct tsd_error *err);
+/* Puts val into family t, qualifier qual of row iff the stored bytes
+ * are expect (NULL: no cell); *applied says which. */
+int tsd_tree_cas(cf_table *tt, const void *row, size_t rlen,
+		 const char *qual, size_t qlen, const char *val, size_t vlen,
+		 const struct buf *expect, int *applied);
+/* Upper-case hex of k[0..n) into out (room for 2n + 1). */
+void tsd_tree_hex(const unsigned char *k, size_t n, char *out);
+/* Hex s[0..n) (odd: a leading 0, as Branch.stringToId pads) into b
+ * (room max): the byte count, or -1 when not hex or too long. */
+long tsd_tree_unhex(const char *s, size_t n, unsigned char *b, size_t max);
 
 /* --- cursors ----------------------------------------------------------- */
 

@@ -25,6 +25,7 @@
 #include "tsd/json.h"
 #include "tsd/number.h"
 #include "tsd/query.h"
+#include "tsd/tree.h"
 #include "util/err.h"
 #include "util/log.h"
 
@@ -927,6 +928,8 @@ int tsd_tsmeta_sync(tsd *t, const char *body, size_t len, const char *ms,
 		}
 		if (rc == CF_OK && !has_meta)
 			rc = meta_create(mt, &m, !has_ctr, &applied);
+		if (rc == CF_OK && applied)
+			tsd_tree_process(t, m.key, m.klen, tsd_tsmeta_get);
 		if (rc == CF_OK && !applied && !m.given) {
 			tsd_errf(err, "No changes detected in TSUID meta data");
 			rc = CF_EEXIST;
@@ -1103,7 +1106,7 @@ static struct series *series_of(const struct tsd_point *const *pts, size_t n,
 
 /* A new series' meta, created now (TSMeta(tsuid, now) then storeNew),
  * unless one is stored. */
-static int store_if_new(cf_table *mt, const struct series *s)
+static int store_if_new(tsd *t, cf_table *mt, const struct series *s)
 {
 	struct tmeta m;
 	int rc, applied;
@@ -1115,6 +1118,8 @@ static int store_if_new(cf_table *mt, const struct series *s)
 	m.created = (int64_t)time(NULL);
 	rc = meta_cas(mt, &m, NULL, &applied);
 	tmeta_free(&m);
+	if (rc == CF_OK && applied)
+		tsd_tree_process(t, s->k, s->klen, tsd_tsmeta_get);
 	return rc;
 }
 
@@ -1166,10 +1171,10 @@ void tsd_tsmeta_track(tsd *t, const struct tsd_point *const *pts, size_t n)
 						QCTR, strlen(QCTR),
 						s[i].points, &now);
 			if (rc == CF_OK && now == s[i].points)
-				rc = store_if_new(mt, &s[i]);
+				rc = store_if_new(t, mt, &s[i]);
 		} else if (!seen_get(t, s[i].k, s[i].klen)) {
 			/* storeIfNecessary */
-			rc = store_if_new(mt, &s[i]);
+			rc = store_if_new(t, mt, &s[i]);
 			if (rc == CF_OK)
 				seen_set(t, s[i].k, s[i].klen, 1);
 		}

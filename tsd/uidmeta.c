@@ -219,22 +219,6 @@ static json_t *umeta_json(const struct umeta *m, const char *name,
 	return o;
 }
 
-static int dump(json_t *j, struct buf *out)
-{
-	char *s;
-	int rc;
-
-	if (!j)
-		return CF_ENOMEM;
-	s = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER);
-	json_decref(j);
-	if (!s)
-		return CF_ENOMEM;
-	rc = buf_append(out, s, strlen(s));
-	free(s);
-	return rc;
-}
-
 /* The stored meta of m->kind, m->uid into *s (*found 0: none; old gets
  * its bytes). */
 static int meta_read(cf_table *uidt, const struct umeta *m, struct umeta *s,
@@ -316,7 +300,7 @@ int tsd_uidmeta_get(tsd *t, const char *type, const char *uid,
 		rc = meta_read(uidt, &m, &s, &found, NULL, err);
 	if (rc == CF_OK) {
 		if (out)	/* NULL: only whether it exists */
-			rc = dump(umeta_json(&s, (const char *)name.p, 0), out);
+			rc = tsd_json_put(out, umeta_json(&s, (const char *)name.p, 0));
 		umeta_free(&s);
 	}
 	buf_release(&name);
@@ -367,7 +351,7 @@ static int meta_put(cf_table *uidt, struct umeta *m, int overwrite,
 		return rc;
 	tsd_uid_put(id, m->uid);
 	if ((rc = merge(m, &s, overwrite)) == CF_OK &&
-	    (rc = dump(umeta_json(m, NULL, 1), &val)) == CF_OK &&
+	    (rc = tsd_json_put(&val, umeta_json(m, NULL, 1))) == CF_OK &&
 	    (rc = cf_batch_new(&b)) == CF_OK &&
 	    (rc = cf_batch_put(b, id, sizeof id, "name", 4, q, strlen(q),
 			       CF_TS_NOW, val.p, val.len)) == CF_OK)
@@ -428,7 +412,7 @@ int tsd_uidmeta_sync(tsd *t, const char *body, size_t len, int overwrite,
 		rc = CF_EBUSY;
 	}
 	if (rc == CF_OK)
-		rc = dump(umeta_json(&m, (const char *)name.p, 0), out);
+		rc = tsd_json_put(out, umeta_json(&m, (const char *)name.p, 0));
 	umeta_free(&m);
 	buf_release(&name);
 	cf_table_close(uidt);
@@ -566,7 +550,7 @@ void tsd_uidmeta_assigned(void *arg, cf_table *uidt, enum tsd_kind kind,
 	if ((rc = tsd_set_str(&m.display, "")) == CF_OK &&
 	    (rc = tsd_set_str(&m.desc, "")) == CF_OK &&
 	    (rc = tsd_set_str(&m.notes, "")) == CF_OK &&
-	    (rc = dump(umeta_json(&m, NULL, 1), &val)) == CF_OK &&
+	    (rc = tsd_json_put(&val, umeta_json(&m, NULL, 1))) == CF_OK &&
 	    (rc = cf_batch_new(&b)) == CF_OK &&
 	    (rc = cf_batch_put(b, id, sizeof id, "name", 4, q, strlen(q),
 			       CF_TS_NOW, val.p, val.len)) == CF_OK)
