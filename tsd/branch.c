@@ -669,6 +669,7 @@ int tsd_tree_build(const char *tree, const char *meta, char **names,
 	struct run w;
 	int rc;
 
+	memset(&w, 0, sizeof w);	/* released on every path below */
 	*names = NULL;
 	if ((rc = tsd_tree_init(&tr)) == CF_OK && (!tj || !mj ||
 					       tsd_tree_parse(tj, &tr, NULL)))
@@ -700,8 +701,7 @@ int tsd_tree_build(const char *tree, const char *meta, char **names,
 		if (!(*names = json_dumps(w.names, JSON_COMPACT)))
 			rc = CF_ENOMEM;
 	}
-	if (rc == CF_OK || w.names)
-		run_release(&w);
+	run_release(&w);
 	tsd_tree_free(&tr);
 	json_decref(tj);
 	json_decref(mj);
