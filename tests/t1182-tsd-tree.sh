@@ -441,6 +441,19 @@ test_expect_success 'MNT/tsd/tree/: a tree, a rule and a branch read as the API 
 	test -e "$TR/treeid=1"
 '
 
+test_expect_success 'trees, rules, branches and leaves survive kill -9 and a remount' '
+	TR="$MNT/tsd/tree" &&
+	cat "$TR/treeid=1" "$TR/treeid=1&level=1&order=0" \
+		"$TR/branch=0001" "$TR/branch=000106BC4C55" >before &&
+	cellfs_kill9 &&
+	cellfs_mount "tsd_http=$HP" &&
+	$CLIENT wait $HP &&
+	cat "$TR/treeid=1" "$TR/treeid=1&level=1&order=0" \
+		"$TR/branch=0001" "$TR/branch=000106BC4C55" >after &&
+	test_cmp before after &&
+	grep -q "\"leaves\"" after
+'
+
 test_expect_success 'a second series on the same leaf is a collision (storeFailures: kept in the row ID 0x01); /api/tree/collisions' '
 	api "/api/uid/tsmeta?tsuid=$S2" -X DELETE &&
 	api "/api/uid/tsmeta?m=sys.cpu.0%7Bhost=web01,datacenter=dc01%7D&create=true" -X POST -d "{\"displayName\":\"S2\"}" &&
