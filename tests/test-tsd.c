@@ -1866,6 +1866,16 @@ static json_t *tget(json_t *j, const char *level, const char *order)
 }
 
 /* TestTree.buildTestRuleSet. */
+/* A TAGK_CUSTOM or TAGV_CUSTOM rule of custom field custom of tag
+ * field, at level, order. */
+static json_t *custom_rule(const char *type, const char *field,
+			   const char *custom, int level, int order)
+{
+	return json_pack("{s:s,s:s,s:s,s:i,s:i}", "type", type, "field",
+			 field, "customField", custom, "level", level,
+			 "order", order);
+}
+
 static json_t *test_tree(void)
 {
 	static const char dc[] = "^.*\\.([a-zA-Z]{3,4})[0-9]{0,1}\\..*\\..*$";
@@ -1975,29 +1985,17 @@ static void test_tree_builder(void)
 	tree_case(t, test_meta(), all, dflt, 1,
 		  "processTimeseriesMetaStrict");
 	t = test_tree();
-	tset(t, json_pack("{s:s,s:s,s:s,s:i,s:i}", "type", "TAGV_CUSTOM",
-			  "field", "host", "customField", "owner", "level", 0,
-			  "order", 0));
-	tset(t, json_pack("{s:s,s:s,s:s,s:i,s:i}", "type", "TAGV_CUSTOM",
-			  "field", "host", "customField", "dept", "level", 0,
-			  "order", 1));
-	tset(t, json_pack("{s:s,s:s,s:s,s:i,s:i}", "type", "TAGK_CUSTOM",
-			  "field", "host", "customField", "owner", "level", 1,
-			  "order", 0));
-	tset(t, json_pack("{s:s,s:s,s:s,s:i,s:i}", "type", "TAGK_CUSTOM",
-			  "field", "host", "customField", "dept", "level", 1,
-			  "order", 1));
+	tset(t, custom_rule("TAGV_CUSTOM", "host", "owner", 0, 0));
+	tset(t, custom_rule("TAGV_CUSTOM", "host", "dept", 0, 1));
+	tset(t, custom_rule("TAGK_CUSTOM", "host", "owner", 1, 0));
+	tset(t, custom_rule("TAGK_CUSTOM", "host", "dept", 1, 1));
 	tree_case(t, test_meta(), "[\"web-01.lga.mysite.com\",\"sys\",\"cpu\","
 		  "\"0\",\"user\"]", "0001247F72020001BECD000181A800000030", 0,
 		  "processTimeseriesMetaMiddleNonMatchedRules: levels giving "
 		  "no name are skipped");
 	t = test_tree();
-	tset(t, json_pack("{s:s,s:s,s:s,s:i,s:i}", "type", "TAGV_CUSTOM",
-			  "field", "host", "customField", "owner", "level", 5,
-			  "order", 0));
-	tset(t, json_pack("{s:s,s:s,s:s,s:i,s:i}", "type", "TAGK_CUSTOM",
-			  "field", "host", "customField", "owner", "level", 6,
-			  "order", 0));
+	tset(t, custom_rule("TAGV_CUSTOM", "host", "owner", 5, 0));
+	tset(t, custom_rule("TAGK_CUSTOM", "host", "owner", 6, 0));
 	tree_case(t, test_meta(), all, dflt, 0,
 		  "processTimeseriesMetaEndNonMatchedRules");
 	m = test_meta();
