@@ -656,6 +656,54 @@ static int last_of(struct net_req *r, const char *spec, int tsuid,
 	return 0;
 }
 
+struct last_ctr {
+	struct net_req *r;
+	int resolve;
+	json_t *arr;
+};
+
+/* One series' counter: the newest point of the counter's hour and the
+ * hour before it (a point written just before an hour ends may be
+ * counted just after). */
+static int last_ctr_one(void *arg, const char *tsuid, int64_t ts_ms)
+{
+	struct last_ctr *c = arg;
+	int64_t h = ts_ms / 1000 - ts_ms / 1000 % ROW_SPAN_S;
+
+	return last_of(c->r, tsuid, 1, 0, c->resolve, h - ROW_SPAN_S,
+		       h + ROW_SPAN_S, c->arr) ? CF_ECANCELED : CF_OK;
+}
+
+/* A sub query without back_scan, tracking on: each series' newest point
+ * from the hour its counter in tsdb-meta was last set (OpenTSDB's
+ * getLastWriteTimes, then getLastPoint at that time), so a series
+ * written long ago is found too.  0 done, 1 when the names are not all
+ * known (the query reports them), -1 when r holds an error. */
+static int last_by_counters(struct net_req *r, const char *spec,
+			    int tsuid, int resolve, json_t *arr)
+{
+	struct last_ctr c = { r, resolve, arr };
+	struct tsd_error err;
+	tsd *t;
+	int rc;
+
+	memset(&err, 0, sizeof err);
+	if ((rc = r->get(0, &t)) == CF_ENOTFOUND)
+		return 0;	/* nothing written yet */
+	if (rc == CF_OK)
+		rc = tsd_tsmeta_written(t, spec, tsuid, last_ctr_one, &c,
+					&err);
+	if (rc == CF_ECANCELED)
+		return -1;	/* last_of set the error */
+	if (rc == CF_ENOTFOUND || rc == CF_EINVAL)
+		return 1;
+	if (rc) {
+		net_error(r, 500, cf_strerror(rc), err.reason);
+		return -1;
+	}
+	return 0;
+}
+
 int net_api_query_last(struct net_req *r)
 {
 	const char *bs = net_arg(r, "back_scan"), *why, *spec;
@@ -707,8 +755,9 @@ int net_api_query_last(struct net_req *r)
 		goto out;
 	}
 	/* the hours LastPointCB reads: this one and back_scan before it;
-	 * without a back_scan OpenTSDB asks its meta table, which cellfs
-	 * has not: the last 24 hours then (docs/api.md) */
+	 * without a back_scan OpenTSDB reads each series' counter in its
+	 * meta table, which cellfs keeps when tracking is on; without the
+	 * counters, the last 24 hours (docs/api.md) */
 	hour = now_s - now_s % ROW_SPAN_S;
 	scan = has_back && back > 0;
 	if (!scan)
@@ -722,6 +771,15 @@ int net_api_query_last(struct net_req *r)
 			net_error(r, 400, "Tags cannot be null or empty when "
 				  "getting a TSUID", NULL);
 			goto out;
+		}
+		if (!scan && (r->opts & (NET_TSUID_TRACKING |
+					 NET_TSUID_INCREMENTING))) {
+			rc = last_by_counters(r, spec, l.tsuid[i], resolve,
+					      arr);
+			if (rc < 0)
+				goto out;
+			if (rc == 0)
+				continue;
 		}
 		if (last_of(r, spec, l.tsuid[i], exact,
 			    resolve, hour - back * ROW_SPAN_S,

@@ -140,6 +140,56 @@ test_expect_success 'POST: metric with and without tags, resolveNames, backScan,
 	grep -q "Unable to parse the given JSON" body
 '
 
+test_expect_success 'with tsuid tracking, no back_scan: the series'"'"'s counters decide (qsMetricMeta, qsTSUIDMeta, with enable_tsuid_tracking)' '
+	cellfs_umount &&
+	cellfs_mount "tsd_http=$HP,tsd_tsuid_tracking" &&
+	$CLIENT wait $HP &&
+	: the series written before tracking have no counter: nothing, as OpenTSDB finds nothing in its meta table &&
+	api "/api/query/last?timeseries=sys.cpu.user" &&
+	echo "[]" >expect &&
+	is 200 &&
+	api "/api/query/last?tsuids=$U1" &&
+	is 200 &&
+	: back_scan still reads the hours &&
+	api "/api/query/last?timeseries=sys.cpu.user%7Bhost=web01%7D&back_scan=1" &&
+	echo "[$P1]" >expect &&
+	is 200 &&
+	: a write sets web01 counter: its newest point, from the counter hour &&
+	printf "sys.cpu.user %s 43 host=web01\n" $((H + 1)) >>"$MNT/tsd/put" &&
+	P1B="{\"timestamp\":$((H + 1))000,\"value\":\"43\",\"tsuid\":\"$U1\"}" &&
+	api "/api/query/last?timeseries=sys.cpu.user" &&
+	echo "[$P1B]" >expect &&
+	is 200 &&
+	api "/api/query/last?timeseries=sys.cpu.user%7Bhost=web01%7D&resolve" &&
+	echo "[{\"metric\":\"sys.cpu.user\",\"timestamp\":$((H + 1))000,\"value\":\"43\",\"tags\":{\"host\":\"web01\"},\"tsuid\":\"$U1\"}]" >expect &&
+	is 200 &&
+	api "/api/query/last?timeseries=sys.cpu.user%7Bhost=web02%7D" &&
+	echo "[]" >expect &&
+	is 200 &&
+	api "/api/query/last?tsuids=$U1,$U2" &&
+	echo "[$P1B]" >expect &&
+	is 200 &&
+	api /api/query/last -X POST -d "{\"queries\":[{\"metric\":\"sys.cpu.user\",\"tags\":{}},{\"tsuids\":[\"$U1\"]}]}" &&
+	echo "[$P1B,$P1B]" >expect &&
+	is 200 &&
+	: both written: TSUID order &&
+	printf "sys.cpu.user %s 25 host=web02\n" $((H + 2)) >>"$MNT/tsd/put" &&
+	api "/api/query/last?timeseries=sys.cpu.user" &&
+	echo "[$P1B,{\"timestamp\":$((H + 2))000,\"value\":\"25\",\"tsuid\":\"$U2\"}]" >expect &&
+	is 200 &&
+	: a point written now for an hour long past: the counter hour holds none, so nothing, as in OpenTSDB &&
+	printf "sys.old %s 8 host=web01\n" $((OLD - 30 * 3600)) >>"$MNT/tsd/put" &&
+	api "/api/query/last?timeseries=sys.old%7Bhost=web01%7D" &&
+	echo "[]" >expect &&
+	is 200 &&
+	: unknown names and bad TSUIDs are refused as before &&
+	api "/api/query/last?timeseries=sys.cpu.nice" &&
+	grep -q "^400" code &&
+	grep -q "No such name for" body &&
+	api "/api/query/last?tsuids=00000Z" &&
+	grep -q "^400" code
+'
+
 test_expect_success 'unmount' '
 	cellfs_umount
 '

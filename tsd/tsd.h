@@ -573,6 +573,19 @@ int tsd_tsmeta_qs(tsd *t, const char *qs, size_t len, enum tsd_meta_op op,
 		  const char *body, size_t blen, struct buf *out,
 		  struct tsd_error *err);
 
+/* The series' last writes as their counters say (OpenTSDB's
+ * TSUIDQuery.getLastWriteTimes, and getLastPoint's Get of the counter):
+ * fn(arg, TSUID in hex, the counter's timestamp in ms) for the series
+ * spec names, in TSUID order: with tsuid set, spec is one hex TSUID;
+ * else METRIC or METRIC{K=V,...}, every series of the metric having the
+ * pairs.  A series without a counter (tracking off when it was written)
+ * is not called.  fn's nonzero return stops and is returned.  CF_EINVAL
+ * (a bad spec or TSUID), CF_ENOTFOUND (a name without a UID: `Unable to
+ * find one of the UIDs`), engine errors. */
+typedef int tsd_written_fn(void *arg, const char *tsuid, int64_t ts_ms);
+int tsd_tsmeta_written(tsd *t, const char *spec, int tsuid,
+		       tsd_written_fn *fn, void *arg, struct tsd_error *err);
+
 /* --- maintenance and status -------------------------------------------- */
 
 /* Compacts the rows written since open whose hour ended more than

@@ -790,6 +790,62 @@ int tsd_tsmeta_list(tsd *t, const char *ms, size_t mlen, struct buf *out,
 	return rc;
 }
 
+int tsd_tsmeta_written(tsd *t, const char *spec, int tsuid,
+		       tsd_written_fn *fn, void *arg, struct tsd_error *err)
+{
+	struct cf_column col = { FAM, 4, QCTR, strlen(QCTR) };
+	struct cf_read_opts ro = CF_READ_OPTS_INIT;
+	struct cf_scan_opts so;
+	unsigned char want[TSUID_MAX];
+	char hex[2 * TSUID_MAX + 1];
+	size_t wlen;
+	cf_scanner *sc = NULL;
+	cf_table *mt = NULL;
+	cf_row *one = NULL;
+	const cf_row *row;
+	int rc;
+
+	rc = tsuid ? tsd_tsuid_bytes(spec, want, &wlen, err) :
+		     tsuid_of(t, spec, strlen(spec), want, &wlen, err);
+	if (rc || (rc = meta_table(t, 0, &mt)) || !mt)
+		return rc;
+	ro.columns = &col;
+	ro.ncolumns = 1;
+	if (tsuid) {
+		/* TSUIDQuery.getLastPoint's Get of the counter */
+		rc = cf_table_get(mt, want, wlen, &ro, &one);
+		if (rc == CF_OK && cf_row_count(one)) {
+			hex_of(want, wlen, hex);
+			rc = fn(arg, hex, cf_row_cell(one, 0)->ts);
+		}
+		cf_row_free(one);
+		cf_table_close(mt);
+		return rc;
+	}
+	/* getLastWriteTimes: the counters of the metric's series having
+	 * the pairs, in TSUID order */
+	memset(&so, 0, sizeof so);
+	so.read = ro;
+	so.prefix = want;
+	so.prefixlen = TSD_UID_WIDTH;
+	rc = cf_scan_open(mt, &so, &sc);
+	while (rc == CF_OK && (rc = cf_scan_next(sc, &row)) == CF_OK && row) {
+		size_t klen;
+		const unsigned char *k = cf_row_key(row, &klen);
+
+		if (!cf_row_count(row) || klen > TSUID_MAX ||
+		    (klen - TSD_UID_WIDTH) % PAIR ||
+		    !has_pairs(k, klen, want + TSD_UID_WIDTH,
+			       wlen - TSD_UID_WIDTH))
+			continue;
+		hex_of(k, klen, hex);
+		rc = fn(arg, hex, cf_row_cell(row, 0)->ts);
+	}
+	cf_scan_close(sc);
+	cf_table_close(mt);
+	return rc;
+}
+
 /* m merged with the stored s (syncMeta): unless overwrite, what m did
  * not change comes from s; the earliest creation time wins. */
 static int merge(struct tmeta *m, const struct tmeta *s, int overwrite)
