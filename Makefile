@@ -154,7 +154,7 @@ $(B)/tests/bench/fs_bench: $(B)/tests/bench/fs_bench.o
 # scan_bench also makes the scan file's bytes in its own thread, fs/scan.c
 # without FUSE: the split of the mount's cost between the two.
 $(B)/tests/bench/scan_bench: $(B)/tests/bench/scan_bench.o \
-		$(B)/fs/scan.o $(B)/fs/errmap.o $(B)/libcellfs.a
+		$(B)/fs/scan.o $(B)/fs/filter.o $(B)/fs/errmap.o $(B)/libcellfs.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS) $(FUSE_LIBS)
 
 # Fuzz targets (tests/fuzz/fuzz-NAME.c, docs/testing.md): linked with

@@ -11,6 +11,8 @@
  *   colprefix=P qualifier=Q        HBase ColumnPrefixFilter,
  *   value=V ts=T[,T...]            QualifierFilter, ValueFilter (equal),
  *                                  TimestampsFilter
+ *   filter=F                       FILTER => "F", HBase's filter language
+ *                                  (fs/filter.c; %XX escapes allowed)
  *   raw                            RAW => true: every cell still held,
  *                                  delete markers as @Delete,
  *                                  @DeleteColumn, @DeleteFamily in
@@ -42,6 +44,7 @@
 #include <string.h>
 #include <sys/uio.h>
 
+#include "fs/filter.h"
 #include "fs/fs.h"
 #include "fs/scan.h"
 #include "util/escape_fast.h"
@@ -63,6 +66,9 @@ struct query {
 	size_t nts;
 	int raw;
 	int reversed;
+	struct buf filter;	/* filter=: its text, unescaped */
+	int has_filter;
+	struct fs_filter *flt;	/* and parsed */
 };
 
 /*
@@ -154,6 +160,9 @@ struct fs_scan {
 	size_t tslen;
 	int end;		/* no row left (end, or limit) */
 	int filtered;		/* cell filters: row_lines counts versions */
+	unsigned char *keep;	/* filter=: the row's cells shown (kcap) */
+	size_t kcap;
+	int keys_only;		/* filter= KeyOnlyFilter: values as '' */
 };
 
 static void query_release(struct query *q)
@@ -166,6 +175,9 @@ static void query_release(struct query *q)
 	buf_release(&q->colprefix);
 	buf_release(&q->qualifier);
 	buf_release(&q->value);
+	buf_release(&q->filter);
+	fs_filter_free(q->flt);
+	q->flt = NULL;
 	for (i = 0; i < COLS_MAX; i++) {
 		buf_release(&q->colfam[i]);
 		buf_release(&q->colqual[i]);
@@ -195,6 +207,34 @@ static int key_param(const char *p, size_t len, struct buf *out, int *has)
 	if (len == 2 && !memcmp(p, "''", 2))
 		return 0;
 	return cf_unescape(p, len, out) ? -1 : 0;
+}
+
+static int hexval(char c)
+{
+	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ?
+	       c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+/* A filter's text: %XX is the byte XX (what a name cannot hold: '/',
+ * '&', '%'), every other byte stands for itself. */
+static int pct_decode(const char *p, size_t len, struct buf *out)
+{
+	size_t i;
+	int h, l;
+
+	for (i = 0; i < len; i++) {
+		if (p[i] != '%') {
+			if (buf_putc(out, p[i]))
+				return -1;
+			continue;
+		}
+		if (i + 2 >= len || (h = hexval(p[i + 1])) < 0 ||
+		    (l = hexval(p[i + 2])) < 0 ||
+		    buf_putc(out, (char)(h << 4 | l)))
+			return -1;
+		i += 2;
+	}
+	return 0;
 }
 
 /* Parses one "KEY=VALUE" or flag; what on error names it. */
@@ -243,6 +283,12 @@ static int param(struct query *q, const char *p, size_t len,
 	if (K("value")) {
 		*what = "value=V: malformed escape";
 		return key_param(v, vl, &q->value, &q->has_value);
+	}
+	if (K("filter")) {
+		*what = "filter=F: '%' not followed by two hex digits";
+		q->has_filter = 1;
+		buf_reset(&q->filter);
+		return pct_decode(v, vl, &q->filter);
 	}
 	if (K("column")) {
 		*what = "column=FAM[:QUAL]: malformed";
@@ -340,9 +386,26 @@ static int query_parse(const char *s, struct query *q, char *why,
 			return EINVAL;
 		}
 		if (!amp)
-			return 0;
+			break;
 		p = amp + 1;
 	}
+	/* after every parameter: reversed changes the filter's ends */
+	if (q->has_filter) {
+		char fwhy[200] = "";
+		int rc = fs_filter_parse((const char *)q->filter.p,
+					 q->filter.len, q->reversed, &q->flt,
+					 fwhy, sizeof fwhy);
+		if (rc) {
+			snprintf(why, whylen, "scan query: %s", fwhy);
+			query_release(q);
+			return rc;
+		}
+		/* PageFilter(N): at most N rows, as limit= */
+		if (fs_filter_page(q->flt) && (!q->limit ||
+		    fs_filter_page(q->flt) < q->limit))
+			q->limit = fs_filter_page(q->flt);
+	}
+	return 0;
 }
 
 int fs_scan_check(const char *qs, char *why, size_t whylen)
@@ -376,7 +439,8 @@ static int scan_start(struct fs_scan *s)
 	o.read.max_ts = q->tmax;
 	/* filters apply before versions are counted: every kept one */
 	s->filtered = q->has_value || q->nts || q->has_qualifier ||
-		      q->has_colprefix;
+		      q->has_colprefix || q->has_filter;
+	s->keys_only = q->flt && fs_filter_keys_only(q->flt);
 	o.read.max_versions = s->filtered ? INT32_MAX : q->versions;
 	if (q->has_start) {
 		o.start = q->start.len ? (const void *)q->start.p : "";
@@ -410,6 +474,7 @@ static void scan_free(struct fs_scan *s)
 		buf_release(&s->ch[i].b);
 		buf_release(&s->spare[i]);
 	}
+	free(s->keep);
 	pthread_cond_destroy(&s->cv);
 	pthread_mutex_destroy(&s->mu);
 	free(s);
@@ -570,7 +635,8 @@ static int row_lines(struct fs_scan *s, struct chunk *f)
 		/* without cell filters the engine counts the versions */
 		if (!s->filtered)
 			;
-		else if (!cell_passes(&s->q, c))
+		else if (!cell_passes(&s->q, c) ||
+			 (s->keep && !s->keep[s->ci]))
 			continue;
 		else if (s->q.raw)
 			;
@@ -624,7 +690,7 @@ static int row_lines(struct fs_scan *s, struct chunk *f)
 				"@DeleteFamily";
 			memcpy(d, m, strlen(m));
 			d += strlen(m);
-		} else if (c->vlen)
+		} else if (c->vlen && !s->keys_only)
 			d = cf_escape_put(d, c->val, c->vlen);
 		else {
 			memcpy(d, "''", 2);
@@ -635,6 +701,29 @@ static int row_lines(struct fs_scan *s, struct chunk *f)
 	}
 	s->rows += s->shown;
 	s->row = NULL;
+	return 0;
+}
+
+/* Applies filter= to the row just read: s->keep says which cells show;
+ * a row after which none can pass ends the scan (row NULL, end). */
+static int row_filter(struct fs_scan *s)
+{
+	size_t n = cf_row_count(s->row);
+	int end, rc;
+
+	if (s->kcap < n) {
+		unsigned char *k = realloc(s->keep, n);
+		if (!k)
+			return CF_ENOMEM;
+		s->keep = k;
+		s->kcap = n;
+	}
+	if ((rc = fs_filter_row(s->q.flt, s->row, s->keep, &end)))
+		return rc == ENOMEM ? CF_ENOMEM : CF_EINVAL;
+	if (end) {
+		s->row = NULL;
+		s->end = 1;
+	}
 	return 0;
 }
 
@@ -653,6 +742,10 @@ static int next_row(struct fs_scan *s)
 		s->end = 1;
 		return 0;
 	}
+	if (s->q.flt && (rc = row_filter(s)))
+		return rc;
+	if (!s->row)
+		return 0;
 	s->ci = 0;
 	s->prev = NULL;
 	s->nv = 0;
