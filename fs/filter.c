@@ -668,6 +668,8 @@ int fs_filter_parse(const char *s, size_t len, int reversed,
 	struct node *n;
 
 	*out = NULL;
+	if (!s)
+		s = "";		/* filter= with nothing after it */
 	memset(&l, 0, sizeof l);
 	l.p = s;
 	l.e = s + len;
@@ -728,11 +730,18 @@ struct ctx {
 	int end;
 };
 
+/* (an empty buf's bytes are NULL: memcmp must not see them) */
 static int bytes_cmp(const void *a, size_t an, const void *b, size_t bn)
 {
-	int c = memcmp(a, b, an < bn ? an : bn);
+	size_t n = an < bn ? an : bn;
+	int c = n ? memcmp(a, b, n) : 0;
 
 	return c ? c : an < bn ? -1 : an > bn;
+}
+
+static int same(const void *a, const void *b, size_t n)
+{
+	return !n || !memcmp(a, b, n);
 }
 
 /* The comparator of n against v[0..len): whether "v OP value" holds
@@ -782,14 +791,13 @@ static int compare(struct node *n, const void *v, size_t len)
 
 static int has_prefix(const void *p, size_t n, const struct buf *pre)
 {
-	return n >= pre->len && !memcmp(p, pre->p, pre->len);
+	return n >= pre->len && same(p, pre->p, pre->len);
 }
 
 static int is_column(const struct cf_cell *c, const struct node *n)
 {
-	return c->famlen == n->a.len && !memcmp(c->fam, n->a.p, c->famlen) &&
-	       c->qlen == n->b.len && (!c->qlen ||
-				       !memcmp(c->qual, n->b.p, c->qlen));
+	return c->famlen == n->a.len && same(c->fam, n->a.p, c->famlen) &&
+	       c->qlen == n->b.len && same(c->qual, n->b.p, c->qlen);
 }
 
 static const void *value_of(const struct cf_cell *c, size_t *len)
@@ -816,8 +824,8 @@ static int columns(struct ctx *x)
 	for (i = 0; i < x->n; i++, p = c) {
 		c = cf_row_cell(x->row, i);
 		if (p && !(p->famlen == c->famlen && p->qlen == c->qlen &&
-			   !memcmp(p->fam, c->fam, c->famlen) &&
-			   (!c->qlen || !memcmp(p->qual, c->qual, c->qlen))))
+			   same(p->fam, c->fam, c->famlen) &&
+			   same(p->qual, c->qual, c->qlen)))
 			col++;
 		f->colidx[i] = col;
 	}

@@ -546,7 +546,8 @@ static int cell_passes(const struct query *q, const struct cf_cell *c)
 	size_t i;
 
 	if (q->has_colprefix && (c->qlen < q->colprefix.len ||
-	    memcmp(c->qual, q->colprefix.p, q->colprefix.len)))
+	    (q->colprefix.len &&
+	     memcmp(c->qual, q->colprefix.p, q->colprefix.len))))
 		return 0;
 	if (q->has_qualifier && (c->qlen != q->qualifier.len ||
 	    (c->qlen && memcmp(c->qual, q->qualifier.p, c->qlen))))

@@ -177,7 +177,18 @@ def run(mnt, table, seed, nops):
                         "reversed&start=r1&versions=9",
                         "reversed&start=r2&stop=r0&column=g",
                         "column=f&column=g&versions=9&reversed&limit=%d"
-                        % lim])
+                        % lim,
+                        # HBase's filter language (fs/filter.c)
+                        "versions=9&filter=SingleColumnValueFilter("
+                        "'f','a',=,'binary:%s')" % val,
+                        "versions=9&filter=ValueFilter(>,'binary:%s') OR "
+                        "TimestampsFilter(%d)" % (val, ts),
+                        "versions=2&filter=TimestampsFilter(%d, %d)"
+                        % (ts, ts + 1000),
+                        "versions=9&filter=ColumnRangeFilter('a',false,'b',"
+                        "true) AND FamilyFilter(=,'binary:g')",
+                        "versions=9&filter=RowFilter(<=,'binary:r1') AND "
+                        "ValueFilter(=,'substring:V')"])
         rev = "reversed" in q
         if not rev and rnd.random() < 0.3:
             q += "&reversed"
@@ -202,6 +213,18 @@ def run(mnt, table, seed, nops):
                 vs = vs if row <= "r1" else []
             elif q.startswith("reversed&start=r2"):
                 vs = vs[:1] if "r0" < row <= "r2" and fam == "g" else []
+            elif "SingleColumnValueFilter" in q:
+                # the row's newest f:a decides; a row without it passes
+                lt = m.latest(row, "f", "a")
+                vs = vs if lt is None or lt[1] == val else []
+            elif "ValueFilter(>" in q:
+                vs = [p for p in vs if p[1] > val or p[0] == ts]
+            elif "TimestampsFilter(" in q:
+                vs = [p for p in vs if p[0] in (ts, ts + 1000)][:2]
+            elif "ColumnRangeFilter" in q:
+                vs = vs if qual == "b" and fam == "g" else []
+            elif "RowFilter" in q:
+                vs = [p for p in vs if row <= "r1" and "v" in p[1].lower()]
             want += ["%s %s:%s %d %s\n" % (row, fam, qual, p[0], p[1])
                      for p in vs]
         want = by_row(want, rev)

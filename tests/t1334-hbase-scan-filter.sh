@@ -203,7 +203,7 @@ test_expect_success 'PrefixFilter, InclusiveStopFilter and WHILE end the scan pa
 '
 
 test_expect_success 'malformed filters (TestParseFilter'"'"'s): EINVAL and a .log line' '
-	for f in "KeyOnlyFilter ('"'"''"'"') " " FirstKeyOnlyFilter ('"'"''"'"') " \
+	for f in "" "KeyOnlyFilter ('"'"''"'"') " " FirstKeyOnlyFilter ('"'"''"'"') " \
 		 " PrefixFilter(row)" " ColumnCountGetFilter('"'"'abc'"'"')" \
 		 " ColumnCountGetFilter(2147483648)" " PageFilter('"'"'123'"'"')" \
 		 " ColumnPaginationFilter('"'"'124'"'"')" \
