@@ -36,7 +36,7 @@ enum kind {
 	F_KEYONLY, F_FIRSTKEY, F_PREFIX, F_COLPREFIX, F_MULTICOLPREFIX,
 	F_COLCOUNT, F_PAGE, F_COLPAGE, F_INCLSTOP, F_TIMESTAMPS, F_ROW,
 	F_FAMILY, F_QUALIFIER, F_VALUE, F_COLRANGE, F_SCV, F_SCVEXCLUDE,
-	F_COLVALUE
+	F_COLVALUE, F_DEPCOL
 };
 
 enum op { OP_LT, OP_LE, OP_EQ, OP_NE, OP_GE, OP_GT };
@@ -62,6 +62,8 @@ struct node {
 				 * minInclusive, maxInclusive */
 	unsigned char *tmp;	/* scratch verdicts, tcap bytes */
 	size_t tcap;
+	int64_t *stamps;	/* DependentColumnFilter's, scap of them */
+	size_t scap;
 };
 
 struct fs_filter {
@@ -178,7 +180,8 @@ static void next(struct lex *l)
 		if (l->p < l->e && (*l->p == '<' || *l->p == '>' ||
 				    *l->p == '=' || *l->p == '!')) {
 			l->t = T_BAD;
-			fail(l, "filter: unknown compare operator at '%.8s'", q);
+			fail(l, "filter: unknown compare operator at '%.*s'",
+			     (int)(l->e - q < 8 ? l->e - q : 8), q);
 		}
 		return;
 	}
@@ -225,6 +228,7 @@ static void node_free(struct node *n)
 	pcre2_match_data_free(n->md);
 	pcre2_code_free(n->re);
 	free(n->tmp);
+	free(n->stamps);
 	free(n);
 }
 
@@ -279,6 +283,7 @@ static const struct {
 	{ "SingleColumnValueFilter", F_SCV },
 	{ "SingleColumnValueExcludeFilter", F_SCVEXCLUDE },
 	{ "ColumnValueFilter", F_COLVALUE },
+	{ "DependentColumnFilter", F_DEPCOL },
 };
 
 /* A whole number argument in [0, max]. */
@@ -480,6 +485,19 @@ static int leaf(struct lex *l, const char *f, enum kind k, struct arg *a,
 				arg_bool(l, f, &a[5], &n->f2)))
 			return l->err;
 		return 0;
+	case F_DEPCOL:
+		/* (family, qualifier[, dropDependentColumn[, op,
+		 * comparator]]) */
+		if (arity(l, f, na, 2, 5) ||
+		    (na == 4 && fail(l, "filter: %s takes 2, 3 or 5 "
+				     "arguments, not 4", f)) ||
+		    arg_str(l, f, &a[0], &n->a) ||
+		    arg_str(l, f, &a[1], &n->b) ||
+		    (na >= 3 && arg_bool(l, f, &a[2], &n->f1)) ||
+		    (na == 5 && arg_compare(l, f, a + 3, n)))
+			return l->err;
+		n->n1 = na == 5;	/* a comparator */
+		return 0;
 	default:
 		return fail(l, "filter: %s: not a filter", f);
 	}
@@ -502,11 +520,7 @@ static struct node *parse_filter(struct lex *l)
 		if (!strcmp(names[i].name, f))
 			break;
 	if (i == sizeof names / sizeof names[0]) {
-		if (!strcmp(f, "DependentColumnFilter"))
-			fail(l, "filter: DependentColumnFilter is not "
-			     "supported");
-		else
-			fail(l, "filter: unknown filter '%s'", f);
+		fail(l, "filter: unknown filter '%s'", f);
 		return NULL;
 	}
 	k = names[i].k;
@@ -854,6 +868,49 @@ static int scv_row(struct ctx *x, struct node *n)
 	return !found && !n->f1;
 }
 
+static int cmp_ts(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* DependentColumnFilter: the cells at the timestamps of the dependent
+ * column's cells that pass the comparator; those cells themselves
+ * unless dropped (the others of that column never). */
+static int depcol(struct ctx *x, struct node *n, unsigned char *out)
+{
+	const struct cf_cell *c;
+	const void *v;
+	size_t i, len, ns = 0;
+
+	if (n->scap < x->n) {
+		int64_t *t = realloc(n->stamps, x->n * sizeof *t);
+		if (!t)
+			return ENOMEM;
+		n->stamps = t;
+		n->scap = x->n;
+	}
+	for (i = 0; i < x->n; i++) {
+		c = cf_row_cell(x->row, i);
+		v = value_of(c, &len);
+		out[i] = is_column(c, n) && (!n->n1 || compare(n, v, len));
+		if (out[i])
+			n->stamps[ns++] = c->ts;
+	}
+	qsort(n->stamps, ns, sizeof *n->stamps, cmp_ts);
+	for (i = 0; i < x->n; i++) {
+		c = cf_row_cell(x->row, i);
+		if (is_column(c, n))
+			out[i] = out[i] && !n->f1;
+		else
+			out[i] = ns && bsearch(&c->ts, n->stamps, ns,
+					       sizeof *n->stamps,
+					       cmp_ts) != NULL;
+	}
+	return 0;
+}
+
 static int eval(struct ctx *x, struct node *n, unsigned char *out)
 {
 	const struct cf_cell *c;
@@ -920,6 +977,8 @@ static int eval(struct ctx *x, struct node *n, unsigned char *out)
 	case F_KEYONLY:
 		memset(out, 1, x->n);
 		return 0;
+	case F_DEPCOL:
+		return depcol(x, n, out);
 	case F_PAGE:
 		/* the limit is the scan's (fs_filter_page); PageFilter(0)
 		 * lets no row through */

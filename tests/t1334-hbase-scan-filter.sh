@@ -109,7 +109,15 @@ value_filters() {
 	check "SingleColumnValueExcludeFilter('f', 'a', =, 'binary:elder', true, true)" \
 		"row2 f:b 3000 fig" "row2 g:c 1000 grape" &&
 	check "ColumnValueFilter('f', 'b', <, 'binary:d')" \
-		"row1 f:b 1000 cherry" "row3 f:b 1000 Pear"
+		"row1 f:b 1000 cherry" "row3 f:b 1000 Pear" &&
+	: the cells at the timestamps of the dependent column&&
+	check "DependentColumnFilter('f', 'a')" "row1 f:a 2000 Banana" \
+		"row1 f:b 1000 cherry" "row1 g:c 1000 date" \
+		"row2 f:a 1000 elder" "row2 g:c 1000 grape" &&
+	check "DependentColumnFilter('f', 'a', true)" "row1 f:b 1000 cherry" \
+		"row1 g:c 1000 date" "row2 g:c 1000 grape" &&
+	check "DependentColumnFilter('f', 'a', false, =, 'binary:Banana')" \
+		"row1 f:a 2000 Banana"
 }
 
 compound() {
@@ -213,7 +221,7 @@ test_expect_success 'malformed filters (TestParseFilter'"'"'s): EINVAL and a .lo
 		 "RowFilter (>= , '"'"'binaryoperator:region'"'"')" \
 		 "RowFilter (>=, '"'"'regexstring:pre*'"'"')" \
 		 "SingleColumnValueFilter ('"'"'family'"'"', '"'"'qualifier'"'"', >=, '"'"'substring:a'"'"', true, false)" \
-		 "()" "NoSuchFilter()" "DependentColumnFilter('"'"'f'"'"', '"'"'q'"'"', true, =, '"'"'binary:abc'"'"')" \
+		 "()" "NoSuchFilter()" "DependentColumnFilter('"'"'f'"'"', '"'"'q'"'"', true, =)" \
 		 "PrefixFilter('"'"'a'"'"') AND" "PrefixFilter('"'"'a'"'"') XOR PageFilter(1)" \
 		 "PrefixFilter('"'"'a)" "QualifierFilter(=, '"'"'regexstring:('"'"')" \
 		 "SingleColumnValueFilter('"'"'f'"'"', '"'"'a'"'"', =, '"'"'binary:x'"'"', true)"; do
