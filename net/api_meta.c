@@ -162,6 +162,13 @@ int net_api_filters(struct net_req *r)
 		  "Like wildcard, ignoring case." },
 		{ "regexp", "host=regexp(web[0-9]+\\.lga)",
 		  "Matches values against a regular expression." },
+		/* OpenTSDB has the class but leaves it out of its map */
+		{ "not_key", "host=not_key()  {\"type\":\"not_key\","
+		  "\"tagk\":\"host\",\"filter\":\"\",\"groupBy\":false}",
+		  "Skips any time series with the given tag key, regardless "
+		  "of the value. This can be useful for situations where a "
+		  "metric has inconsistent tag sets. NOTE: The filter value "
+		  "must be null or an empty string." },
 	};
 	json_t *o;
 

@@ -96,7 +96,8 @@ static int put_sub(struct buf *b, json_t *s, const char **why)
 	if (!json_is_string(agg) || !json_string_length(agg))
 		return *why = "Missing the aggregation function", 1;
 	if (!by_tsuid && (!json_is_string(m) || !json_string_length(m)))
-		return *why = "No metric or TSUIDs provided", 1;
+		return *why = "Missing the metric or tsuids, provide at "
+			      "least one", 1;
 	if (buf_append(b, by_tsuid ? "&tsuid=" : "&m=", by_tsuid ? 7 : 3) ||
 	    put_str(b, agg) || buf_putc(b, ':'))
 		return -1;
@@ -184,7 +185,7 @@ static int json_query(const char *body, size_t len, struct buf *qs,
 		      int *del, const char **why, char *jwhy, size_t jn)
 {
 	json_error_t jerr;
-	json_t *root = json_loadb(body, len, 0, &jerr), *subs, *s;
+	json_t *root = json_loadb(body, len, 0, &jerr), *subs, *s, *v;
 	size_t i;
 	int rc = 0;
 
@@ -199,14 +200,19 @@ static int json_query(const char *body, size_t len, struct buf *qs,
 		rc = 1;
 		goto out;
 	}
-	if (put_time(qs, "start", json_object_get(root, "start"))) {
+	/* TSQuery.validateAndSetQuery: an empty start is none, an empty
+	 * end now */
+	v = json_object_get(root, "start");
+	if ((json_is_string(v) && !json_string_length(v)) ||
+	    put_time(qs, "start", v)) {
 		*why = "Missing start time";
 		rc = 1;
 		goto out;
 	}
-	if (json_object_get(root, "end") &&
-	    !json_is_null(json_object_get(root, "end")) &&
-	    put_time(qs, "end", json_object_get(root, "end"))) {
+	v = json_object_get(root, "end");
+	if (v && !json_is_null(v) &&
+	    !(json_is_string(v) && !json_string_length(v)) &&
+	    put_time(qs, "end", v)) {
 		*why = "Invalid end time";
 		rc = 1;
 		goto out;
