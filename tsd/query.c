@@ -284,7 +284,7 @@ static void time_why(const char *s, size_t len, char *why, size_t whylen)
 	char lw[120];
 	const char *m;
 
-	if (len > 4 && !strncasecmp(s + len - 4, "-ago", 4)) {
+	if (len >= 4 && !strncasecmp(s + len - 4, "-ago", 4)) {
 		duration_why(s, len - 4, why, whylen);
 		return;
 	}
@@ -619,22 +619,13 @@ static int add_filters(struct tsd_subquery *sq, const char *s, size_t n,
 	return CF_OK;
 }
 
-static int parse_metric(struct tsd_subquery *sq, const char *s, size_t n,
-			char *why, size_t whylen)
+/* The tag and filter groups of s[0..n) from its first '{' (Tags.
+ * parseWithMetricAndFilters). */
+static int parse_groups(struct tsd_subquery *sq, const char *s, size_t n,
+			const char *curly, char *why, size_t whylen)
 {
-	const char *curly = memchr(s, '{', n);
-	size_t mlen = curly ? (size_t)(curly - s) : n;
 	int rc;
 
-	if (n == 0)
-		return cf_einval(why, whylen, "Metric cannot be null or empty");
-	if (mlen == 0)
-		return cf_einval(why, whylen, "Missing the metric or tsuids, "
-				 "provide at least one");
-	if (!(sq->metric = tsd_dupn(s, mlen)))
-		return CF_ENOMEM;
-	if (!curly)
-		return CF_OK;
 	if (s[n - 1] != '}')
 		return cf_einval(why, whylen, "Missing '}' at the end of: %.*s",
 				 W(n), s);
@@ -654,6 +645,25 @@ static int parse_metric(struct tsd_subquery *sq, const char *s, size_t n,
 	}
 	return add_filters(sq, curly + 1, (size_t)(close - curly - 1), 1,
 			   close != s + n - 1, why, whylen);
+}
+
+/* METRIC[{TAGS}][{FILTERS}]: the groups are read before the metric is
+ * found missing, as OpenTSDB reads them ("{host=}" fails on its tag). */
+static int parse_metric(struct tsd_subquery *sq, const char *s, size_t n,
+			char *why, size_t whylen)
+{
+	const char *curly = memchr(s, '{', n);
+	size_t mlen = curly ? (size_t)(curly - s) : n;
+	int rc;
+
+	if (n == 0)
+		return cf_einval(why, whylen, "Metric cannot be null or empty");
+	if (curly && (rc = parse_groups(sq, s, n, curly, why, whylen)))
+		return rc;
+	if (mlen == 0)	/* TSSubQuery.validateAndSetQuery */
+		return cf_einval(why, whylen, "Missing the metric or tsuids, "
+				 "provide at least one");
+	return (sq->metric = tsd_dupn(s, mlen)) ? CF_OK : CF_ENOMEM;
 }
 
 static int parse_downsample(struct tsd_subquery *sq, const char *s, size_t n,
@@ -843,6 +853,9 @@ static int parse_sub(struct tsd_query *q, const char *s, size_t n,
 	sq = &q->subs[q->nsubs++];
 	memset(sq, 0, sizeof *sq);
 	sq->counter_max = INT64_MAX;
+	if (plen[0] == 0)
+		return cf_einval(why, whylen, "Missing the aggregation "
+				 "function");
 	if (tsd_agg_lookup(part[0], plen[0], &sq->agg))
 		return cf_einval(why, whylen, "No such aggregation function: "
 				 "%.*s", W(plen[0]), part[0]);
