@@ -164,13 +164,21 @@ static int put_sub(struct buf *b, json_t *s, const char **why)
 			int gb = json_is_true(json_object_get(f, "groupBy"));
 			if (gb != (pass == 0))
 				continue;
-			if (!json_is_string(ty) || !json_is_string(tk) ||
-			    !json_is_string(fl))
-				return *why = "a filter needs type, tagk and "
-					      "filter strings", 1;
+			/* TagVFilter.Builder.build; a null filter is
+			 * empty (not_key's, refused by the others) */
+			if (!json_is_string(ty) || !json_string_length(ty))
+				return *why = "The filter type cannot be null "
+					      "or empty", 1;
+			if (!json_is_string(tk) || !json_string_length(tk))
+				return *why = "The tagk cannot be null or "
+					      "empty", 1;
+			if (fl && !json_is_null(fl) && !json_is_string(fl))
+				return *why = "a filter's filter is not a "
+					      "string", 1;
 			if ((!first && buf_putc(b, ',')) || put_str(b, tk) ||
 			    buf_putc(b, '=') || put_str(b, ty) ||
-			    buf_putc(b, '(') || put_str(b, fl) ||
+			    buf_putc(b, '(') ||
+			    (json_is_string(fl) && put_str(b, fl)) ||
 			    buf_putc(b, ')'))
 				return -1;
 			first = 0;
