@@ -855,6 +855,173 @@ static void date_time(void)
 	}
 }
 
+/* TestDateTime.previousInterval*: tsd_cal_previous, the calendar
+ * downsampling's interval starts (Calendar.WEEK_OF_YEAR is left out: no
+ * downsampling unit maps to it; the refusals of a negative time, interval
+ * or unit too: the C function takes neither, and no query can pass one) */
+static void previous_interval(void)
+{
+	/* Fri, 15 May 2015 14:21:13.432 UTC; Tue, 15 Dec 2015 04:02:25.123 */
+	const int64_t NON_DST_TS = INT64_C(1431699673432);
+	const int64_t DST_TS = INT64_C(1450152145123);
+	enum { UTC, AF, NZ, TV, FJ, NZONES };
+	static const char *const names[NZONES] = {
+		NULL, "Asia/Kabul", "Pacific/Chatham", "Pacific/Funafuti",
+		"Pacific/Fiji",
+	};
+	struct tsd_tz *z[NZONES] = { NULL };
+	const struct {
+		const char *test;
+		int64_t want, ts;
+		int n;
+		enum tsd_cal_unit unit;
+		int zone;
+	} c[] = {
+		{ "Milliseconds", DST_TS, DST_TS, 1, TSD_CAL_MS, UTC },
+		{ "Milliseconds", NON_DST_TS, NON_DST_TS, 1, TSD_CAL_MS, UTC },
+		{ "Milliseconds", INT64_C(1450152145100), DST_TS, 100, TSD_CAL_MS, UTC },
+		{ "Milliseconds", INT64_C(1450152145000), INT64_C(1450152145000), 100, TSD_CAL_MS, UTC },
+		{ "Milliseconds", INT64_C(1450152144769), DST_TS, 799, TSD_CAL_MS, UTC },
+		{ "Milliseconds", INT64_C(1450152145100), DST_TS, 100, TSD_CAL_MS, AF },
+		{ "Milliseconds", INT64_C(1431699673400), NON_DST_TS, 100, TSD_CAL_MS, AF },
+		{ "Milliseconds", INT64_C(1450152145100), DST_TS, 100, TSD_CAL_MS, NZ },
+		{ "Milliseconds", INT64_C(1431699673400), NON_DST_TS, 100, TSD_CAL_MS, NZ },
+		{ "Milliseconds", INT64_C(1450152145100), DST_TS, 100, TSD_CAL_MS, TV },
+		{ "Milliseconds", INT64_C(1431699673400), NON_DST_TS, 100, TSD_CAL_MS, TV },
+		{ "Milliseconds", INT64_C(1450152145100), DST_TS, 100, TSD_CAL_MS, FJ },
+		{ "Milliseconds", INT64_C(1431699673400), NON_DST_TS, 100, TSD_CAL_MS, FJ },
+		{ "Milliseconds", INT64_C(1450152120000), DST_TS, 60000, TSD_CAL_MS, UTC },
+		{ "Milliseconds", INT64_C(1431699660000), NON_DST_TS, 60000, TSD_CAL_MS, UTC },
+		{ "Seconds", INT64_C(1450152145000), DST_TS, 1, TSD_CAL_SECOND, UTC },
+		{ "Seconds", INT64_C(1431699673000), NON_DST_TS, 1, TSD_CAL_SECOND, UTC },
+		{ "Seconds", INT64_C(1450152120000), DST_TS, 30, TSD_CAL_SECOND, UTC },
+		{ "Seconds", INT64_C(1431699660000), NON_DST_TS, 30, TSD_CAL_SECOND, UTC },
+		{ "Seconds", INT64_C(1450152120000), INT64_C(1450152120000), 30, TSD_CAL_SECOND, UTC },
+		{ "Seconds", INT64_C(1431699647000), NON_DST_TS, 29, TSD_CAL_SECOND, UTC },
+		{ "Seconds", INT64_C(1450152145000), DST_TS, 29, TSD_CAL_SECOND, UTC },
+		{ "Seconds", INT64_C(1450152120000), DST_TS, 30, TSD_CAL_SECOND, AF },
+		{ "Seconds", INT64_C(1431699660000), NON_DST_TS, 30, TSD_CAL_SECOND, AF },
+		{ "Seconds", INT64_C(1450152120000), DST_TS, 30, TSD_CAL_SECOND, NZ },
+		{ "Seconds", INT64_C(1431699660000), NON_DST_TS, 30, TSD_CAL_SECOND, NZ },
+		{ "Seconds", INT64_C(1450152120000), DST_TS, 30, TSD_CAL_SECOND, TV },
+		{ "Seconds", INT64_C(1431699660000), NON_DST_TS, 30, TSD_CAL_SECOND, TV },
+		{ "Seconds", INT64_C(1450152120000), DST_TS, 30, TSD_CAL_SECOND, FJ },
+		{ "Seconds", INT64_C(1431699660000), NON_DST_TS, 30, TSD_CAL_SECOND, FJ },
+		{ "Seconds", INT64_C(1450152000000), DST_TS, 60000, TSD_CAL_SECOND, UTC },
+		{ "Seconds", INT64_C(1431698400000), NON_DST_TS, 60000, TSD_CAL_SECOND, UTC },
+		{ "Minutes", INT64_C(1450152120000), DST_TS, 1, TSD_CAL_MINUTE, UTC },
+		{ "Minutes", INT64_C(1431699660000), NON_DST_TS, 1, TSD_CAL_MINUTE, UTC },
+		{ "Minutes", INT64_C(1450152000000), DST_TS, 30, TSD_CAL_MINUTE, UTC },
+		{ "Minutes", INT64_C(1431698400000), NON_DST_TS, 30, TSD_CAL_MINUTE, UTC },
+		{ "Minutes", INT64_C(1431698400000), INT64_C(1431698400000), 30, TSD_CAL_MINUTE, UTC },
+		{ "Minutes", INT64_C(1431698460000), NON_DST_TS, 29, TSD_CAL_MINUTE, UTC },
+		{ "Minutes", INT64_C(1450151520000), DST_TS, 29, TSD_CAL_MINUTE, UTC },
+		{ "Minutes", INT64_C(1450152000000), DST_TS, 30, TSD_CAL_MINUTE, AF },
+		{ "Minutes", INT64_C(1431698400000), NON_DST_TS, 30, TSD_CAL_MINUTE, AF },
+		{ "Minutes", INT64_C(1450152000000), DST_TS, 15, TSD_CAL_MINUTE, AF },
+		{ "Minutes", INT64_C(1431699300000), NON_DST_TS, 15, TSD_CAL_MINUTE, AF },
+		{ "Minutes", INT64_C(1450151100000), DST_TS, 30, TSD_CAL_MINUTE, NZ },
+		{ "Minutes", INT64_C(1431699300000), NON_DST_TS, 30, TSD_CAL_MINUTE, NZ },
+		{ "Minutes", INT64_C(1450152000000), DST_TS, 30, TSD_CAL_MINUTE, TV },
+		{ "Minutes", INT64_C(1431698400000), NON_DST_TS, 30, TSD_CAL_MINUTE, TV },
+		{ "Minutes", INT64_C(1450152000000), DST_TS, 30, TSD_CAL_MINUTE, FJ },
+		{ "Minutes", INT64_C(1431698400000), NON_DST_TS, 30, TSD_CAL_MINUTE, FJ },
+		{ "Minutes", INT64_C(1450152000000), DST_TS, 120, TSD_CAL_MINUTE, UTC },
+		{ "Minutes", INT64_C(1431698400000), NON_DST_TS, 120, TSD_CAL_MINUTE, UTC },
+		{ "Hours", INT64_C(1450152000000), DST_TS, 1, TSD_CAL_HOUR, UTC },
+		{ "Hours", INT64_C(1431698400000), NON_DST_TS, 1, TSD_CAL_HOUR, UTC },
+		{ "Hours", INT64_C(1450137600000), DST_TS, 12, TSD_CAL_HOUR, UTC },
+		{ "Hours", INT64_C(1431691200000), NON_DST_TS, 12, TSD_CAL_HOUR, UTC },
+		{ "Hours", INT64_C(1450137600000), INT64_C(1450137600000), 12, TSD_CAL_HOUR, UTC },
+		{ "Hours", INT64_C(1431680400000), NON_DST_TS, 15, TSD_CAL_HOUR, UTC },
+		{ "Hours", INT64_C(1450116000000), DST_TS, 15, TSD_CAL_HOUR, UTC },
+		{ "Hours", INT64_C(1450121400000), DST_TS, 12, TSD_CAL_HOUR, AF },
+		{ "Hours", INT64_C(1431675000000), NON_DST_TS, 12, TSD_CAL_HOUR, AF },
+		{ "Hours", INT64_C(1450131300000), DST_TS, 12, TSD_CAL_HOUR, NZ },
+		{ "Hours", INT64_C(1431688500000), NON_DST_TS, 12, TSD_CAL_HOUR, NZ },
+		{ "Hours", INT64_C(1450137600000), DST_TS, 12, TSD_CAL_HOUR, TV },
+		{ "Hours", INT64_C(1431691200000), NON_DST_TS, 12, TSD_CAL_HOUR, TV },
+		{ "Hours", INT64_C(1450134000000), DST_TS, 12, TSD_CAL_HOUR, FJ },
+		{ "Hours", INT64_C(1431691200000), NON_DST_TS, 12, TSD_CAL_HOUR, FJ },
+		{ "Hours", INT64_C(1450094400000), DST_TS, 36, TSD_CAL_HOUR, UTC },
+		{ "Hours", INT64_C(1431604800000), NON_DST_TS, 36, TSD_CAL_HOUR, UTC },
+		{ "Days", INT64_C(1450137600000), DST_TS, 1, TSD_CAL_DAY, UTC },
+		{ "Days", INT64_C(1431648000000), NON_DST_TS, 1, TSD_CAL_DAY, UTC },
+		{ "Days", INT64_C(1449705600000), DST_TS, 7, TSD_CAL_DAY, UTC },
+		{ "Days", INT64_C(1431561600000), NON_DST_TS, 7, TSD_CAL_DAY, UTC },
+		{ "Days", INT64_C(1449705600000), INT64_C(1449705600000), 7, TSD_CAL_DAY, UTC },
+		{ "Days", INT64_C(1330473600000), INT64_C(1330516800000), 1, TSD_CAL_DAY, UTC },
+		{ "Days", INT64_C(1450121400000), DST_TS, 1, TSD_CAL_DAY, AF },
+		{ "Days", INT64_C(1431631800000), NON_DST_TS, 1, TSD_CAL_DAY, AF },
+		{ "Days", INT64_C(1450088100000), DST_TS, 1, TSD_CAL_DAY, NZ },
+		{ "Days", INT64_C(1431688500000), NON_DST_TS, 1, TSD_CAL_DAY, NZ },
+		{ "Days", INT64_C(1450094400000), DST_TS, 1, TSD_CAL_DAY, TV },
+		{ "Days", INT64_C(1431691200000), NON_DST_TS, 1, TSD_CAL_DAY, TV },
+		{ "Days", INT64_C(1450090800000), DST_TS, 1, TSD_CAL_DAY, FJ },
+		{ "Days", INT64_C(1431691200000), NON_DST_TS, 1, TSD_CAL_DAY, FJ },
+		{ "Days", INT64_C(1445990400000), DST_TS, 60, TSD_CAL_DAY, UTC },
+		{ "Days", INT64_C(1430438400000), NON_DST_TS, 60, TSD_CAL_DAY, UTC },
+		{ "Weeks", INT64_C(1449964800000), DST_TS, 1, TSD_CAL_WEEK, UTC },
+		{ "Weeks", INT64_C(1431216000000), NON_DST_TS, 1, TSD_CAL_WEEK, UTC },
+		{ "Weeks", INT64_C(1449964800000), DST_TS, 2, TSD_CAL_WEEK, UTC },
+		{ "Weeks", INT64_C(1431216000000), NON_DST_TS, 2, TSD_CAL_WEEK, UTC },
+		{ "Weeks", INT64_C(1435449600000), INT64_C(1435795200000), 2, TSD_CAL_WEEK, UTC },
+		{ "Weeks", INT64_C(1449948600000), DST_TS, 1, TSD_CAL_WEEK, AF },
+		{ "Weeks", INT64_C(1431199800000), NON_DST_TS, 1, TSD_CAL_WEEK, AF },
+		{ "Weeks", INT64_C(1449915300000), DST_TS, 1, TSD_CAL_WEEK, NZ },
+		{ "Weeks", INT64_C(1431170100000), NON_DST_TS, 1, TSD_CAL_WEEK, NZ },
+		{ "Weeks", INT64_C(1449921600000), DST_TS, 1, TSD_CAL_WEEK, TV },
+		{ "Weeks", INT64_C(1431172800000), NON_DST_TS, 1, TSD_CAL_WEEK, TV },
+		{ "Weeks", INT64_C(1449918000000), DST_TS, 1, TSD_CAL_WEEK, FJ },
+		{ "Weeks", INT64_C(1431172800000), NON_DST_TS, 1, TSD_CAL_WEEK, FJ },
+		{ "Weeks", INT64_C(1449964800000), DST_TS, 104, TSD_CAL_WEEK, UTC },
+		{ "Weeks", INT64_C(1431216000000), NON_DST_TS, 104, TSD_CAL_WEEK, UTC },
+		{ "Months", INT64_C(1448928000000), DST_TS, 1, TSD_CAL_MONTH, UTC },
+		{ "Months", INT64_C(1430438400000), NON_DST_TS, 1, TSD_CAL_MONTH, UTC },
+		{ "Months", INT64_C(1443657600000), DST_TS, 3, TSD_CAL_MONTH, UTC },
+		{ "Months", INT64_C(1427846400000), NON_DST_TS, 3, TSD_CAL_MONTH, UTC },
+		{ "Months", INT64_C(1443657600000), INT64_C(1443657600000), 3, TSD_CAL_MONTH, UTC },
+		{ "Months", INT64_C(1446336000000), DST_TS, 5, TSD_CAL_MONTH, UTC },
+		{ "Months", INT64_C(1420070400000), NON_DST_TS, 5, TSD_CAL_MONTH, UTC },
+		{ "Months", INT64_C(1448911800000), DST_TS, 1, TSD_CAL_MONTH, AF },
+		{ "Months", INT64_C(1430422200000), NON_DST_TS, 1, TSD_CAL_MONTH, AF },
+		{ "Months", INT64_C(1448878500000), DST_TS, 1, TSD_CAL_MONTH, NZ },
+		{ "Months", INT64_C(1430392500000), NON_DST_TS, 1, TSD_CAL_MONTH, NZ },
+		{ "Months", INT64_C(1448884800000), DST_TS, 1, TSD_CAL_MONTH, TV },
+		{ "Months", INT64_C(1430395200000), NON_DST_TS, 1, TSD_CAL_MONTH, TV },
+		{ "Months", INT64_C(1448881200000), DST_TS, 1, TSD_CAL_MONTH, FJ },
+		{ "Months", INT64_C(1430395200000), NON_DST_TS, 1, TSD_CAL_MONTH, FJ },
+		{ "Months", INT64_C(1420070400000), DST_TS, 24, TSD_CAL_MONTH, UTC },
+		{ "Months", INT64_C(1420070400000), NON_DST_TS, 24, TSD_CAL_MONTH, UTC },
+		{ "Years", INT64_C(1420070400000), DST_TS, 1, TSD_CAL_YEAR, UTC },
+		{ "Years", INT64_C(1420070400000), NON_DST_TS, 1, TSD_CAL_YEAR, UTC },
+		{ "Years", INT64_C(1420070400000), DST_TS, 5, TSD_CAL_YEAR, UTC },
+		{ "Years", INT64_C(1420070400000), NON_DST_TS, 5, TSD_CAL_YEAR, UTC },
+		{ "Years", INT64_C(1420070400000), INT64_C(1420070400000), 5, TSD_CAL_YEAR, UTC },
+		{ "Years", INT64_C(1420054200000), DST_TS, 1, TSD_CAL_YEAR, AF },
+		{ "Years", INT64_C(1420054200000), NON_DST_TS, 1, TSD_CAL_YEAR, AF },
+		{ "Years", INT64_C(1420020900000), DST_TS, 1, TSD_CAL_YEAR, NZ },
+		{ "Years", INT64_C(1420020900000), NON_DST_TS, 1, TSD_CAL_YEAR, NZ },
+		{ "Years", INT64_C(1420027200000), DST_TS, 1, TSD_CAL_YEAR, TV },
+		{ "Years", INT64_C(1420027200000), NON_DST_TS, 1, TSD_CAL_YEAR, TV },
+		{ "Years", INT64_C(1420023600000), DST_TS, 1, TSD_CAL_YEAR, FJ },
+		{ "Years", INT64_C(1420023600000), NON_DST_TS, 1, TSD_CAL_YEAR, FJ },
+	};
+
+	for (int i = 1; i < NZONES; i++)
+		ok(tsd_tz_load(names[i], &z[i]) == 0, "zone %s", names[i]);
+	for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+		int64_t got = tsd_cal_previous(z[c[i].zone], c[i].ts, c[i].n,
+					       c[i].unit);
+		ok(got == c[i].want, "TestDateTime.previousInterval%s: %d of "
+		   "unit %d in %s: %lld (want %lld)", c[i].test, c[i].n,
+		   (int)c[i].unit, names[c[i].zone] ? names[c[i].zone] : "UTC",
+		   (long long)got, (long long)c[i].want);
+	}
+	for (int i = 1; i < NZONES; i++)
+		tsd_tz_free(z[i]);
+}
+
 int main(void)
 {
 	not_key();
@@ -864,5 +1031,6 @@ int main(void)
 	ts_query();
 	tags();
 	date_time();
+	previous_interval();
 	return done_testing();
 }
