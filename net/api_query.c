@@ -76,7 +76,7 @@ static int put_tsuid_list(struct buf *b, json_t *ts, const char **why)
  * {GROUPBY}{FILTERS}, or with a non-empty "tsuids" (which OpenTSDB
  * prefers to the metric) tsuid=AGG:[DS:][rate{...}:]T1,T2,...  why set
  * on a refusal (returns 1). */
-static int put_sub(struct buf *b, json_t *s, const char **why)
+static int put_sub(struct buf *b, json_t *s, int calendar, const char **why)
 {
 	json_t *agg = json_object_get(s, "aggregator");
 	json_t *m = json_object_get(s, "metric");
@@ -101,9 +101,17 @@ static int put_sub(struct buf *b, json_t *s, const char **why)
 	if (buf_append(b, by_tsuid ? "&tsuid=" : "&m=", by_tsuid ? 7 : 3) ||
 	    put_str(b, agg) || buf_putc(b, ':'))
 		return -1;
-	if (json_is_string(ds) && json_string_length(ds) &&
-	    (put_str(b, ds) || buf_putc(b, ':')))
-		return -1;
+	if (json_is_string(ds) && json_string_length(ds)) {
+		/* TSQuery's useCalendar: the interval in calendar units
+		 * ("1d-avg" as "1dc-avg"); not "0all" */
+		const char *d = json_string_value(ds);
+		size_t dl = json_string_length(ds), il = strcspn(d, "-");
+		int c = calendar && il < dl && il > 0 && d[il - 1] != 'c' &&
+			!(il >= 3 && !memcmp(d + il - 3, "all", 3));
+		if (put_escaped(b, d, il) || (c && buf_putc(b, 'c')) ||
+		    put_escaped(b, d + il, dl - il) || buf_putc(b, ':'))
+			return -1;
+	}
 	if (json_is_true(json_object_get(s, "rate"))) {
 		if (buf_append(b, "rate", 4))
 			return -1;
@@ -257,9 +265,16 @@ static int json_query(const char *body, size_t len, struct buf *qs,
 		rc = 1;
 		goto out;
 	}
+	/* TSQuery's timezone: of the dates and, with useCalendar, of the
+	 * calendar intervals */
+	v = json_object_get(root, "timezone");
+	if (rc == 0 && json_is_string(v) && json_string_length(v) &&
+	    (buf_append(qs, "&timezone=", 10) || put_str(qs, v)))
+		rc = -1;
 	json_array_foreach(subs, i, s)
 		if (rc == 0)
-			rc = put_sub(qs, s, why);
+			rc = put_sub(qs, s, json_is_true(json_object_get(root,
+				     "useCalendar")), why);
 out:
 	json_decref(root);
 	return rc;

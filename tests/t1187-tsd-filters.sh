@@ -206,4 +206,19 @@ test_expect_success 'POST: an empty end is now, unknown fields of a filter are i
 	is 200
 '
 
+test_expect_success 'POST timezone and useCalendar (TestTSQuery.validateWithTimezone, validateVerifyNoDSOverrideWithCalendar)' '
+	post "{\"start\":$((T - 86400)),\"end\":$((T + 60)),\"timezone\":\"America/Denver\",\"useCalendar\":true,\"queries\":[{\"aggregator\":\"sum\",\"metric\":\"f.m\",\"downsample\":\"1d-sum\"}]}" &&
+	echo "[{\"metric\":\"f.m\",\"tags\":{},\"aggregateTags\":[\"host\",\"owner\",\"colo\"],\"dps\":{\"$((T - 61200))\":15.0}}]" >expect &&
+	is 200 &&
+	post "{\"start\":$((T - 86400)),\"end\":$((T + 60)),\"timezone\":\"America/Denver\",\"queries\":[{\"aggregator\":\"sum\",\"metric\":\"f.m\",\"downsample\":\"1d-sum\"}]}" &&
+	echo "[{\"metric\":\"f.m\",\"tags\":{},\"aggregateTags\":[\"host\",\"owner\",\"colo\"],\"dps\":{\"$T\":15.0}}]" >expect &&
+	is 200 &&
+	post "{\"start\":\"2012/12/31-17:00:00\",\"end\":$((T + 60)),\"timezone\":\"America/Denver\",\"useCalendar\":true,\"queries\":[{\"aggregator\":\"sum\",\"metric\":\"f.m\"}]}" &&
+	echo "[{\"metric\":\"f.m\",\"tags\":{},\"aggregateTags\":[\"host\",\"owner\",\"colo\"],\"dps\":{\"$T\":15}}]" >expect &&
+	is 200 &&
+	post "{\"start\":\"2012/12/31-17:00:01\",\"end\":$((T + 60)),\"timezone\":\"America/Denver\",\"queries\":[{\"aggregator\":\"sum\",\"metric\":\"f.m\"}]}" &&
+	echo "[{\"metric\":\"f.m\",\"tags\":{},\"aggregateTags\":[\"host\",\"owner\",\"colo\"],\"dps\":{}}]" >expect &&
+	is 200
+'
+
 test_done
