@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include "net/internal.h"
+#include "tsd/line.h"
 #include "util/err.h"
 #include "util/log.h"
 
@@ -771,6 +772,7 @@ int net_api_config(struct net_req *r)
 		  r->opts & NET_TSUID_INCREMENTING ? yes : no },
 		{ "tsd.core.meta.enable_tsuid_tracking",
 		  r->opts & NET_TSUID_TRACKING ? yes : no },
+		{ "tsd.core.tag.allow_specialchars", tsd_name_allowed() },
 		{ "tsd.core.tree.enable_processing", yes },
 		{ "tsd.core.uid.random_metrics", no },
 		{ "tsd.http.query.allow_delete",

@@ -676,6 +676,34 @@ static void tags(void)
 	ok(tsd_name_valid("Здравей", strlen("Здравей")),
 	   "validateString: Character.isLetter");
 
+	/* setAllowSpecialChars: tsd_name_allow (process-wide, as Tags's) */
+	ok(!tsd_name_valid("a!", 2) && !strcmp(tsd_name_allowed(), ""),
+	   "TestTags.setAllowSpecialChars: none by default");
+	ok(tsd_name_allow(NULL) == 0 && !tsd_name_valid("a!", 2),
+	   "... null allows none");
+	ok(tsd_name_allow("") == 0 && !tsd_name_valid("a!", 2),
+	   "... nor does empty");
+	ok(tsd_name_allow("!)(%") == 0 && tsd_name_valid("a!", 2) &&
+	   tsd_name_valid("(a)", 3) && tsd_name_valid("50%", 3) &&
+	   !tsd_name_valid("a b", 3) && !strcmp(tsd_name_allowed(), "!)(%"),
+	   "... \"!)(%%\" allows !, ( and %%, not space");
+	ok(tsd_name_valid("omg-TSDB/42._foo_", 17) &&
+	   !tsd_name_valid("this is a test!", 15),
+	   "... the rule's characters still, the rest still not");
+	ok(tsd_name_allow("\xc2\xb0") == 0 && tsd_name_valid("20\xc2\xb0", 4),
+	   "... a character beyond ASCII (a degree sign)");
+	ok(tsd_name_allow("\xff") == CF_EINVAL &&
+	   tsd_name_valid("20\xc2\xb0", 4), "... not UTF-8: refused, "
+	   "nothing changed");
+	line = "m! 1356998400 1 host=a(1)";
+	ok(tsd_name_allow("!()") == 0 &&
+	   tsd_line_parse(line, strlen(line), NULL, 0, &l, why, sizeof why) ==
+	   CF_OK, "... put lines take them: %s", why);
+	ok(tsd_name_allow("") == 0 && tsd_line_parse(line, strlen(line), NULL,
+						     0, &l, why, sizeof why) ==
+	   CF_EINVAL && !strcmp(why, "invalid tag value: a(1)"),
+	   "... and refuse them again after: %s", why);
+
 	/* parseLong: tsd_parse_long */
 	static const struct {
 		const char *s;
