@@ -221,4 +221,16 @@ test_expect_success 'POST timezone and useCalendar (TestTSQuery.validateWithTime
 	is 200
 '
 
+test_expect_success 'names resolved as TagVFilter.resolveTags does (TestTagVFilter.resolveName*)' '
+	api "/api/query?start=$T&m=sum:f.m%7Bhost=web01%7Cnosuch%7D" &&
+	echo "{\"error\":{\"code\":400,\"message\":\"No such name for '"'"'tagv'"'"': '"'"'nosuch'"'"'\",\"details\":\"No such name for '"'"'tagv'"'"': '"'"'nosuch'"'"'\"}}" >expect &&
+	is 400 &&
+	api "/api/query?start=$T&m=sum:f.m%7Bnokey=wildcard(*omnia)%7D" &&
+	echo "{\"error\":{\"code\":400,\"message\":\"No such name for '"'"'tagk'"'"': '"'"'nokey'"'"'\",\"details\":\"No such name for '"'"'tagk'"'"': '"'"'nokey'"'"'\"}}" >expect &&
+	is 400 &&
+	api "/api/query?start=$T&m=sum:f.m%7Bhost=iliteral_or(WEB01%7Cnosuch)%7D" &&
+	echo "[{\"metric\":\"f.m\",\"tags\":{\"host\":\"web01\"},\"aggregateTags\":[],\"dps\":{\"$T\":2}}]" >expect &&
+	is 200
+'
+
 test_done

@@ -854,6 +854,20 @@ static void date_time(void)
 		   rc ? why : "accepted");
 	}
 
+	/* getTimezone, getTimezoneNull, setTimeZoneBadTZ: tsd_tz_load */
+	struct tsd_tz *tz = NULL;
+	ok(tsd_tz_load("America/Los_Angeles", &tz) == 0 && tz,
+	   "TestDateTime.getTimezone: America/Los_Angeles");
+	tsd_tz_free(tz);
+	is_int(tsd_tz_load("Nothere", &tz), CF_ENOTFOUND,
+	       "TestDateTime.getTimezoneNull (setTimeZoneBadTZ): Nothere");
+	{
+		struct tsd_query q;
+		ok(parse("start=1356998400&m=sum:m&timezone=NotHere", &q) ==
+		   CF_EINVAL && !strcmp(why, "unknown timezone: NotHere"),
+		   "... a query with it is refused: %s", why);
+	}
+
 	/* parseDuration */
 	static const struct {
 		const char *s;
