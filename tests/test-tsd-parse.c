@@ -2,7 +2,9 @@
  * test-tsd-parse.c: OpenTSDB's own unit tests of query parsing, ported
  * case by case to tsd/query.h and tsd/line.h: the tag value filters
  * (TestTagVNotKeyFilter, TestTagVWildcardFilter,
- * TestTagVNotLiteralOrFilter, TestTagVFilter), the query validation
+ * TestTagVNotLiteralOrFilter, TestTagVLiteralOrFilter, TestTagVRegexFilter's
+ * refusals (its matches are in test-tsd-query.c), TestTagVFilter), the
+ * query validation
  * (TestTSQuery, TestTSSubQuery), tags (TestTags) and times
  * (TestDateTime).  Each case names its Java test; a case whose Java
  * subject cellfs has no counterpart for (hashCode, toString, UID
@@ -249,6 +251,89 @@ static void not_literal_or(void)
 	tsd_query_release(&q);
 	ok(sub("{host=not_literal_or(LutZe|CMTDibbler|Slant)}"
 	       "{host=not_literal_or(LutZe|cmtdibbler|Slant)}", &q) == 0 &&
+	   q.subs[0].nfilters == 2, "... a != d");
+	tsd_query_release(&q);
+}
+
+/* TestTagVLiteralOrFilter and the TestTagVRegexFilter cases that
+ * test-tsd-query.c's table leaves out (refusals, equality) */
+static void literal_or_regexp(void)
+{
+	static const struct {
+		const char *test, *value, *expr;
+		int hit;
+	} c[] = {
+		{ "matchMiddle", NULL, "literal_or(LutZe|CMTDibbler|Slant)", 1 },
+		{ "matchStart", NULL, "literal_or(CMTDibbler|LutZe|Slant)", 1 },
+		{ "matchEnd", NULL, "literal_or(LutZe|Slant|CMTDibbler)", 1 },
+		{ "matchNoPipes", NULL, "literal_or(CMTDibbler)", 1 },
+		{ "matchPipeNoValueAfter", NULL, "literal_or(CMTDibbler|)", 1 },
+		{ "matchPipeNoValueBefore", NULL, "literal_or(|CMTDibbler)", 1 },
+		{ "matchFail", NULL, "literal_or(LutZe|Keli|Slant)", 0 },
+		{ "matchFailCase", NULL, "literal_or(LutZe|CMtDibbler|Slant)", 0 },
+		{ "matchCaseInsensitive", NULL,
+		  "iliteral_or(LutZe|CMtDibbler|Slant)", 1 },
+		{ "matchCaseInsensitiveValue", "CMTDIBBLER",
+		  "iliteral_or(LutZe|CMtDibbler|Slant)", 1 },
+		{ "matchCaseInsensitiveFail", NULL,
+		  "iliteral_or(LutZe|CMtDibble|Slant)", 0 },
+		{ "matchSingle", NULL, "CMTDibbler", 1 },
+		{ "matchSingleCaseInsensitive", NULL, "iliteral_or(cmtDibbler)",
+		  1 },
+	};
+	struct tsd_query q;
+
+	for (size_t i = 0; i < sizeof c / sizeof c[0]; i++)
+		is_int(match(c[i].expr, c[i].value ? c[i].value : "CMTDibbler"),
+		       c[i].hit, "TestTagVLiteralOrFilter.%s: %s", c[i].test,
+		       c[i].expr);
+	is_int(match("LutZe|Keli|Slant", NULL), 0,
+	       "TestTagVLiteralOrFilter.matchNoSuchTagk");
+	is_int(match("iliteral_or(LutZe|Keli|Slant)", NULL), 0,
+	       "TestTagVLiteralOrFilter.matchNoSuchTagkCaseInsensitive");
+	ok(refuses("{=LutZe|Keli|Slant}", "When parsing tag '=LutZe|Keli|"
+		   "Slant': invalid tag: =LutZe|Keli|Slant"),
+	   "TestTagVLiteralOrFilter.ctorEmptyTagk (and ctorNullTagk)");
+	ok(refuses("{host=literal_or()}", "When parsing tag "
+		   "'host=literal_or()': Filter cannot be null or empty"),
+	   "TestTagVLiteralOrFilter.ctorEmptyFilter (and ctorNullFilter)");
+	ok(refuses("{host=|}", "When parsing tag 'host=|': Filter must "
+		   "contain more than just a pipe"),
+	   "TestTagVLiteralOrFilter.ctorJustAPipe");
+	ok(sub("{host=LutZe|CMTDibbler|Slant}{host=literal_or(LutZe|"
+	       "CMTDibbler|Slant)}", &q) == 0 && q.subs[0].nfilters == 1,
+	   "TestTagVLiteralOrFilter.hashCodeAndEqualsTest: a == b");
+	tsd_query_release(&q);
+	ok(sub("{host=LutZe|CMTDibbler|Slant}{host=LutZe|Slant}", &q) == 0 &&
+	   q.subs[0].nfilters == 2, "... a != c");
+	tsd_query_release(&q);
+	ok(sub("{host=LutZe|CMTDibbler|Slant}{host=LutZe|cmtdibbler|Slant}",
+	       &q) == 0 && q.subs[0].nfilters == 2, "... a != d");
+	tsd_query_release(&q);
+
+	ok(refuses("{=regexp(ogg-01.ops.qurim.*)}", "When parsing tag "
+		   "'=regexp(ogg-01.ops.qurim.*)': invalid tag: "
+		   "=regexp(ogg-01.ops.qurim.*)"),
+	   "TestTagVRegexFilter.ctorEmptyTagk (and ctorNullTagk)");
+	ok(refuses("{host=regexp()}", "When parsing tag 'host=regexp()': "
+		   "Filter cannot be null or empty"),
+	   "TestTagVRegexFilter.ctorEmptyFilter (and ctorNullFilter)");
+	ok(refuses("{host=regexp(ogg-\\d(3.ops.ankh.morpork.com)}",
+		   "When parsing tag 'host=regexp(ogg-\\d(3.ops.ankh.morpork."
+		   "com)': bad regexp: ogg-\\d(3.ops.ankh.morpork.com: missing "
+		   "closing parenthesis at offset 29"),
+	   "TestTagVRegexFilter.ctorBadRegex (PCRE2's message)");
+	ok(sub("{host=regexp(ogg-\\d+.ops.ankh.morpork.com)}"
+	       "{host=regexp(ogg-\\d+.ops.ankh.morpork.com)}", &q) == 0 &&
+	   q.subs[0].nfilters == 1,
+	   "TestTagVRegexFilter.hashCodeAndEqualsTest: a == b");
+	tsd_query_release(&q);
+	ok(sub("{host=regexp(ogg-\\d+.ops.ankh.morpork.com)}"
+	       "{host=regexp(ogg-\\d.ops.ankh.morpork.com)}", &q) == 0 &&
+	   q.subs[0].nfilters == 2, "... a != c");
+	tsd_query_release(&q);
+	ok(sub("{host=regexp(ogg-\\d+.ops.ankh.morpork.com)}"
+	       "{host=regexp(ogg-\\d+.ops.ankh.morpork.co)}", &q) == 0 &&
 	   q.subs[0].nfilters == 2, "... a != d");
 	tsd_query_release(&q);
 }
@@ -1069,6 +1154,7 @@ int main(void)
 	not_key();
 	wildcard();
 	not_literal_or();
+	literal_or_regexp();
 	tagv_filter();
 	ts_query();
 	tags();
