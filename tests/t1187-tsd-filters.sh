@@ -200,7 +200,16 @@ test_expect_success 'POST refusals in OpenTSDB'"'"'s words (TSQuery, TSSubQuery,
 	err 400 "When parsing filter '"'"'host=wildcard(web01)'"'"': Filter must contain an asterisk"
 '
 
-test_expect_success 'POST: an empty end is now, unknown fields of a filter are ignored, tags map to filters (TestTSSubQuery.validateWithFilterViaTags)' '
+test_expect_success 'POST: a filter with groupBy groups (TestTSSubQuery.validateWithGroupByFilter)' '
+	post "{\"start\":$T,\"queries\":[{\"aggregator\":\"sum\",\"metric\":\"f.m\",\"filters\":[{\"type\":\"wildcard\",\"tagk\":\"host\",\"filter\":\"*morpork*\",\"groupBy\":true}]}]}" &&
+	echo "[{\"metric\":\"f.m\",\"tags\":{\"host\":\"$OGG\",\"owner\":\"Hrun\"},\"aggregateTags\":[],\"dps\":{\"$T\":1}}]" >expect &&
+	is 200 &&
+	post "{\"start\":$T,\"queries\":[{\"aggregator\":\"sum\",\"metric\":\"f.m\",\"filters\":[{\"type\":\"iwildcard\",\"tagk\":\"host\",\"filter\":\"WEB*\",\"groupBy\":true}]}]}" &&
+	echo "[{\"metric\":\"f.m\",\"tags\":{\"colo\":\"lga\",\"host\":\"WEB02\"},\"aggregateTags\":[],\"dps\":{\"$T\":8}},{\"metric\":\"f.m\",\"tags\":{\"host\":\"web01\"},\"aggregateTags\":[],\"dps\":{\"$T\":2}}]" >expect &&
+	is 200
+'
+
+test_expect_success 'POST: an empty end is now, unknown fields of a filter are ignored (TestFilter.unknownShouldBeIgnored), tags map to filters (TestTSSubQuery.validateWithFilterViaTags)' '
 	post "{\"start\":$T,\"end\":\"\",\"queries\":[{\"aggregator\":\"sum\",\"metric\":\"f.m\",\"tags\":{\"host\":\"wildcard(*morpork*)\"},\"filters\":[{\"type\":\"literal_or\",\"tagk\":\"owner\",\"filter\":\"Hrun\",\"unknown\":\"yo\"}]}]}" &&
 	echo "[{\"metric\":\"f.m\",\"tags\":{\"host\":\"$OGG\",\"owner\":\"Hrun\"},\"aggregateTags\":[],\"dps\":{\"$T\":1}}]" >expect &&
 	is 200

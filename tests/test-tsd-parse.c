@@ -791,27 +791,35 @@ static void tags(void)
 
 	/* parseLong: tsd_parse_long */
 	static const struct {
-		const char *s;
+		const char *test, *s;
 		int64_t v;
 	} lg[] = {
-		{ "0", 0 }, { "+0", 0 }, { "-0", 0 }, { "1", 1 }, { "+1", 1 },
-		{ "-1", -1 }, { "4242", 4242 }, { "+4242", 4242 },
-		{ "-4242", -4242 }, { "9223372036854775807", INT64_MAX },
-		{ "-9223372036854775808", INT64_MIN },
+		{ "Simple", "0", 0 }, { "Simple", "+0", 0 },
+		{ "Simple", "-0", 0 }, { "Simple", "1", 1 },
+		{ "Simple", "+1", 1 }, { "Simple", "-1", -1 },
+		{ "Simple", "4242", 4242 }, { "Simple", "+4242", 4242 },
+		{ "Simple", "-4242", -4242 },
+		{ "MaxValue", "9223372036854775807", INT64_MAX },
+		{ "MinValue", "-9223372036854775808", INT64_MIN },
 	};
 	for (size_t i = 0; i < sizeof lg / sizeof lg[0]; i++) {
 		int64_t v;
 		ok(tsd_parse_long(lg[i].s, strlen(lg[i].s), &v) == 0 &&
-		   v == lg[i].v, "TestTags.parseLong %s", lg[i].s);
+		   v == lg[i].v, "TestTags.parseLong%s: %s", lg[i].test,
+		   lg[i].s);
 	}
-	static const char *const lbad[] = {
-		"", "42a51", "+", "-", "18446744073709551616",
-		"9223372036854775808", "-9223372036854775809",
+	static const char *const lbad[][2] = {
+		{ "EmptyString", "" }, { "Malformed", "42a51" },
+		{ "MalformedPlus", "+" }, { "MalformedMinus", "-" },
+		{ "ValueTooLarge", "18446744073709551616" },
+		{ "ValueTooLargeSubtle", "9223372036854775808" },
+		{ "ValueTooSmallSubtle", "-9223372036854775809" },
 	};
 	for (size_t i = 0; i < sizeof lbad / sizeof lbad[0]; i++) {
 		int64_t v;
-		is_int(tsd_parse_long(lbad[i], strlen(lbad[i]), &v), CF_EINVAL,
-		       "TestTags.parseLong refuses '%s'", lbad[i]);
+		is_int(tsd_parse_long(lbad[i][1], strlen(lbad[i][1]), &v),
+		       CF_EINVAL, "TestTags.parseLong%s refuses '%s'",
+		       lbad[i][0], lbad[i][1]);
 	}
 }
 
@@ -955,30 +963,44 @@ static void date_time(void)
 
 	/* parseDuration */
 	static const struct {
-		const char *s;
+		const char *test, *s;
 		int64_t ms;
 	} dur[] = {
-		{ "60ms", 60 }, { "60s", 60000 }, { "60S", 60000 },
-		{ "60m", 3600000 }, { "24h", 86400000 }, { "1d", 86400000 },
-		{ "1w", 604800000 }, { "1n", INT64_C(2592000000) },
-		{ "2y", INT64_C(63072000000) },
-		{ "4294967296ms", INT64_C(4294967296) },
+		{ "MS", "60ms", 60 }, { "S", "60s", 60000 },
+		{ "Case", "60S", 60000 }, { "M", "60m", 3600000 },
+		{ "H", "24h", 86400000 }, { "D", "1d", 86400000 },
+		{ "W", "1w", 604800000 }, { "N", "1n", INT64_C(2592000000) },
+		{ "Y", "2y", INT64_C(63072000000) },
+		{ "LongMS", "4294967296ms", INT64_C(4294967296) },
 	};
 	for (size_t i = 0; i < sizeof dur / sizeof dur[0]; i++) {
 		int64_t ms = -1;
 		ok(tsd_parse_duration(dur[i].s, strlen(dur[i].s), &ms) == 0 &&
-		   ms == dur[i].ms, "TestDateTime.parseDuration %s = %lld",
-		   dur[i].s, (long long)ms);
+		   ms == dur[i].ms, "TestDateTime.parseDuration%s: %s = %lld",
+		   dur[i].test, dur[i].s, (long long)ms);
 	}
-	static const char *const dbad[] = {
-		"4611686018427387904y", "-60s", "foo60s", "60p",
-		"6393590450230209347573980s", "", "42", "0s",
+	static const char *const dbad[][2] = {
+		{ "TooLong", "4611686018427387904y" }, { "Negative", "-60s" },
+		{ "Bad", "foo60s" }, { "InvalidSuffix", "60p" },
+		{ "TooBig", "6393590450230209347573980s" },
+		{ " (empty)", "" }, { " (no unit)", "42" }, { " (zero)", "0s" },
 	};
 	for (size_t i = 0; i < sizeof dbad / sizeof dbad[0]; i++) {
 		int64_t ms;
-		is_int(tsd_parse_duration(dbad[i], strlen(dbad[i]), &ms),
-		       CF_EINVAL, "TestDateTime.parseDuration refuses '%s'",
-		       dbad[i]);
+		is_int(tsd_parse_duration(dbad[i][1], strlen(dbad[i][1]), &ms),
+		       CF_EINVAL, "TestDateTime.parseDuration%s refuses '%s'",
+		       dbad[i][0], dbad[i][1]);
+	}
+	/* parseDateTimeStringNull, parseDateTimeStringEmpty: -1 in Java, a
+	 * start or end not given in a query (TestTSQuery.validateEmptyStart
+	 * and validateEmptyEnd) */
+	{
+		int64_t ms;
+		is_int(tsd_parse_time("", 0, NOW, &ms), CF_EINVAL,
+		       "TestDateTime.parseDateTimeStringEmpty (and Null)");
+		ok(tsd_parse_time("1355961600", 10, NOW, &ms) == 0 &&
+		   ms == INT64_C(1355961600000),
+		   "TestDateTime.isRelativeDateNot: 1355961600 is absolute");
 	}
 }
 
