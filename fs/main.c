@@ -19,6 +19,7 @@
 #include "fs/fs.h"
 #include "fs/notify.h"
 #include "net/net.h"
+#include "tsd/line.h"
 #include "util/log.h"
 
 struct config {
@@ -29,6 +30,7 @@ struct config {
 	char *tsd_http, *tsd_telnet;	/* ADDR:PORT of the servers */
 	char *uid, *gid, *umask, *write_buffers, *tsd_recent;
 	char *cache_timeout;
+	char *special;		/* tsd_allow_specialchars=CHARS */
 	int rdplus_always;	/* readdirplus=always (else auto) */
 	int allow_delete;	/* tsd_allow_delete: delete queries over HTTP */
 	int tsuid_tracking, realtime_ts, tsuid_incrementing; /* tsd meta */
@@ -57,6 +59,7 @@ static const struct fuse_opt cellfs_opts[] = {
 	OPT("write_buffers=%s", write_buffers),
 	OPT("tsd_recent=%s", tsd_recent),
 	OPT("cache_timeout=%s", cache_timeout),
+	OPT("tsd_allow_specialchars=%s", special),
 	FUSE_OPT_KEY("allow_other", KEY_SHARED),
 	FUSE_OPT_KEY("allow_root", KEY_SHARED),
 	{ "readdirplus=always", offsetof(struct config, rdplus_always), 1 },
@@ -322,6 +325,9 @@ static void usage(const char *prog)
 	       "                          and attributes (default 10)\n"
 	       "    -o tsd_http=[ADDR:]PORT    OpenTSDB's HTTP API (docs/api.md)\n"
 	       "    -o tsd_telnet=[ADDR:]PORT  OpenTSDB's telnet put port\n"
+	       "    -o tsd_allow_specialchars=CHARS  characters names may\n"
+	       "                          have besides [A-Za-z0-9-_./] and\n"
+	       "                          letters (',' written '\\,')\n"
 	       "    -o tsd_allow_delete   the HTTP API serves delete queries\n"
 	       "                          (DELETE /api/query; off: 400)\n"
 	       "    -o tsd_tsuid_tracking  writes keep each series' last\n"
@@ -391,6 +397,13 @@ int main(int argc, char **argv)
 	     parse_size("tsd_recent", c.tsd_recent, &recent)) ||
 	    parse_seconds("cache_timeout", c.cache_timeout, 86400, &cache_s))
 		goto out;
+	/* OpenTSDB's tsd.core.tag.allow_specialchars */
+	if (c.special && tsd_name_allow(c.special)) {
+		fprintf(stderr, "cellfs: bad value for tsd_allow_specialchars: "
+			"'%s' (UTF-8, at most %d characters)\n", c.special,
+			TSD_SPECIAL_MAX);
+		goto out;
+	}
 	/* Other users only ever see the mount with the kernel checking
 	 * their permissions against the modes and owners we give (SPEC 4,
 	 * docs/usage.md "Who may do what"). */
@@ -516,6 +529,7 @@ out:
 	free(c.write_buffers);
 	free(c.tsd_recent);
 	free(c.cache_timeout);
+	free(c.special);
 	fuse_opt_free_args(&args);
 	return ret;
 }

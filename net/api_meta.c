@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include "net/internal.h"
+#include "tsd/line.h"
 #include "util/err.h"
 #include "util/log.h"
 
@@ -162,6 +163,13 @@ int net_api_filters(struct net_req *r)
 		  "Like wildcard, ignoring case." },
 		{ "regexp", "host=regexp(web[0-9]+\\.lga)",
 		  "Matches values against a regular expression." },
+		/* OpenTSDB has the class but leaves it out of its map */
+		{ "not_key", "host=not_key()  {\"type\":\"not_key\","
+		  "\"tagk\":\"host\",\"filter\":\"\",\"groupBy\":false}",
+		  "Skips any time series with the given tag key, regardless "
+		  "of the value. This can be useful for situations where a "
+		  "metric has inconsistent tag sets. NOTE: The filter value "
+		  "must be null or an empty string." },
 	};
 	json_t *o;
 
@@ -764,6 +772,7 @@ int net_api_config(struct net_req *r)
 		  r->opts & NET_TSUID_INCREMENTING ? yes : no },
 		{ "tsd.core.meta.enable_tsuid_tracking",
 		  r->opts & NET_TSUID_TRACKING ? yes : no },
+		{ "tsd.core.tag.allow_specialchars", tsd_name_allowed() },
 		{ "tsd.core.tree.enable_processing", yes },
 		{ "tsd.core.uid.random_metrics", no },
 		{ "tsd.http.query.allow_delete",

@@ -76,7 +76,7 @@ static int put_tsuid_list(struct buf *b, json_t *ts, const char **why)
  * {GROUPBY}{FILTERS}, or with a non-empty "tsuids" (which OpenTSDB
  * prefers to the metric) tsuid=AGG:[DS:][rate{...}:]T1,T2,...  why set
  * on a refusal (returns 1). */
-static int put_sub(struct buf *b, json_t *s, const char **why)
+static int put_sub(struct buf *b, json_t *s, int calendar, const char **why)
 {
 	json_t *agg = json_object_get(s, "aggregator");
 	json_t *m = json_object_get(s, "metric");
@@ -96,13 +96,22 @@ static int put_sub(struct buf *b, json_t *s, const char **why)
 	if (!json_is_string(agg) || !json_string_length(agg))
 		return *why = "Missing the aggregation function", 1;
 	if (!by_tsuid && (!json_is_string(m) || !json_string_length(m)))
-		return *why = "No metric or TSUIDs provided", 1;
+		return *why = "Missing the metric or tsuids, provide at "
+			      "least one", 1;
 	if (buf_append(b, by_tsuid ? "&tsuid=" : "&m=", by_tsuid ? 7 : 3) ||
 	    put_str(b, agg) || buf_putc(b, ':'))
 		return -1;
-	if (json_is_string(ds) && json_string_length(ds) &&
-	    (put_str(b, ds) || buf_putc(b, ':')))
-		return -1;
+	if (json_is_string(ds) && json_string_length(ds)) {
+		/* TSQuery's useCalendar: the interval in calendar units
+		 * ("1d-avg" as "1dc-avg"); not "0all" */
+		const char *d = json_string_value(ds);
+		size_t dl = json_string_length(ds), il = strcspn(d, "-");
+		int c = calendar && il < dl && il > 0 && d[il - 1] != 'c' &&
+			!(il >= 3 && !memcmp(d + il - 3, "all", 3));
+		if (put_escaped(b, d, il) || (c && buf_putc(b, 'c')) ||
+		    put_escaped(b, d + il, dl - il) || buf_putc(b, ':'))
+			return -1;
+	}
 	if (json_is_true(json_object_get(s, "rate"))) {
 		if (buf_append(b, "rate", 4))
 			return -1;
@@ -163,13 +172,21 @@ static int put_sub(struct buf *b, json_t *s, const char **why)
 			int gb = json_is_true(json_object_get(f, "groupBy"));
 			if (gb != (pass == 0))
 				continue;
-			if (!json_is_string(ty) || !json_is_string(tk) ||
-			    !json_is_string(fl))
-				return *why = "a filter needs type, tagk and "
-					      "filter strings", 1;
+			/* TagVFilter.Builder.build; a null filter is
+			 * empty (not_key's, refused by the others) */
+			if (!json_is_string(ty) || !json_string_length(ty))
+				return *why = "The filter type cannot be null "
+					      "or empty", 1;
+			if (!json_is_string(tk) || !json_string_length(tk))
+				return *why = "The tagk cannot be null or "
+					      "empty", 1;
+			if (fl && !json_is_null(fl) && !json_is_string(fl))
+				return *why = "a filter's filter is not a "
+					      "string", 1;
 			if ((!first && buf_putc(b, ',')) || put_str(b, tk) ||
 			    buf_putc(b, '=') || put_str(b, ty) ||
-			    buf_putc(b, '(') || put_str(b, fl) ||
+			    buf_putc(b, '(') ||
+			    (json_is_string(fl) && put_str(b, fl)) ||
 			    buf_putc(b, ')'))
 				return -1;
 			first = 0;
@@ -184,7 +201,7 @@ static int json_query(const char *body, size_t len, struct buf *qs,
 		      int *del, const char **why, char *jwhy, size_t jn)
 {
 	json_error_t jerr;
-	json_t *root = json_loadb(body, len, 0, &jerr), *subs, *s;
+	json_t *root = json_loadb(body, len, 0, &jerr), *subs, *s, *v;
 	size_t i;
 	int rc = 0;
 
@@ -199,14 +216,19 @@ static int json_query(const char *body, size_t len, struct buf *qs,
 		rc = 1;
 		goto out;
 	}
-	if (put_time(qs, "start", json_object_get(root, "start"))) {
+	/* TSQuery.validateAndSetQuery: an empty start is none, an empty
+	 * end now */
+	v = json_object_get(root, "start");
+	if ((json_is_string(v) && !json_string_length(v)) ||
+	    put_time(qs, "start", v)) {
 		*why = "Missing start time";
 		rc = 1;
 		goto out;
 	}
-	if (json_object_get(root, "end") &&
-	    !json_is_null(json_object_get(root, "end")) &&
-	    put_time(qs, "end", json_object_get(root, "end"))) {
+	v = json_object_get(root, "end");
+	if (v && !json_is_null(v) &&
+	    !(json_is_string(v) && !json_string_length(v)) &&
+	    put_time(qs, "end", v)) {
 		*why = "Invalid end time";
 		rc = 1;
 		goto out;
@@ -243,9 +265,16 @@ static int json_query(const char *body, size_t len, struct buf *qs,
 		rc = 1;
 		goto out;
 	}
+	/* TSQuery's timezone: of the dates and, with useCalendar, of the
+	 * calendar intervals */
+	v = json_object_get(root, "timezone");
+	if (rc == 0 && json_is_string(v) && json_string_length(v) &&
+	    (buf_append(qs, "&timezone=", 10) || put_str(qs, v)))
+		rc = -1;
 	json_array_foreach(subs, i, s)
 		if (rc == 0)
-			rc = put_sub(qs, s, why);
+			rc = put_sub(qs, s, json_is_true(json_object_get(root,
+				     "useCalendar")), why);
 out:
 	json_decref(root);
 	return rc;

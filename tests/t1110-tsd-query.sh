@@ -327,10 +327,10 @@ test_expect_success 'tsuid=: series by their UIDs (q.m, host, a and b were named
 '
 
 test_expect_success 'bad queries: EINVAL or ENOENT, and why in .log' '
-	bad "m=sum:q.m" EINVAL "missing start time: Invalid argument" &&
-	bad "start=x&m=sum:q.m" EINVAL "invalid start time: x: Invalid argument" &&
-	bad "start=$T" EINVAL "missing sub queries (m= or tsuid=): Invalid argument" &&
-	bad "start=$T&m=foo:q.m" EINVAL "no such aggregator: foo: Invalid argument" &&
+	bad "m=sum:q.m" EINVAL "Missing parameter <code>start</code>: Invalid argument" &&
+	bad "start=x&m=sum:q.m" EINVAL "Invalid time: x. Invalid character '"'"'x'"'"' in x: Invalid argument" &&
+	bad "start=$T" EINVAL "Missing sub queries: Invalid argument" &&
+	bad "start=$T&m=foo:q.m" EINVAL "No such aggregation function: foo: Invalid argument" &&
 	bad "start=$T&m=sum:1x-avg:q.m" EINVAL \
 		"invalid downsampling interval: 1x: Invalid argument" &&
 	bad "start=$T&m=sum:1m-avg-bogus:q.m" EINVAL \
@@ -338,13 +338,13 @@ test_expect_success 'bad queries: EINVAL or ENOENT, and why in .log' '
 	bad "start=$T&m=sum:rate{counter,x}:q.m" EINVAL \
 		"max value of counter was not a number: x: Invalid argument" &&
 	bad "start=$T&m=sum:q.m{host=a" EINVAL \
-		"missing '"'"'}'"'"' at the end of: q.m{host=a: Invalid argument" &&
+		"Missing '"'"'}'"'"' at the end of: q.m{host=a: Invalid argument" &&
 	bad "start=$T&end=$((T - 100))&m=sum:q.m" EINVAL \
-		"end time 1356998300000 must be greater than the start time 1356998400000: Invalid argument" &&
+		"End time [1356998300000] must be greater than the start time [1356998400000]: Invalid argument" &&
 	bad "start=$T&end=$T&m=sum:q.m" EINVAL \
-		"end time 1356998400000 must be greater than the start time 1356998400000: Invalid argument" &&
+		"End time [1356998400000] must be greater than the start time [1356998400000]: Invalid argument" &&
 	bad "start=$T&m=sum:q.m{host=regexp(()}" EINVAL \
-		"bad regexp: (: missing closing parenthesis at offset 1: Invalid argument" &&
+		"When parsing tag '"'"'host=regexp(()'"'"': bad regexp: (: missing closing parenthesis at offset 1: Invalid argument" &&
 	bad "start=$T&m=sum:nosuch.m" ENOENT \
 		"no such metric: nosuch.m: No such file or directory" &&
 	bad "start=$T&m=sum:q.m{nokey=a}" ENOENT \
@@ -356,11 +356,11 @@ test_expect_success 'bad queries: EINVAL or ENOENT, and why in .log' '
 	bad "start=$T&m=sum:q.m{}{host=literal_or(web99)}" ENOENT \
 		"no such tag value: web99: No such file or directory" &&
 	bad "start=$T&m=sum:q.m{host=|}" EINVAL \
-		"filter must contain more than just a pipe: host=|: Invalid argument" &&
+		"When parsing tag '"'"'host=|'"'"': Filter must contain more than just a pipe: Invalid argument" &&
 	bad "start=$T&m=sum:q.m{host=bogus(a)}" EINVAL \
-		"unknown filter type: bogus: Invalid argument" &&
+		"When parsing tag '"'"'host=bogus(a)'"'"': Could not find a tag value filter of the type: bogus: Invalid argument" &&
 	bad "start=$T&m=sum:q.m{host=wildcard(a)}" EINVAL \
-		"wildcard without '"'"'*'"'"': host=wildcard(a): Invalid argument" &&
+		"When parsing tag '"'"'host=wildcard(a)'"'"': Filter must contain an asterisk: Invalid argument" &&
 	echo EINVAL >expect &&
 	errno_of write "$MNT/tsd/q/start=$T&m=sum:q.m" x >out && test_cmp expect out
 '

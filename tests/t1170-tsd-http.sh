@@ -239,7 +239,7 @@ test_expect_success 'query errors: unknown names, bad queries, bad JSON' '
 	echo "{\"error\":{\"code\":400,\"message\":\"No such name for '"'"'tagk'"'"': '"'"'nokey'"'"'\",\"details\":\"No such name for '"'"'tagk'"'"': '"'"'nokey'"'"'\"}}" >expect &&
 	is 400 &&
 	api "/api/query?start=yesterday&m=sum:sys.cpu" &&
-	echo "{\"error\":{\"code\":400,\"message\":\"invalid start time: yesterday\"}}" >expect &&
+	echo "{\"error\":{\"code\":400,\"message\":\"Invalid time: yesterday. Invalid character '"'"'y'"'"' in yesterday\"}}" >expect &&
 	is 400 &&
 	api /api/query -X POST -d "{\"queries\":[{\"aggregator\":\"sum\",\"metric\":\"sys.cpu\"}]}" &&
 	echo "{\"error\":{\"code\":400,\"message\":\"Missing start time\"}}" >expect &&
@@ -328,7 +328,7 @@ test_expect_success '/api/version, /api/config/filters, unknown endpoints' '
 	api /api/config/filters &&
 	echo 200 >expect.code && test_cmp expect.code code &&
 	python3 -c "import json,sys; print(\" \".join(json.load(open(\"body\"))))" >out &&
-	echo "literal_or iliteral_or not_literal_or not_iliteral_or wildcard iwildcard regexp" >expect &&
+	echo "literal_or iliteral_or not_literal_or not_iliteral_or wildcard iwildcard regexp not_key" >expect &&
 	test_cmp expect out &&
 	api /api/nothing &&
 	echo "{\"error\":{\"code\":404,\"message\":\"Endpoint not found\"}}" >expect &&

@@ -236,18 +236,21 @@ static void test_parse(void)
 		const char *qs, *why;
 	} bad[] = {
 		{ "start=1356998400&m=sum:m{h=regexp(ogg-\\d(3.ops)}",
-		  "bad regexp: ogg-\\d(3.ops: missing closing parenthesis at "
-		  "offset 12" },
+		  "When parsing tag 'h=regexp(ogg-\\d(3.ops)': bad regexp: "
+		  "ogg-\\d(3.ops: missing closing parenthesis at offset 12" },
 		{ "start=1356998400&m=sum:m{h=literal_or(|)}",
-		  "filter must contain more than just a pipe: h=literal_or(|)" },
+		  "When parsing tag 'h=literal_or(|)': Filter must contain "
+		  "more than just a pipe" },
 		{ "start=1356998400&m=sum:m{h=literal_or()}",
-		  "empty filter: h=literal_or()" },
-		{ "m=sum:m", "missing start time" },
-		{ "start=1356998400", "missing sub queries (m= or tsuid=)" },
-		{ "start=1356998400&m=foo:m", "no such aggregator: foo" },
-		{ "start=1356998400&m=sum", "invalid parameter m=sum (not "
+		  "When parsing tag 'h=literal_or()': Filter cannot be null or "
+		  "empty" },
+		{ "m=sum:m", "Missing parameter <code>start</code>" },
+		{ "start=1356998400", "Missing sub queries" },
+		{ "start=1356998400&m=foo:m", "No such aggregation function: "
+		  "foo" },
+		{ "start=1356998400&m=sum", "Invalid parameter m=sum (not "
 		  "enough :-separated parts)" },
-		{ "start=1356998400&m=sum:a:b:c:d:e", "invalid parameter "
+		{ "start=1356998400&m=sum:a:b:c:d:e", "Invalid parameter "
 		  "m=sum:a:b:c:d:e (too many :-separated parts)" },
 		{ "start=1356998400&m=sum:1m:m", "invalid downsampling "
 		  "specifier: 1m" },
@@ -265,20 +268,24 @@ static void test_parse(void)
 		  "unknown timezone: ../etc/passwd" },
 		{ "start=1356998400&m=sum:rate{counter,x}:m",
 		  "max value of counter was not a number: x" },
-		{ "start=1356998400&m=sum:m{host=a", "missing '}' at the end "
+		{ "start=1356998400&m=sum:m{host=a", "Missing '}' at the end "
 		  "of: m{host=a" },
-		{ "start=1356998400&m=sum:m{host}", "invalid tag: host" },
-		{ "start=1356998400&m=sum:m{host=foo(a)}",
-		  "unknown filter type: foo" },
-		{ "start=1356998400&end=1356998300&m=sum:m", "end time "
-		  "1356998300000 must be greater than the start time "
-		  "1356998400000" },
-		{ "start=soon&m=sum:m", "invalid start time: soon" },
+		{ "start=1356998400&m=sum:m{host}", "When parsing tag 'host': "
+		  "invalid tag: host" },
+		{ "start=1356998400&m=sum:m{host=foo(a)}", "When parsing tag "
+		  "'host=foo(a)': Could not find a tag value filter of the "
+		  "type: foo" },
+		{ "start=1356998400&end=1356998300&m=sum:m", "End time "
+		  "[1356998300000] must be greater than the start time "
+		  "[1356998400000]" },
+		{ "start=soon&m=sum:m", "Invalid time: soon. Invalid "
+		  "character 's' in soon" },
 		{ "start=1356998400&m=sum:pre-agg:m",
 		  "unsupported query part: pre-agg" },
-		{ "start=1356998400&m=sum:{a=b}", "missing metric name" },
-		{ "start=1356998400&m=", "the query string was empty" },
-		{ "start=1356998400&tsuid=", "the tsuid query string was "
+		{ "start=1356998400&m=sum:{a=b}", "Missing the metric or "
+		  "tsuids, provide at least one" },
+		{ "start=1356998400&m=", "The query string was empty" },
+		{ "start=1356998400&tsuid=", "The tsuid query string was "
 		  "empty" },
 		{ "start=1356998400&tsuid=sum:01010", "invalid TSUID: 01010" },
 		{ "start=1356998400&tsuid=sum:0101010", "invalid TSUID: "

@@ -569,11 +569,12 @@ static void test_queries(void)
 	   e.reason);
 	snprintf(q, sizeof q, "start=1356998400&m=sum:sys.cpu{host=|}");
 	ok(tsd_query_check(t, q, strlen(q), &e) == CF_EINVAL &&
-	   !strcmp(e.reason, "filter must contain more than just a pipe: "
-		   "host=|"), "%s", e.reason);
+	   !strcmp(e.reason, "When parsing tag 'host=|': Filter must "
+		   "contain more than just a pipe"), "%s", e.reason);
 	free(r);
 	r = query(t, "start=1356998400&m=bogus:sys.cpu", &rc, &e);
-	ok(rc == CF_EINVAL && !strcmp(e.reason, "no such aggregator: bogus"),
+	ok(rc == CF_EINVAL &&
+	   !strcmp(e.reason, "No such aggregation function: bogus"),
 	   "bad aggregator: %s", e.reason);
 	free(r);
 	snprintf(q, sizeof q, "start=1356998400&m=sum:sys.cpu{host=a}");
@@ -786,9 +787,9 @@ static void test_tsuid_queries(void)
 		  "One or more TSUIDs did not share the same metric [000001] "
 		  "[00000a]" },
 		{ "tsuid=000001000001000001",
-		  "invalid parameter tsuid=000001000001000001 (not enough "
+		  "Invalid parameter tsuid=000001000001000001 (not enough "
 		  ":-separated parts)" },
-		{ "tsuid=", "the tsuid query string was empty" },
+		{ "tsuid=", "The tsuid query string was empty" },
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		snprintf(q, sizeof q, "start=1356998400&%s", bad[i].q);

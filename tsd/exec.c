@@ -274,6 +274,10 @@ static int resolve_filters(struct run *r, const struct tsd_subquery *sq)
 		rf->f = f;
 		rc = tsd_uid_lookup(r->t->uids, r->uidt, TSD_TAGK, f->tagk,
 				    strlen(f->tagk), &rf->tagk);
+		/* not_key of a key never written: no series has it (tagk
+		 * 0 is no UID) */
+		if (rc == CF_ENOTFOUND && f->type == TSD_FILTER_NOT_KEY)
+			rc = CF_OK;
 		if (rc == CF_ENOTFOUND)
 			set_err(r->err, "no such tag key: %s", f->tagk);
 		if (rc)
@@ -388,6 +392,13 @@ static int row_matches(struct run *r, const struct tsd_subquery *sq,
 		const struct rfilter *rf = &r->rf[i];
 		uint32_t v = tag_value(tags, ntags, rf->tagk);
 		int hit = 0;
+		/* OpenTSDB's scan wants every filter's key in the row;
+		 * not_key wants it absent */
+		if (rf->f->type == TSD_FILTER_NOT_KEY) {
+			if (v)
+				goto out;
+			continue;
+		}
 		if (v == 0)
 			goto out;
 		if (rf->by_uid) {
@@ -414,7 +425,8 @@ static int row_matches(struct run *r, const struct tsd_subquery *sq,
 			uint32_t k = tsd_uid_get(tags + 6 * i);
 			int found = 0;
 			for (size_t j = 0; j < r->nrf && !found; j++)
-				found = r->rf[j].tagk == k;
+				found = r->rf[j].tagk == k &&
+					r->rf[j].f->type != TSD_FILTER_NOT_KEY;
 			if (!found)
 				goto out;
 		}
@@ -1557,6 +1569,9 @@ int tsd_query_check(tsd *t, const char *qs, size_t len,
 			const char *k = sq->filters[j].tagk;
 			rc = tsd_uid_lookup(t->uids, uidt, TSD_TAGK, k,
 					    strlen(k), &uid);
+			if (rc == CF_ENOTFOUND &&
+			    sq->filters[j].type == TSD_FILTER_NOT_KEY)
+				rc = CF_OK;
 			if (rc == CF_ENOTFOUND)
 				set_err(err, "no such tag key: %s", k);
 			if (rc == CF_OK && by_uid(&sq->filters[j]))

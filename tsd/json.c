@@ -98,6 +98,7 @@ static const char *filter_type(enum tsd_filter_type t)
 	case TSD_FILTER_WILDCARD:	return "wildcard";
 	case TSD_FILTER_IWILDCARD:	return "iwildcard";
 	case TSD_FILTER_REGEXP:		return "regexp";
+	case TSD_FILTER_NOT_KEY:	return "not_key";
 	}
 	return "literal_or";
 }

@@ -47,6 +47,44 @@ static size_t utf8_next(const unsigned char *s, size_t len, unsigned long *cp)
 	return n;
 }
 
+/* tsd.core.tag.allow_specialchars: the characters names may have besides
+ * the rule's (Tags.isAllowSpecialChars), as code points; set once at
+ * start-up (Tags keeps it static too). */
+static unsigned long special[TSD_SPECIAL_MAX];
+static size_t nspecial;
+static char special_text[4 * TSD_SPECIAL_MAX + 1];
+
+int tsd_name_allow(const char *chars)
+{
+	const unsigned char *p = (const unsigned char *)(chars ? chars : "");
+	size_t len = strlen((const char *)p), n = 0;
+
+	for (size_t i = 0; i < len;) {
+		unsigned long c;
+		size_t k = utf8_next(p + i, len - i, &c);
+		if (k == 0 || c == 0 || n == TSD_SPECIAL_MAX)
+			return CF_EINVAL;
+		special[n++] = c;
+		i += k;
+	}
+	nspecial = n;
+	memcpy(special_text, p, len + 1);
+	return CF_OK;
+}
+
+const char *tsd_name_allowed(void)
+{
+	return special_text;
+}
+
+static int is_special(unsigned long c)
+{
+	for (size_t i = 0; i < nspecial; i++)
+		if (special[i] == c)
+			return 1;
+	return 0;
+}
+
 int tsd_name_valid(const char *s, size_t len)
 {
 	const unsigned char *p = (const unsigned char *)s;
@@ -61,7 +99,7 @@ int tsd_name_valid(const char *s, size_t len)
 			c = p[i];
 			if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
 			      (c >= '0' && c <= '9') || c == '-' || c == '_' ||
-			      c == '.' || c == '/'))
+			      c == '.' || c == '/' || is_special(c)))
 				return 0;
 			i++;
 			continue;
@@ -70,7 +108,8 @@ int tsd_name_valid(const char *s, size_t len)
 		if (n == 0)
 			return 0;
 		if (!((c >= '0' && c <= '9') || c == '-' || c == '_' ||
-		      c == '.' || c == '/' || tsd_is_letter(c)))
+		      c == '.' || c == '/' || tsd_is_letter(c) ||
+		      is_special(c)))
 			return 0;
 		i += n;
 	}

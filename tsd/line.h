@@ -7,7 +7,8 @@
  *
  * - words are separated by spaces or tabs; a trailing '\r' is dropped;
  * - names (metric, tag keys, tag values) are non-empty and made of
- *   [A-Za-z0-9-_./] and Unicode letters (tsd/unicode.h);
+ *   [A-Za-z0-9-_./], Unicode letters (tsd/unicode.h) and the characters
+ *   of tsd_name_allow();
  * - TIMESTAMP is an integer > 0: seconds when it fits in 32 bits, else
  *   milliseconds up to 9999999999999; "SECONDS.mmm" (exactly three
  *   digits after the dot) is milliseconds too;
@@ -65,5 +66,17 @@ int tsd_line_parse(const char *s, size_t len, const char *metric,
 /* 1 if s[0..len) is a valid metric, tag key or tag value name (OpenTSDB's
  * Tags.validateString on the UTF-8 text), else 0. */
 int tsd_name_valid(const char *s, size_t len);
+
+/* The most characters tsd_name_allow() takes. */
+#define TSD_SPECIAL_MAX 64
+/* OpenTSDB's tsd.core.tag.allow_specialchars (Tags.setAllowSpecialChars):
+ * the characters of chars (UTF-8; NULL or "" for none, the default) are
+ * valid in names too, for the whole process.  Call it at start-up, before
+ * any name is checked: it is not safe against concurrent
+ * tsd_name_valid().  CF_EINVAL (nothing changed): not UTF-8, or more than
+ * TSD_SPECIAL_MAX characters. */
+int tsd_name_allow(const char *chars);
+/* The characters tsd_name_allow() allowed, as given ("" for none). */
+const char *tsd_name_allowed(void);
 
 #endif

@@ -213,6 +213,103 @@ int tsd_parse_time(const char *s, size_t len, int64_t now_ms, int64_t *ms)
 	return CF_OK;
 }
 
+/* Java's Tags.parseLong refusal of s[0..n), or NULL when it parses. */
+static const char *long_why(const char *s, size_t n, char *buf, size_t blen)
+{
+	size_t i = 0;
+	int64_t v;
+
+	if (n == 0)
+		return "Empty string";
+	if (s[0] == '+' || s[0] == '-') {
+		if (n == 1) {
+			snprintf(buf, blen, "Just a sign, no value: %.*s",
+				 W(n), s);
+			return buf;
+		}
+		i = 1;
+	}
+	if (n > 19 + i) {
+		snprintf(buf, blen, "Value too long: %.*s", W(n), s);
+		return buf;
+	}
+	for (; i < n; i++) {
+		if (s[i] < '0' || s[i] > '9') {
+			snprintf(buf, blen, "Invalid character '%c' in %.*s",
+				 s[i], W(n), s);
+			return buf;
+		}
+	}
+	if (tsd_parse_long(s, n, &v)) {
+		snprintf(buf, blen, "Overflow in %.*s", W(n), s);
+		return buf;
+	}
+	return NULL;
+}
+
+/* Why tsd_parse_duration refuses s[0..len), in DateTime.parseDuration's
+ * words. */
+static void duration_why(const char *s, size_t len, char *why, size_t whylen)
+{
+	size_t d = 0;
+	int64_t n;
+
+	while (d < len && s[d] >= '0' && s[d] <= '9')
+		d++;
+	if (len == 0)
+		snprintf(why, whylen, "Cannot parse null or empty duration");
+	else if (d == len)
+		snprintf(why, whylen, "Invalid duration, must have an integer "
+			 "and unit: %.*s", W(len), s);
+	else if (d == 0 || d > 19 || tsd_parse_long(s, d, &n))
+		snprintf(why, whylen, "Invalid duration (number): %.*s",
+			 W(len), s);
+	else if (n <= 0)
+		snprintf(why, whylen, "Zero or negative duration: %.*s",
+			 W(len), s);
+	else if (!strchr("smhdwny", tolower((unsigned char)s[len - 1])) ||
+		 len - d > (tolower((unsigned char)s[len - 1]) == 's' ? 2 : 1))
+		snprintf(why, whylen, "Invalid duration (suffix): %.*s",
+			 W(len), s);
+	else
+		snprintf(why, whylen, "Duration must be < Long.MAX_VALUE ms: "
+			 "%.*s", W(len), s);
+}
+
+/* Why tsd_parse_time refuses s[0..len), in DateTime.parseDateTimeString's
+ * words (its IllegalArgumentExceptions, which OpenTSDB's /api/query
+ * answers with). */
+static void time_why(const char *s, size_t len, char *why, size_t whylen)
+{
+	char lw[120];
+	const char *m;
+
+	if (len >= 4 && !strncasecmp(s + len - 4, "-ago", 4)) {
+		duration_why(s, len - 4, why, whylen);
+		return;
+	}
+	if (memchr(s, '/', len) || memchr(s, ':', len)) {
+		if (len != 10 && len != 16 && len != 19)
+			snprintf(why, whylen, "Invalid absolute date: %.*s",
+				 W(len), s);
+		else
+			snprintf(why, whylen, "Invalid date: %.*s. Unparseable "
+				 "date: \"%.*s\"", W(len), s, W(len), s);
+		return;
+	}
+	if (memchr(s, '.', len)) {
+		snprintf(why, whylen, "Invalid time: %.*s. Millisecond "
+			 "timestamps must be in the format <seconds>.<ms> where "
+			 "the milliseconds are limited to 3 digits", W(len), s);
+		return;
+	}
+	if ((m = long_why(s, len, lw, sizeof lw)))
+		snprintf(why, whylen, "Invalid time: %.*s. %s", W(len), s, m);
+	else
+		snprintf(why, whylen, "Invalid time: %.*s. Negative timestamps "
+			 "are not supported.", W(len), s);
+}
+
 /* --- filters ----------------------------------------------------------- */
 
 static int wild_match(const char *p, size_t plen, const char *s, size_t slen,
@@ -247,6 +344,8 @@ int tsd_filter_match(const struct tsd_filter *f, const char *value,
 {
 	int hit = 0;
 
+	if (!value)
+		return f->type == TSD_FILTER_NOT_KEY;
 	switch (f->type) {
 	case TSD_FILTER_LITERAL_OR:
 	case TSD_FILTER_NOT_LITERAL_OR:
@@ -263,7 +362,7 @@ int tsd_filter_match(const struct tsd_filter *f, const char *value,
 	case TSD_FILTER_WILDCARD:
 	case TSD_FILTER_IWILDCARD:
 		return wild_match(f->pattern, strlen(f->pattern), value, vlen,
-				  f->type == TSD_FILTER_IWILDCARD);
+				  f->type == TSD_FILTER_IWILDCARD || f->icase);
 	case TSD_FILTER_REGEXP: {
 		/* Java's Matcher.find(): a match anywhere in the value */
 		pcre2_match_data *md =
@@ -275,6 +374,8 @@ int tsd_filter_match(const struct tsd_filter *f, const char *value,
 		pcre2_match_data_free(md);
 		return hit;
 	}
+	case TSD_FILTER_NOT_KEY:
+		return 0;
 	}
 	return 0;
 }
@@ -319,7 +420,7 @@ static int split_values(struct tsd_filter *f, const char *s, size_t n)
 static int filters_equal(const struct tsd_filter *a, const struct tsd_filter *b)
 {
 	if (strcmp(a->tagk, b->tagk) || a->type != b->type ||
-	    a->nvalues != b->nvalues)
+	    a->icase != b->icase || a->nvalues != b->nvalues)
 		return 0;
 	if ((a->pattern == NULL) != (b->pattern == NULL) ||
 	    (a->pattern && strcmp(a->pattern, b->pattern)))
@@ -330,134 +431,150 @@ static int filters_equal(const struct tsd_filter *a, const struct tsd_filter *b)
 	return 1;
 }
 
-/* One "k=v" of a tag or filter group (TagVFilter.getFilter). */
+static const struct {
+	const char *name;
+	enum tsd_filter_type type;
+} filter_types[] = {
+	{ "literal_or", TSD_FILTER_LITERAL_OR },
+	{ "iliteral_or", TSD_FILTER_ILITERAL_OR },
+	{ "not_literal_or", TSD_FILTER_NOT_LITERAL_OR },
+	{ "not_iliteral_or", TSD_FILTER_NOT_ILITERAL_OR },
+	{ "wildcard", TSD_FILTER_WILDCARD },
+	{ "iwildcard", TSD_FILTER_IWILDCARD },
+	{ "regexp", TSD_FILTER_REGEXP },
+	{ "not_key", TSD_FILTER_NOT_KEY },
+};
+
+/* f's expression in[0..inlen) as its type's constructor takes it
+ * (TagVLiteralOrFilter, TagVWildcardFilter, TagVRegexFilter,
+ * TagVNotKeyFilter), with their messages. */
+static int filter_build(struct tsd_filter *f, const char *in, size_t inlen,
+			char *why, size_t whylen)
+{
+	if (f->type == TSD_FILTER_NOT_KEY) {
+		if (inlen)
+			return cf_einval(why, whylen, "The filter must be "
+					 "empty for the not_key filter");
+		/* a series without the key has no value to group by */
+		f->group_by = 0;
+		return (f->text = tsd_dupn("", 0)) ? CF_OK : CF_ENOMEM;
+	}
+	if (inlen == 0)
+		return cf_einval(why, whylen, "Filter cannot be null or empty");
+	if (!(f->text = tsd_dupn(in, inlen)))
+		return CF_ENOMEM;
+	switch (f->type) {
+	case TSD_FILTER_LITERAL_OR:
+	case TSD_FILTER_ILITERAL_OR:
+	case TSD_FILTER_NOT_LITERAL_OR:
+	case TSD_FILTER_NOT_ILITERAL_OR:
+		if (inlen == 1 && in[0] == '|')
+			return cf_einval(why, whylen, "Filter must contain "
+					 "more than just a pipe");
+		return split_values(f, in, inlen);
+	case TSD_FILTER_WILDCARD:
+	case TSD_FILTER_IWILDCARD:
+		if (!memchr(in, '*', inlen))
+			return cf_einval(why, whylen,
+					 "Filter must contain an asterisk");
+		return (f->pattern = tsd_dupn(in, inlen)) ? CF_OK : CF_ENOMEM;
+	case TSD_FILTER_REGEXP: {
+		/* PCRE2 reads what users write for Java's Pattern (\\d, \\w,
+		 * (?i), lazy quantifiers, ...) */
+		PCRE2_UCHAR msg[120];
+		PCRE2_SIZE at;
+		int ec;
+		if (!(f->pattern = tsd_dupn(in, inlen)))
+			return CF_ENOMEM;
+		f->regex = pcre2_compile((PCRE2_SPTR)in, inlen, PCRE2_UTF |
+					 PCRE2_MATCH_INVALID_UTF, &ec, &at,
+					 NULL);
+		if (f->regex)
+			return CF_OK;
+		if (pcre2_get_error_message(ec, msg, sizeof msg) < 0)
+			snprintf((char *)msg, sizeof msg, "error %d", ec);
+		return cf_einval(why, whylen, "bad regexp: %.*s: %s at offset "
+				 "%zu", W(inlen), in, (const char *)msg,
+				 (size_t)at);
+	}
+	case TSD_FILTER_NOT_KEY:
+		break;
+	}
+	return CF_OK;
+}
+
+/* The filter of tag key s[0..eq) and value eq+1..s+n into f
+ * (TagVFilter.getFilter and mapToFilters): "type(expr)", a value with
+ * '*' (a wildcard ignoring case), or a literal_or. */
+static int filter_parse(struct tsd_filter *f, const char *s, size_t n,
+			const char *eq, char *why, size_t whylen)
+{
+	const char *v = eq + 1;
+	size_t vlen = (size_t)(s + n - v);
+	const char *paren = memchr(v, '(', vlen);
+
+	if (!(f->tagk = tsd_dupn(s, (size_t)(eq - s))))
+		return CF_ENOMEM;
+	if (!paren) {
+		if (memchr(v, '*', vlen)) {
+			f->type = TSD_FILTER_WILDCARD;
+			f->icase = 1;
+		} else {
+			f->type = TSD_FILTER_LITERAL_OR;
+		}
+		return filter_build(f, v, vlen, why, whylen);
+	}
+	size_t plen = (size_t)(paren - v), i;
+	if (v[vlen - 1] != ')')
+		return cf_einval(why, whylen, "Filter must end with a ')': "
+				 "%.*s", W(vlen), v);
+	if (plen == 0)
+		return cf_einval(why, whylen,
+				 "The filter type cannot be null or empty");
+	for (i = 0; i < sizeof filter_types / sizeof filter_types[0]; i++)
+		if (strlen(filter_types[i].name) == plen &&
+		    !strncasecmp(filter_types[i].name, v, plen))
+			break;
+	if (i == sizeof filter_types / sizeof filter_types[0]) {
+		char low[81];
+		size_t k;
+		for (k = 0; k < plen && k + 1 < sizeof low; k++)
+			low[k] = (char)tolower((unsigned char)v[k]);
+		low[k] = '\0';
+		return cf_einval(why, whylen, "Could not find a tag value "
+				 "filter of the type: %s", low);
+	}
+	f->type = filter_types[i].type;
+	return filter_build(f, paren + 1, vlen - plen - 2, why, whylen);
+}
+
+/* One "k=v" of a tag (group_by) or filter group (Tags.parse, then
+ * TagVFilter.mapToFilters), refusals worded as parseWithMetricAndFilters
+ * words them: "When parsing tag 'ITEM': REASON". */
 static int add_filter(struct tsd_subquery *sq, const char *s, size_t n,
 		      int group_by, char *why, size_t whylen)
 {
 	const char *eq = memchr(s, '=', n);
 	struct tsd_filter f;
-	const char *v;
-	size_t vlen;
+	char inner[256];
 	int rc;
 
 	memset(&f, 0, sizeof f);
+	f.group_by = group_by;
+	inner[0] = '\0';
 	if (!eq || eq == s || eq == s + n - 1 ||
 	    memchr(eq + 1, '=', (size_t)(s + n - eq - 1)))
-		return cf_einval(why, whylen, "invalid tag: %.*s", W(n), s);
-	v = eq + 1;
-	vlen = (size_t)(s + n - v);
-	if (!(f.tagk = tsd_dupn(s, (size_t)(eq - s))))
-		return CF_ENOMEM;
-	const char *paren = memchr(v, '(', vlen);
-	if (paren) {
-		size_t plen = (size_t)(paren - v);
-		const char *in = paren + 1;
-		size_t inlen;
-		if (v[vlen - 1] != ')') {
-			rc = cf_einval(why, whylen,
-				       "missing ')' in filter: %.*s",
-				       W(n), s);
-			goto bad;
-		}
-		inlen = (size_t)(v + vlen - 1 - in);
-#define IS(name) (plen == strlen(name) && !strncasecmp(v, name, plen))
-		if (IS("literal_or"))
-			f.type = TSD_FILTER_LITERAL_OR;
-		else if (IS("iliteral_or"))
-			f.type = TSD_FILTER_ILITERAL_OR;
-		else if (IS("not_literal_or"))
-			f.type = TSD_FILTER_NOT_LITERAL_OR;
-		else if (IS("not_iliteral_or"))
-			f.type = TSD_FILTER_NOT_ILITERAL_OR;
-		else if (IS("wildcard"))
-			f.type = TSD_FILTER_WILDCARD;
-		else if (IS("iwildcard"))
-			f.type = TSD_FILTER_IWILDCARD;
-		else if (IS("regexp"))
-			f.type = TSD_FILTER_REGEXP;
-		else {
-			rc = cf_einval(why, whylen, "unknown filter type: %.*s",
-				       W(plen), v);
-			goto bad;
-		}
-#undef IS
-		if (inlen == 0) {
-			rc = cf_einval(why, whylen,
-				       "empty filter: %.*s", W(n), s);
-			goto bad;
-		}
-		if (!(f.text = tsd_dupn(in, inlen))) {
-			rc = CF_ENOMEM;
-			goto bad;
-		}
-		if (f.type <= TSD_FILTER_NOT_ILITERAL_OR) {
-			if (inlen == 1 && in[0] == '|') {
-				rc = cf_einval(why, whylen, "filter must "
-					       "contain more than just a pipe: "
-					       "%.*s", W(n), s);
-				goto bad;
-			}
-			if ((rc = split_values(&f, in, inlen)))
-				goto bad;
-		} else {
-			if (!(f.pattern = tsd_dupn(in, inlen))) {
-				rc = CF_ENOMEM;
-				goto bad;
-			}
-			if (f.type == TSD_FILTER_IWILDCARD ||
-			    f.type == TSD_FILTER_WILDCARD) {
-				if (!memchr(in, '*', inlen)) {
-					rc = cf_einval(why, whylen, "wildcard "
-						       "without '*': %.*s",
-						       W(n), s);
-					goto bad;
-				}
-			}
-		}
-		if (f.type == TSD_FILTER_REGEXP) {
-			/* PCRE2 reads what users write for Java's Pattern
-			 * (\\d, \\w, (?i), lazy quantifiers, ...) */
-			PCRE2_UCHAR msg[120];
-			PCRE2_SIZE at;
-			int ec;
-			f.regex = pcre2_compile((PCRE2_SPTR)in, inlen,
-						PCRE2_UTF |
-						PCRE2_MATCH_INVALID_UTF, &ec,
-						&at, NULL);
-			if (!f.regex) {
-				if (pcre2_get_error_message(ec, msg,
-							    sizeof msg) < 0)
-					snprintf((char *)msg, sizeof msg,
-						 "error %d", ec);
-				rc = cf_einval(why, whylen,
-					       "bad regexp: %.*s: %s at "
-					       "offset %zu", W(inlen), in,
-					       (const char *)msg, (size_t)at);
-				goto bad;
-			}
-		}
-	} else if (!(f.text = tsd_dupn(v, vlen))) {
-		rc = CF_ENOMEM;
+		rc = cf_einval(inner, sizeof inner, "invalid tag: %.*s",
+			       W(n), s);
+	else
+		rc = filter_parse(&f, s, n, eq, inner, sizeof inner);
+	if (rc) {
+		if (rc == CF_EINVAL)
+			cf_einval(why, whylen, "When parsing %s '%.*s': %s",
+				  group_by ? "tag" : "filter", W(n), s, inner);
 		goto bad;
-	} else if (memchr(v, '*', vlen)) {
-		f.type = TSD_FILTER_WILDCARD;
-		if (!(f.pattern = tsd_dupn(v, vlen))) {
-			rc = CF_ENOMEM;
-			goto bad;
-		}
-	} else {
-		f.type = TSD_FILTER_LITERAL_OR;
-		if (vlen == 1 && v[0] == '|') {
-			rc = cf_einval(why, whylen,
-				       "filter must contain more than "
-				       "just a pipe: %.*s", W(n), s);
-			goto bad;
-		}
-		if ((rc = split_values(&f, v, vlen)))
-			goto bad;
 	}
-	f.group_by = group_by;
-	if (group_by) {
+	if (f.group_by) {
 		for (size_t i = 0; i < sq->nfilters; i++) {
 			if (filters_equal(&sq->filters[i], &f)) {
 				sq->filters[i].group_by = 1;
@@ -480,10 +597,12 @@ bad:
 	return rc;
 }
 
-/* The comma-separated items of s[0..n), each added as a filter; an empty
- * item ends the list (OpenTSDB's parseWithMetricAndFilters). */
+/* The comma-separated items of s[0..n), each added as a filter.  An
+ * empty item ends the list when ends is set (the filter group, and the
+ * tag group followed by one), else it is refused, as OpenTSDB's
+ * parseWithMetricAndFilters does ("m{a=b,}" fails, "m{a=b,}{}" not). */
 static int add_filters(struct tsd_subquery *sq, const char *s, size_t n,
-		       int group_by, char *why, size_t whylen)
+		       int group_by, int ends, char *why, size_t whylen)
 {
 	size_t b = 0;
 	int rc;
@@ -491,7 +610,7 @@ static int add_filters(struct tsd_subquery *sq, const char *s, size_t n,
 	for (size_t i = 0; i <= n; i++) {
 		if (i < n && s[i] != ',')
 			continue;
-		if (i == b)
+		if (i == b && ends)
 			break;
 		if ((rc = add_filter(sq, s + b, i - b, group_by, why, whylen)))
 			return rc;
@@ -500,21 +619,15 @@ static int add_filters(struct tsd_subquery *sq, const char *s, size_t n,
 	return CF_OK;
 }
 
-static int parse_metric(struct tsd_subquery *sq, const char *s, size_t n,
-			char *why, size_t whylen)
+/* The tag and filter groups of s[0..n) from its first '{' (Tags.
+ * parseWithMetricAndFilters). */
+static int parse_groups(struct tsd_subquery *sq, const char *s, size_t n,
+			const char *curly, char *why, size_t whylen)
 {
-	const char *curly = memchr(s, '{', n);
-	size_t mlen = curly ? (size_t)(curly - s) : n;
 	int rc;
 
-	if (mlen == 0)
-		return cf_einval(why, whylen, "missing metric name");
-	if (!(sq->metric = tsd_dupn(s, mlen)))
-		return CF_ENOMEM;
-	if (!curly)
-		return CF_OK;
 	if (s[n - 1] != '}')
-		return cf_einval(why, whylen, "missing '}' at the end of: %.*s",
+		return cf_einval(why, whylen, "Missing '}' at the end of: %.*s",
 				 W(n), s);
 	if (curly == s + n - 2)
 		return CF_OK;
@@ -527,11 +640,30 @@ static int parse_metric(struct tsd_subquery *sq, const char *s, size_t n,
 			return cf_einval(why, whylen, "malformed filters: %.*s",
 					 W(n), s);
 		if ((rc = add_filters(sq, fb + 1, (size_t)(s + n - 1 - fb - 1),
-				      0, why, whylen)))
+				      0, 1, why, whylen)))
 			return rc;
 	}
-	return add_filters(sq, curly + 1, (size_t)(close - curly - 1), 1, why,
-			   whylen);
+	return add_filters(sq, curly + 1, (size_t)(close - curly - 1), 1,
+			   close != s + n - 1, why, whylen);
+}
+
+/* METRIC[{TAGS}][{FILTERS}]: the groups are read before the metric is
+ * found missing, as OpenTSDB reads them ("{host=}" fails on its tag). */
+static int parse_metric(struct tsd_subquery *sq, const char *s, size_t n,
+			char *why, size_t whylen)
+{
+	const char *curly = memchr(s, '{', n);
+	size_t mlen = curly ? (size_t)(curly - s) : n;
+	int rc;
+
+	if (n == 0)
+		return cf_einval(why, whylen, "Metric cannot be null or empty");
+	if (curly && (rc = parse_groups(sq, s, n, curly, why, whylen)))
+		return rc;
+	if (mlen == 0)	/* TSSubQuery.validateAndSetQuery */
+		return cf_einval(why, whylen, "Missing the metric or tsuids, "
+				 "provide at least one");
+	return (sq->metric = tsd_dupn(s, mlen)) ? CF_OK : CF_ENOMEM;
 }
 
 static int parse_downsample(struct tsd_subquery *sq, const char *s, size_t n,
@@ -698,21 +830,21 @@ static int parse_sub(struct tsd_query *q, const char *s, size_t n,
 	int rc;
 
 	if (n == 0)
-		return cf_einval(why, whylen, "the %squery string was empty",
+		return cf_einval(why, whylen, "The %squery string was empty",
 				 tsuid ? "tsuid " : "");
 	for (size_t b = 0, i = 0; i <= n; i++) {
 		if (i < n && s[i] != ':')
 			continue;
 		if (np == 5)
 			return cf_einval(why, whylen,
-					 "invalid parameter %s=%.*s (too many "
+					 "Invalid parameter %s=%.*s (too many "
 					 ":-separated parts)", kind, W(n), s);
 		part[np] = s + b;
 		plen[np++] = i - b;
 		b = i + 1;
 	}
 	if (np < 2)
-		return cf_einval(why, whylen, "invalid parameter %s=%.*s (not "
+		return cf_einval(why, whylen, "Invalid parameter %s=%.*s (not "
 				 "enough :-separated parts)", kind, W(n), s);
 	sq = realloc(q->subs, (q->nsubs + 1) * sizeof *sq);
 	if (!sq)
@@ -721,9 +853,12 @@ static int parse_sub(struct tsd_query *q, const char *s, size_t n,
 	sq = &q->subs[q->nsubs++];
 	memset(sq, 0, sizeof *sq);
 	sq->counter_max = INT64_MAX;
+	if (plen[0] == 0)
+		return cf_einval(why, whylen, "Missing the aggregation "
+				 "function");
 	if (tsd_agg_lookup(part[0], plen[0], &sq->agg))
-		return cf_einval(why, whylen, "no such aggregator: %.*s",
-				 W(plen[0]), part[0]);
+		return cf_einval(why, whylen, "No such aggregation function: "
+				 "%.*s", W(plen[0]), part[0]);
 	rc = tsuid ? parse_tsuids(sq, part[np - 1], plen[np - 1], why, whylen)
 		   : parse_metric(sq, part[np - 1], plen[np - 1], why, whylen);
 	if (rc)
@@ -853,24 +988,21 @@ int tsd_query_parse(const char *qs, size_t len, int64_t now_ms,
 			goto out;
 		}
 		size_t vl = strlen(val);
-		if (!strcmp(key, "start")) {
-			if (tsd_parse_time(val, vl, now_ms, &q->start_ms)) {
-				rc = cf_einval(why, whylen,
-					       "invalid start time: %.*s",
-					       W(vl), val);
+		if (!strcmp(key, "start") || !strcmp(key, "end")) {
+			int st = key[0] == 's';
+			/* an empty one is not given (getQueryStringParam) */
+			if (st)
+				have_start = vl > 0;
+			else
+				have_end = vl > 0;
+			if (vl && tsd_parse_time(val, vl, now_ms, st ?
+						 &q->start_ms : &q->end_ms)) {
+				time_why(val, vl, why, whylen);
+				rc = CF_EINVAL;
 				goto out;
 			}
-			have_start = 1;
-			start_date = memchr(val, '/', vl) || memchr(val, ':', vl);
-		} else if (!strcmp(key, "end")) {
-			if (tsd_parse_time(val, vl, now_ms, &q->end_ms)) {
-				rc = cf_einval(why, whylen,
-					       "invalid end time: %.*s",
-					       W(vl), val);
-				goto out;
-			}
-			have_end = 1;
-			end_date = memchr(val, '/', vl) || memchr(val, ':', vl);
+			*(st ? &start_date : &end_date) =
+				memchr(val, '/', vl) || memchr(val, ':', vl);
 		} else if (!strcmp(key, "m") || !strcmp(key, "tsuid")) {
 			if ((rc = parse_sub(q, val, vl, key[0] == 't', why,
 					    whylen)))
@@ -955,7 +1087,9 @@ int tsd_query_parse(const char *qs, size_t len, int64_t now_ms,
 		}
 	}
 	if (!have_start) {
-		rc = cf_einval(why, whylen, "missing start time");
+		/* QueryRpc's getRequiredQueryStringParam */
+		rc = cf_einval(why, whylen, "Missing parameter <code>start"
+			       "</code>");
 		goto out;
 	}
 	/* dates are wall-clock times of the zone (DateTime.
@@ -970,14 +1104,13 @@ int tsd_query_parse(const char *qs, size_t len, int64_t now_ms,
 		q->end_ms = now_ms;
 	if (q->end_ms <= q->start_ms) {
 		rc = cf_einval(why, whylen,
-			       "end time %lld must be greater than the "
-			       "start time %lld", (long long)q->end_ms,
+			       "End time [%lld] must be greater than the "
+			       "start time [%lld]", (long long)q->end_ms,
 			       (long long)q->start_ms);
 		goto out;
 	}
 	if (q->nsubs == 0)
-		rc = cf_einval(why, whylen,
-			       "missing sub queries (m= or tsuid=)");
+		rc = cf_einval(why, whylen, "Missing sub queries");
 out:
 	free(key);
 	free(val);

@@ -14,10 +14,12 @@
  *   FILL = none | nan | null | zero
  *   TAGS = TAGK=VALUES,...   (every one also groups by its key)
  *   FILTERS = TAGK=VALUES,... (filters only)
- *   VALUES = v | v1|v2 | * | web* (wildcard) | literal_or(v1|v2)
- *          | iliteral_or(..) | not_literal_or(..) | wildcard(..)
- *          | iwildcard(..) | regexp(..)   (PCRE2, found anywhere in the
- *                                           value, as Java's find())
+ *   VALUES = v | v1|v2 | * | web* (wildcard, ignoring case)
+ *          | literal_or(v1|v2) | iliteral_or(..) | not_literal_or(..)
+ *          | not_iliteral_or(..) | wildcard(..) | iwildcard(..)
+ *          | regexp(..)   (PCRE2, found anywhere in the value, as Java's
+ *                          find())
+ *          | not_key()    (series without the key; never groups)
  *
  * Rules follow OpenTSDB's QueryRpc.parseMTypeSubQuery, Tags.parseWith-
  * MetricAndFilters, TagVFilter, DownsamplingSpecification and
@@ -67,7 +69,8 @@ enum tsd_filter_type {
 	TSD_FILTER_NOT_ILITERAL_OR,
 	TSD_FILTER_WILDCARD,
 	TSD_FILTER_IWILDCARD,
-	TSD_FILTER_REGEXP
+	TSD_FILTER_REGEXP,
+	TSD_FILTER_NOT_KEY	/* the series has no such tag key */
 };
 
 struct tsd_filter {
@@ -78,6 +81,9 @@ struct tsd_filter {
 	char *pattern;		/* wildcard kinds and regexp */
 	void *regex;		/* compiled regexp (pcre2_code, 8-bit) */
 	int group_by;
+	int icase;		/* a wildcard written without "wildcard(":
+				 * "web*" matches WEB01, as OpenTSDB's
+				 * TagVFilter.getFilter shortcut does */
 	char *text;		/* the expression as written (TagVFilter's
 				 * filter: "web01|web02", "web*") */
 };
@@ -169,7 +175,8 @@ int tsd_parse_duration(const char *s, size_t len, int64_t *ms);
  * CF_EINVAL. */
 int tsd_parse_time(const char *s, size_t len, int64_t now_ms, int64_t *ms);
 
-/* 1 if value (vlen bytes) passes filter f. */
+/* 1 if value (vlen bytes) passes filter f; value NULL: the series has
+ * no tag of f's key, which passes only not_key. */
 int tsd_filter_match(const struct tsd_filter *f, const char *value,
 		     size_t vlen);
 
