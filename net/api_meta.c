@@ -110,7 +110,9 @@ int net_api_aggregators(struct net_req *r)
 		"sum", "pfsum", "min", "max", "avg", "median", "none",
 		"mult", "dev", "diff", "zimsum", "mimmin", "mimmax",
 		"squareSum", "count", "first", "last", "p999", "p99", "p95",
-		"p90", "p75", "p50",
+		"p90", "p75", "p50", "ep999r3", "ep99r3", "ep95r3", "ep90r3",
+		"ep75r3", "ep50r3", "ep999r7", "ep99r7", "ep95r7", "ep90r7",
+		"ep75r7", "ep50r7",
 	};
 	json_t *arr;
 

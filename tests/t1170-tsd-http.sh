@@ -260,10 +260,10 @@ test_expect_success 'query errors: unknown names, bad queries, bad JSON' '
 
 test_expect_success 'every aggregator /api/aggregators lists runs in a query' '
 	api /api/aggregators &&
-	echo "[\"sum\",\"pfsum\",\"min\",\"max\",\"avg\",\"median\",\"none\",\"mult\",\"dev\",\"diff\",\"zimsum\",\"mimmin\",\"mimmax\",\"squareSum\",\"count\",\"first\",\"last\",\"p999\",\"p99\",\"p95\",\"p90\",\"p75\",\"p50\"]" >expect &&
+	echo "[\"sum\",\"pfsum\",\"min\",\"max\",\"avg\",\"median\",\"none\",\"mult\",\"dev\",\"diff\",\"zimsum\",\"mimmin\",\"mimmax\",\"squareSum\",\"count\",\"first\",\"last\",\"p999\",\"p99\",\"p95\",\"p90\",\"p75\",\"p50\",\"ep999r3\",\"ep99r3\",\"ep95r3\",\"ep90r3\",\"ep75r3\",\"ep50r3\",\"ep999r7\",\"ep99r7\",\"ep95r7\",\"ep90r7\",\"ep75r7\",\"ep50r7\"]" >expect &&
 	is 200 &&
 	tr -d "[]\"" <body | tr "," "\n" >aggs &&
-	test $(wc -l <aggs) = 23 &&
+	test $(wc -l <aggs) = 35 &&
 	while read a; do
 		api "/api/query?start=$T&m=$a:sys.cpu" &&
 		echo 200 >expect.code && test_cmp expect.code code || return 1

@@ -525,6 +525,36 @@ static void test_agg_functions(void)
 	ok(tsd_agg_double(TSD_AGG_P95, v10, 10) == 10, "p95 of 1..10");
 	ok(tsd_agg_double(TSD_AGG_P999, v10, 10) == 10, "p999 of 1..10");
 	is_int(tsd_agg_long(TSD_AGG_P75, l5, 5), 4, "p75 as a long truncates");
+	{
+		/* Commons Math's R-7 (1 + 9p, interpolated) and R-3 (rank
+		 * rint(10p), ties to even) of 10, 20, ..., 100, in any
+		 * order; the legacy p75 is at 11 * 0.75 = 8.25 */
+		int64_t l[] = { 70, 10, 100, 40, 90, 20, 60, 30, 80, 50 };
+		double d[] = { 70, 10, 100, 40, 90, 20, 60, 30, 80, 50 };
+		static const struct {
+			enum tsd_agg a;
+			int64_t want;
+		} c[] = {
+			{ TSD_AGG_EP50R7, 55 }, { TSD_AGG_EP75R7, 77 },
+			{ TSD_AGG_EP90R7, 91 }, { TSD_AGG_EP95R7, 95 },
+			{ TSD_AGG_EP99R7, 99 }, { TSD_AGG_EP999R7, 99 },
+			{ TSD_AGG_EP50R3, 50 }, { TSD_AGG_EP75R3, 80 },
+			{ TSD_AGG_EP90R3, 90 }, { TSD_AGG_EP95R3, 100 },
+			{ TSD_AGG_EP99R3, 100 }, { TSD_AGG_EP999R3, 100 },
+			{ TSD_AGG_P75, 82 },
+		};
+		int64_t one = 7;
+
+		for (size_t i = 0; i < sizeof c / sizeof c[0]; i++)
+			is_int(tsd_agg_long(c[i].a, l, 10), c[i].want, "%s of "
+			       "10..100", tsd_agg_name(c[i].a));
+		is_int(tsd_agg_long(TSD_AGG_EP50R3, &one, 1), 7,
+		       "ep50r3 of one value");
+		/* on floats OpenTSDB drops the estimation type */
+		ok(tsd_agg_double(TSD_AGG_EP75R3, d, 10) == 82.5 &&
+		   tsd_agg_double(TSD_AGG_EP50R7, d, 10) == 55,
+		   "ep75r3 and ep50r7 of floats are p75 and p50");
+	}
 	is_int(tsd_agg_long(TSD_AGG_MEDIAN, l5, 5), 3, "median");
 	is_int(tsd_agg_long(TSD_AGG_FIRST, l5, 5), 3, "first");
 	is_int(tsd_agg_long(TSD_AGG_LAST, l5, 5), 4, "last");

@@ -74,15 +74,24 @@ static int cmp_long(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Apache Commons Math Percentile, default (legacy) estimation, on a
- * sorted array. */
-static double percentile_sorted(const double *v, size_t n, double p)
+/* Apache Commons Math's Percentile on a sorted array, with its default
+ * (legacy) estimation (est 0), or its estimation types R-3 (est 3: the
+ * element nearest Np, ties to even) and R-7 (est 7: 1 + (N - 1)p,
+ * interpolated). */
+static double percentile_est(const double *v, size_t n, double p, int est)
 {
+	double q = p / 100, pos;
+
 	if (n == 0)
 		return NAN;
 	if (n == 1)
 		return v[0];
-	double pos = p * (double)(n + 1) / 100;
+	if (est == 3)
+		pos = q <= 0.5 / (double)n ? 0 : nearbyint((double)n * q);
+	else if (est == 7)
+		pos = q == 0 ? 0 : q == 1 ? (double)n : 1 + (double)(n - 1) * q;
+	else
+		pos = p * (double)(n + 1) / 100;
 	double fpos = floor(pos), dif = pos - fpos;
 	size_t ipos = (size_t)fpos;
 	if (pos < 1)
@@ -92,16 +101,36 @@ static double percentile_sorted(const double *v, size_t n, double p)
 	return v[ipos - 1] + dif * (v[ipos] - v[ipos - 1]);
 }
 
+static double percentile_sorted(const double *v, size_t n, double p)
+{
+	return percentile_est(v, n, p, 0);
+}
+
 static double pct_of(enum tsd_agg a)
 {
 	switch (a) {
-	case TSD_AGG_P999: return 99.9;
-	case TSD_AGG_P99: return 99;
-	case TSD_AGG_P95: return 95;
-	case TSD_AGG_P90: return 90;
-	case TSD_AGG_P75: return 75;
-	default: return 50;
+	case TSD_AGG_P999: case TSD_AGG_EP999R3: case TSD_AGG_EP999R7:
+		return 99.9;
+	case TSD_AGG_P99: case TSD_AGG_EP99R3: case TSD_AGG_EP99R7:
+		return 99;
+	case TSD_AGG_P95: case TSD_AGG_EP95R3: case TSD_AGG_EP95R7:
+		return 95;
+	case TSD_AGG_P90: case TSD_AGG_EP90R3: case TSD_AGG_EP90R7:
+		return 90;
+	case TSD_AGG_P75: case TSD_AGG_EP75R3: case TSD_AGG_EP75R7:
+		return 75;
+	default:
+		return 50;
 	}
+}
+
+/* The estimation type of a percentile aggregator on integers (floats
+ * always take the legacy one: OpenTSDB's PercentileAgg.runDouble drops
+ * it). */
+static int est_of(enum tsd_agg a)
+{
+	return a >= TSD_AGG_EP999R3 && a <= TSD_AGG_EP50R3 ? 3 :
+	       a >= TSD_AGG_EP999R7 && a <= TSD_AGG_EP50R7 ? 7 : 0;
 }
 
 int64_t tsd_agg_long(enum tsd_agg a, const int64_t *v, size_t n)
@@ -181,14 +210,18 @@ int64_t tsd_agg_long(enum tsd_agg a, const int64_t *v, size_t n)
 	case TSD_AGG_LAST:
 		return v[n - 1];
 	case TSD_AGG_P999: case TSD_AGG_P99: case TSD_AGG_P95:
-	case TSD_AGG_P90: case TSD_AGG_P75: case TSD_AGG_P50: {
+	case TSD_AGG_P90: case TSD_AGG_P75: case TSD_AGG_P50:
+	case TSD_AGG_EP999R3: case TSD_AGG_EP99R3: case TSD_AGG_EP95R3:
+	case TSD_AGG_EP90R3: case TSD_AGG_EP75R3: case TSD_AGG_EP50R3:
+	case TSD_AGG_EP999R7: case TSD_AGG_EP99R7: case TSD_AGG_EP95R7:
+	case TSD_AGG_EP90R7: case TSD_AGG_EP75R7: case TSD_AGG_EP50R7: {
 		double *c = malloc(n * sizeof *c), r;
 		if (!c)
 			return v[0];
 		for (size_t i = 0; i < n; i++)
 			c[i] = (double)v[i];
 		qsort(c, n, sizeof *c, cmp_double);
-		r = percentile_sorted(c, n, pct_of(a));
+		r = percentile_est(c, n, pct_of(a), est_of(a));
 		free(c);
 		return java_d2l(r);
 	}
@@ -240,7 +273,11 @@ double tsd_agg_double(enum tsd_agg a, const double *v, size_t n)
 		return k ? r / (double)k : NAN;
 	case TSD_AGG_MEDIAN:
 	case TSD_AGG_P999: case TSD_AGG_P99: case TSD_AGG_P95:
-	case TSD_AGG_P90: case TSD_AGG_P75: case TSD_AGG_P50: {
+	case TSD_AGG_P90: case TSD_AGG_P75: case TSD_AGG_P50:
+	case TSD_AGG_EP999R3: case TSD_AGG_EP99R3: case TSD_AGG_EP95R3:
+	case TSD_AGG_EP90R3: case TSD_AGG_EP75R3: case TSD_AGG_EP50R3:
+	case TSD_AGG_EP999R7: case TSD_AGG_EP99R7: case TSD_AGG_EP95R7:
+	case TSD_AGG_EP90R7: case TSD_AGG_EP75R7: case TSD_AGG_EP50R7: {
 		double *c = malloc(n * sizeof *c);
 		if (!c)
 			return NAN;

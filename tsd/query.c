@@ -47,6 +47,18 @@ static const struct {
 	[TSD_AGG_P90] = { "p90", TSD_INTERP_LERP },
 	[TSD_AGG_P75] = { "p75", TSD_INTERP_LERP },
 	[TSD_AGG_P50] = { "p50", TSD_INTERP_LERP },
+	[TSD_AGG_EP999R3] = { "ep999r3", TSD_INTERP_LERP },
+	[TSD_AGG_EP99R3] = { "ep99r3", TSD_INTERP_LERP },
+	[TSD_AGG_EP95R3] = { "ep95r3", TSD_INTERP_LERP },
+	[TSD_AGG_EP90R3] = { "ep90r3", TSD_INTERP_LERP },
+	[TSD_AGG_EP75R3] = { "ep75r3", TSD_INTERP_LERP },
+	[TSD_AGG_EP50R3] = { "ep50r3", TSD_INTERP_LERP },
+	[TSD_AGG_EP999R7] = { "ep999r7", TSD_INTERP_LERP },
+	[TSD_AGG_EP99R7] = { "ep99r7", TSD_INTERP_LERP },
+	[TSD_AGG_EP95R7] = { "ep95r7", TSD_INTERP_LERP },
+	[TSD_AGG_EP90R7] = { "ep90r7", TSD_INTERP_LERP },
+	[TSD_AGG_EP75R7] = { "ep75r7", TSD_INTERP_LERP },
+	[TSD_AGG_EP50R7] = { "ep50r7", TSD_INTERP_LERP },
 };
 
 const char *tsd_agg_name(enum tsd_agg a)
