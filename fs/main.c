@@ -31,6 +31,7 @@ struct config {
 	char *uid, *gid, *umask, *write_buffers, *tsd_recent;
 	char *cache_timeout;
 	char *special;		/* tsd_allow_specialchars=CHARS */
+	char *cors;		/* tsd_cors_domains=LIST */
 	int rdplus_always;	/* readdirplus=always (else auto) */
 	int allow_delete;	/* tsd_allow_delete: delete queries over HTTP */
 	int tsuid_tracking, realtime_ts, tsuid_incrementing; /* tsd meta */
@@ -60,6 +61,7 @@ static const struct fuse_opt cellfs_opts[] = {
 	OPT("tsd_recent=%s", tsd_recent),
 	OPT("cache_timeout=%s", cache_timeout),
 	OPT("tsd_allow_specialchars=%s", special),
+	OPT("tsd_cors_domains=%s", cors),
 	FUSE_OPT_KEY("allow_other", KEY_SHARED),
 	FUSE_OPT_KEY("allow_root", KEY_SHARED),
 	{ "readdirplus=always", offsetof(struct config, rdplus_always), 1 },
@@ -328,6 +330,8 @@ static void usage(const char *prog)
 	       "    -o tsd_allow_specialchars=CHARS  characters names may\n"
 	       "                          have besides [A-Za-z0-9-_./] and\n"
 	       "                          letters (',' written '\\,')\n"
+	       "    -o tsd_cors_domains=LIST  origins the HTTP API allows\n"
+	       "                          (CORS; '*' any; ',' written '\\,')\n"
 	       "    -o tsd_allow_delete   the HTTP API serves delete queries\n"
 	       "                          (DELETE /api/query; off: 400)\n"
 	       "    -o tsd_tsuid_tracking  writes keep each series' last\n"
@@ -402,6 +406,12 @@ int main(int argc, char **argv)
 		fprintf(stderr, "cellfs: bad value for tsd_allow_specialchars: "
 			"'%s' (UTF-8, at most %d characters)\n", c.special,
 			TSD_SPECIAL_MAX);
+		goto out;
+	}
+	/* OpenTSDB's tsd.http.request.cors_domains */
+	if (c.cors && net_http_set_cors(c.cors)) {
+		fprintf(stderr, "cellfs: bad value for tsd_cors_domains: '%s' "
+			"('*' alone, or at most 64 origins)\n", c.cors);
 		goto out;
 	}
 	/* Other users only ever see the mount with the kernel checking
@@ -522,6 +532,7 @@ out:
 	free(c.max_value);
 	free(c.wal);
 	free(c.tsd_http);
+	free(c.cors);
 	free(c.tsd_telnet);
 	free(c.uid);
 	free(c.gid);

@@ -779,6 +779,8 @@ int net_api_config(struct net_req *r)
 		{ "tsd.core.uid.random_metrics", no },
 		{ "tsd.http.query.allow_delete",
 		  r->opts & NET_ALLOW_DELETE ? yes : no },
+		{ "tsd.http.request.cors_domains", net_http_cors() },
+		{ "tsd.http.request.cors_headers", NET_CORS_HEADERS },
 		{ "tsd.http.request.enable_chunked", yes },
 		{ "tsd.http.request.max_chunk", "16777216" },
 		{ "tsd.http.show_stack_trace", no },

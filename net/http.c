@@ -332,11 +332,129 @@ static int allowed(struct net_req *r, const char *path)
 	return -1;
 }
 
+/* A versioned path, /api/vN/...: r->path without the version (in fixed,
+ * which must outlive the request's handling), as HttpQuery's
+ * getQueryBaseRoute reads it; 0, or -1 when r holds its error. */
+static int unversion(struct net_req *r, char *fixed, size_t size)
+{
+	const char *p = r->path, *v, *e;
+	char *end = NULL;
+	long ver;
+
+	if (strncasecmp(p, "/api/v", 6) || p[6] < '0' || p[6] > '9')
+		return 0;
+	v = p + 6;
+	e = v + strcspn(v, "/?");
+	/* Integer.parseInt: digits, within an int */
+	ver = e - v <= 9 ? strtol(v, &end, 10) : -1;
+	if (ver < 0 || end != e) {
+		char d[96];
+		snprintf(d, sizeof d, "API version [%.*s] cannot be parsed to "
+			 "an integer", (int)(e - v > 40 ? 40 : e - v), v);
+		net_error(r, 400, "Invalid API version format supplied", d);
+		return -1;
+	}
+	if (ver > 1) {
+		char d[96];
+		snprintf(d, sizeof d, "API version [%ld] is greater than the "
+			 "max [1]", ver);
+		net_error(r, 501, "Requested API version is greater than the "
+			  "max implemented", d);
+		return -1;
+	}
+	if (snprintf(fixed, size, "/api%s", e) >= (int)size)
+		return 0;	/* too long for a route: not found */
+	r->path = fixed;
+	return 0;
+}
+
+/* tsd.http.request.cors_domains: cors_list as given, cors[] its origins
+ * upper-cased (cors_any for "*"); written once before any server runs. */
+#define CORS_MAX 64
+static char *cors_list, *cors[CORS_MAX];
+static size_t ncors;
+static int cors_any;
+
+int net_http_set_cors(const char *domains)
+{
+	const char *p = domains;
+
+	if (!domains || !*domains)
+		return CF_OK;
+	if (!(cors_list = strdup(domains)))
+		return CF_ENOMEM;
+	while (*p) {
+		size_t n = strcspn(p, ","), b = 0, e = n;
+		while (b < e && p[b] == ' ')
+			b++;
+		while (e > b && p[e - 1] == ' ')
+			e--;
+		if (e == b || e - b > 255 || ncors == CORS_MAX)
+			return CF_EINVAL;
+		if (e - b == 1 && p[b] == '*')
+			cors_any = 1;
+		else if (!(cors[ncors++] = strndup(p + b, e - b)))
+			return CF_ENOMEM;
+		else
+			for (char *c = cors[ncors - 1]; *c; c++)
+				if (*c >= 'a' && *c <= 'z')
+					*c = (char)(*c - 'a' + 'A');
+		p += n;
+		if (*p)
+			p++;
+	}
+	/* "a public resource (*) or a list of specific domains" */
+	return cors_any && ncors ? CF_EINVAL : CF_OK;
+}
+
+const char *net_http_cors(void)
+{
+	return cors_list ? cors_list : "";
+}
+
+/* RpcHandler.applyCorsConfig: a request with an Origin (when domains are
+ * set) or an OPTIONS request.  1 when r is answered. */
+static int apply_cors(struct net_req *r)
+{
+	struct conn *x = r->conn;
+	const char *o = MHD_lookup_connection_value(x->c, MHD_HEADER_KIND,
+						    "Origin");
+	int opt = !strcmp(r->method, "OPTIONS"), ok = cors_any;
+	char d[320];
+
+	if (!opt && !(cors_list && o && *o))
+		return 0;
+	if (!cors_list || !o || !*o) {
+		snprintf(d, sizeof d, "The HTTP method [%s] is not permitted",
+			 r->method);
+		net_error(r, 405, "Method not allowed", d);
+		return 1;
+	}
+	for (size_t i = 0; !ok && i < ncors; i++)
+		ok = !strcasecmp(cors[i], o);
+	if (!ok) {
+		/* a 200 without the allow-origin header, as OpenTSDB */
+		snprintf(d, sizeof d, "The domain [%.256s] is not permitted "
+			 "access", o);
+		net_error(r, 200, "CORS domain not allowed", d);
+		return 1;
+	}
+	r->cors_origin = o;
+	if (opt) {
+		r->status = 200;	/* the headers alone */
+		return 1;
+	}
+	return 0;
+}
+
 static void route(struct net_req *r)
 {
-	char path[256];
-	size_t n = strcspn(r->path, "?");
+	char path[256], fixed[512];
+	size_t n;
 
+	if (unversion(r, fixed, sizeof fixed) || apply_cors(r))
+		return;
+	n = strcspn(r->path, "?");
 	/* OpenTSDB ignores a trailing '/' and the case of the path */
 	if (n >= sizeof path)
 		n = sizeof path - 1;
@@ -368,6 +486,37 @@ static void route(struct net_req *r)
 	net_error(r, 404, "Endpoint not found", NULL);
 }
 
+/* ?jsonp=CALLBACK (HttpJsonSerializer): a JSON answer that succeeded
+ * becomes CALLBACK(JSON).  The callback is a JavaScript name (letters,
+ * digits, '_', '$', '.'): Jackson writes any text there, which a page
+ * would run as script. */
+static void jsonp(struct net_req *r)
+{
+	const char *cb = net_arg(r, "jsonp");
+	struct buf w = BUF_INIT;
+	size_t n;
+
+	if (!cb || !*cb || r->ctype || r->status < 200 || r->status > 299 ||
+	    !r->out.len)
+		return;
+	n = strspn(cb, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+		   "0123456789_$.");
+	if (cb[n] || n > 128) {
+		buf_release(&r->out);
+		net_error(r, 400, "Invalid jsonp callback",
+			  "a JavaScript name of at most 128 letters, digits, "
+			  "'_', '$' and '.'");
+		return;
+	}
+	if (buf_printf(&w, "%s(", cb) ||
+	    buf_append(&w, r->out.p, r->out.len) || buf_putc(&w, ')')) {
+		buf_release(&w);
+		return;		/* answered without the wrapping */
+	}
+	buf_release(&r->out);
+	r->out = w;
+}
+
 static enum MHD_Result send_reply(struct conn *x, struct net_req *r)
 {
 	struct MHD_Response *resp;
@@ -381,6 +530,7 @@ static enum MHD_Result send_reply(struct conn *x, struct net_req *r)
 		net_error(r, 413, "Sorry, the answer is larger than this TSD "
 			  "sends", "the limit is 256 MiB; ask for less");
 	}
+	jsonp(r);
 	ae = MHD_lookup_connection_value(x->c, MHD_HEADER_KIND,
 					 MHD_HTTP_HEADER_ACCEPT_ENCODING);
 	if (body->len && ae && lists_token(ae, "gzip") &&
@@ -401,6 +551,14 @@ static enum MHD_Result send_reply(struct conn *x, struct net_req *r)
 	if (gzipped)
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_ENCODING,
 					"gzip");
+	if (r->cors_origin) {
+		MHD_add_response_header(resp, "Access-Control-Allow-Origin",
+					r->cors_origin);
+		MHD_add_response_header(resp, "Access-Control-Allow-Methods",
+					"GET, POST, PUT, DELETE");
+		MHD_add_response_header(resp, "Access-Control-Allow-Headers",
+					NET_CORS_HEADERS);
+	}
 	ret = MHD_queue_response(x->c, (unsigned)r->status, resp);
 	MHD_destroy_response(resp);
 	buf_release(&gz);

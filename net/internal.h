@@ -44,6 +44,7 @@ struct net_req {
 	int status;
 	struct buf out;
 	const char *ctype;	/* NULL: application/json; charset=UTF-8 */
+	const char *cors_origin;	/* an allowed Origin: CORS headers */
 	void *conn;		/* net/http.c's connection */
 };
 

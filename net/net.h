@@ -57,6 +57,19 @@ typedef struct net_telnet net_telnet;
 int net_http_start(const char *spec, net_tsd_fn get, unsigned opts,
 		   net_access_fn access, net_http **out);
 void net_http_stop(net_http *h);
+/* OpenTSDB's tsd.http.request.cors_domains, for the HTTP API started
+ * after it: "*" (any origin) or origins separated by commas (compared
+ * without case), NULL or "" for none (the default: a request with an
+ * Origin header is served without CORS headers, OPTIONS is 405).
+ * CF_EINVAL ('*' among others, an empty or overlong origin), CF_ENOMEM;
+ * set once, before any server starts. */
+int net_http_set_cors(const char *domains);
+/* The list as given ("" when none), for /api/config. */
+const char *net_http_cors(void);
+/* OpenTSDB's default tsd.http.request.cors_headers. */
+#define NET_CORS_HEADERS "Authorization, Content-Type, Accept, Origin, " \
+	"User-Agent, DNT, Cache-Control, X-Mx-ReqToken, Keep-Alive, " \
+	"X-Requested-With, If-Modified-Since"
 
 /* Starts the telnet put port on spec; same ownership. */
 int net_telnet_start(const char *spec, net_tsd_fn get, net_access_fn access,
