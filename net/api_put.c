@@ -347,6 +347,7 @@ static int answer(struct net_req *r, struct put *x)
 	int details = net_arg(r, "details") != NULL;
 	int summary = net_arg(r, "summary") != NULL;
 	const char *st = net_arg(r, "sync_timeout");
+	int timeout = 0;
 	size_t failed = 0;
 	json_t *o, *errs = NULL;
 
@@ -365,7 +366,7 @@ static int answer(struct net_req *r, struct put *x)
 	o = json_object();
 	json_object_set_new(o, "success", json_integer((json_int_t)(x->n -
 								  failed)));
-	if (st && atoi(st) > 0)
+	if (st && !net_java_int(st, &timeout) && timeout > 0)
 		json_object_set_new(o, "timeouts", json_integer(0));
 	json_object_set_new(o, "failed", json_integer((json_int_t)failed));
 	if (details) {
@@ -396,7 +397,9 @@ int net_api_put(struct net_req *r)
 	json_error_t jerr;
 	json_t *root = NULL;
 	struct tsd_error terr;
+	const char *st = net_arg(r, "sync_timeout");
 	size_t i, nl = 0, skip;
+	int timeout;
 	tsd *t;
 	int rc;
 
@@ -421,6 +424,13 @@ int net_api_put(struct net_req *r)
 	x.n = json_is_array(root) ? json_array_size(root) : 1;
 	if (x.n == 0) {
 		net_error(r, 400, "No datapoints found in content", NULL);
+		goto out;
+	}
+	if (st && net_java_int(st, &timeout)) {
+		/* Integer.parseInt's exception escapes OpenTSDB's put: 500 */
+		char why[120];
+		snprintf(why, sizeof why, "For input string: \"%.80s\"", st);
+		net_error(r, 500, why, NULL);
 		goto out;
 	}
 	if (x.n > NET_PUT_MAX) {

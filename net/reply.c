@@ -78,6 +78,28 @@ const char *net_method(struct net_req *r)
 	return NULL;
 }
 
+int net_java_int(const char *s, int *out)
+{
+	long long v = 0;
+	int neg = *s == '-';
+
+	if (*s == '-' || *s == '+')
+		s++;
+	if (!*s)
+		return -1;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9')
+			return -1;
+		v = v * 10 + (*s - '0');
+		if (v > 2147483648LL)
+			return -1;
+	}
+	if (!neg && v > 2147483647LL)
+		return -1;
+	*out = (int)(neg ? -v : v);
+	return 0;
+}
+
 int net_has_body(const struct net_req *r)
 {
 	return r->body_len && strspn(r->body, " \t\r\n") != r->body_len;
