@@ -271,6 +271,7 @@ static const struct {
 	{ "/api/config", net_api_config },
 	{ "/api/serializers", net_api_serializers },
 	{ "/q", net_api_graph },
+	{ "/suggest", net_api_suggest },
 	{ "/api/uid/assign", net_api_uid_assign },
 	{ "/api/uid/rename", net_api_uid_rename },
 	{ "/api/uid/uidmeta", net_api_uidmeta },
@@ -447,12 +448,115 @@ static int apply_cors(struct net_req *r)
 	return 0;
 }
 
+/* HttpQuery.getQueryBaseRoute and RpcManager's table: the endpoint of
+ * path (lower case, no trailing '/', no version) as a key of routes[]
+ * (written in key, of size n), or NULL for none.  Under /api/ the first
+ * part names the RPC, which reads the rest itself: /api/version/x is
+ * /api/version, /api/query/x a query but /api/query/last the last
+ * points, /api/uid/x one of UniqueIdRpc's or a 501 (set in r, *done).
+ * The deprecated paths are the same by their first part: /q, /suggest. */
+static const char *endpoint(struct net_req *r, const char *path, char *key,
+			    size_t n, int *done)
+{
+	static const char *const whole[] = {
+		"put", "suggest", "version", "aggregators", "dropcaches",
+		"serializers",
+	};
+	static const char *const uid[] = {
+		"assign", "rename", "uidmeta", "tsmeta",
+	};
+	char one[64] = "", two[64] = "";
+	const char *p;
+	size_t l;
+
+	*done = 0;
+	if (strncmp(path, "/api/", 5)) {
+		l = strcspn(path + 1, "/");
+		if ((l == 1 && !strncmp(path + 1, "q", 1)) ||
+		    (l == 7 && !strncmp(path + 1, "suggest", 7)))
+			return snprintf(key, n, "/%.*s", (int)l, path + 1),
+			       key;
+		return NULL;
+	}
+	p = path + 5;
+	l = strcspn(p, "/");
+	if (l >= sizeof one)
+		return NULL;
+	memcpy(one, p, l);
+	p += l + (p[l] == '/');
+	snprintf(two, sizeof two, "%.*s", (int)strcspn(p, "/"), p);
+	for (size_t i = 0; i < sizeof whole / sizeof whole[0]; i++)
+		if (!strcmp(one, whole[i]))
+			goto one_part;
+	if (!strcmp(one, "query")) {
+		if (!strcmp(two, "exp") || !strcmp(two, "gexp"))
+			return NULL;	/* expressions: not served */
+		if (strcmp(two, "last"))
+			goto one_part;
+		goto two_parts;
+	}
+	if (!strcmp(one, "config")) {
+		if (strcmp(two, "filters"))
+			goto one_part;
+		goto two_parts;
+	}
+	if (!strcmp(one, "stats")) {
+		/* jvm, threads, region_clients, query: not served */
+		if (*two)
+			return NULL;
+		goto one_part;
+	}
+	if (!strcmp(one, "annotation") || !strcmp(one, "annotations")) {
+		/* AnnotationRpc: any second part ending in "bulk" */
+		l = strlen(two);
+		if (l >= 4 && !strcmp(two + l - 4, "bulk"))
+			return snprintf(key, n, "/api/annotation/bulk"), key;
+		goto one_part;
+	}
+	if (!strcmp(one, "uid")) {
+		for (size_t i = 0; i < sizeof uid / sizeof uid[0]; i++)
+			if (!strcmp(two, uid[i]))
+				goto two_parts;
+		net_error(r, 501, "Other UID endpoints have not been "
+			  "implemented yet", NULL);
+		*done = 1;
+		return NULL;
+	}
+	if (!strcmp(one, "tree") || !strcmp(one, "search"))
+		return snprintf(key, n, "%s", path), key;
+	return NULL;
+one_part:
+	snprintf(key, n, "/api/%s", one);
+	return key;
+two_parts:
+	snprintf(key, n, "/api/%s/%s", one, two);
+	return key;
+}
+
+/* HttpQuery.setSerializer: ?serializer= names one (json, the only one
+ * here); 0, or -1 with the 400 set. */
+static int serializer(struct net_req *r)
+{
+	const char *s = net_arg(r, "serializer");
+	char d[200];
+
+	if (!s || !strcmp(s, "json"))
+		return 0;
+	snprintf(d, sizeof d, "Could not find a serializer with the name: "
+		 "%.120s", s);
+	net_error(r, 400, "Requested serializer was not found", d);
+	return -1;
+}
+
 static void route(struct net_req *r)
 {
-	char path[256], fixed[512];
+	char path[256], fixed[512], key[300];
+	const char *k;
 	size_t n;
+	int done;
 
-	if (unversion(r, fixed, sizeof fixed) || apply_cors(r))
+	if (unversion(r, fixed, sizeof fixed) || serializer(r) ||
+	    apply_cors(r))
 		return;
 	n = strcspn(r->path, "?");
 	/* OpenTSDB ignores a trailing '/' and the case of the path */
@@ -465,25 +569,25 @@ static void route(struct net_req *r)
 	for (size_t i = 0; i < n; i++)
 		if (path[i] >= 'A' && path[i] <= 'Z')
 			path[i] = (char)(path[i] - 'A' + 'a');
+	r->path = path;
+	if (!(k = endpoint(r, path, key, sizeof key, &done))) {
+		if (!done)
+			net_error(r, 404, "Endpoint not found", NULL);
+		return;
+	}
+	if (allowed(r, k))
+		return;
 	for (size_t i = 0; i < sizeof routes / sizeof routes[0]; i++)
-		if (!strcmp(path, routes[i].path)) {
-			if (!allowed(r, path))
-				routes[i].fn(r);
+		if (!strcmp(k, routes[i].path)) {
+			routes[i].fn(r);
 			return;
 		}
-	/* TreeRpc serves /api/tree/ANY, refusing endpoints it lacks */
-	if (!strcmp(path, "/api/tree") || !strncmp(path, "/api/tree/", 10)) {
-		if (!allowed(r, path))
-			net_api_tree(r);
-		return;
-	}
-	/* SearchRpc serves /api/search/ANY, refusing types it lacks */
-	if (!strncmp(path, "/api/search/", 12)) {
-		if (!allowed(r, path))
-			net_api_search(r);
-		return;
-	}
-	net_error(r, 404, "Endpoint not found", NULL);
+	/* TreeRpc serves /api/tree/ANY, SearchRpc /api/search/ANY,
+	 * refusing the endpoints they lack */
+	if (!strncmp(k, "/api/tree", 9))
+		net_api_tree(r);
+	else
+		net_api_search(r);
 }
 
 /* ?jsonp=CALLBACK (HttpJsonSerializer): a JSON answer that succeeded
@@ -497,7 +601,7 @@ static void jsonp(struct net_req *r)
 	size_t n;
 
 	if (!cb || !*cb || r->ctype || r->status < 200 || r->status > 299 ||
-	    !r->out.len)
+	    !r->out.len || r->api_version == 0)
 		return;
 	n = strspn(cb, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 		   "0123456789_$.");
@@ -515,6 +619,23 @@ static void jsonp(struct net_req *r)
 	}
 	buf_release(&r->out);
 	r->out = w;
+}
+
+/* HttpQuery.guessMimeTypeFromContents: the type of an answer of the
+ * deprecated API, by its first byte. */
+static const char *guess_type(const struct buf *b)
+{
+	switch (b->len ? b->p[0] : 0) {
+	case '<':
+		return "text/html; charset=UTF-8";
+	case '{':
+	case '[':
+		return "application/json";
+	case 0x89:
+		return "image/png";
+	default:
+		return "text/plain";
+	}
 }
 
 static enum MHD_Result send_reply(struct conn *x, struct net_req *r)
@@ -544,10 +665,11 @@ static enum MHD_Result send_reply(struct conn *x, struct net_req *r)
 		buf_release(&gz);
 		return MHD_NO;
 	}
-	if (r->status != 204)
+	if (r->status != 204 && (r->ctype || r->out.len))
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
-					r->ctype ? r->ctype :
-					"application/json; charset=UTF-8");
+					r->ctype ? r->ctype : r->api_version ?
+					"application/json; charset=UTF-8" :
+					guess_type(&r->out));
 	if (gzipped)
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_ENCODING,
 					"gzip");
@@ -589,9 +711,24 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c,
 		peer_of(c, &r.peer);
 	r.method = method;
 	r.path = url;
+	/* HttpQuery's api_version: 1 under /api, 0 for the old paths */
+	r.api_version = !strncasecmp(url, "/api", 4) &&
+			(url[4] == '/' || url[4] == '\0');
 	q = strchr(x->uri, '?');
 	r.query = q ? q + 1 : "";
 	if (!x->started) {
+		/* RpcHandler: methods but these five, and a request target
+		 * that is not a path, are refused by their status alone */
+		if (strcmp(method, "GET") && strcmp(method, "POST") &&
+		    strcmp(method, "PUT") && strcmp(method, "DELETE") &&
+		    strcmp(method, "OPTIONS")) {
+			r.status = 405;
+			goto reply;
+		}
+		if (x->uri[0] != '/') {
+			r.status = 400;
+			goto reply;
+		}
 		const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
 				MHD_HTTP_HEADER_CONTENT_LENGTH);
 		x->started = 1;

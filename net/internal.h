@@ -32,6 +32,8 @@ struct net_req {
 	const char *method;	/* "GET", "POST", ... */
 	const char *path;	/* "/api/put" (no query string) */
 	const char *query;	/* raw query string after '?', or "" */
+	int api_version;	/* 1 under /api/ (HttpQuery.apiVersion), 0
+				 * for the deprecated paths (/q, /suggest) */
 	const char *body;	/* NUL-terminated; body_len bytes */
 	size_t body_len;
 	net_tsd_fn get;
