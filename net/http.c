@@ -16,6 +16,8 @@
  * connections; one idle for NET_HTTP_TIMEOUT_S seconds is closed (slow
  * clients).
  */
+#include <errno.h>
+#include <iconv.h>
 #include <microhttpd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -248,6 +250,70 @@ static int inflate_body(struct buf *body)
 		}
 	} while (zr != Z_STREAM_END);
 	inflateEnd(&z);
+	if (status) {
+		buf_release(&out);
+		return status;
+	}
+	buf_release(body);
+	*body = out;
+	return 0;
+}
+
+/* HttpQuery.getCharset: the charset= of the Content-Type (UTF-8 when
+ * none) in cs; 0 when the body is UTF-8 already. */
+static int body_charset(struct MHD_Connection *c, char *cs, size_t n)
+{
+	const char *ct = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+					MHD_HTTP_HEADER_CONTENT_TYPE);
+	const char *p = ct ? strcasestr(ct, "charset=") : NULL;
+	size_t l;
+
+	if (!p)
+		return 0;
+	p += 8;
+	if (*p == '"')
+		p++;
+	l = strcspn(p, "\"; ,");
+	if (l == 0 || l >= n)
+		return 0;
+	memcpy(cs, p, l);
+	cs[l] = '\0';
+	return strcasecmp(cs, "UTF-8") && strcasecmp(cs, "UTF8");
+}
+
+/* The body decoded from charset cs into UTF-8 (HttpQuery.getContent),
+ * up to NET_BODY_MAX.  0, or the HTTP status to answer: 500 for a
+ * charset iconv does not know (Charset.forName's exception), 400 for
+ * bytes that are not of it, 413. */
+static int recode_body(struct buf *body, const char *cs)
+{
+	struct buf out = BUF_INIT;
+	iconv_t cd = iconv_open("UTF-8", cs);
+	char *in = (char *)body->p, *o;
+	size_t inl = body->len, ol;
+	int status = 0;
+
+	if (cd == (iconv_t)-1)
+		return 500;
+	while (inl) {
+		if (out.len >= NET_BODY_MAX) {
+			status = 413;
+			break;
+		}
+		if (buf_reserve(&out, inl * 2 + 16)) {
+			status = 500;
+			break;
+		}
+		o = (char *)out.p + out.len;
+		ol = out.cap - out.len;
+		if (iconv(cd, &in, &inl, &o, &ol) == (size_t)-1 &&
+		    errno != E2BIG) {
+			status = 400;
+			break;
+		}
+		out.len = (size_t)(o - (char *)out.p);
+	}
+	iconv_close(cd);
 	if (status) {
 		buf_release(&out);
 		return status;
@@ -696,6 +762,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c,
 	struct conn *x = *con_cls;
 	struct net_req r;
 	const char *q, *ce;
+	char cs[64];
 	enum MHD_Result ret;
 
 	if (!x)
@@ -767,6 +834,18 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c,
 				  : "Unable to decompress the request body",
 				  st == 413 ? "the request body is over 16 MiB"
 				  : NULL);
+			goto reply;
+		}
+	}
+	if (x->body.len && body_charset(c, cs, sizeof cs)) {
+		int st = recode_body(&x->body, cs);
+		if (st) {
+			char d[120];
+			snprintf(d, sizeof d, "the body is not %s", cs);
+			net_error(&r, st, st == 500 ? cs : st == 413 ?
+				  "Request Entity Too Large" : "Unable to "
+				  "decode the request body", st == 500 ?
+				  "unsupported charset" : d);
 			goto reply;
 		}
 	}
