@@ -71,8 +71,91 @@ test_expect_success 'versioned paths: /api/v1/... is /api/...; a later version i
 	grep -q "^404" code
 '
 
+test_expect_success 'TestSuggestRpc: metricsQS, metricsPOST, metricQSMax, metricsPOSTMax, tagkQS, tagkPOST, tagvQS, tagvPOST' '
+	api /api/put -X POST -d "[{\"metric\":\"sys.cpu.0.system\",\"timestamp\":1365465600,\"value\":1,\"tags\":{\"host\":\"web01.mysite.com\"}},{\"metric\":\"sys.mem.free\",\"timestamp\":1365465600,\"value\":1,\"tags\":{\"host\":\"web01\"}}]" &&
+	api "/api/suggest?type=metrics&q=sys.m" &&
+	echo "[\"sys.mem.free\"]" >expect &&
+	is 200 &&
+	api "/api/suggest?type=metrics&q=s" &&
+	echo "[\"sys.cpu.0.system\",\"sys.cpu.user\",\"sys.mem.free\"]" >expect &&
+	is 200 &&
+	api /api/suggest -X POST -d "{\"type\":\"metrics\",\"q\":\"s\"}" &&
+	is 200 &&
+	api "/api/suggest?type=metrics&q=s&max=1" &&
+	echo "[\"sys.cpu.0.system\"]" >expect &&
+	is 200 &&
+	api /api/suggest -X POST -d "{\"type\":\"metrics\",\"q\":\"s\",\"max\":1}" &&
+	is 200 &&
+	api /api/suggest -X POST -d "{\"type\":\"metrics\",\"q\":\"s\",\"max\":\"1\"}" &&
+	is 200 &&
+	api "/api/suggest?type=tagk&q=h" &&
+	echo "[\"host\"]" >expect &&
+	is 200 &&
+	api /api/suggest -X POST -d "{\"type\":\"tagk\",\"q\":\"h\"}" &&
+	is 200 &&
+	api "/api/suggest?type=tagv&q=w" &&
+	echo "[\"web01\",\"web01.mysite.com\"]" >expect &&
+	is 200 &&
+	api /api/suggest -X POST -d "{\"type\":\"tagv\",\"q\":\"web01.\"}" &&
+	echo "[\"web01.mysite.com\"]" >expect &&
+	is 200
+'
+
+test_expect_success 'suggest: no q is every name, max 0 or negative is the default (25), the deprecated /suggest' '
+	api "/api/suggest?type=tagv&max=0" &&
+	echo "[\"web01\",\"web01.mysite.com\"]" >expect &&
+	is 200 &&
+	api /api/suggest -X POST -d "{\"type\":\"tagv\",\"q\":null,\"max\":-3}" &&
+	is 200 &&
+	api "/suggest?type=tagv&q=web01." &&
+	echo "[\"web01.mysite.com\"]" >expect &&
+	is 200 &&
+	grep -qi "^content-type: application/json" hdr &&
+	api "/suggest?type=tagv&q=web01." -X POST -d "{\"type\":\"metrics\"}" &&
+	is 200
+'
+
+test_expect_success 'TestSuggestRpc: badMethod, missingType, missingContent, badType, missingTypePOST, badMaxQS, badMaxPOST' '
+	api "/api/suggest?type=metrics&q=h" -X PUT &&
+	echo "{\"error\":{\"code\":405,\"message\":\"Method not allowed\",\"details\":\"The HTTP method [PUT] is not permitted for this endpoint\"}}" >expect &&
+	is 405 &&
+	api "/api/suggest?q=h" &&
+	echo "{\"error\":{\"code\":400,\"message\":\"Missing parameter <code>type</code>\"}}" >expect &&
+	is 400 &&
+	api "/api/suggest?type=&q=h" &&
+	is 400 &&
+	api /api/suggest -X POST -H "Content-Type: application/json" -d "" &&
+	echo "{\"error\":{\"code\":400,\"message\":\"Missing message content\",\"details\":\"Supply valid JSON formatted data in the body of your request\"}}" >expect &&
+	is 400 &&
+	api "/api/suggest?type=doesnotexist&q=h" &&
+	echo "{\"error\":{\"code\":400,\"message\":\"Invalid '"'"'type'"'"' parameter:doesnotexist\"}}" >expect &&
+	is 400 &&
+	api /api/suggest -X POST -d "{\"q\":\"w\"}" &&
+	echo "{\"error\":{\"code\":400,\"message\":\"Missing '"'"'type'"'"' parameter\"}}" >expect &&
+	is 400 &&
+	api "/api/suggest?type=tagv&q=w&max=foo" &&
+	echo "{\"error\":{\"code\":400,\"message\":\"Unable to parse '"'"'max'"'"' as a number\"}}" >expect &&
+	is 400 &&
+	api /api/suggest -X POST -d "{\"type\":\"metrics\",\"q\":\"s\",\"max\":\"foo\"}" &&
+	is 400 &&
+	for m in 1.5 99999999999 %201 0x10; do
+		api "/api/suggest?type=tagv&max=$m" &&
+		is 400 || return 1
+	done &&
+	api /api/suggest -X POST -d "{\"type\":\"metrics\",\"q\":[\"s\"]}" &&
+	grep -q "Unable to parse the given JSON" body && grep -q "^400" code &&
+	api /api/suggest -X POST -d "[\"metrics\"]" &&
+	grep -q "Unable to parse the given JSON" body && grep -q "^400" code &&
+	api /api/suggest -X POST -d "{\"type\":5}" &&
+	echo "{\"error\":{\"code\":400,\"message\":\"Invalid '"'"'type'"'"' parameter:5\"}}" >expect &&
+	is 400 &&
+	api "/suggest?type=tagv&max=foo&json" &&
+	echo "{\"err\":\"Unable to parse '"'"'max'"'"' as a number\"}" >expect &&
+	is 400
+'
+
 test_expect_success 'jsonp=CALLBACK wraps a JSON answer, not an error (HttpJsonSerializer)' '
-	api "/api/suggest?type=metrics&q=sys&jsonp=func" &&
+	api "/api/suggest?type=metrics&q=sys.cpu.u&jsonp=func" &&
 	echo "func([\"sys.cpu.user\"])" >expect &&
 	is 200 &&
 	api "/api/suggest?type=nope&jsonp=func" &&
@@ -102,7 +185,7 @@ test_expect_success 'tsd_cors_domains: the allowed origins get the headers, OPTI
 	grep -qi "^access-control-allow-origin: http://grafana.example:3000" hdr &&
 	grep -qi "^access-control-allow-methods: GET, POST, PUT, DELETE" hdr &&
 	grep -qi "^access-control-allow-headers: Authorization, Content-Type, Accept, Origin, User-Agent, DNT, Cache-Control, X-Mx-ReqToken, Keep-Alive, X-Requested-With, If-Modified-Since" hdr &&
-	api "/api/suggest?type=metrics&q=sys" -H "Origin: https://b.EXAMPLE" &&
+	api "/api/suggest?type=metrics&q=sys.cpu.u" -H "Origin: https://b.EXAMPLE" &&
 	echo "[\"sys.cpu.user\"]" >expect &&
 	is 200 &&
 	grep -qi "^access-control-allow-origin: https://b.EXAMPLE" hdr &&
