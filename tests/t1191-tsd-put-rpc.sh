@@ -34,10 +34,12 @@ refused() {
 	is 400
 }
 
-test_expect_success 'mount with the HTTP API; a first point makes the tables' '
+test_expect_success 'mount with the HTTP API and the telnet port; a first point makes the tables' '
 	HP=$($CLIENT port) &&
-	cellfs_mount "tsd_http=$HP" &&
+	TP=$($CLIENT port) &&
+	cellfs_mount "tsd_http=$HP,tsd_telnet=$TP" &&
 	$CLIENT wait $HP &&
+	$CLIENT wait $TP &&
 	api /api/put -X POST -d "$(dp first.m 1)" &&
 	echo >expect &&
 	is 204
@@ -203,6 +205,23 @@ test_expect_success 'noSuchUniqueName: not refused, names are created on write (
 	is 200
 '
 
+# The telnet side of TestPutRpc (PutDataPointRpc.execute on a channel):
+# the refusals are tsd's words (docs/api.md, "Telnet")
+test_expect_success 'execute, executeBadValue, executeShortArray: the telnet put answers nothing, or one line' '
+	added=$(counter tsd.datapoints.added) &&
+	printf "put $M $TS 42 host=web01\nexit\n" | $CLIENT telnet $TP >out &&
+	test_must_be_empty out &&
+	test $(counter tsd.datapoints.added) -eq $((added + 1)) &&
+	printf "put $M $TS notanum host=web01\nput $M $TS 42\nexit\n" |
+		$CLIENT telnet $TP >out &&
+	cat >expect <<-\EOF &&
+	put: invalid value: notanum
+	put: illegal argument: need at least one tag
+	EOF
+	test_cmp expect out &&
+	test $(counter tsd.datapoints.added) -eq $((added + 1))
+'
+
 TWO="[$(dp $M 42),$(dp $MB 24)]"
 
 test_expect_success 'syncOKNoDetails, syncOKSummary, syncOKSummaryDetails, syncOKDetails: as without ?sync' '
@@ -252,7 +271,7 @@ full() {
 	rm -rf "$DATA" && mkdir "$DATA" &&
 	mount -t tmpfs -o size=24m tmpfs "$DATA" &&
 	test_when_finished "cellfs_umount; umount \"$DATA\"" &&
-	cellfs_mount "tsd_http=$HP" &&
+	cellfs_mount "tsd_http=$HP,tsd_telnet=$TP" &&
 	$CLIENT wait $HP &&
 	dd if=/dev/zero of="$DATA/filler" bs=1M count=19 2>/dev/null &&
 	i=0 &&
@@ -273,7 +292,7 @@ print(json.dumps([{\"metric\": \"$M\", \"timestamp\": $TS + i, \"value\": i,
 	\"tags\": {\"host\": \"web%d\" % (i % 50)}} for i in range(5000)]))" >big
 '
 
-test_expect_success TMPFS 'a full disk: hbaseError, syncOneFailed(Summary, Details), syncTimeoutOneFailed(Summary): counted failed, 200 with ?summary or ?details' '
+test_expect_success TMPFS 'a full disk: hbaseError, syncOneFailed(Summary, Details), syncTimeoutOneFailed(Summary): counted failed, 200 with ?summary or ?details; executeHBaseError over telnet' '
 	full &&
 	echo "{\"success\":0,\"failed\":5000}" >expect &&
 	is 200 &&
@@ -287,6 +306,11 @@ test_expect_success TMPFS 'a full disk: hbaseError, syncOneFailed(Summary, Detai
 	echo "{\"success\":0,\"timeouts\":0,\"failed\":5000}" >expect &&
 	is 200 &&
 	grep -q "Storage exception" "$MNT/.log" &&
+	python3 -c "
+for i in range(5000):
+    print(\"put $M %d %d host=web%d\" % ($TS + i, i, i % 50))
+print(\"exit\")" | $CLIENT telnet $TP >out &&
+	grep -q "^put: HBase error: " out &&
 	rm "$DATA/filler" &&
 	bigput summary &&
 	echo "{\"success\":5000,\"failed\":0}" >expect &&
