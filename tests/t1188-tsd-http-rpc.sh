@@ -200,7 +200,7 @@ test_expect_success 'TestHttpQuery getQueryBaseRoute: the first part after /api/
 	is 400
 '
 
-test_expect_success 'getQueryBaseRouteBad, emptyPathIsBadRequest: a request target that is not a path is a bare 400; other methods a bare 405' '
+test_expect_success 'getQueryBaseRouteBad, emptyPathIsBadRequest: a request target that is not a path is a bare 400; other methods (HEAD, PATCH, TRACE) a bare 405' '
 	raw "GET notavalidquery HTTP/1.1" &&
 	echo "HTTP/1.1 400 Bad Request" >expect &&
 	test_cmp expect out &&
@@ -209,7 +209,10 @@ test_expect_success 'getQueryBaseRouteBad, emptyPathIsBadRequest: a request targ
 	is 405 &&
 	api /api/version -X TRACE &&
 	is 405 &&
-	! grep -qi "^content-type" hdr
+	! grep -qi "^content-type" hdr &&
+	api /api/version -I &&
+	grep -q "^405" code &&
+	grep -q "^Content-Length: 0" hdr
 '
 
 test_expect_success 'the deprecated API (api_version 0): notFoundDeprecated(JSON), badRequestDeprecated(JSON, HTMLEscaped)' '
