@@ -259,8 +259,8 @@ static int inflate_body(struct buf *body)
 	return 0;
 }
 
-/* HttpQuery.getCharset: the charset= of the Content-Type (UTF-8 when
- * none) in cs; 0 when the body is UTF-8 already. */
+/* HttpQuery.getCharset: the charset= of the Content-Type in cs; 1 when
+ * there is one other than UTF-8 (OpenTSDB's default), else 0. */
 static int body_charset(struct MHD_Connection *c, char *cs, size_t n)
 {
 	const char *ct = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
@@ -538,11 +538,11 @@ static const char *endpoint(struct net_req *r, const char *path, char *key,
 	*done = 0;
 	if (strncmp(path, "/api/", 5)) {
 		l = strcspn(path + 1, "/");
-		if ((l == 1 && !strncmp(path + 1, "q", 1)) ||
-		    (l == 7 && !strncmp(path + 1, "suggest", 7)))
-			return snprintf(key, n, "/%.*s", (int)l, path + 1),
-			       key;
-		return NULL;
+		if ((l != 1 || strncmp(path + 1, "q", 1)) &&
+		    (l != 7 || strncmp(path + 1, "suggest", 7)))
+			return NULL;
+		snprintf(key, n, "/%.*s", (int)l, path + 1);
+		return key;
 	}
 	p = path + 5;
 	l = strcspn(p, "/");
@@ -575,9 +575,10 @@ static const char *endpoint(struct net_req *r, const char *path, char *key,
 	if (!strcmp(one, "annotation") || !strcmp(one, "annotations")) {
 		/* AnnotationRpc: any second part ending in "bulk" */
 		l = strlen(two);
-		if (l >= 4 && !strcmp(two + l - 4, "bulk"))
-			return snprintf(key, n, "/api/annotation/bulk"), key;
-		goto one_part;
+		if (l < 4 || strcmp(two + l - 4, "bulk"))
+			goto one_part;
+		snprintf(key, n, "/api/annotation/bulk");
+		return key;
 	}
 	if (!strcmp(one, "uid")) {
 		for (size_t i = 0; i < sizeof uid / sizeof uid[0]; i++)
@@ -588,9 +589,10 @@ static const char *endpoint(struct net_req *r, const char *path, char *key,
 		*done = 1;
 		return NULL;
 	}
-	if (!strcmp(one, "tree") || !strcmp(one, "search"))
-		return snprintf(key, n, "%s", path), key;
-	return NULL;
+	if (strcmp(one, "tree") && strcmp(one, "search"))
+		return NULL;
+	snprintf(key, n, "%s", path);	/* the RPC reads the rest */
+	return key;
 one_part:
 	snprintf(key, n, "/api/%s", one);
 	return key;

@@ -184,6 +184,11 @@ test_expect_success 'TestHttpQuery getQueryBaseRoute: the first part after /api/
 	grep -q "^\[{\"metric\":\"sys.cpu.user\"" body &&
 	api "/api/config/filters/" &&
 	grep -q "^{\"literal_or\":" body && grep -q "\"not_key\":" body &&
+	for p in /api/annotation/bulk /api/annotations/bulk /api/annotation/xbulk; do
+		api $p -X DELETE &&
+		echo "{\"error\":{\"code\":400,\"message\":\"Missing the start time value\"}}" >expect &&
+		is 400 || return 1
+	done &&
 	api "/api/uid/nothing" &&
 	echo "{\"error\":{\"code\":501,\"message\":\"Other UID endpoints have not been implemented yet\"}}" >expect &&
 	is 501 &&
