@@ -28,31 +28,67 @@ static int get_or_post(struct net_req *r)
 	return !strcmp(r->method, "GET") || !strcmp(r->method, "POST");
 }
 
+/* The text Jackson gives a HashMap<String, String> value: a string's,
+ * a number's or a boolean's text, NULL for null or a missing key; -1
+ * for an object or array (not a map of strings). */
+static int map_text(json_t *o, const char *key, char *out, size_t n,
+		    const char **text)
+{
+	json_t *v = json_object_get(o, key);
+
+	*text = NULL;
+	if (!v || json_is_null(v))
+		return 0;
+	if (json_is_string(v))
+		*text = json_string_value(v);
+	else if (json_is_integer(v))
+		snprintf(out, n, "%lld", (long long)json_integer_value(v));
+	else if (json_is_real(v))
+		snprintf(out, n, "%.17g", json_real_value(v));
+	else if (json_is_boolean(v))
+		snprintf(out, n, "%s", json_is_true(v) ? "true" : "false");
+	else
+		return -1;
+	if (!*text)
+		*text = out;
+	return 0;
+}
+
+/* SuggestRpc: /api/suggest's POST reads its JSON body (a map of
+ * strings), a GET or the deprecated /suggest the query string. */
 int net_api_suggest(struct net_req *r)
 {
 	const char *type, *q, *max;
+	char tbuf[32], qbuf[32], mbuf[32];
 	json_t *body = NULL, *arr;
 	enum tsd_kind kind;
-	char **names = NULL, *end;
+	char **names = NULL;
 	size_t n = 0;
-	long m = 25;	/* UniqueId's default number of suggestions */
+	int m = 0;
 	tsd *t;
 	int rc;
 
 	if (!get_or_post(r))
 		return net_bad_method(r);
-	if (!strcmp(r->method, "POST") && r->body_len) {
+	if (r->api_version > 0 && !strcmp(r->method, "POST")) {
 		json_error_t jerr;
+		const char *k;
+		json_t *v;
+
+		if (!r->body_len)
+			return net_no_body(r);
 		if (!(body = json_loadb(r->body, r->body_len, 0, &jerr)))
 			return net_error(r, 400, "Unable to parse the given "
 					 "JSON", jerr.text);
-		type = json_string_value(json_object_get(body, "type"));
-		q = json_string_value(json_object_get(body, "q"));
-		max = json_string_value(json_object_get(body, "max"));
-		if (json_is_integer(json_object_get(body, "max"))) {
-			m = (long)json_integer_value(json_object_get(body,
-								     "max"));
-			max = NULL;
+		rc = !json_is_object(body);
+		json_object_foreach(body, k, v)
+			rc |= json_is_object(v) || json_is_array(v);
+		if (rc || map_text(body, "type", tbuf, sizeof tbuf, &type) ||
+		    map_text(body, "q", qbuf, sizeof qbuf, &q) ||
+		    map_text(body, "max", mbuf, sizeof mbuf, &max)) {
+			json_decref(body);
+			return net_error(r, 400, "Unable to parse the given "
+					 "JSON", "a map of strings is expected");
 		}
 		if (!type || !*type) {
 			json_decref(body);
@@ -67,14 +103,15 @@ int net_api_suggest(struct net_req *r)
 			return net_error(r, 400, "Missing parameter <code>"
 					 "type</code>", NULL);
 	}
-	if (max && *max) {
-		m = strtol(max, &end, 10);
-		if (*end || end == max) {
-			json_decref(body);
-			return net_error(r, 400, "Unable to parse 'max' as a "
-					 "number", NULL);
-		}
+	/* max: Integer.parseInt; none or not positive is UniqueId's
+	 * default of 25 */
+	if (max && *max && net_java_int(max, &m)) {
+		json_decref(body);
+		return net_error(r, 400, "Unable to parse 'max' as a number",
+				 NULL);
 	}
+	if (m <= 0)
+		m = 25;
 	if (!strcmp(type, "metrics"))
 		kind = TSD_METRICS;
 	else if (!strcmp(type, "tagk"))
@@ -83,13 +120,14 @@ int net_api_suggest(struct net_req *r)
 		kind = TSD_TAGV;
 	else {
 		char msg[200];
-		snprintf(msg, sizeof msg, "Invalid 'type' parameter:%s", type);
+		snprintf(msg, sizeof msg, "Invalid 'type' parameter:%.150s",
+			 type);
 		json_decref(body);
 		return net_error(r, 400, msg, NULL);
 	}
 	arr = json_array();
 	rc = r->get(0, &t);
-	if (rc == CF_OK && m > 0)
+	if (rc == CF_OK)
 		rc = tsd_names(t, kind, q ? q : "", (size_t)m, &names, &n);
 	json_decref(body);
 	if (rc && rc != CF_ENOTFOUND) {

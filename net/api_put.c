@@ -9,7 +9,11 @@
  * line in one batch and names the invalid ones.  A point is stored or
  * refused on its own; the answer is 204, or with ?summary / ?details the
  * counts (and the refused points), 400 when any point was refused.  The
- * points are stored before the answer is sent, so ?sync changes nothing.
+ * points are stored before the answer is sent, so every put is what
+ * OpenTSDB's ?sync put is: points whose storing failed are counted as
+ * failed, but with ?summary or ?details only refused ones make a 400.
+ * Before jansson reads the body, jackson_text() makes it what Jackson
+ * reads: NaN and Infinity are numbers, a value keeps its text.
  *
  * Memory: the parsed JSON (a few times the body, itself at most
  * NET_BODY_MAX), the put lines (about the body's size) and one error
@@ -34,6 +38,7 @@ struct put {
 	struct point *p;
 	size_t n;
 	size_t *line_of;	/* put line number - 1 -> point index */
+	size_t unstored;	/* valid points storing failed for */
 };
 
 static char oom[] = "out of memory";
@@ -46,9 +51,121 @@ static void refuse(struct point *p, const char *why)
 		p->error = oom;
 }
 
-/* The text of a string or integer JSON value into b, or -1. */
+/* Jackson's non-numeric numbers (ALLOW_NON_NUMERIC_NUMBERS, which
+ * OpenTSDB's JSON mapper sets): read as numbers whose text is the token,
+ * so a point valued NaN is refused on its own, not the whole body. */
+static const char *const non_numeric[] = {
+	"NaN", "Infinity", "+Infinity", "-Infinity", "+INF", "-INF",
+};
+
+/* Length of the JSON number at s[0..n) (RFC 8259's grammar: no leading
+ * zeros, no '+'), 0 when there is none. */
+static size_t json_number(const char *s, size_t n)
+{
+	size_t i = 0, d;
+
+	if (i < n && s[i] == '-')
+		i++;
+	if (i < n && s[i] == '0')
+		i++;
+	else {
+		for (d = i; i < n && s[i] >= '0' && s[i] <= '9'; i++)
+			;
+		if (i == d)
+			return 0;
+	}
+	if (i < n && s[i] == '.') {
+		for (d = ++i; i < n && s[i] >= '0' && s[i] <= '9'; i++)
+			;
+		if (i == d)
+			return 0;
+	}
+	if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+		i++;
+		if (i < n && (s[i] == '+' || s[i] == '-'))
+			i++;
+		for (d = i; i < n && s[i] >= '0' && s[i] <= '9'; i++)
+			;
+		if (i == d)
+			return 0;
+	}
+	return i;
+}
+
+/* The body as jansson can read it and as Jackson reads a data point:
+ * outside strings, a non-numeric number (any value) and a number that is
+ * the value of a "value" key become strings of their text.  OpenTSDB's
+ * IncomingDataPoint holds its value as text (a String field takes a
+ * number's text as written: 42.22e3 stays "42.22e3", a number too long
+ * for a long is text it cannot parse), which the put line then reads
+ * with OpenTSDB's rules.  1 when out holds the new body, 0 when the body
+ * needs no change, CF_ENOMEM. */
+static int jackson_text(const char *in, size_t n, struct buf *out)
+{
+	const char *key = NULL;	/* the last string read, a key if ':' */
+	size_t keylen = 0, copied = 0, i = 0;
+	int prev = 0;		/* the last significant byte outside strings */
+	int is_value_key = 0;
+
+	while (i < n) {
+		char c = in[i];
+		size_t tl = 0;
+
+		if (c == '"') {
+			size_t b = ++i;
+			while (i < n && in[i] != '"')
+				i += in[i] == '\\' ? 2 : 1;
+			key = in + b;
+			keylen = (i < n ? i : n) - b;
+			prev = '"';
+			i++;
+			continue;
+		}
+		if (c == ' ' || c == '\t' || c == '\r' || c == '\n') {
+			i++;
+			continue;
+		}
+		if (c == ':')
+			is_value_key = prev == '"' && keylen == 5 &&
+				       !memcmp(key, "value", 5);
+		if (prev == ':' || prev == '[' || prev == ',') {
+			for (size_t k = 0; !tl && k < sizeof non_numeric /
+			     sizeof non_numeric[0]; k++) {
+				size_t l = strlen(non_numeric[k]);
+				if (n - i >= l && !memcmp(in + i,
+							  non_numeric[k], l) &&
+				    (i + l == n || strchr(" \t\r\n,]}",
+							  in[i + l])))
+					tl = l;
+			}
+			if (!tl && prev == ':' && is_value_key)
+				tl = json_number(in + i, n - i);
+		}
+		if (!tl) {
+			prev = (unsigned char)c;
+			i++;
+			continue;
+		}
+		if (buf_append(out, in + copied, i - copied) ||
+		    buf_putc(out, '"') || buf_append(out, in + i, tl) ||
+		    buf_putc(out, '"'))
+			return CF_ENOMEM;
+		i += tl;
+		copied = i;
+		prev = '"';
+	}
+	if (!copied)
+		return 0;
+	return buf_append(out, in + copied, n - copied) ? CF_ENOMEM : 1;
+}
+
+/* The text of a string, integer or boolean JSON value into b (as
+ * Jackson gives a String field a scalar's text), or -1. */
 static int scalar_text(json_t *v, struct buf *b)
 {
+	if (json_is_boolean(v))
+		return buf_printf(b, "%s", json_is_true(v) ? "true" : "false")
+		       ? -1 : 0;
 	if (json_is_string(v))
 		return buf_append(b, json_string_value(v),
 				  json_string_length(v)) ? -1 : 0;
@@ -133,16 +250,11 @@ static int point_line(struct point *p, struct buf *lines)
 		refuse(p, "Invalid timestamp");
 		return CF_OK;
 	}
-	if (json_is_real(v)) {
-		rc = buf_printf(&val, "%.17g", json_real_value(v));
-		if (!rc && !strpbrk((char *)val.p, ".eE"))
-			rc = buf_append(&val, ".0", 2);
-	} else if (v && !json_is_null(v) && scalar_text(v, &val)) {
+	/* a number is text here (jackson_text) */
+	if (v && !json_is_null(v) && scalar_text(v, &val)) {
 		refuse(p, "Unable to parse value to a number");
 		goto out;
 	}
-	if (rc)
-		goto out;
 	if (val.len == 0) {
 		refuse(p, "Empty value");
 		goto out;
@@ -201,29 +313,31 @@ static void on_bad(void *ctx, uint64_t line, const char *reason)
 	refuse(&x->p[x->line_of[line - 1]], reason);
 }
 
-/* The datapoint of an "errors" entry, as IncomingDataPoint serializes. */
+/* The datapoint of an "errors" entry, as IncomingDataPoint serializes
+ * (@JsonInclude(NON_NULL): a field without a value is left out; a
+ * missing timestamp is the long's 0).  A null element stays null. */
 static json_t *echo(json_t *j)
 {
-	json_t *o = json_object(), *v = json_object_get(j, "value");
+	json_t *o, *v = json_object_get(j, "value");
 	json_t *ts = json_object_get(j, "timestamp");
+	json_t *m = json_object_get(j, "metric");
+	json_t *tags = json_object_get(j, "tags");
 	struct buf b = BUF_INIT;
 
-	if (!o)
-		return NULL;
-	json_object_set(o, "metric", json_is_string(json_object_get(j,
-			"metric")) ? json_object_get(j, "metric") : json_null());
+	if (!json_is_object(j) || !(o = json_object()))
+		return json_null();
+	if (json_is_string(m))
+		json_object_set(o, "metric", m);
 	json_object_set_new(o, "timestamp", json_integer(
-		json_is_integer(ts) ? json_integer_value(ts) : 0));
-	if ((json_is_real(v) && !buf_printf(&b, "%.17g",
-					    json_real_value(v))) ||
-	    (!json_is_real(v) && v && !json_is_null(v) && !scalar_text(v, &b)))
+		json_is_integer(ts) ? json_integer_value(ts) :
+		json_is_real(ts) ? (json_int_t)json_real_value(ts) :
+		json_is_string(ts) ? (json_int_t)strtoll(json_string_value(ts),
+							  NULL, 10) : 0));
+	if (v && !json_is_null(v) && !scalar_text(v, &b))
 		json_object_set_new(o, "value", json_stringn(b.p ? (char *)b.p
 							     : "", b.len));
-	else
-		json_object_set_new(o, "value", json_null());
-	json_object_set_new(o, "tags", json_is_object(json_object_get(j,
-			    "tags")) ? json_incref(json_object_get(j, "tags"))
-			    : json_object());
+	if (json_is_object(tags))
+		json_object_set(o, "tags", tags);
 	buf_release(&b);
 	return o;
 }
@@ -233,6 +347,7 @@ static int answer(struct net_req *r, struct put *x)
 	int details = net_arg(r, "details") != NULL;
 	int summary = net_arg(r, "summary") != NULL;
 	const char *st = net_arg(r, "sync_timeout");
+	int timeout = 0;
 	size_t failed = 0;
 	json_t *o, *errs = NULL;
 
@@ -251,7 +366,7 @@ static int answer(struct net_req *r, struct put *x)
 	o = json_object();
 	json_object_set_new(o, "success", json_integer((json_int_t)(x->n -
 								  failed)));
-	if (st && atoi(st) > 0)
+	if (st && !net_java_int(st, &timeout) && timeout > 0)
 		json_object_set_new(o, "timeouts", json_integer(0));
 	json_object_set_new(o, "failed", json_integer((json_int_t)failed));
 	if (details) {
@@ -269,18 +384,22 @@ static int answer(struct net_req *r, struct put *x)
 		json_object_set_new(o, "errors", errs);
 	}
 	net_json_reply(r, o);
-	r->status = failed ? 400 : 200;
+	/* as OpenTSDB's synchronous put: points that failed to be stored
+	 * are counted, only refused ones make it a 400 */
+	r->status = failed > x->unstored ? 400 : 200;
 	return 0;
 }
 
 int net_api_put(struct net_req *r)
 {
-	struct put x = { NULL, 0, NULL };
-	struct buf lines = BUF_INIT;
+	struct put x = { NULL, 0, NULL, 0 };
+	struct buf lines = BUF_INIT, text = BUF_INIT;
 	json_error_t jerr;
 	json_t *root = NULL;
 	struct tsd_error terr;
+	const char *st = net_arg(r, "sync_timeout");
 	size_t i, nl = 0, skip;
+	int timeout;
 	tsd *t;
 	int rc;
 
@@ -292,13 +411,26 @@ int net_api_put(struct net_req *r)
 	if (r->body[skip] != '{' && r->body[skip] != '[')
 		return net_error(r, 400, "The JSON must start as an object "
 				 "or an array", NULL);
-	root = json_loadb(r->body, r->body_len, 0, &jerr);
-	if (!root)
-		return net_error(r, 400, "Unable to parse the given JSON",
-				 jerr.text);
+	if ((rc = jackson_text(r->body, r->body_len, &text)) < 0) {
+		net_error(r, 500, "out of memory", NULL);
+		goto out;
+	}
+	root = rc ? json_loadb((char *)text.p, text.len, 0, &jerr) :
+		    json_loadb(r->body, r->body_len, 0, &jerr);
+	if (!root) {
+		net_error(r, 400, "Unable to parse the given JSON", jerr.text);
+		goto out;
+	}
 	x.n = json_is_array(root) ? json_array_size(root) : 1;
 	if (x.n == 0) {
 		net_error(r, 400, "No datapoints found in content", NULL);
+		goto out;
+	}
+	if (st && net_java_int(st, &timeout)) {
+		/* Integer.parseInt's exception escapes OpenTSDB's put: 500 */
+		char why[120];
+		snprintf(why, sizeof why, "For input string: \"%.80s\"", st);
+		net_error(r, 500, why, NULL);
 		goto out;
 	}
 	if (x.n > NET_PUT_MAX) {
@@ -314,13 +446,18 @@ int net_api_put(struct net_req *r)
 	}
 	for (i = 0; i < x.n; i++) {
 		x.p[i].j = json_is_array(root) ? json_array_get(root, i) : root;
-		if (!json_is_object(x.p[i].j)) {
+		if (json_is_null(x.p[i].j))
+			refuse(&x.p[i], "Unexpected null datapoint "
+			       "encountered in set.");
+		else if (!json_is_object(x.p[i].j)) {
 			net_error(r, 400, "Unable to parse the given JSON",
 				  "an element of the array is not an object");
 			goto out;
 		}
 	}
 	for (i = 0; i < x.n; i++) {
+		if (x.p[i].error)
+			continue;
 		if ((rc = point_line(&x.p[i], &lines))) {
 			net_error(r, 500, "out of memory", NULL);
 			goto out;
@@ -328,6 +465,8 @@ int net_api_put(struct net_req *r)
 		if (!x.p[i].error)
 			x.line_of[nl++] = i;
 	}
+	if (nl < x.n && r->get(0, &t) == CF_OK)
+		tsd_put_refused(t, x.n - nl);
 	if (nl) {
 		if ((rc = r->get(1, &t)) == CF_OK)
 			rc = tsd_put_lines(t, (const char *)lines.p, lines.len,
@@ -341,7 +480,10 @@ int net_api_put(struct net_req *r)
 				 terr.reason);
 			cf_log(CF_LOG_ERROR, "tsd http: put: %s", why);
 			for (i = 0; i < nl; i++)
-				refuse(&x.p[x.line_of[i]], why);
+				if (!x.p[x.line_of[i]].error) {
+					refuse(&x.p[x.line_of[i]], why);
+					x.unstored++;
+				}
 		}
 	}
 	for (i = 0; i < x.n; i++)
@@ -356,6 +498,7 @@ out:
 	free(x.p);
 	free(x.line_of);
 	buf_release(&lines);
+	buf_release(&text);
 	json_decref(root);
 	return 0;
 }

@@ -16,6 +16,8 @@
  * connections; one idle for NET_HTTP_TIMEOUT_S seconds is closed (slow
  * clients).
  */
+#include <errno.h>
+#include <iconv.h>
 #include <microhttpd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -257,6 +259,70 @@ static int inflate_body(struct buf *body)
 	return 0;
 }
 
+/* HttpQuery.getCharset: the charset= of the Content-Type in cs; 1 when
+ * there is one other than UTF-8 (OpenTSDB's default), else 0. */
+static int body_charset(struct MHD_Connection *c, char *cs, size_t n)
+{
+	const char *ct = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+					MHD_HTTP_HEADER_CONTENT_TYPE);
+	const char *p = ct ? strcasestr(ct, "charset=") : NULL;
+	size_t l;
+
+	if (!p)
+		return 0;
+	p += 8;
+	if (*p == '"')
+		p++;
+	l = strcspn(p, "\"; ,");
+	if (l == 0 || l >= n)
+		return 0;
+	memcpy(cs, p, l);
+	cs[l] = '\0';
+	return strcasecmp(cs, "UTF-8") && strcasecmp(cs, "UTF8");
+}
+
+/* The body decoded from charset cs into UTF-8 (HttpQuery.getContent),
+ * up to NET_BODY_MAX.  0, or the HTTP status to answer: 500 for a
+ * charset iconv does not know (Charset.forName's exception), 400 for
+ * bytes that are not of it, 413. */
+static int recode_body(struct buf *body, const char *cs)
+{
+	struct buf out = BUF_INIT;
+	iconv_t cd = iconv_open("UTF-8", cs);
+	char *in = (char *)body->p, *o;
+	size_t inl = body->len, ol;
+	int status = 0;
+
+	if (cd == (iconv_t)-1)
+		return 500;
+	while (inl) {
+		if (out.len >= NET_BODY_MAX) {
+			status = 413;
+			break;
+		}
+		if (buf_reserve(&out, inl * 2 + 16)) {
+			status = 500;
+			break;
+		}
+		o = (char *)out.p + out.len;
+		ol = out.cap - out.len;
+		if (iconv(cd, &in, &inl, &o, &ol) == (size_t)-1 &&
+		    errno != E2BIG) {
+			status = 400;
+			break;
+		}
+		out.len = (size_t)(o - (char *)out.p);
+	}
+	iconv_close(cd);
+	if (status) {
+		buf_release(&out);
+		return status;
+	}
+	buf_release(body);
+	*body = out;
+	return 0;
+}
+
 static const struct {
 	const char *path;
 	int (*fn)(struct net_req *r);
@@ -271,6 +337,7 @@ static const struct {
 	{ "/api/config", net_api_config },
 	{ "/api/serializers", net_api_serializers },
 	{ "/q", net_api_graph },
+	{ "/suggest", net_api_suggest },
 	{ "/api/uid/assign", net_api_uid_assign },
 	{ "/api/uid/rename", net_api_uid_rename },
 	{ "/api/uid/uidmeta", net_api_uidmeta },
@@ -447,12 +514,117 @@ static int apply_cors(struct net_req *r)
 	return 0;
 }
 
+/* HttpQuery.getQueryBaseRoute and RpcManager's table: the endpoint of
+ * path (lower case, no trailing '/', no version) as a key of routes[]
+ * (written in key, of size n), or NULL for none.  Under /api/ the first
+ * part names the RPC, which reads the rest itself: /api/version/x is
+ * /api/version, /api/query/x a query but /api/query/last the last
+ * points, /api/uid/x one of UniqueIdRpc's or a 501 (set in r, *done).
+ * The deprecated paths are the same by their first part: /q, /suggest. */
+static const char *endpoint(struct net_req *r, const char *path, char *key,
+			    size_t n, int *done)
+{
+	static const char *const whole[] = {
+		"put", "suggest", "version", "aggregators", "dropcaches",
+		"serializers",
+	};
+	static const char *const uid[] = {
+		"assign", "rename", "uidmeta", "tsmeta",
+	};
+	char one[64] = "", two[64] = "";
+	const char *p;
+	size_t l;
+
+	*done = 0;
+	if (strncmp(path, "/api/", 5)) {
+		l = strcspn(path + 1, "/");
+		if ((l != 1 || strncmp(path + 1, "q", 1)) &&
+		    (l != 7 || strncmp(path + 1, "suggest", 7)))
+			return NULL;
+		snprintf(key, n, "/%.*s", (int)l, path + 1);
+		return key;
+	}
+	p = path + 5;
+	l = strcspn(p, "/");
+	if (l >= sizeof one)
+		return NULL;
+	memcpy(one, p, l);
+	p += l + (p[l] == '/');
+	snprintf(two, sizeof two, "%.*s", (int)strcspn(p, "/"), p);
+	for (size_t i = 0; i < sizeof whole / sizeof whole[0]; i++)
+		if (!strcmp(one, whole[i]))
+			goto one_part;
+	if (!strcmp(one, "query")) {
+		if (!strcmp(two, "exp") || !strcmp(two, "gexp"))
+			return NULL;	/* expressions: not served */
+		if (strcmp(two, "last"))
+			goto one_part;
+		goto two_parts;
+	}
+	if (!strcmp(one, "config")) {
+		if (strcmp(two, "filters"))
+			goto one_part;
+		goto two_parts;
+	}
+	if (!strcmp(one, "stats")) {
+		/* jvm, threads, region_clients, query: not served */
+		if (*two)
+			return NULL;
+		goto one_part;
+	}
+	if (!strcmp(one, "annotation") || !strcmp(one, "annotations")) {
+		/* AnnotationRpc: any second part ending in "bulk" */
+		l = strlen(two);
+		if (l < 4 || strcmp(two + l - 4, "bulk"))
+			goto one_part;
+		snprintf(key, n, "/api/annotation/bulk");
+		return key;
+	}
+	if (!strcmp(one, "uid")) {
+		for (size_t i = 0; i < sizeof uid / sizeof uid[0]; i++)
+			if (!strcmp(two, uid[i]))
+				goto two_parts;
+		net_error(r, 501, "Other UID endpoints have not been "
+			  "implemented yet", NULL);
+		*done = 1;
+		return NULL;
+	}
+	if (strcmp(one, "tree") && strcmp(one, "search"))
+		return NULL;
+	snprintf(key, n, "%s", path);	/* the RPC reads the rest */
+	return key;
+one_part:
+	snprintf(key, n, "/api/%s", one);
+	return key;
+two_parts:
+	snprintf(key, n, "/api/%s/%s", one, two);
+	return key;
+}
+
+/* HttpQuery.setSerializer: ?serializer= names one (json, the only one
+ * here); 0, or -1 with the 400 set. */
+static int serializer(struct net_req *r)
+{
+	const char *s = net_arg(r, "serializer");
+	char d[200];
+
+	if (!s || !strcmp(s, "json"))
+		return 0;
+	snprintf(d, sizeof d, "Could not find a serializer with the name: "
+		 "%.120s", s);
+	net_error(r, 400, "Requested serializer was not found", d);
+	return -1;
+}
+
 static void route(struct net_req *r)
 {
-	char path[256], fixed[512];
+	char path[256], fixed[512], key[300];
+	const char *k;
 	size_t n;
+	int done;
 
-	if (unversion(r, fixed, sizeof fixed) || apply_cors(r))
+	if (unversion(r, fixed, sizeof fixed) || serializer(r) ||
+	    apply_cors(r))
 		return;
 	n = strcspn(r->path, "?");
 	/* OpenTSDB ignores a trailing '/' and the case of the path */
@@ -465,25 +637,25 @@ static void route(struct net_req *r)
 	for (size_t i = 0; i < n; i++)
 		if (path[i] >= 'A' && path[i] <= 'Z')
 			path[i] = (char)(path[i] - 'A' + 'a');
+	r->path = path;
+	if (!(k = endpoint(r, path, key, sizeof key, &done))) {
+		if (!done)
+			net_error(r, 404, "Endpoint not found", NULL);
+		return;
+	}
+	if (allowed(r, k))
+		return;
 	for (size_t i = 0; i < sizeof routes / sizeof routes[0]; i++)
-		if (!strcmp(path, routes[i].path)) {
-			if (!allowed(r, path))
-				routes[i].fn(r);
+		if (!strcmp(k, routes[i].path)) {
+			routes[i].fn(r);
 			return;
 		}
-	/* TreeRpc serves /api/tree/ANY, refusing endpoints it lacks */
-	if (!strcmp(path, "/api/tree") || !strncmp(path, "/api/tree/", 10)) {
-		if (!allowed(r, path))
-			net_api_tree(r);
-		return;
-	}
-	/* SearchRpc serves /api/search/ANY, refusing types it lacks */
-	if (!strncmp(path, "/api/search/", 12)) {
-		if (!allowed(r, path))
-			net_api_search(r);
-		return;
-	}
-	net_error(r, 404, "Endpoint not found", NULL);
+	/* TreeRpc serves /api/tree/ANY, SearchRpc /api/search/ANY,
+	 * refusing the endpoints they lack */
+	if (!strncmp(k, "/api/tree", 9))
+		net_api_tree(r);
+	else
+		net_api_search(r);
 }
 
 /* ?jsonp=CALLBACK (HttpJsonSerializer): a JSON answer that succeeded
@@ -497,7 +669,7 @@ static void jsonp(struct net_req *r)
 	size_t n;
 
 	if (!cb || !*cb || r->ctype || r->status < 200 || r->status > 299 ||
-	    !r->out.len)
+	    !r->out.len || r->api_version == 0)
 		return;
 	n = strspn(cb, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 		   "0123456789_$.");
@@ -515,6 +687,23 @@ static void jsonp(struct net_req *r)
 	}
 	buf_release(&r->out);
 	r->out = w;
+}
+
+/* HttpQuery.guessMimeTypeFromContents: the type of an answer of the
+ * deprecated API, by its first byte. */
+static const char *guess_type(const struct buf *b)
+{
+	switch (b->len ? b->p[0] : 0) {
+	case '<':
+		return "text/html; charset=UTF-8";
+	case '{':
+	case '[':
+		return "application/json";
+	case 0x89:
+		return "image/png";
+	default:
+		return "text/plain";
+	}
 }
 
 static enum MHD_Result send_reply(struct conn *x, struct net_req *r)
@@ -544,10 +733,11 @@ static enum MHD_Result send_reply(struct conn *x, struct net_req *r)
 		buf_release(&gz);
 		return MHD_NO;
 	}
-	if (r->status != 204)
+	if (r->status != 204 && (r->ctype || r->out.len))
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
-					r->ctype ? r->ctype :
-					"application/json; charset=UTF-8");
+					r->ctype ? r->ctype : r->api_version ?
+					"application/json; charset=UTF-8" :
+					guess_type(&r->out));
 	if (gzipped)
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_ENCODING,
 					"gzip");
@@ -574,6 +764,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c,
 	struct conn *x = *con_cls;
 	struct net_req r;
 	const char *q, *ce;
+	char cs[64];
 	enum MHD_Result ret;
 
 	if (!x)
@@ -589,9 +780,24 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c,
 		peer_of(c, &r.peer);
 	r.method = method;
 	r.path = url;
+	/* HttpQuery's api_version: 1 under /api, 0 for the old paths */
+	r.api_version = !strncasecmp(url, "/api", 4) &&
+			(url[4] == '/' || url[4] == '\0');
 	q = strchr(x->uri, '?');
 	r.query = q ? q + 1 : "";
 	if (!x->started) {
+		/* RpcHandler: methods but these five, and a request target
+		 * that is not a path, are refused by their status alone */
+		if (strcmp(method, "GET") && strcmp(method, "POST") &&
+		    strcmp(method, "PUT") && strcmp(method, "DELETE") &&
+		    strcmp(method, "OPTIONS")) {
+			r.status = 405;
+			goto reply;
+		}
+		if (x->uri[0] != '/') {
+			r.status = 400;
+			goto reply;
+		}
 		const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
 				MHD_HTTP_HEADER_CONTENT_LENGTH);
 		x->started = 1;
@@ -630,6 +836,18 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c,
 				  : "Unable to decompress the request body",
 				  st == 413 ? "the request body is over 16 MiB"
 				  : NULL);
+			goto reply;
+		}
+	}
+	if (x->body.len && body_charset(c, cs, sizeof cs)) {
+		int st = recode_body(&x->body, cs);
+		if (st) {
+			char d[120];
+			snprintf(d, sizeof d, "the body is not %s", cs);
+			net_error(&r, st, st == 500 ? cs : st == 413 ?
+				  "Request Entity Too Large" : "Unable to "
+				  "decode the request body", st == 500 ?
+				  "unsupported charset" : d);
 			goto reply;
 		}
 	}

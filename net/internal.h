@@ -32,6 +32,8 @@ struct net_req {
 	const char *method;	/* "GET", "POST", ... */
 	const char *path;	/* "/api/put" (no query string) */
 	const char *query;	/* raw query string after '?', or "" */
+	int api_version;	/* 1 under /api/ (HttpQuery.apiVersion), 0
+				 * for the deprecated paths (/q, /suggest) */
 	const char *body;	/* NUL-terminated; body_len bytes */
 	size_t body_len;
 	net_tsd_fn get;
@@ -88,6 +90,9 @@ void *net_body_json(struct net_req *r);
  * method_override names (GET, POST, PUT, DELETE).  NULL (with the 405
  * answer set) when the override names none. */
 const char *net_method(struct net_req *r);
+/* Java's Integer.parseInt: s is an optional sign and decimal digits
+ * within an int.  0 with *out, or -1. */
+int net_java_int(const char *s, int *out);
 /* Sets status 200 and the JSON text of j (a json_t *, consumed). */
 int net_json_reply(struct net_req *r, void *j);
 

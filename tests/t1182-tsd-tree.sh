@@ -91,7 +91,9 @@ test_expect_success 'noRoute, handleTreeBadMethod' '
 	err 404 "This endpoint is not supported" >expect &&
 	is 404 &&
 	api $T -X TRACE &&
-	echo "{\"error\":{\"code\":405,\"message\":\"Method not allowed\",\"details\":\"The HTTP method [TRACE] is not permitted for this endpoint\"}}" >expect &&
+	# over HTTP RpcHandler refuses TRACE before TreeRpc sees it: the
+	# status alone
+	echo >expect &&
 	is 405
 '
 

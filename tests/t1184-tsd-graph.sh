@@ -54,18 +54,28 @@ test_expect_success '/q: tz, as GraphHandler names the time zone' '
 	grep -q "^g.m $((T + 60)) 11 dc=x$" body
 '
 
-test_expect_success '/q refusals: no format, no start, a bad query, other methods' '
+# /q is OpenTSDB's deprecated API (api_version 0): its refusals are
+# HttpQuery.badRequest's, an HTML page, {"err":...} with ?json, nothing
+# with ?png, and always 400
+test_expect_success '/q refusals: no format, no start, a bad query, other methods (the deprecated API'"'"'s errors)' '
 	api "/q?start=$T&m=sum:g.m" &&
-	echo "{\"error\":{\"code\":400,\"message\":\"Missing one of the parameters <code>ascii</code>, <code>png</code> or <code>json</code>\",\"details\":\"cellfs serves no GUI\"}}" >expect &&
-	is 400 &&
-	api "/q?m=sum:g.m&ascii" &&
-	echo "{\"error\":{\"code\":400,\"message\":\"Missing parameter <code>start</code>\"}}" >expect &&
-	is 400 &&
-	api "/q?start=$T&m=sum:no.such&ascii" &&
 	grep -q "^400" code &&
-	grep -q "No such name for" body &&
-	api "/q?start=$T&m=sum:g.m&ascii" -X DELETE &&
-	grep -q "^405" code
+	grep -qi "^content-type: text/html; charset=UTF-8" hdr &&
+	grep -q "^<!DOCTYPE html>" body &&
+	grep -qF "The reason provided was:<blockquote>Missing one of the parameters &lt;code&gt;ascii&lt;/code&gt;, &lt;code&gt;png&lt;/code&gt; or &lt;code&gt;json&lt;/code&gt;</blockquote>" body &&
+	api "/q?m=sum:g.m&json" &&
+	echo "{\"err\":\"Missing parameter <code>start</code>\"}" >expect &&
+	is 400 &&
+	grep -qi "^content-type: application/json" hdr &&
+	api "/q?m=sum:g.m&png" &&
+	echo >expect &&
+	is 400 &&
+	api "/q?start=$T&m=sum:no.such&json" &&
+	grep -q "^400" code &&
+	grep -q "^{\"err\":\"No such name for" body &&
+	api "/q?start=$T&m=sum:g.m&json" -X DELETE &&
+	echo "{\"err\":\"Method not allowed\"}" >expect &&
+	is 400
 '
 
 test_expect_success 'unmount' '

@@ -70,3 +70,10 @@ out:
 	buf_release(&good);
 	return rc;
 }
+
+void tsd_put_refused(tsd *t, uint64_t n)
+{
+	pthread_mutex_lock(&t->mu);
+	t->st.lines_rejected += n;
+	pthread_mutex_unlock(&t->mu);
+}

@@ -201,6 +201,11 @@ int tsd_put_lines(tsd *t, const char *text, size_t len,
 		  void (*bad)(void *ctx, uint64_t line, const char *reason),
 		  void *ctx, size_t *stored, struct tsd_error *err);
 
+/* Counts n points refused before they became put lines (/api/put's
+ * checks of its JSON) in lines_rejected, as tsd_put_lines() counts the
+ * lines it refuses: OpenTSDB counts both in its rejection counters. */
+void tsd_put_refused(tsd *t, uint64_t n);
+
 /* --- names ------------------------------------------------------------- */
 
 enum tsd_kind { TSD_METRICS = 0, TSD_TAGK = 1, TSD_TAGV = 2 };
