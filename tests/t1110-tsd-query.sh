@@ -336,7 +336,7 @@ test_expect_success 'bad queries: EINVAL or ENOENT, and why in .log' '
 	bad "start=$T&m=sum:1m-avg-bogus:q.m" EINVAL \
 		"no such fill policy: bogus (none, nan, null, zero): Invalid argument" &&
 	bad "start=$T&m=sum:rate{counter,x}:q.m" EINVAL \
-		"max value of counter was not a number: x: Invalid argument" &&
+		"Max value of counter was not a number, received '"'"'x'"'"': Invalid argument" &&
 	bad "start=$T&m=sum:q.m{host=a" EINVAL \
 		"Missing '"'"'}'"'"' at the end of: q.m{host=a: Invalid argument" &&
 	bad "start=$T&end=$((T - 100))&m=sum:q.m" EINVAL \

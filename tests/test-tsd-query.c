@@ -267,7 +267,7 @@ static void test_parse(void)
 		{ "start=1356998400&m=sum:1dc-avg:m&timezone=../etc/passwd",
 		  "unknown timezone: ../etc/passwd" },
 		{ "start=1356998400&m=sum:rate{counter,x}:m",
-		  "max value of counter was not a number: x" },
+		  "Max value of counter was not a number, received 'x'" },
 		{ "start=1356998400&m=sum:m{host=a", "Missing '}' at the end "
 		  "of: m{host=a" },
 		{ "start=1356998400&m=sum:m{host}", "When parsing tag 'host': "

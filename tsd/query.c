@@ -755,44 +755,54 @@ static int parse_downsample(struct tsd_subquery *sq, const char *s, size_t n,
 	return CF_OK;
 }
 
+/* rate[{counter[,max[,reset]]}] as QueryRpc.parseRateOptions reads it:
+ * options only with a '{', whose last character is dropped whatever it
+ * is, split at every ',' (empty parts kept); "counter" is any first part
+ * that ends so, "dropcounter" also drops the resets. */
 static int parse_rate(struct tsd_subquery *sq, const char *s, size_t n,
 		      char *why, size_t whylen)
 {
 	sq->rate = 1;
-	if (n == 4)
+	if (n == 4 || !memchr(s, '{', n))
 		return CF_OK;
 	sq->rate_opts = 1;
-	if (n < 6 || s[4] != '{' || s[n - 1] != '}')
-		return cf_einval(why, whylen,
-				 "invalid rate options: %.*s", W(n), s);
+	if (n < 6)
+		return cf_einval(why, whylen, "Invalid rate options "
+				 "specification: %.*s", W(n), s);
 	const char *p = s + 5, *end = s + n - 1;
 	const char *part[3];
 	size_t plen[3], np = 0;
 	for (const char *b = p;; p++) {
 		if (p == end || *p == ',') {
-			if (np == 3)
-				return cf_einval(why, whylen, "too many rate "
-						 "options: %.*s", W(n), s);
-			part[np] = b;
-			plen[np++] = (size_t)(p - b);
+			if (np < 3) {
+				part[np] = b;
+				plen[np] = (size_t)(p - b);
+			}
+			np++;
 			b = p + 1;
 			if (p == end)
 				break;
 		}
 	}
+	if (np > 3)
+		return cf_einval(why, whylen, "Incorrect number of values in "
+				 "rate options specification, must be counter"
+				 "[,counter max value,reset value], recieved: "
+				 "%zu parts", np);
 	if (plen[0] >= 7 && !memcmp(part[0] + plen[0] - 7, "counter", 7))
 		sq->counter = 1;
 	if (plen[0] == 11 && !memcmp(part[0], "dropcounter", 11))
 		sq->drop_resets = 1;
 	if (np >= 2 && plen[1] &&
 	    tsd_parse_long(part[1], plen[1], &sq->counter_max))
-		return cf_einval(why, whylen, "max value of counter was not a "
-				 "number: %.*s", W(plen[1]), part[1]);
+		return cf_einval(why, whylen, "Max value of counter was not a "
+				 "number, received '%.*s'", W(plen[1]),
+				 part[1]);
 	if (np >= 3 && plen[2] &&
 	    tsd_parse_long(part[2], plen[2], &sq->reset_value))
-		return cf_einval(why, whylen,
-				 "reset value of counter was not a "
-				 "number: %.*s", W(plen[2]), part[2]);
+		return cf_einval(why, whylen, "Reset value of counter was not "
+				 "a number, received '%.*s'", W(plen[2]),
+				 part[2]);
 	return CF_OK;
 }
 

@@ -1,0 +1,175 @@
+#!/bin/sh
+
+test_description='cellfs: rates and downsampling as OpenTSDB computes and refuses them (TestRateSpan, RateOptions, TestDownsamplingSpecification, TestFillingDownsampler, TestDownsampler) through GET and POST /api/query and MNT/tsd/q/; tests/test-tsd-agg.c has the cases one by one'
+
+. /usr/share/sharness/sharness.sh
+. "$SHARNESS_TEST_DIRECTORY/lib-cellfs.sh"
+
+. "$SHARNESS_TEST_DIRECTORY/lib-http.sh"
+
+T=1356998400
+MAX=9223372036854775807
+
+# post JSON: POST /api/query with body JSON
+post() {
+	api /api/query -X POST -H "Content-Type: application/json" -d "$1"
+}
+
+# err CODE MESSAGE: the last answer was OpenTSDB's error object
+err() {
+	printf "{\"error\":{\"code\":%s,\"message\":\"%s\"}}\n" "$1" "$2" >expect &&
+	is "$1"
+}
+
+# dps JSON: the last answer was 200 with one result of metric M and
+# tags TAGS (set before) whose dps are JSON
+dps() {
+	printf "[{\"metric\":\"%s\",\"tags\":{%s},\"aggregateTags\":[],\"dps\":{%s}}]\n" "$M" "$TAGS" "$1" >expect &&
+	is 200
+}
+
+# The series of TestRateSpan, at its own times (T is its 1356998400):
+#   r.m  T: 40.0  T+2000: 50  T+3600: 40  T+3605: 50.0  T+7200: 40
+#        T+9200: 50.0
+# b.m    TestRateSpan.testCalculateDelta_bigLongValues
+# w.m    testNext_counterLongMax (a counter wrapping at 2^63-1)
+# v.m    testNext_counterWithResetValue and testNext_counterDroResets
+# ms.m   three points a quarter second apart
+test_expect_success 'mount with the HTTP API, write the series' '
+	HP=$($CLIENT port) &&
+	cellfs_mount "tsd_http=$HP" &&
+	$CLIENT wait $HP &&
+	cat >in <<-EOF &&
+	r.m $T 40.0 h=a
+	r.m $((T + 2000)) 50 h=a
+	r.m $((T + 3600)) 40 h=a
+	r.m $((T + 3605)) 50.0 h=a
+	r.m $((T + 7200)) 40 h=a
+	r.m $((T + 9200)) 50.0 h=a
+	b.m $T $((MAX - 100)) h=a
+	b.m $((T + 100)) $((MAX - 20)) h=a
+	w.m $((T + 30)) $((MAX - 55)) h=a
+	w.m $((T + 60)) $((MAX - 25)) h=a
+	w.m $((T + 90)) 5 h=a
+	v.m $T 40 h=a
+	v.m $((T + 1)) 50 h=a
+	v.m $((T + 2)) 40 h=a
+	v.m $((T + 3)) 50 h=a
+	ms.m ${T}000 1 h=a
+	ms.m ${T}250 2 h=a
+	ms.m ${T}500 4 h=a
+	EOF
+	cat in >>"$MNT/tsd/put" &&
+	echo "b.m $((T + 100)) $((MAX - 20)) h=a" >expect &&
+	cat "$MNT/tsd/q/start=$((T + 100))&end=$((T + 101))&m=sum:b.m" >out &&
+	test_cmp expect out
+'
+
+# Each series' first rate (against the point (0, 0)) is never printed:
+# TestRateSpan's RATE_DATA_POINTS from the second on
+test_expect_success 'TestRateSpan.testNext_iterateAll: rates of integers and floats, always floats' '
+	M=r.m TAGS="\"h\":\"a\"" &&
+	api "/api/query?start=$T&end=$((T + 9200))&m=sum:rate:r.m" &&
+	dps "\"$((T + 2000))\":0.005,\"$((T + 3600))\":-0.00625,\"$((T + 3605))\":2.0,\"$((T + 7200))\":-0.0027816411682892906,\"$((T + 9200))\":0.005" &&
+	cat >expect <<-EOF &&
+	r.m $((T + 2000)) 0.005 h=a
+	r.m $((T + 3600)) -0.00625 h=a
+	r.m $((T + 3605)) 2.0 h=a
+	r.m $((T + 7200)) -0.0027816411682892906 h=a
+	r.m $((T + 9200)) 0.005 h=a
+	EOF
+	test_cmp expect "$MNT/tsd/q/start=$T&end=$((T + 9200))&m=sum:rate:r.m"
+'
+
+test_expect_success 'TestRateSpan.testNext_counter: counterMax 70, GET, POST and MNT/tsd/q/' '
+	M=r.m TAGS="\"h\":\"a\"" &&
+	api "/api/query?start=$T&end=$((T + 9200))&m=sum:rate%7Bcounter,70%7D:r.m" &&
+	dps "\"$((T + 2000))\":0.005,\"$((T + 3600))\":0.0375,\"$((T + 3605))\":2.0,\"$((T + 7200))\":0.016689847009735744,\"$((T + 9200))\":0.005" &&
+	post "{\"start\":$T,\"end\":$((T + 9200)),\"queries\":[{\"aggregator\":\"sum\",\"metric\":\"r.m\",\"rate\":true,\"rateOptions\":{\"counter\":true,\"counterMax\":70}}]}" &&
+	dps "\"$((T + 2000))\":0.005,\"$((T + 3600))\":0.0375,\"$((T + 3605))\":2.0,\"$((T + 7200))\":0.016689847009735744,\"$((T + 9200))\":0.005" &&
+	cat >expect <<-EOF &&
+	r.m $((T + 2000)) 0.005 h=a
+	r.m $((T + 3600)) 0.0375 h=a
+	r.m $((T + 3605)) 2.0 h=a
+	r.m $((T + 7200)) 0.016689847009735744 h=a
+	r.m $((T + 9200)) 0.005 h=a
+	EOF
+	test_cmp expect "$MNT/tsd/q/start=$T&end=$((T + 9200))&m=sum:rate{counter,70}:r.m"
+'
+
+test_expect_success 'TestRateSpan.testCalculateDelta_bigLongValues: the difference of longs, exact' '
+	M=b.m TAGS="\"h\":\"a\"" &&
+	api "/api/query?start=$T&end=$((T + 100))&m=sum:rate:b.m" &&
+	dps "\"$((T + 100))\":0.8"
+'
+
+test_expect_success 'TestRateSpan.testNext_counterLongMax: a counter that wraps at 2^63-1' '
+	M=w.m TAGS="\"h\":\"a\"" &&
+	api "/api/query?start=$T&end=$((T + 90))&m=sum:rate%7Bcounter%7D:w.m" &&
+	dps "\"$((T + 60))\":1.0,\"$((T + 90))\":1.0" &&
+	api "/api/query?start=$T&end=$((T + 90))&m=sum:rate%7Bcounter,$MAX%7D:w.m" &&
+	dps "\"$((T + 60))\":1.0,\"$((T + 90))\":1.0" &&
+	post "{\"start\":$T,\"end\":$((T + 90)),\"queries\":[{\"aggregator\":\"sum\",\"metric\":\"w.m\",\"rate\":true,\"rateOptions\":{\"counter\":true}}]}" &&
+	dps "\"$((T + 60))\":1.0,\"$((T + 90))\":1.0" &&
+	api "/api/query?start=$T&end=$((T + 90))&m=sum:rate:w.m" &&
+	dps "\"$((T + 60))\":1.0,\"$((T + 90))\":-3.0744573456182586E17"
+'
+
+test_expect_success 'TestRateSpan.testNext_counterWithResetValue and testNext_counterDroResets' '
+	M=v.m TAGS="\"h\":\"a\"" &&
+	api "/api/query?start=$T&end=$((T + 2))&m=sum:rate%7Bcounter,70,1%7D:v.m" &&
+	dps "\"$((T + 1))\":10.0,\"$((T + 2))\":0.0" &&
+	api "/api/query?start=$T&end=$((T + 3))&m=sum:rate%7Bdropcounter,70,1%7D:v.m" &&
+	dps "\"$((T + 1))\":10.0,\"$((T + 3))\":10.0" &&
+	post "{\"start\":$T,\"end\":$((T + 3)),\"queries\":[{\"aggregator\":\"sum\",\"metric\":\"v.m\",\"rate\":true,\"rateOptions\":{\"counter\":true,\"counterMax\":70,\"resetValue\":1,\"dropResets\":true}}]}" &&
+	dps "\"$((T + 1))\":10.0,\"$((T + 3))\":10.0" &&
+	api "/api/query?start=$T&end=$((T + 2))&m=sum:rate%7Bdropcounter,70,1%7D:v.m" &&
+	dps "\"$((T + 1))\":10.0" &&
+	printf "v.m %s 10.0 h=a\nv.m %s 60.0 h=a\nv.m %s 10.0 h=a\n" $((T + 1)) $((T + 2)) $((T + 3)) >expect &&
+	test_cmp expect "$MNT/tsd/q/start=$T&end=$((T + 3))&m=sum:rate{counter,70}:v.m" &&
+	printf "v.m %s 10.0 h=a\nv.m %s -10.0 h=a\nv.m %s 10.0 h=a\n" $((T + 1)) $((T + 2)) $((T + 3)) >expect &&
+	test_cmp expect "$MNT/tsd/q/start=$T&end=$((T + 3))&m=sum:rate:v.m"
+'
+
+test_expect_success 'rates of millisecond points are per second' '
+	M=ms.m TAGS="\"h\":\"a\"" &&
+	api "/api/query?start=$T&end=$((T + 1))&m=sum:rate:ms.m&ms" &&
+	dps "\"${T}250\":4.0,\"${T}500\":8.0" &&
+	printf "ms.m %s 4.0 h=a\nms.m %s 8.0 h=a\n" ${T}250 ${T}500 >expect &&
+	test_cmp expect "$MNT/tsd/q/start=$T&end=$((T + 1))&m=sum:rate:ms.m&ms"
+'
+
+# z.m at 5 s past the epoch: its minute starts at 0, where the first
+# rate (against the point (0, 0)) has no time to divide by
+test_expect_success 'a rate at time 0 fails as RateSpan'"'"'s IllegalStateException' '
+	echo "z.m 5 1 h=a" >>"$MNT/tsd/put" &&
+	echo "z.m 5 1 h=a" >expect &&
+	test_cmp expect "$MNT/tsd/q/start=1&end=100&m=sum:z.m" &&
+	: >expect &&
+	test_cmp expect "$MNT/tsd/q/start=1&end=100&m=sum:rate:z.m" &&
+	echo EINVAL >expect &&
+	errno_of read "$MNT/tsd/q/start=1&end=100&m=sum:1m-sum:rate:z.m" >out &&
+	test_cmp expect out &&
+	last_log >out &&
+	echo "warn open start=1&end=100&m=sum:1m-sum:rate:z.m: z.m: a rate at time 0 (OpenTSDB'"'"'s first rate is against the point (0, 0)): Invalid argument" >expect &&
+	test_cmp expect out &&
+	api "/api/query?start=1&end=100&m=sum:1m-sum:rate:z.m" &&
+	err 400 "z.m: a rate at time 0 (OpenTSDB'"'"'s first rate is against the point (0, 0))"
+'
+
+test_expect_success 'rate options refused as QueryRpc.parseRateOptions words it (400)' '
+	api "/api/query?start=$T&m=sum:rate%7B:r.m" &&
+	err 400 "Invalid rate options specification: rate{" &&
+	api "/api/query?start=$T&m=sum:rate%7Bcounter,1,2,3%7D:r.m" &&
+	err 400 "Incorrect number of values in rate options specification, must be counter[,counter max value,reset value], recieved: 4 parts" &&
+	api "/api/query?start=$T&m=sum:rate%7Bcounter,x%7D:r.m" &&
+	err 400 "Max value of counter was not a number, received '"'"'x'"'"'" &&
+	api "/api/query?start=$T&m=sum:rate%7Bcounter,1,y%7D:r.m" &&
+	err 400 "Reset value of counter was not a number, received '"'"'y'"'"'" &&
+	test_must_fail cat "$MNT/tsd/q/start=$T&m=sum:rate{counter,x}:r.m" 2>/dev/null &&
+	last_log >out &&
+	echo "warn query tsd/q/start=$T&m=sum:rate{counter,x}:r.m: Max value of counter was not a number, received '"'"'x'"'"': Invalid argument" >expect &&
+	test_cmp expect out
+'
+
+test_done
