@@ -172,4 +172,43 @@ test_expect_success 'rate options refused as QueryRpc.parseRateOptions words it 
 	test_cmp expect out
 '
 
+test_expect_success 'TestDownsamplingSpecification: refusals in its words (400, GET, POST and MNT/tsd/q/)' '
+	api "/api/query?start=$T&m=sum:1m-hurp-lerp:r.m" &&
+	err 400 "No such downsampling function: hurp" &&
+	api "/api/query?start=$T&m=sum:10m-avg-max:r.m" &&
+	err 400 "Unrecognized fill policy: max" &&
+	api "/api/query?start=$T&m=sum:1m-none-lerp:r.m" &&
+	err 400 "cannot use the NONE aggregator for downsampling" &&
+	api "/api/query?start=$T&m=sum:0m-avg-lerp:r.m" &&
+	err 400 "Zero or negative duration: 0m" &&
+	api "/api/query?start=$T&m=sum:1j-avg-lerp:r.m" &&
+	err 400 "Invalid duration (suffix): 1j" &&
+	api "/api/query?start=$T&m=sum:1-avg-lerp:r.m" &&
+	err 400 "Invalid duration, must have an integer and unit: 1" &&
+	api "/api/query?start=$T&m=sum:1m:r.m" &&
+	err 400 "Invalid downsampling specifier '"'"'1m'"'"': must provide at least interval and function" &&
+	api "/api/query?start=$T&tsuid=sum:1m-hurp:000001000001000001" &&
+	err 400 "No such downsampling function: hurp" &&
+	post "{\"start\":$T,\"queries\":[{\"aggregator\":\"sum\",\"metric\":\"r.m\",\"downsample\":\"blah-avg-lerp\"}]}" &&
+	err 400 "Invalid duration (number): blah" &&
+	post "{\"start\":$T,\"queries\":[{\"aggregator\":\"sum\",\"metric\":\"r.m\",\"downsample\":\"-60m-avg-lerp\"}]}" &&
+	err 400 "Invalid downsampling specifier '"'"'-60m-avg-lerp'"'"': must consist of interval, function, and optional fill policy" &&
+	post "{\"start\":$T,\"queries\":[{\"aggregator\":\"sum\",\"metric\":\"r.m\",\"downsample\":\"1m-avg-scalar\"}]}" &&
+	err 400 "unhandled fill policy: scalar" &&
+	echo EINVAL >expect &&
+	errno_of read "$MNT/tsd/q/start=$T&m=sum:1m-avg-max:r.m" >out &&
+	test_cmp expect out &&
+	last_log >out &&
+	echo "warn query tsd/q/start=$T&m=sum:1m-avg-max:r.m: Unrecognized fill policy: max: Invalid argument" >expect &&
+	test_cmp expect out
+'
+
+test_expect_success 'an empty POST downsample is none (testStringCtorEmpty); a case-blind fill policy' '
+	M=v.m TAGS="\"h\":\"a\"" &&
+	post "{\"start\":$T,\"end\":$((T + 3)),\"queries\":[{\"aggregator\":\"sum\",\"metric\":\"v.m\",\"downsample\":\"\"}]}" &&
+	dps "\"$T\":40,\"$((T + 1))\":50,\"$((T + 2))\":40,\"$((T + 3))\":50" &&
+	api "/api/query?start=$T&end=$((T + 3))&m=sum:2s-sum-NaN:v.m" &&
+	dps "\"$T\":90.0,\"$((T + 2))\":90.0"
+'
+
 test_done

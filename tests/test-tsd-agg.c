@@ -329,9 +329,150 @@ static void test_rate_options(void)
 	}
 }
 
+/* --- TestDownsamplingSpecification -------------------------------------- */
+
+/* Parses "start=..&m=sum:SPEC:m" (with extra query parameters). */
+static int parse_ds(const char *spec, const char *extra, struct tsd_query *q,
+		    char *why, size_t whylen)
+{
+	char qs[300];
+
+	snprintf(qs, sizeof qs, "start=1356998400&m=sum:%s:m%s", spec, extra);
+	return tsd_query_parse(qs, strlen(qs), NOW, q, why, whylen);
+}
+
+static void test_ds_spec(void)
+{
+	static const struct {
+		const char *spec;
+		int64_t interval;
+		enum tsd_agg agg;
+		enum tsd_fill fill;
+		int all, cal, cal_n;
+		enum tsd_cal_unit unit;
+	} good[] = {
+		/* testStringCtor */
+		{ "15m-avg-nan", 900000, TSD_AGG_AVG, TSD_FILL_NAN, 0, 0, 0, 0 },
+		/* testSetCalendar: a 'c' sets useCalendar */
+		{ "15m-avg", 900000, TSD_AGG_AVG, TSD_FILL_NONE, 0, 0, 0, 0 },
+		{ "15mc-avg", 900000, TSD_AGG_AVG, TSD_FILL_NONE, 0, 1, 15,
+		  TSD_CAL_MINUTE },
+		{ "1dc-sum", 86400000, TSD_AGG_SUM, TSD_FILL_NONE, 0, 1, 1,
+		  TSD_CAL_DAY },
+		{ "100msc-sum-zero", 100, TSD_AGG_SUM, TSD_FILL_ZERO, 0, 1, 100,
+		  TSD_CAL_MS },
+		{ "1n-max-null", 2592000000LL, TSD_AGG_MAX, TSD_FILL_NULL, 0, 0,
+		  0, 0 },	/* a month is 30 days, off the calendar */
+		{ "1nc-max", 2592000000LL, TSD_AGG_MAX, TSD_FILL_NONE, 0, 1, 1,
+		  TSD_CAL_MONTH },
+		{ "1y-min", 31536000000LL, TSD_AGG_MIN, TSD_FILL_NONE, 0, 0, 0,
+		  0 },
+		{ "0all-sum", 0, TSD_AGG_SUM, TSD_FILL_NONE, 1, 0, 0, 0 },
+		{ "1all-count-nan", 0, TSD_AGG_COUNT, TSD_FILL_NAN, 1, 0, 0, 0 },
+		{ "1m-avg-NaN", 60000, TSD_AGG_AVG, TSD_FILL_NAN, 0, 0, 0, 0 },
+		{ "1m-avg-ZERO", 60000, TSD_AGG_AVG, TSD_FILL_ZERO, 0, 0, 0, 0 },
+		{ "1m-avg-none", 60000, TSD_AGG_AVG, TSD_FILL_NONE, 0, 0, 0, 0 },
+		/* Java's split drops the empty parts at the end */
+		{ "1m-avg-", 60000, TSD_AGG_AVG, TSD_FILL_NONE, 0, 0, 0, 0 },
+		{ "1m-avg-nan--", 60000, TSD_AGG_AVG, TSD_FILL_NAN, 0, 0, 0, 0 },
+		{ "1H-p99", 3600000, TSD_AGG_P99, TSD_FILL_NONE, 0, 0, 0, 0 },
+	};
+	static const struct {
+		const char *test, *spec, *why;
+	} bad[] = {
+		{ "testBadInterval", "blah-avg-lerp",
+		  "Invalid duration (number): blah" },
+		{ "testBadFunction", "1m-hurp-lerp",
+		  "No such downsampling function: hurp" },
+		{ "testBadFillPolicy", "10m-avg-max",
+		  "Unrecognized fill policy: max" },
+		{ "testNoneAgg", "1m-none-lerp",
+		  "cannot use the NONE aggregator for downsampling" },
+		{ "testStringCtorZeroInterval", "0m-avg-lerp",
+		  "Zero or negative duration: 0m" },
+		{ "testStringCtorNegativeInterval", "-60m-avg-lerp",
+		  "Invalid downsampling specifier '-60m-avg-lerp': must "
+		  "consist of interval, function, and optional fill policy" },
+		{ "testStringCtorUnknownUnits", "1j-avg-lerp",
+		  "Invalid duration (suffix): 1j" },
+		{ "testStringCtorMissingUnits", "1-avg-lerp",
+		  "Invalid duration, must have an integer and unit: 1" },
+		{ "testStringCtorMissingFunction", "1m",
+		  "Invalid downsampling specifier '1m': must provide at least "
+		  "interval and function" },
+		{ "(cellfs) a function's name has its case", "1m-AVG",
+		  "No such downsampling function: AVG" },
+		{ "(cellfs) \"all\" has its case", "0ALL-sum",
+		  "Zero or negative duration: 0ALL" },
+		{ "(cellfs) an empty function", "1m--avg",
+		  "No such downsampling function: " },
+		{ "(cellfs) a calendar interval without a count", "c-avg",
+		  "Cannot parse null or empty duration" },
+		{ "(cellfs) a calendar interval without a unit", "1c-avg",
+		  "Invalid duration, must have an integer and unit: 1" },
+		{ "(cellfs) a calendar count past an int", "99999999999dc-sum",
+		  "For input string: \"99999999999\"" },
+		{ "(cellfs) a bad calendar unit", "1qc-sum",
+		  "Invalid duration (suffix): 1q" },
+		{ "(cellfs) no interval", "-avg", "String index out of range: "
+		  "-1" },
+		{ "(cellfs) four parts", "1m-avg-nan-x", "Invalid downsampling "
+		  "specifier '1m-avg-nan-x': must consist of interval, "
+		  "function, and optional fill policy" },
+		{ "(cellfs) scalar has no value here", "1m-avg-scalar",
+		  "unhandled fill policy: scalar" },
+		{ "(cellfs) a duration with letters between", "1xm-avg",
+		  "Invalid duration (suffix): 1xm" },
+	};
+	struct tsd_query q;
+	char why[200];
+
+	for (size_t i = 0; i < N(good); i++) {
+		int rc = parse_ds(good[i].spec, "", &q, why, sizeof why);
+		const struct tsd_subquery *sq = rc ? NULL : &q.subs[0];
+		ok(sq && sq->ds_interval_ms == good[i].interval &&
+		   sq->ds_agg == good[i].agg && sq->ds_fill == good[i].fill &&
+		   sq->ds_all == good[i].all &&
+		   sq->ds_calendar == good[i].cal &&
+		   (!good[i].cal || (sq->ds_cal_n == good[i].cal_n &&
+				     sq->ds_cal_unit == good[i].unit)) &&
+		   !strcmp(sq->ds_text, good[i].spec),
+		   "DownsamplingSpecification(\"%s\") %s", good[i].spec,
+		   rc ? why : "");
+		if (!rc)
+			tsd_query_release(&q);
+	}
+	/* setTimezone: UTC unless timezone= */
+	ok(parse_ds("15m-avg", "", &q, why, sizeof why) == 0 && !q.tz,
+	   "TestDownsamplingSpecification.setTimezone: UTC by default");
+	tsd_query_release(&q);
+	ok(parse_ds("15m-avg", "&timezone=America/Denver", &q, why,
+		    sizeof why) == 0 && q.tz,
+	   "TestDownsamplingSpecification.setTimezone: America/Denver");
+	tsd_query_release(&q);
+	for (size_t i = 0; i < N(bad); i++) {
+		int rc = parse_ds(bad[i].spec, "", &q, why, sizeof why);
+		if (!rc)
+			tsd_query_release(&q);
+		ok(rc == CF_EINVAL && !strcmp(why, bad[i].why), "%s: %s: %s",
+		   bad[i].test, bad[i].spec, rc ? why : "accepted");
+	}
+	/* QueryRpc's other words with a '-' stay unsupported parts */
+	ok(parse_ds("show-histogram-buckets", "", &q, why, sizeof why) ==
+	   CF_EINVAL && !strcmp(why, "unsupported query part: "
+				"show-histogram-buckets"),
+	   "show-histogram-buckets is no downsampler: %s", why);
+	/* not ported: testCtor, testCtorNegativeInterval,
+	 * testCtorZeroInterval, testCtorNullFunction (the Java constructor
+	 * of numbers), testStringCtorNull, setTimezoneNull (Java's null),
+	 * testToString; testStringCtorEmpty: an empty "downsample" is none
+	 * (t1186) */
+}
+
 int main(void)
 {
 	test_rate_span();
 	test_rate_options();
+	test_ds_spec();
 	return done_testing();
 }
