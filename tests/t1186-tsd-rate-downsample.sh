@@ -211,4 +211,66 @@ test_expect_success 'an empty POST downsample is none (testStringCtorEmpty); a c
 	dps "\"$T\":90.0,\"$((T + 2))\":90.0"
 '
 
+# f.m: 1 at T, 3 at T+120 (nothing in the minutes T+60 and T+180);
+# g.m: 10 at T+60: where f.m is filled, the sum takes g.m alone
+test_expect_success 'TestFillingDownsampler through the API: nan, null, zero, none, and how each prints' '
+	printf "f.m %s 1 h=a\nf.m %s 3 h=a\ng.m %s 10 h=b\n" $T $((T + 120)) $((T + 60)) >>"$MNT/tsd/put" &&
+	M=f.m TAGS="\"h\":\"a\"" &&
+	R="start=$T&end=$((T + 180))" &&
+	api "/api/query?$R&m=sum:1m-sum-nan:f.m" &&
+	dps "\"$T\":1.0,\"$((T + 60))\":\"NaN\",\"$((T + 120))\":3.0,\"$((T + 180))\":\"NaN\"" &&
+	api "/api/query?$R&m=sum:1m-sum-null:f.m" &&
+	dps "\"$T\":1.0,\"$((T + 60))\":null,\"$((T + 120))\":3.0,\"$((T + 180))\":null" &&
+	api "/api/query?$R&m=sum:1m-sum-zero:f.m" &&
+	dps "\"$T\":1.0,\"$((T + 60))\":0.0,\"$((T + 120))\":3.0,\"$((T + 180))\":0.0" &&
+	api "/api/query?$R&m=sum:1m-sum-none:f.m" &&
+	dps "\"$T\":1.0,\"$((T + 120))\":3.0" &&
+	api "/api/query?$R&m=sum:1m-sum:f.m" &&
+	dps "\"$T\":1.0,\"$((T + 120))\":3.0" &&
+	api "/api/query?$R&m=sum:1m-sum-nan:f.m&arrays=true" &&
+	echo "[{\"metric\":\"f.m\",\"tags\":{\"h\":\"a\"},\"aggregateTags\":[],\"dps\":[[$T,1.0],[$((T + 60)),\"NaN\"],[$((T + 120)),3.0],[$((T + 180)),\"NaN\"]]}]" >expect &&
+	is 200 &&
+	api "/api/query?$R&m=sum:1m-sum-null:f.m&arrays=true" &&
+	echo "[{\"metric\":\"f.m\",\"tags\":{\"h\":\"a\"},\"aggregateTags\":[],\"dps\":[[$T,1.0],[$((T + 60)),null],[$((T + 120)),3.0],[$((T + 180)),null]]}]" >expect &&
+	is 200 &&
+	post "{\"start\":$T,\"end\":$((T + 180)),\"queries\":[{\"aggregator\":\"sum\",\"metric\":\"f.m\",\"downsample\":\"1m-sum-zero\"}]}" &&
+	dps "\"$T\":1.0,\"$((T + 60))\":0.0,\"$((T + 120))\":3.0,\"$((T + 180))\":0.0" &&
+	printf "f.m %s 1.0 h=a\nf.m %s NaN h=a\nf.m %s 3.0 h=a\nf.m %s NaN h=a\n" $T $((T + 60)) $((T + 120)) $((T + 180)) >expect &&
+	test_cmp expect "$MNT/tsd/q/$R&m=sum:1m-sum-nan:f.m" &&
+	printf "f.m %s 1.0 h=a\nf.m %s 3.0 h=a\n" $T $((T + 120)) >expect &&
+	test_cmp expect "$MNT/tsd/q/$R&m=sum:1m-sum-null:f.m" &&
+	printf "f.m %s 1.0 h=a\nf.m %s 0.0 h=a\nf.m %s 3.0 h=a\nf.m %s 0.0 h=a\n" $T $((T + 60)) $((T + 120)) $((T + 180)) >expect &&
+	test_cmp expect "$MNT/tsd/q/$R&m=sum:1m-sum-zero:f.m"
+'
+
+test_expect_success 'a rate over filled intervals: NaN from NaN (null with null), a change from zero' '
+	M=f.m TAGS="\"h\":\"a\"" &&
+	R="start=$T&end=$((T + 180))" &&
+	api "/api/query?$R&m=sum:1m-sum-nan:rate:f.m" &&
+	dps "\"$((T + 60))\":\"NaN\",\"$((T + 120))\":\"NaN\",\"$((T + 180))\":\"NaN\"" &&
+	api "/api/query?$R&m=sum:1m-sum-null:rate:f.m" &&
+	dps "\"$((T + 60))\":null,\"$((T + 120))\":null,\"$((T + 180))\":null" &&
+	api "/api/query?$R&m=sum:1m-sum-zero:rate:f.m" &&
+	dps "\"$((T + 60))\":-0.016666666666666666,\"$((T + 120))\":0.05,\"$((T + 180))\":-0.05"
+'
+
+# e.m: h=a 1 at T and 3 at T+120, h=b 10 at T+60: each filled over the
+# whole range, the sum leaves NaN out (Aggregators' sum), NaN when all are
+test_expect_success 'filled series in a group: NaN is left out of the sum' '
+	printf "e.m %s 1 h=a\ne.m %s 3 h=a\ne.m %s 10 h=b\n" $T $((T + 120)) $((T + 60)) >>"$MNT/tsd/put" &&
+	R="start=$T&end=$((T + 180))" &&
+	api "/api/query?$R&m=sum:1m-sum-nan:e.m" &&
+	echo "[{\"metric\":\"e.m\",\"tags\":{},\"aggregateTags\":[\"h\"],\"dps\":{\"$T\":1.0,\"$((T + 60))\":10.0,\"$((T + 120))\":3.0,\"$((T + 180))\":\"NaN\"}}]" >expect &&
+	is 200 &&
+	api "/api/query?$R&m=sum:1m-sum-null:e.m" &&
+	echo "[{\"metric\":\"e.m\",\"tags\":{},\"aggregateTags\":[\"h\"],\"dps\":{\"$T\":1.0,\"$((T + 60))\":10.0,\"$((T + 120))\":3.0,\"$((T + 180))\":null}}]" >expect &&
+	is 200 &&
+	api "/api/query?$R&m=avg:1m-sum-zero:e.m" &&
+	echo "[{\"metric\":\"e.m\",\"tags\":{},\"aggregateTags\":[\"h\"],\"dps\":{\"$T\":0.5,\"$((T + 60))\":5.0,\"$((T + 120))\":1.5,\"$((T + 180))\":0.0}}]" >expect &&
+	is 200 &&
+	api "/api/query?$R&m=sum:1m-sum:e.m" &&
+	echo "[{\"metric\":\"e.m\",\"tags\":{},\"aggregateTags\":[\"h\"],\"dps\":{\"$T\":1.0,\"$((T + 60))\":12.0,\"$((T + 120))\":3.0}}]" >expect &&
+	is 200
+'
+
 test_done

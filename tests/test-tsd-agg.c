@@ -469,10 +469,351 @@ static void test_ds_spec(void)
 	 * (t1186) */
 }
 
+/* --- TestFillingDownsampler ---------------------------------------------- */
+
+/*
+ * s as OpenTSDB's FillingDownsampler(source, start, end, SPEC, qstart,
+ * qend) (or Downsampler when SPEC has no fill) in zone tzname (NULL:
+ * UTC); *tz to free.  0, or -1 when SPEC or the zone is refused.
+ */
+static int ds_spec(struct tsd_agg_spec *s, const char *spec,
+		   const char *tzname, int64_t start, int64_t end,
+		   int64_t qstart, int64_t qend, struct tsd_tz **tz)
+{
+	struct tsd_query q;
+	char why[200];
+
+	*tz = NULL;
+	if (parse_ds(spec, "", &q, why, sizeof why)) {
+		diag("%s: %s", spec, why);
+		return -1;
+	}
+	if (tzname && tsd_tz_load(tzname, tz)) {
+		tsd_query_release(&q);
+		return -1;
+	}
+	const struct tsd_subquery *sq = &q.subs[0];
+	spec_init(s);
+	s->start_ms = start;
+	s->end_ms = end;
+	s->query_start_ms = qstart;
+	s->query_end_ms = qend;
+	s->ds_interval_ms = sq->ds_interval_ms;
+	s->ds_all = sq->ds_all;
+	s->ds_calendar = sq->ds_calendar;
+	s->ds_cal_n = sq->ds_cal_n;
+	s->ds_cal_unit = sq->ds_cal_unit;
+	s->ds_agg = sq->ds_agg;
+	s->ds_fill = sq->ds_fill;
+	s->tz = *tz;
+	tsd_query_release(&q);
+	return 0;
+}
+
+/* One downsampler case: dp through SPEC as ds_spec() builds it, no
+ * seek, against w. */
+static void ds_case(const char *what, const char *spec, const char *tzname,
+		    int64_t start, int64_t end, int64_t qstart, int64_t qend,
+		    const struct tsd_dp *dp, size_t n, const struct want *w,
+		    size_t nw, double tol)
+{
+	struct tsd_agg_spec s;
+	struct tsd_tz *tz;
+
+	if (ds_spec(&s, spec, tzname, start, end, qstart, qend, &tz)) {
+		ok(0, "%s: %s refused", what, spec);
+		return;
+	}
+	series(what, &s, dp, n, NO_SEEK, w, nw, tol, 0);
+	tsd_tz_free(tz);
+}
+
+#define BASE INT64_C(1356998400000)
+#define DST INT64_C(1450137600000)	/* Tue, 15 Dec 2015 00:00 UTC */
+#define TV "Pacific/Funafuti"		/* +12, no DST */
+#define FJ "Pacific/Fiji"		/* +12, +13 in summer */
+#define AF "Asia/Kabul"			/* +4:30 */
+#define DAY INT64_C(86400000)
+#define WEEK (7 * DAY)
+#define HOUR INT64_C(3600000)
+
+static void test_filling(void)
+{
+	const double nan = NAN;
+	{
+		/* data with gaps: before, during and after */
+		const int64_t b = 500;
+		const int k[] = { 4, 5, 7, 12, 15, 24, 25, 26, 27 };
+		struct tsd_dp dp[9];
+		for (size_t i = 0; i < 9; i++)
+			dp[i] = D(b + 25 * k[i], 1.);
+		const struct want wn[] = {
+			{ 500, nan, 0 }, { 600, 3, 0 }, { 700, nan, 0 },
+			{ 800, 2, 0 }, { 900, nan, 0 }, { 1000, nan, 0 },
+			{ 1100, 4, 0 }, { 1200, nan, 0 }, { 1300, nan, 0 },
+		};
+		ds_case("TestFillingDownsampler.testNaNMissingInterval",
+			"100ms-sum-nan", NULL, b, b + 36 * 25, 0, 0, dp, 9, wn,
+			9, 0.01);
+		struct want wz[9];
+		for (size_t i = 0; i < 9; i++) {
+			wz[i] = wn[i];
+			if (isnan(wz[i].v))
+				wz[i].v = 0;
+		}
+		ds_case("TestFillingDownsampler.testZeroMissingInterval",
+			"100ms-sum-zero", NULL, b, b + 36 * 25, 0, 0, dp, 9, wz,
+			9, 0.01);
+		/* the same with fill null: NaN too (printed null) */
+		ds_case("(cellfs) fill null fills NaN", "100ms-sum-null", NULL,
+			b, b + 36 * 25, 0, 0, dp, 9, wn, 9, 0.01);
+	}
+	{
+		struct tsd_dp dp[12];
+		for (int i = 0; i < 12; i++)
+			dp[i] = D(1000 + 25 * i, 12. - i);
+		const struct want w[] = { { 1000, 42, 0 }, { 1100, 26, 0 },
+					  { 1200, 10, 0 } };
+		ds_case("TestFillingDownsampler.testWithoutMissingIntervals",
+			"100ms-sum-nan", NULL, 1000, 1000 + 12 * 25, 0, 0, dp,
+			12, w, 3, 0.01);
+	}
+	{
+		const int64_t b = 1425335895000LL;
+		const struct tsd_dp dp[] = {
+			D(b - 60000 * 5 + 320, 53.), D(b - 60000 * 2 + 8839, 16.),
+			D(b + 849, 9.), D(b + 3849, 8.), D(b + 6210, 7.),
+			D(b + 42216, 6.), D(b + 60000 + 167, 5.),
+			D(b + 60000 + 28593, 4.),
+			D(b + 60000 * 2 + 30384, 37.),
+			D(b + 60000 * 4 + 1530, 86.),
+		};
+		const struct want w[] = { { 1425335880000LL, 30, 0 },
+					  { 1425335940000LL, 9, 0 } };
+		const struct want wn[] = { { 1425335880000LL, nan, 0 },
+					   { 1425335940000LL, nan, 0 } };
+		ds_case("TestFillingDownsampler.testWithOutOfBoundsData",
+			"1m-sum-nan", NULL, b, b + 120000, 0, 0, dp, N(dp), w,
+			2, 0.01);
+		ds_case("TestFillingDownsampler.testWithOutOfBoundsDataEarly",
+			"1m-sum-nan", NULL, b, b + 120000, 0, 0, dp, 2, wn, 2,
+			0.01);
+		ds_case("TestFillingDownsampler.testWithOutOfBoundsDataLate",
+			"1m-sum-nan", NULL, b, b + 120000, 0, 0, dp + 8, 2, wn,
+			2, 0.01);
+	}
+	{
+		const struct tsd_dp dp[] = {
+			L(BASE + 5000, 1), L(BASE + 15000, 2), L(BASE + 25000, 4),
+			L(BASE + 35000, 8), L(BASE + 45000, 16),
+			L(BASE + 55000, 32),
+		};
+		const struct want all[] = { { 0, 63, 0 } };
+		const struct want some[] = { { BASE + 15000, 14, 0 } };
+		ds_case("TestFillingDownsampler.testDownsampler_allFullRange",
+			"0all-sum-nan", NULL, BASE + 5000, BASE + 55000, 0,
+			INT64_MAX, dp, 6, all, 1, 0.01);
+		ds_case("TestFillingDownsampler.testDownsampler_allFilterOnQuery",
+			"0all-sum-nan", NULL, BASE + 5000, BASE + 55000,
+			BASE + 15000, BASE + 45000, dp, 6, some, 1, 0.01);
+		ds_case("TestFillingDownsampler.testDownsampler_"
+			"allFilterOnQueryOutOfRangeEarly", "0all-sum-nan", NULL,
+			BASE + 5000, BASE + 55000, BASE + 65000, BASE + 75000,
+			dp, 6, NULL, 0, 0.01);
+		ds_case("TestFillingDownsampler.testDownsampler_"
+			"allFilterOnQueryOutOfRangeLate", "0all-sum-nan", NULL,
+			BASE + 5000, BASE + 55000, BASE - 15000, BASE - 5000,
+			dp, 6, NULL, 0, 0.01);
+	}
+	{
+		const struct tsd_dp h[] = {
+			L(BASE, 1), L(BASE + 1800000, 2), L(BASE + 3599000, 3),
+			L(BASE + 3600000, 4), L(BASE + 5400000, 5),
+			L(BASE + 7199000, 6),
+		};
+		const int64_t af = 1356996600000LL;
+		const struct want w1[] = { { BASE, 6, 0 },
+					   { BASE + HOUR, 15, 0 },
+					   { BASE + 2 * HOUR, nan, 0 } };
+		const struct want w2[] = { { af, 1, 0 }, { af + HOUR, 9, 0 },
+					   { af + 2 * HOUR, 11, 0 },
+					   { af + 3 * HOUR, nan, 0 } };
+		const struct want w3[] = { { af, 21, 0 },
+					   { 1357011000000LL, nan, 0 } };
+		ds_case("TestFillingDownsampler.testDownsampler_calendarHour "
+			"(1hc in TV)", "1hc-sum-nan", TV, BASE, BASE + 3 * HOUR,
+			0, INT64_MAX, h, 6, w1, 3, 0.001);
+		ds_case("TestFillingDownsampler.testDownsampler_calendarHour "
+			"(1hc in AF)", "1hc-sum-nan", AF, af, af + 4 * HOUR, 0,
+			INT64_MAX, h, 6, w2, 4, 0.001);
+		ds_case("TestFillingDownsampler.testDownsampler_calendarHour "
+			"(4hc in AF)", "4hc-sum-nan", AF, af, af + 8 * HOUR, 0,
+			INT64_MAX, h, 6, w3, 2, 0.001);
+	}
+	{
+		const struct tsd_dp d[] = {
+			L(DST, 1), L(DST + 86399000, 2), L(DST + 126001000LL, 3),
+			L(DST + 172799000LL, 4), L(DST + 172800000LL, 5),
+			L(DST + 242999000LL, 6),
+		};
+		const int64_t tv = 1450094400000LL - DAY;
+		const struct want w1[] = { { DST, 3, 0 }, { DST + DAY, 7, 0 },
+					   { DST + 2 * DAY, 11, 0 },
+					   { DST + 3 * DAY, nan, 0 } };
+		const struct want w2[] = {
+			{ tv, nan, 0 }, { tv + DAY, 1, 0 },
+			{ tv + 2 * DAY, 5, 0 }, { tv + 3 * DAY, 9, 0 },
+			{ tv + 4 * DAY, 6, 0 }, { tv + 5 * DAY, nan, 0 },
+		};
+		const int64_t fj = 1450090800000LL, af = 1450121400000LL;
+		const struct want w3[] = {
+			{ fj, 1, 0 }, { fj + DAY, 2, 0 }, { fj + 2 * DAY, 12, 0 },
+			{ fj + 3 * DAY, 6, 0 }, { fj + 4 * DAY, nan, 0 },
+		};
+		const struct want w4[] = {
+			{ af, 1, 0 }, { af + DAY, 5, 0 }, { af + 2 * DAY, 15, 0 },
+			{ af + 3 * DAY, nan, 0 },
+		};
+		const struct want w5[] = { { af, 21, 0 },
+					   { af + 3 * DAY, nan, 0 } };
+		ds_case("TestFillingDownsampler.testDownsampler_calendarDay "
+			"(1d, not calendar)", "1d-sum-nan", NULL, DST,
+			DST + 4 * DAY, 0, INT64_MAX, d, 6, w1, 4, 0.001);
+		ds_case("TestFillingDownsampler.testDownsampler_calendarDay "
+			"(1dc in TV, filled in front)", "1dc-sum-nan", TV, tv,
+			DST + 5 * DAY, 0, INT64_MAX, d, 6, w2, 6, 0.001);
+		ds_case("TestFillingDownsampler.testDownsampler_calendarDay "
+			"(1dc in FJ)", "1dc-sum-nan", FJ, 1450094400000LL,
+			DST + 5 * DAY, 0, INT64_MAX, d, 6, w3, 5, 0.001);
+		ds_case("TestFillingDownsampler.testDownsampler_calendarDay "
+			"(1dc in AF)", "1dc-sum-nan", AF, af, DST + 4 * DAY, 0,
+			INT64_MAX, d, 6, w4, 4, 0.001);
+		ds_case("TestFillingDownsampler.testDownsampler_calendarDay "
+			"(3dc in AF)", "3dc-sum-nan", AF, af, DST + 6 * DAY, 0,
+			INT64_MAX, d, 6, w5, 2, 0.001);
+	}
+	{
+		const struct tsd_dp w[] = {
+			L(DST, 1), L(DST + 7 * DAY, 2), L(1451129400000LL, 3),
+			L(DST + 21 * DAY, 4), L(1452367799000LL, 5),
+		};
+		const int64_t u = 1449964800000LL, tv = 1449921600000LL,
+			      fj = 1449918000000LL, af = 1449948600000LL;
+		const struct want w1[] = {
+			{ u, 1, 0 }, { u + WEEK, 5, 0 }, { u + 2 * WEEK, nan, 0 },
+			{ u + 3 * WEEK, 9, 0 }, { u + 4 * WEEK, nan, 0 },
+		};
+		const struct want w2[] = {
+			{ tv, 1, 0 }, { tv + WEEK, 5, 0 },
+			{ tv + 2 * WEEK, nan, 0 }, { tv + 3 * WEEK, 4, 0 },
+			{ tv + 4 * WEEK, 5, 0 },
+		};
+		const struct want w3[] = {
+			{ fj, 1, 0 }, { fj + WEEK, 2, 0 }, { fj + 2 * WEEK, 3, 0 },
+			{ fj + 3 * WEEK, 4, 0 }, { fj + 4 * WEEK, 5, 0 },
+		};
+		const struct want w4[] = {
+			{ af, 1, 0 }, { af + WEEK, 5, 0 },
+			{ af + 2 * WEEK, nan, 0 }, { af + 3 * WEEK, 9, 0 },
+			{ af + 4 * WEEK, nan, 0 },
+		};
+		/* the end's interval is its week's Sunday (previousInterval
+		 * walks 7 days for any 2 % N == 0), the steps are 14 days */
+		const struct want w5[] = { { af, 6, 0 },
+					   { af + 2 * WEEK, 9, 0 },
+					   { af + 4 * WEEK, nan, 0 } };
+		ds_case("TestFillingDownsampler.testDownsampler_calendarWeek "
+			"(1wc in UTC)", "1wc-sum-nan", NULL, u, DST + 35 * DAY,
+			0, INT64_MAX, w, 5, w1, 5, 0.001);
+		ds_case("TestFillingDownsampler.testDownsampler_calendarWeek "
+			"(1wc in TV)", "1wc-sum-nan", TV, u, DST + 35 * DAY, 0,
+			INT64_MAX, w, 5, w2, 5, 0.001);
+		ds_case("TestFillingDownsampler.testDownsampler_calendarWeek "
+			"(1wc in FJ)", "1wc-sum-nan", FJ, u, DST + 35 * DAY, 0,
+			INT64_MAX, w, 5, w3, 5, 0.001);
+		ds_case("TestFillingDownsampler.testDownsampler_calendarWeek "
+			"(1wc in AF)", "1wc-sum-nan", AF, u, DST + 35 * DAY, 0,
+			INT64_MAX, w, 5, w4, 5, 0.001);
+		ds_case("TestFillingDownsampler.testDownsampler_calendarWeek "
+			"(2wc in AF)", "2wc-sum-nan", AF, u, DST + 35 * DAY, 0,
+			INT64_MAX, w, 5, w5, 3, 0.001);
+	}
+	{
+		const int64_t dec1 = 1448928000000LL, m30 = 2592000000LL;
+		const struct tsd_dp m[] = {
+			L(dec1, 1), L(1451559600000LL, 2), L(1451606400000LL, 3),
+			L(1454284800000LL, 4), L(1456704000000LL, 5),
+			L(1456772400000LL, 6),
+		};
+		const struct want w1[] = {
+			{ dec1, 1, 0 }, { dec1 + m30, 5, 0 },
+			{ dec1 + 2 * m30, 4, 0 }, { dec1 + 3 * m30, 11, 0 },
+			{ dec1 + 4 * m30, nan, 0 },
+		};
+		const struct want w2[] = {
+			{ 1448884800000LL, 3, 0 }, { 1451563200000LL, 3, 0 },
+			{ 1454241600000LL, 9, 0 }, { 1456747200000LL, 6, 0 },
+			{ 1459425600000LL, nan, 0 },
+		};
+		const struct want w3[] = {
+			{ 1448881200000LL, 1, 0 }, { 1451559600000LL, 5, 0 },
+			{ 1454241600000LL, 9, 0 }, { 1456747200000LL, 6, 0 },
+			{ 1459425600000LL, nan, 0 },
+		};
+		const struct want w4[] = {
+			{ 1448911800000LL, 3, 0 }, { 1451590200000LL, 3, 0 },
+			{ 1454268600000LL, 15, 0 }, { 1456774200000LL, nan, 0 },
+		};
+		const struct want w5[] = {
+			{ 1443614400000LL, 3, 0 }, { 1451563200000LL, 18, 0 },
+			{ 1459425600000LL, nan, 0 },
+		};
+		ds_case("TestFillingDownsampler.testDownsampler_calendarMonth "
+			"(1n: 30 days)", "1n-sum-nan", NULL, dec1,
+			dec1 + 5 * m30, 0, INT64_MAX, m, 6, w1, 5, 0.001);
+		ds_case("TestFillingDownsampler.testDownsampler_calendarMonth "
+			"(1nc in TV)", "1nc-sum-nan", TV, dec1, dec1 + 6 * m30,
+			0, INT64_MAX, m, 6, w2, 5, 0.001);
+		ds_case("TestFillingDownsampler.testDownsampler_calendarMonth "
+			"(1nc in FJ)", "1nc-sum-nan", FJ, dec1, dec1 + 6 * m30,
+			0, INT64_MAX, m, 6, w3, 5, 0.001);
+		ds_case("TestFillingDownsampler.testDownsampler_calendarMonth "
+			"(1nc in AF)", "1nc-sum-nan", AF, dec1, dec1 + 5 * m30,
+			0, INT64_MAX, m, 6, w4, 4, 0.001);
+		ds_case("TestFillingDownsampler.testDownsampler_calendarMonth "
+			"(3nc in TV)", "3nc-sum-nan", TV, dec1, dec1 + 9 * m30,
+			0, INT64_MAX, m, 6, w5, 3, 0.001);
+	}
+	{
+		const struct tsd_dp p[] = { L(BASE, 1), L(BASE + 1800000, 2),
+					    L(BASE + 7200000, 6) };
+		const struct want w[] = { { BASE, 3, 0 },
+					  { BASE + HOUR, nan, 0 },
+					  { BASE + 2 * HOUR, 6, 0 } };
+		ds_case("TestFillingDownsampler.testDownsampler_"
+			"calendarSkipSomePoints", "1hc-sum-nan", TV, BASE,
+			1357009200000LL, 0, INT64_MAX, p, 3, w, 3, 0.001);
+	}
+	{
+		const struct want w[] = { { BASE, nan, 0 },
+					  { BASE + 60000, nan, 0 } };
+		ds_case("TestFillingDownsampler.testDownsampler_noData",
+			"1m-sum-nan", NULL, BASE, BASE + 120000, 0, 0, NULL, 0,
+			w, 2, 0.01);
+		ds_case("TestFillingDownsampler.testDownsampler_noDataCalendar",
+			"1mc-sum-nan", NULL, BASE, BASE + 120000, 0, 0, NULL, 0,
+			w, 2, 0.01);
+	}
+	/* not ported: testDownsampler_rollup, rollupMissing, rollupAvg,
+	 * rollupAvgMissing, rollupCount, rollupCountMissing, rollupDev
+	 * (cellfs has no rollup tables) */
+}
+
 int main(void)
 {
 	test_rate_span();
 	test_rate_options();
 	test_ds_spec();
+	test_filling();
 	return done_testing();
 }
