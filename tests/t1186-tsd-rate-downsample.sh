@@ -273,4 +273,20 @@ test_expect_success 'filled series in a group: NaN is left out of the sum' '
 	is 200
 '
 
+# d.m: TestDownsampler's DATA_POINTS (r.m's times, all integers)
+test_expect_success 'TestDownsampler.testDownsampler through the API: 1000s-avg; an interval begun before the start is not shown' '
+	printf "d.m %s 40 h=a\nd.m %s 50 h=a\nd.m %s 40 h=a\nd.m %s 50 h=a\nd.m %s 40 h=a\nd.m %s 50 h=a\n" \
+		$T $((T + 2000)) $((T + 3600)) $((T + 3605)) $((T + 7200)) $((T + 9200)) >>"$MNT/tsd/put" &&
+	M=d.m TAGS="\"h\":\"a\"" &&
+	api "/api/query?start=$((T - 400))&end=$((T + 9200))&m=sum:1000s-avg:d.m" &&
+	dps "\"$((T - 400))\":40.0,\"$((T + 1600))\":50.0,\"$((T + 3600))\":45.0,\"$((T + 6600))\":40.0,\"$((T + 8600))\":50.0" &&
+	api "/api/query?start=$T&end=$((T + 9200))&m=sum:1000s-avg:d.m" &&
+	dps "\"$((T + 1600))\":50.0,\"$((T + 3600))\":45.0,\"$((T + 6600))\":40.0,\"$((T + 8600))\":50.0" &&
+	# testDownsampler_calendar: 1dc in Denver, its day from 07:00 UTC
+	printf "d2.m %s 1 h=a\nd2.m %s 2 h=a\nd2.m %s 4 h=a\nd2.m %s 8 h=a\nd2.m %s 16 h=a\nd2.m %s 32 h=a\n" \
+		$((T + 5)) $((T + 15)) $((T + 25)) $((T + 35)) $((T + 45)) $((T + 55)) >>"$MNT/tsd/put" &&
+	echo "d2.m 1356937200 63.0 h=a" >expect &&
+	test_cmp expect "$MNT/tsd/q/start=1356937200&end=$((T + 60))&m=sum:1dc-sum:d2.m&timezone=America%2FDenver"
+'
+
 test_done

@@ -528,6 +528,22 @@ static void ds_case(const char *what, const char *spec, const char *tzname,
 	tsd_tz_free(tz);
 }
 
+/* The same, seeked to seek first (query bounds open). */
+static void ds_case_seek(const char *what, const char *spec, int64_t seek,
+			 const struct tsd_dp *dp, size_t n,
+			 const struct want *w, size_t nw, double tol)
+{
+	struct tsd_agg_spec s;
+	struct tsd_tz *tz;
+
+	if (ds_spec(&s, spec, NULL, 0, INT64_MAX, 0, INT64_MAX, &tz)) {
+		ok(0, "%s: %s refused", what, spec);
+		return;
+	}
+	series(what, &s, dp, n, seek, w, nw, tol, 0);
+	tsd_tz_free(tz);
+}
+
 #define BASE INT64_C(1356998400000)
 #define DST INT64_C(1450137600000)	/* Tue, 15 Dec 2015 00:00 UTC */
 #define TV "Pacific/Funafuti"		/* +12, no DST */
@@ -809,11 +825,274 @@ static void test_filling(void)
 	 * (cellfs has no rollup tables) */
 }
 
+/* --- TestDownsampler ---------------------------------------------------- */
+
+/* Two points a month (or year) as TestDownsampler's calendar tests make
+ * them: at each interval start (plus plus ms after the first) and half
+ * way to the next, valued 1, 2, 4, ...; starts[0..n] the n intervals and
+ * the end of the last. */
+static size_t halves(struct tsd_dp *dp, const int64_t *starts, size_t n,
+		     int64_t plus)
+{
+	int64_t t = starts[0];
+
+	for (size_t k = 0; k < n; k++) {
+		int64_t next = starts[k + 1] + plus;
+		dp[2 * k] = L(t, INT64_C(1) << (2 * k));
+		dp[2 * k + 1] = L(t + (next - t) / 2, INT64_C(1) << (2 * k + 1));
+		t = next;
+	}
+	return 2 * n;
+}
+
+static void test_downsampler(void)
+{
+	const struct tsd_dp data[] = {
+		L(BASE, 40), L(BASE + 2000000, 50), L(BASE + 3600000, 40),
+		L(BASE + 3605000, 50), L(BASE + 7200000, 40),
+		L(BASE + 9200000, 50),
+	};
+	const struct want w1000[] = {
+		{ BASE - 400000, 40, 0 }, { BASE + 1600000, 50, 0 },
+		{ BASE + 3600000, 45, 0 }, { BASE + 6600000, 40, 0 },
+		{ BASE + 8600000, 50, 0 },
+	};
+	const int64_t Q = INT64_MAX;	/* query end of the tests */
+	const double tol = 0.0000001;
+
+	ds_case("TestDownsampler.testDownsampler", "1000s-avg", NULL, 0, Q,
+		0, Q, data, 6, w1000, 5, tol);
+	/* the constructor of an interval and a function: the same */
+	ds_case("TestDownsampler.testDownsamplerDeprecated", "1000000ms-avg",
+		NULL, 0, Q, 0, 0, data, 6, w1000, 5, tol);
+	{
+		struct tsd_dp d[11];
+		for (int i = 0; i < 11; i++)
+			d[i] = D(BASE + 5000 * i, (double)(1 << i));
+		const struct want w[] = {
+			{ BASE, 3, 0 }, { BASE + 10000, 12, 0 },
+			{ BASE + 20000, 48, 0 }, { BASE + 30000, 192, 0 },
+			{ BASE + 40000, 768, 0 }, { BASE + 50000, 1024, 0 },
+		};
+		ds_case("TestDownsampler.testDownsampler_10seconds", "10s-sum",
+			NULL, 0, Q, 0, Q, d, 11, w, 6, tol);
+		ds_case("TestDownsampler.testDownsamplerDeprecated_10seconds",
+			"10000ms-sum", NULL, 0, Q, 0, 0, d, 11, w, 6, tol);
+	}
+	const struct tsd_dp six[] = {
+		L(BASE + 5000, 1), L(BASE + 15000, 2), L(BASE + 25000, 4),
+		L(BASE + 35000, 8), L(BASE + 45000, 16), L(BASE + 55000, 32),
+	};
+	{
+		const struct want w[] = {
+			{ BASE, 1, 0 }, { BASE + 15000, 6, 0 },
+			{ BASE + 30000, 8, 0 }, { BASE + 45000, 48, 0 },
+		};
+		ds_case("TestDownsampler.testDownsampler_15seconds", "15s-sum",
+			NULL, 0, Q, 0, Q, six, 6, w, 4, tol);
+		ds_case("TestDownsampler.testDownsamplerDeprecated_15seconds",
+			"15000ms-sum", NULL, 0, Q, 0, 0, six, 6, w, 4, tol);
+	}
+	{
+		const struct want all[] = { { 0, 63, 0 } };
+		const struct want some[] = { { BASE + 15000, 14, 0 } };
+		ds_case("TestDownsampler.testDownsampler_allFullRange",
+			"0all-sum", NULL, 0, Q, 0, Q, six, 6, all, 1, tol);
+		ds_case("TestDownsampler.testDownsampler_allFilterOnQuery",
+			"0all-sum", NULL, 0, Q, BASE + 15000, BASE + 45000, six,
+			6, some, 1, tol);
+		ds_case("TestDownsampler.testDownsampler_"
+			"allFilterOnQueryOutOfRangeEarly", "0all-sum", NULL, 0,
+			Q, BASE + 65000, BASE + 75000, six, 6, NULL, 0, tol);
+		ds_case("TestDownsampler.testDownsampler_"
+			"allFilterOnQueryOutOfRangeLate", "0all-sum", NULL, 0, Q,
+			BASE - 15000, BASE - 5000, six, 6, NULL, 0, tol);
+	}
+	{
+		const struct want w[] = { { 1356937200000LL, 63, 0 } };
+		ds_case("TestDownsampler.testDownsampler_calendar (1dc in "
+			"America/Denver)", "1dc-sum", "America/Denver", 0, Q, 0,
+			Q, six, 6, w, 1, tol);
+	}
+	/* testDownsampler_calendarHour, calendarDay, calendarWeek and
+	 * calendarMonth: tests/test-tsd-query.c (test_calendar) */
+	ds_case("TestDownsampler.testDownsampler_noData", "1d-sum", NULL, 0,
+		Q, 0, Q, NULL, 0, NULL, 0, tol);
+	ds_case("TestDownsampler.testDownsampler_noDataCalendar", "1mc-sum",
+		NULL, 0, Q, 0, Q, NULL, 0, NULL, 0, tol);
+	{
+		const struct tsd_dp d[] = {
+			L(BASE, 1), L(BASE + 43200000LL, 2),
+			L(BASE + 86400000LL, 4), L(BASE + 129600000LL, 8),
+		};
+		const struct want w[] = { { BASE, 3, 0 },
+					  { 1357084800000LL, 12, 0 } };
+		ds_case("TestDownsampler.testDownsampler_1day", "1d-sum", NULL,
+			0, Q, 0, 0, d, 4, w, 2, 0.000001);
+		const int64_t e = 1357016400000LL;	/* 00:00 in EST */
+		const struct tsd_dp de[] = {
+			L(e, 1), L(1357059600000LL, 2), L(1357102800000LL, 4),
+			L(1357146000000LL, 8),
+		};
+		const struct want we[] = { { e, 3, 0 },
+					   { 1357102800000LL, 12, 0 } };
+		ds_case("TestDownsampler.testDownsampler_1day_timezone",
+			"1dc-sum", "EST", 0, Q, 0, Q, de, 4, we, 2, 0.000001);
+	}
+	{
+		const struct tsd_dp d[] = {
+			L(1356825600000LL, 1), L(1357128000000LL, 2),
+			L(1357430400000LL, 4), L(1357732800000LL, 8),
+		};
+		const struct want w[] = { { 1356825600000LL, 3, 0 },
+					  { 1357430400000LL, 12, 0 } };
+		ds_case("TestDownsampler.testDownsampler_1week", "1wc-sum",
+			NULL, 0, Q, 0, Q, d, 4, w, 2, 0.000001);
+		const struct tsd_dp de[] = {
+			L(1356843600000LL, 1), L(1357146000000LL, 2),
+			L(1357448400000LL, 4), L(1357750800000LL, 8),
+		};
+		const struct want we[] = { { 1356843600000LL, 3, 0 },
+					   { 1357448400000LL, 12, 0 } };
+		ds_case("TestDownsampler.testDownsampler_1week_timezone",
+			"1wc-sum", "EST", 0, Q, 0, Q, de, 4, we, 2, 0.000001);
+	}
+	{
+		/* month starts of 2013 (and 2014-01-01), UTC and EST */
+		static const int64_t mu[] = {
+			1356998400000LL, 1359676800000LL, 1362096000000LL,
+			1364774400000LL, 1367366400000LL, 1370044800000LL,
+			1372636800000LL, 1375315200000LL, 1377993600000LL,
+			1380585600000LL, 1383264000000LL, 1385856000000LL,
+			1388534400000LL,
+		};
+		static const int64_t me[] = {
+			1357016400000LL, 1359694800000LL, 1362114000000LL,
+			1364792400000LL, 1367384400000LL, 1370062800000LL,
+			1372654800000LL, 1375333200000LL, 1378011600000LL,
+			1380603600000LL, 1383282000000LL, 1385874000000LL,
+			1388552400000LL,
+		};
+		struct tsd_dp d[24];
+		struct want w[12];
+		size_t n;
+
+		for (int k = 0; k < 12; k++)
+			w[k] = (struct want){ mu[k], (double)(3 << (2 * k)), 0 };
+		n = halves(d, mu, 12, 1);	/* the next month 1 ms late */
+		ds_case("TestDownsampler.testDownsampler_1month", "1nc-sum",
+			NULL, 0, Q, 0, Q, d, n, w, 12, tol);
+		n = halves(d, mu, 12, 0);
+		for (int k = 0; k < 6; k++)
+			w[k] = (struct want){ mu[2 * k],
+					      (double)(15 << (4 * k)), 0 };
+		ds_case("TestDownsampler.testDownsampler_2months", "2nc-sum",
+			NULL, 0, Q, 0, Q, d, n, w, 6, tol);
+		n = halves(d, me, 12, 0);
+		for (int k = 0; k < 12; k++)
+			w[k] = (struct want){ me[k], (double)(3 << (2 * k)), 0 };
+		ds_case("TestDownsampler.testDownsampler_1month_timezone",
+			"1nc-sum", "EST", 0, Q, 0, Q, d, n, w, 12, tol);
+	}
+	{
+		/* a point on each month's first at 04:00 or 05:00 UTC, by
+		 * day: each its own day, the 1st */
+		static const int64_t pts[] = {
+			1380600000000LL, 1383278400000LL, 1385874000000LL,
+			1388552400000LL, 1391230800000LL, 1393650000000LL,
+			1396324800000LL, 1398916800000LL, 1401595200000LL,
+			1404187200000LL, 1406865600000LL, 1409544000000LL,
+		};
+		static const int64_t days[] = {
+			1380585600000LL, 1383264000000LL, 1385856000000LL,
+			1388534400000LL, 1391212800000LL, 1393632000000LL,
+			1396310400000LL, 1398902400000LL, 1401580800000LL,
+			1404172800000LL, 1406851200000LL, 1409529600000LL,
+		};
+		struct tsd_dp d[12];
+		struct want w[12];
+		for (int k = 0; k < 12; k++) {
+			d[k] = L(pts[k], 1);
+			w[k] = (struct want){ days[k], 1, 0 };
+		}
+		ds_case("TestDownsampler.testDownsampler_1month_alt", "1dc-sum",
+			NULL, 0, Q, 0, Q, d, 12, w, 12, tol);
+	}
+	{
+		static const int64_t yu[] = { 1356998400000LL, 1388534400000LL,
+					      1420070400000LL };
+		static const int64_t ye[] = { 1357016400000LL, 1388552400000LL,
+					      1420088400000LL };
+		struct tsd_dp d[4];
+		size_t n = halves(d, yu, 2, 0);
+		const struct want w[] = { { yu[0], 3, 0 }, { yu[1], 12, 0 } };
+		ds_case("TestDownsampler.testDownsampler_1year", "1yc-sum",
+			NULL, 0, Q, 0, Q, d, n, w, 2, tol);
+		n = halves(d, ye, 2, 0);
+		const struct want we[] = { { ye[0], 3, 0 }, { ye[1], 12, 0 } };
+		ds_case("TestDownsampler.testDownsampler_1year_timezone",
+			"1yc-sum", "EST", 0, Q, 0, Q, d, n, we, 2, tol);
+	}
+	/* not ported: testDownsampler_rollupSum, rollupAvg, rollupCount,
+	 * rollupDev (no rollups); testRemove, testToString (Java) */
+
+	/* seeks: to the first whole interval at or after the time */
+	struct tsd_agg_spec s;
+	struct tsd_tz *tz;
+	if (ds_spec(&s, "1000s-avg", NULL, 0, Q, 0, 0, &tz) == 0) {
+		series("TestDownsampler.testSeek", &s, data, 6,
+		       BASE + 3600000, w1000 + 2, 3, tol, 0);
+		/* the interval holding the time is abandoned */
+		series("TestDownsampler.testSeek_skipPartialInterval", &s, data,
+		       6, BASE + 3800000, w1000 + 3, 2, tol, 0);
+		/* a new iterator each time: no state survives a seek */
+		series("TestDownsampler.testSeek_doubleIteration (iterated "
+		       "whole)", &s, data, 6, NO_SEEK, w1000, 5, tol, 0);
+		series("TestDownsampler.testSeek_doubleIteration (then "
+		       "seeked)", &s, data, 6, BASE + 3600000, w1000 + 2, 3,
+		       tol, 0);
+		tsd_tz_free(tz);
+	}
+	{
+		const struct tsd_dp y[] = {
+			L(1356998400000LL, 1), L(1388534400000LL, 2),
+			L(1420070400000LL, 4), L(1451606400000LL, 8),
+		};
+		const struct want w[] = { { 1420070400000LL, 4, 0 },
+					  { 1451606400000LL, 8, 0 } };
+		ds_case_seek("TestDownsampler.testSeek_useCalendar (1y with "
+			     "useCalendar)", "1yc-sum", 1420070400000LL, y, 4, w,
+			     2, tol);
+		ds_case_seek("TestDownsampler.testSeek_useCalendar (a ms "
+			     "past a year)", "1yc-sum", 1420070400001LL, y, 4,
+			     w + 1, 1, tol);
+	}
+	{
+		struct tsd_dp d[11];
+		for (int i = 0; i < 11; i++)
+			d[i] = L(BASE + 100 + 1000 * i, 40);
+		const struct want first[] = { { BASE, 400, 0 },
+					      { BASE + 10000, 40, 0 } };
+		const struct want next[] = { { BASE + 10000, 40, 0 } };
+		ds_case_seek("TestDownsampler.testSeek_abandoningIncomplete"
+			     "Interval: seek(BASE)", "10s-sum", BASE, d, 11,
+			     first, 2, tol);
+		for (int64_t at = BASE + 1000; at < BASE + 10100; at += 1000) {
+			char what[120];
+			snprintf(what, sizeof what, "TestDownsampler.testSeek_"
+				 "abandoningIncompleteInterval: seek(%lld)",
+				 (long long)at);
+			ds_case_seek(what, "10s-sum", at, d, 11, next, 1, tol);
+		}
+	}
+}
+
 int main(void)
 {
 	test_rate_span();
 	test_rate_options();
 	test_ds_spec();
 	test_filling();
+	test_downsampler();
 	return done_testing();
 }
