@@ -180,6 +180,15 @@ static void test_rate_span(void)
 		       rates, 2, 0.0000001, CF_EINVAL);
 	}
 	{
+		/* (cellfs) OpenTSDB throws here too; cellfs reads ranges
+		 * from before 1970 from 0, where a downsampled series may
+		 * start: no rate */
+		const struct tsd_dp zero[] = { L(0, 5), L(1000, 7) };
+		const struct want w[] = { { 0, NAN, 0 }, { 1000, 2, 0 } };
+		series("(cellfs) a first rate at time 0 is NaN", &s, zero, 2,
+		       NO_SEEK, w, 2, 0, 0);
+	}
+	{
 		/* the difference of two longs taken as a long: exact */
 		const struct tsd_dp big[] = {
 			L(1356998400000LL, INT64_MAX - 100),

@@ -564,8 +564,16 @@ static int stream_next(struct sstream *st, struct tsd_dp *out)
 		if ((rc = base_next(st, &nx)) <= 0)
 			return rc;
 		const struct tsd_dp *prev = &st->prev, *next = &nx;
+		if (next->ts == 0 && prev->ts == 0) {
+			/* a first (downsampled) point at time 0, where
+			 * OpenTSDB throws; reachable here as start times
+			 * before 1970 read from 0: no rate */
+			*out = (struct tsd_dp){ 0, 1, 0, NAN };
+			st->prev = nx;
+			return 1;
+		}
 		if (next->ts <= prev->ts)
-			return CF_EINVAL;	/* a point at time 0 */
+			return CF_EINVAL;	/* IllegalStateException */
 		double dt = (double)(next->ts - prev->ts) / 1000.0, diff, r;
 		int ints = !prev->is_float && !next->is_float;
 

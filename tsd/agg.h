@@ -101,9 +101,11 @@ void tsd_agg_iter_free(struct tsd_agg_iter *it);
  * reads every point when seek_ms is INT64_MIN.  Unlike the merge it
  * gives each series' first rate, the one against the point (0, 0).
  * tsd_series_iter_next(): 1 and *out set, 0 at the end, or CF_ENOMEM, or
- * CF_EINVAL when a rate meets a time not after the one before it (a
- * point at time 0: OpenTSDB's IllegalStateException).  s and sp must
- * stay valid and unchanged until tsd_series_iter_free().
+ * CF_EINVAL when a rate meets a time not after the one before it
+ * (OpenTSDB's IllegalStateException; points read from a store are in
+ * order).  A first rate at time 0 (a downsampled point of a range read
+ * from before 1970, which OpenTSDB refuses) is NaN, not an error.  s and
+ * sp must stay valid and unchanged until tsd_series_iter_free().
  */
 struct tsd_series_iter;
 int tsd_series_iter_new(const struct tsd_agg_spec *s,

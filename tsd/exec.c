@@ -1040,8 +1040,8 @@ static void agg_failed(struct tsd_error *err, int rc, const char *metric)
 	if (rc == CF_ERANGE)
 		set_err(err, "%s: a value overflowed to infinity", metric);
 	else if (rc == CF_EINVAL)	/* RateSpan's IllegalStateException */
-		set_err(err, "%s: a rate at time 0 (OpenTSDB's first rate is "
-			"against the point (0, 0))", metric);
+		set_err(err, "%s: points out of time order for a rate",
+			metric);
 }
 
 /* Aggregates group res whole into *dp (malloc'd, *n points): graphs and
