@@ -300,7 +300,7 @@ test_expect_success 'calendar downsampling: 1dc, 1nc, 1wc, timezone=, dates in t
 	bad "$C&m=sum:1dc-sum:cal.m&timezone=Mars%2FOlympus" EINVAL \
 		"unknown timezone: Mars/Olympus: Invalid argument" &&
 	bad "$C&m=sum:1qc-sum:cal.m" EINVAL \
-		"invalid downsampling interval: 1qc: Invalid argument"
+		"Invalid duration (suffix): 1q: Invalid argument"
 '
 
 test_expect_success 'several sub queries follow each other' '
@@ -332,11 +332,11 @@ test_expect_success 'bad queries: EINVAL or ENOENT, and why in .log' '
 	bad "start=$T" EINVAL "Missing sub queries: Invalid argument" &&
 	bad "start=$T&m=foo:q.m" EINVAL "No such aggregation function: foo: Invalid argument" &&
 	bad "start=$T&m=sum:1x-avg:q.m" EINVAL \
-		"invalid downsampling interval: 1x: Invalid argument" &&
+		"Invalid duration (suffix): 1x: Invalid argument" &&
 	bad "start=$T&m=sum:1m-avg-bogus:q.m" EINVAL \
-		"no such fill policy: bogus (none, nan, null, zero): Invalid argument" &&
+		"Unrecognized fill policy: bogus: Invalid argument" &&
 	bad "start=$T&m=sum:rate{counter,x}:q.m" EINVAL \
-		"max value of counter was not a number: x: Invalid argument" &&
+		"Max value of counter was not a number, received '"'"'x'"'"': Invalid argument" &&
 	bad "start=$T&m=sum:q.m{host=a" EINVAL \
 		"Missing '"'"'}'"'"' at the end of: q.m{host=a: Invalid argument" &&
 	bad "start=$T&end=$((T - 100))&m=sum:q.m" EINVAL \

@@ -564,7 +564,7 @@ static void ts_query(void)
 		  "Missing the metric or tsuids, provide at least one" },
 		{ "TestTSSubQuery.validateWithDownsampleNone",
 		  "start=1356998400&m=sum:1m-none:sys.cpu.0",
-		  "cannot use the none aggregator for downsampling" },
+		  "cannot use the NONE aggregator for downsampling" },
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		int rc = parse(bad[i].qs, &q);

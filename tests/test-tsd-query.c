@@ -252,22 +252,23 @@ static void test_parse(void)
 		  "enough :-separated parts)" },
 		{ "start=1356998400&m=sum:a:b:c:d:e", "Invalid parameter "
 		  "m=sum:a:b:c:d:e (too many :-separated parts)" },
-		{ "start=1356998400&m=sum:1m:m", "invalid downsampling "
-		  "specifier: 1m" },
+		{ "start=1356998400&m=sum:1m:m", "Invalid downsampling "
+		  "specifier '1m': must provide at least interval and "
+		  "function" },
 		{ "start=1356998400&m=sum:1m-foo:m",
-		  "no such downsampling function: foo" },
-		{ "start=1356998400&m=sum:1m-none:m", "cannot use the none "
+		  "No such downsampling function: foo" },
+		{ "start=1356998400&m=sum:1m-none:m", "cannot use the NONE "
 		  "aggregator for downsampling" },
 		{ "start=1356998400&m=sum:1m-avg-bad:m",
-		  "no such fill policy: bad (none, nan, null, zero)" },
-		{ "start=1356998400&m=sum:1xc-avg:m", "invalid downsampling "
-		  "interval: 1xc" },
+		  "Unrecognized fill policy: bad" },
+		{ "start=1356998400&m=sum:1xc-avg:m", "Invalid duration "
+		  "(suffix): 1x" },
 		{ "start=1356998400&m=sum:1dc-avg:m&timezone=Mars/Olympus",
 		  "unknown timezone: Mars/Olympus" },
 		{ "start=1356998400&m=sum:1dc-avg:m&timezone=../etc/passwd",
 		  "unknown timezone: ../etc/passwd" },
 		{ "start=1356998400&m=sum:rate{counter,x}:m",
-		  "max value of counter was not a number: x" },
+		  "Max value of counter was not a number, received 'x'" },
 		{ "start=1356998400&m=sum:m{host=a", "Missing '}' at the end "
 		  "of: m{host=a" },
 		{ "start=1356998400&m=sum:m{host}", "When parsing tag 'host': "
@@ -299,7 +300,8 @@ static void test_parse(void)
 		  "invalid TSUID: 010101000001000001000001000001000001000001"
 		  "00000100000100000100000100000100000100" },	/* cut at 80 */
 		{ "start=1356998400&tsuid=sum:1m:010101",
-		  "invalid downsampling specifier: 1m" },
+		  "Invalid downsampling specifier '1m': must provide at least "
+		  "interval and function" },
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		int rc = parse(bad[i].qs, now, &q, why);

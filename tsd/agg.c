@@ -408,24 +408,26 @@ struct sstream {
 	struct tsd_dp prev;
 };
 
+/* A stream of sp, seeked to from (INT64_MIN: not seeked). */
 static int stream_init(struct sstream *st, const struct tsd_agg_spec *s,
-		       const struct tsd_span *sp)
+		       const struct tsd_span *sp, int64_t from)
 {
 	int ds = s->ds_all || s->ds_interval_ms > 0;
-	int64_t from = s->start_ms;
 
 	memset(st, 0, sizeof *st);
 	st->s = s;
-	if (ds && s->ds_calendar) {
+	if (from == INT64_MIN) {
+		/* not seeked: every point */
+	} else if (ds && s->ds_calendar) {
 		/* seekInterval: the first whole calendar interval */
-		from = interval_start(s, s->start_ms);
-		if (from < s->start_ms)
+		int64_t at = from;
+		from = interval_start(s, at);
+		if (from < at)
 			from = interval_next(s, from);
 	} else if (ds && !s->ds_all) {
-		from = align(s->start_ms + s->ds_interval_ms - 1,
-			     s->ds_interval_ms);
+		from = align(from + s->ds_interval_ms - 1, s->ds_interval_ms);
 	}
-	size_t b = seek_index(sp, from);
+	size_t b = from == INT64_MIN ? 0 : seek_index(sp, from);
 	st->p = sp->dp + b;
 	st->n = sp->n - b;
 	st->iv_end = INT64_MIN;
@@ -562,6 +564,16 @@ static int stream_next(struct sstream *st, struct tsd_dp *out)
 		if ((rc = base_next(st, &nx)) <= 0)
 			return rc;
 		const struct tsd_dp *prev = &st->prev, *next = &nx;
+		if (next->ts == 0 && prev->ts == 0) {
+			/* a first (downsampled) point at time 0, where
+			 * OpenTSDB throws; reachable here as start times
+			 * before 1970 read from 0: no rate */
+			*out = (struct tsd_dp){ 0, 1, 0, NAN };
+			st->prev = nx;
+			return 1;
+		}
+		if (next->ts <= prev->ts)
+			return CF_EINVAL;	/* IllegalStateException */
 		double dt = (double)(next->ts - prev->ts) / 1000.0, diff, r;
 		int ints = !prev->is_float && !next->is_float;
 
@@ -592,6 +604,33 @@ static int stream_next(struct sstream *st, struct tsd_dp *out)
 		st->prev = nx;
 		return 1;
 	}
+}
+
+struct tsd_series_iter {
+	struct sstream st;
+};
+
+int tsd_series_iter_new(const struct tsd_agg_spec *s,
+			const struct tsd_span *sp, int64_t seek_ms,
+			struct tsd_series_iter **out)
+{
+	*out = calloc(1, sizeof **out);
+	if (!*out)
+		return CF_ENOMEM;
+	return stream_init(&(*out)->st, s, sp, seek_ms);
+}
+
+int tsd_series_iter_next(struct tsd_series_iter *it, struct tsd_dp *out)
+{
+	return stream_next(&it->st, out);
+}
+
+void tsd_series_iter_free(struct tsd_series_iter *it)
+{
+	if (!it)
+		return;
+	stream_release(&it->st);
+	free(it);
 }
 
 /* --- merging the series (AggregationIterator) -------------------------- */
@@ -796,7 +835,7 @@ int tsd_agg_iter_new(const struct tsd_agg_spec *s, const struct tsd_span *spans,
 	for (size_t i = 0; i < n; i++) {
 		struct tsd_dp p;
 		int rc;
-		stream_init(&it->m.src[i], s, &spans[i]);
+		stream_init(&it->m.src[i], s, &spans[i], s->start_ms);
 		rc = stream_next(&it->m.src[i], &p);
 		if (rc < 0) {
 			tsd_agg_iter_free(it);

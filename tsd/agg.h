@@ -92,6 +92,28 @@ int tsd_agg_iter_new(const struct tsd_agg_spec *s, const struct tsd_span *spans,
 int tsd_agg_iter_next(struct tsd_agg_iter *it, struct tsd_dp *out);
 void tsd_agg_iter_free(struct tsd_agg_iter *it);
 
+/*
+ * One series through OpenTSDB's per-series chain alone: Downsampler or
+ * FillingDownsampler, then RateSpan, as its unit tests build them (the
+ * step tsd_agg_iter_new() runs for each series before the merge).
+ * Seeks to seek_ms first as AggregationIterator does (SeekableView.seek:
+ * with downsampling, to the first whole interval at or after it), or
+ * reads every point when seek_ms is INT64_MIN.  Unlike the merge it
+ * gives each series' first rate, the one against the point (0, 0).
+ * tsd_series_iter_next(): 1 and *out set, 0 at the end, or CF_ENOMEM, or
+ * CF_EINVAL when a rate meets a time not after the one before it
+ * (OpenTSDB's IllegalStateException; points read from a store are in
+ * order).  A first rate at time 0 (a downsampled point of a range read
+ * from before 1970, which OpenTSDB refuses) is NaN, not an error.  s and
+ * sp must stay valid and unchanged until tsd_series_iter_free().
+ */
+struct tsd_series_iter;
+int tsd_series_iter_new(const struct tsd_agg_spec *s,
+			const struct tsd_span *sp, int64_t seek_ms,
+			struct tsd_series_iter **out);
+int tsd_series_iter_next(struct tsd_series_iter *it, struct tsd_dp *out);
+void tsd_series_iter_free(struct tsd_series_iter *it);
+
 /* The aggregators themselves (OpenTSDB's runLong / runDouble) over the
  * values v[0..n), n >= 1, in series order. */
 int64_t tsd_agg_long(enum tsd_agg a, const int64_t *v, size_t n);

@@ -1034,6 +1034,16 @@ static int emit_point(const struct run *r, const struct result *res,
 			     p->i, p->d, res->tags.p, res->tags.len);
 }
 
+/* Why the aggregation of a group of metric failed with rc, in err. */
+static void agg_failed(struct tsd_error *err, int rc, const char *metric)
+{
+	if (rc == CF_ERANGE)
+		set_err(err, "%s: a value overflowed to infinity", metric);
+	else if (rc == CF_EINVAL)	/* RateSpan's IllegalStateException */
+		set_err(err, "%s: points out of time order for a rate",
+			metric);
+}
+
 /* Aggregates group res whole into *dp (malloc'd, *n points): graphs and
  * JSON answers need all their points at once, so *total, the points of
  * the result so far, stops at max_graph_points (CF_ETOOBIG, *err says
@@ -1048,8 +1058,10 @@ static int collect(struct run *r, const struct result *res, const char *what,
 
 	*dp = NULL;
 	*n = 0;
-	if ((rc = tsd_agg_iter_new(&res->as, res->sp, res->nsp, &it)))
+	if ((rc = tsd_agg_iter_new(&res->as, res->sp, res->nsp, &it))) {
+		agg_failed(r->err, rc, res->metric);
 		return rc;
+	}
 	while ((rc = tsd_agg_iter_next(it, &p)) > 0) {
 		if (++*total > r->t->o.max_graph_points) {
 			char lim[32];
@@ -1077,9 +1089,7 @@ static int collect(struct run *r, const struct result *res, const char *what,
 		(*dp)[(*n)++] = p;
 	}
 	tsd_agg_iter_free(it);
-	if (rc == CF_ERANGE)
-		set_err(r->err, "%s: a value overflowed to infinity",
-			res->metric);
+	agg_failed(r->err, rc, res->metric);
 	return rc < 0 ? rc : CF_OK;
 }
 
@@ -1495,11 +1505,10 @@ static int qtext_more(struct tsd_cursor *c)
 		if ((rc = emit_point(&st->r, &st->r.res[st->g], &p, &c->win)))
 			break;
 	}
-	if (rc == CF_ERANGE) {
-		set_err(st->r.err, "%s: a value overflowed to infinity",
-			st->r.res[st->g].metric);
-		cf_log(CF_LOG_WARN, "tsd: query of %s: a value overflowed to "
-		       "infinity", st->r.res[st->g].metric);
+	if (rc == CF_ERANGE || rc == CF_EINVAL) {
+		agg_failed(st->r.err, rc, st->r.res[st->g].metric);
+		cf_log(CF_LOG_WARN, "tsd: query of %s", st->r.err ?
+		       st->r.err->reason : st->r.res[st->g].metric);
 	}
 	pthread_mutex_lock(&st->t->mu);
 	st->t->st.query_bytes += c->win.len - before;

@@ -678,33 +678,71 @@ static int parse_metric(struct tsd_subquery *sq, const char *s, size_t n,
 	return (sq->metric = tsd_dupn(s, mlen)) ? CF_OK : CF_ENOMEM;
 }
 
+/* Whether s[0..n) contains "all" (String.contains). */
+static int has_all(const char *s, size_t n)
+{
+	for (size_t i = 0; i + 3 <= n; i++)
+		if (!memcmp(s + i, "all", 3))
+			return 1;
+	return 0;
+}
+
+/*
+ * INTERVAL-AGG[-FILL] as OpenTSDB's DownsamplingSpecification(String)
+ * reads it, refusals in its words: split at every '-' (Java's split: the
+ * empty parts at the end dropped), an interval containing "all" is the
+ * whole range, one ending in 'c' a calendar one (its count an int, as
+ * Downsampler's Integer.parseInt wants), the function by its exact name,
+ * the fill policy without case.
+ */
 static int parse_downsample(struct tsd_subquery *sq, const char *s, size_t n,
 			    char *why, size_t whylen)
 {
-	const char *d1 = memchr(s, '-', n), *d2;
-	size_t alen;
+	const char *part[4];
+	size_t plen[4], np = 0, nparts = 0;
 
-	if (!d1)
-		return cf_einval(why, whylen,
-				 "invalid downsampling specifier: %.*s",
-				 W(n), s);
-	d2 = memchr(d1 + 1, '-', (size_t)(s + n - d1 - 1));
-	if (d2 && memchr(d2 + 1, '-', (size_t)(s + n - d2 - 1)))
-		return cf_einval(why, whylen,
-				 "invalid downsampling specifier: %.*s",
-				 W(n), s);
-	size_t ilen = (size_t)(d1 - s);
-	if (ilen >= 3 && !memcmp(s + ilen - 3, "all", 3)) {
+	for (const char *b = s, *p = s;; p++) {
+		if (p == s + n || *p == '-') {
+			if (np < 4) {
+				part[np] = b;
+				plen[np] = (size_t)(p - b);
+			}
+			np++;
+			if (p > b)
+				nparts = np;	/* the last non-empty one */
+			b = p + 1;
+			if (p == s + n)
+				break;
+		}
+	}
+	np = nparts;
+	if (np < 2)
+		return cf_einval(why, whylen, "Invalid downsampling specifier "
+				 "'%.*s': must provide at least interval and "
+				 "function", W(n), s);
+	if (np > 3)
+		return cf_einval(why, whylen, "Invalid downsampling specifier "
+				 "'%.*s': must consist of interval, function, "
+				 "and optional fill policy", W(n), s);
+	const char *iv = part[0];
+	size_t ilen = plen[0];
+	if (has_all(iv, ilen)) {
 		sq->ds_all = 1;
-	} else if (ilen > 1 && s[ilen - 1] == 'c') {
-		/* DownsamplingSpecification: "Nc", N a duration */
-		size_t dl = ilen - 1, ul = dl >= 2 && s[dl - 2] == 'm' &&
-					     s[dl - 1] == 's' ? 2 : 1;
+	} else if (ilen == 0) {
+		/* Java's charAt(-1) */
+		return cf_einval(why, whylen, "String index out of range: -1");
+	} else if (iv[ilen - 1] == 'c') {
+		size_t dl = ilen - 1, ul;
 		int64_t cnt;
-		if (tsd_parse_duration(s, dl, &sq->ds_interval_ms) ||
-		    tsd_parse_long(s, dl - ul, &cnt) || cnt > INT32_MAX)
-			return cf_einval(why, whylen, "invalid downsampling "
-					 "interval: %.*s", W(ilen), s);
+		if (tsd_parse_duration(iv, dl, &sq->ds_interval_ms)) {
+			duration_why(iv, dl, why, whylen);
+			return CF_EINVAL;
+		}
+		ul = dl >= 2 && tolower((unsigned char)iv[dl - 2]) == 'm' &&
+		     tolower((unsigned char)iv[dl - 1]) == 's' ? 2 : 1;
+		if (tsd_parse_long(iv, dl - ul, &cnt) || cnt > INT32_MAX)
+			return cf_einval(why, whylen, "For input string: "
+					 "\"%.*s\"", W(dl - ul), iv);
 		static const struct {
 			char c;
 			enum tsd_cal_unit u;
@@ -717,28 +755,26 @@ static int parse_downsample(struct tsd_subquery *sq, const char *s, size_t n,
 		sq->ds_cal_unit = TSD_CAL_MS;
 		for (size_t i = 0; ul == 1 && i < sizeof units / sizeof units[0];
 		     i++)
-			if (tolower((unsigned char)s[dl - 1]) == units[i].c)
+			if (tolower((unsigned char)iv[dl - 1]) == units[i].c)
 				sq->ds_cal_unit = units[i].u;
 		sq->ds_calendar = 1;
 		sq->ds_cal_n = (int)cnt;
-	} else if (tsd_parse_duration(s, ilen, &sq->ds_interval_ms)) {
-		return cf_einval(why, whylen,
-				 "invalid downsampling interval: %.*s",
-				 W(ilen), s);
+	} else if (tsd_parse_duration(iv, ilen, &sq->ds_interval_ms)) {
+		duration_why(iv, ilen, why, whylen);
+		return CF_EINVAL;
 	}
-	alen = d2 ? (size_t)(d2 - d1 - 1) : (size_t)(s + n - d1 - 1);
-	if (tsd_agg_lookup(d1 + 1, alen, &sq->ds_agg))
+	if (tsd_agg_lookup(part[1], plen[1], &sq->ds_agg))
 		return cf_einval(why, whylen,
-				 "no such downsampling function: %.*s",
-				 W(alen), d1 + 1);
+				 "No such downsampling function: %.*s",
+				 W(plen[1]), part[1]);
 	if (sq->ds_agg == TSD_AGG_NONE)
 		return cf_einval(why, whylen,
-				 "cannot use the none aggregator for "
+				 "cannot use the NONE aggregator for "
 				 "downsampling");
 	sq->ds_fill = TSD_FILL_NONE;
-	if (d2) {
-		const char *f = d2 + 1;
-		size_t flen = (size_t)(s + n - f);
+	if (np == 3) {
+		const char *f = part[2];
+		size_t flen = plen[2];
 		if (flen == 4 && !strncasecmp(f, "none", 4))
 			sq->ds_fill = TSD_FILL_NONE;
 		else if (flen == 3 && !strncasecmp(f, "nan", 3))
@@ -747,52 +783,84 @@ static int parse_downsample(struct tsd_subquery *sq, const char *s, size_t n,
 			sq->ds_fill = TSD_FILL_NULL;
 		else if (flen == 4 && !strncasecmp(f, "zero", 4))
 			sq->ds_fill = TSD_FILL_ZERO;
+		else if (flen == 6 && !strncasecmp(f, "scalar", 6))
+			/* FillingDownsampler: no value to fill with */
+			return cf_einval(why, whylen, "unhandled fill policy: "
+					 "%.*s", W(flen), f);
 		else
-			return cf_einval(why, whylen,
-					 "no such fill policy: %.*s "
-					 "(none, nan, null, zero)", W(flen), f);
+			return cf_einval(why, whylen, "Unrecognized fill "
+					 "policy: %.*s", W(flen), f);
 	}
 	return CF_OK;
 }
 
+/* Whether a part of m= that does not start with a digit is a downsampler
+ * (POST's "downsample", which OpenTSDB parses whatever it starts with):
+ * one with a '-' that is none of QueryRpc's other words. */
+static int is_downsample(const char *p, size_t l)
+{
+	static const char *const other[] = { "pre-agg", "rollup_",
+					     "percentiles",
+					     "show-histogram-buckets" };
+
+	if (!memchr(p, '-', l))
+		return 0;
+	for (size_t i = 0; i < sizeof other / sizeof other[0]; i++) {
+		size_t ol = strlen(other[i]);
+		if (l >= ol && !strncasecmp(p, other[i], ol))
+			return 0;
+	}
+	return 1;
+}
+
+/* rate[{counter[,max[,reset]]}] as QueryRpc.parseRateOptions reads it:
+ * options only with a '{', whose last character is dropped whatever it
+ * is, split at every ',' (empty parts kept); "counter" is any first part
+ * that ends so, "dropcounter" also drops the resets. */
 static int parse_rate(struct tsd_subquery *sq, const char *s, size_t n,
 		      char *why, size_t whylen)
 {
 	sq->rate = 1;
-	if (n == 4)
+	if (n == 4 || !memchr(s, '{', n))
 		return CF_OK;
 	sq->rate_opts = 1;
-	if (n < 6 || s[4] != '{' || s[n - 1] != '}')
-		return cf_einval(why, whylen,
-				 "invalid rate options: %.*s", W(n), s);
+	if (n < 6)
+		return cf_einval(why, whylen, "Invalid rate options "
+				 "specification: %.*s", W(n), s);
 	const char *p = s + 5, *end = s + n - 1;
 	const char *part[3];
 	size_t plen[3], np = 0;
 	for (const char *b = p;; p++) {
 		if (p == end || *p == ',') {
-			if (np == 3)
-				return cf_einval(why, whylen, "too many rate "
-						 "options: %.*s", W(n), s);
-			part[np] = b;
-			plen[np++] = (size_t)(p - b);
+			if (np < 3) {
+				part[np] = b;
+				plen[np] = (size_t)(p - b);
+			}
+			np++;
 			b = p + 1;
 			if (p == end)
 				break;
 		}
 	}
+	if (np > 3)
+		return cf_einval(why, whylen, "Incorrect number of values in "
+				 "rate options specification, must be counter"
+				 "[,counter max value,reset value], recieved: "
+				 "%zu parts", np);
 	if (plen[0] >= 7 && !memcmp(part[0] + plen[0] - 7, "counter", 7))
 		sq->counter = 1;
 	if (plen[0] == 11 && !memcmp(part[0], "dropcounter", 11))
 		sq->drop_resets = 1;
 	if (np >= 2 && plen[1] &&
 	    tsd_parse_long(part[1], plen[1], &sq->counter_max))
-		return cf_einval(why, whylen, "max value of counter was not a "
-				 "number: %.*s", W(plen[1]), part[1]);
+		return cf_einval(why, whylen, "Max value of counter was not a "
+				 "number, received '%.*s'", W(plen[1]),
+				 part[1]);
 	if (np >= 3 && plen[2] &&
 	    tsd_parse_long(part[2], plen[2], &sq->reset_value))
-		return cf_einval(why, whylen,
-				 "reset value of counter was not a "
-				 "number: %.*s", W(plen[2]), part[2]);
+		return cf_einval(why, whylen, "Reset value of counter was not "
+				 "a number, received '%.*s'", W(plen[2]),
+				 part[2]);
 	return CF_OK;
 }
 
@@ -880,7 +948,8 @@ static int parse_sub(struct tsd_query *q, const char *s, size_t n,
 		size_t l = plen[i];
 		if (l >= 4 && !strncasecmp(p, "rate", 4))
 			rc = parse_rate(sq, p, l, why, whylen);
-		else if (l && p[0] >= '0' && p[0] <= '9') {
+		else if (l && ((p[0] >= '0' && p[0] <= '9') ||
+			       is_downsample(p, l))) {
 			rc = parse_downsample(sq, p, l, why, whylen);
 			free(sq->ds_text);	/* a later one overrides */
 			sq->ds_text = NULL;
