@@ -38,6 +38,32 @@ cellfs_mount() {
 		kill -0 $CELLFS_PID 2>/dev/null || return 1
 		sleep 0.1
 	done
+	# the daemon mounts first and starts tsd_http= after (READY=1 then):
+	# a request right after the mount must not find the port closed
+	case ",$1," in
+	*,tsd_http=*)
+		cellfs_wait_port "$(printf '%s' ",$1," |
+			sed -n 's/.*,tsd_http=\([^,]*\),.*/\1/p')" ;;
+	esac
+}
+
+# cellfs_wait_port [ADDR:]PORT: polls (up to 300 s) until it accepts
+cellfs_wait_port() {
+	python3 -c '
+import socket, sys, time
+a = sys.argv[1]
+host, port = (a.rsplit(":", 1) if ":" in a else ("127.0.0.1", a))
+host = host.strip("[]")
+end = time.time() + 300
+while True:
+    try:
+        socket.create_connection((host, int(port)), 1).close()
+        break
+    except OSError:
+        if time.time() > end:
+            sys.exit(1)
+        time.sleep(0.05)
+' "$1"
 }
 
 # cellfs_wait_files N GLOB: polls (up to 300 s: sanitizer builds are slow) until
