@@ -296,16 +296,21 @@ static int recode_body(struct buf *body, const char *cs)
 	if (cd == (iconv_t)-1)
 		return 500;
 	while (inl) {
+		size_t want = inl * 2 + 16;
+
 		if (out.len >= NET_BODY_MAX) {
 			status = 413;
 			break;
 		}
-		if (buf_reserve(&out, inl * 2 + 16)) {
+		/* the decoded body is bounded as a body is: NET_BODY_MAX */
+		if (want > NET_BODY_MAX + 16 - out.len)
+			want = NET_BODY_MAX + 16 - out.len;
+		if (buf_reserve(&out, want)) {
 			status = 500;
 			break;
 		}
 		o = (char *)out.p + out.len;
-		ol = out.cap - out.len;
+		ol = want;	/* not cap - len: the buffer may have grown more */
 		if (iconv(cd, &in, &inl, &o, &ol) == (size_t)-1 &&
 		    errno != E2BIG) {
 			status = 400;

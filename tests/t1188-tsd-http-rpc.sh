@@ -293,7 +293,16 @@ test_expect_success 'getCharsetSupplied, getContentEncoding: a body in UTF-16 is
 	is 200 &&
 	api /api/put -X POST -H "Content-Type: text/plain; charset=foobar" --data-binary @u16 &&
 	echo "{\"error\":{\"code\":500,\"message\":\"foobar\",\"details\":\"unsupported charset\"}}" >expect &&
-	is 500
+	is 500 &&
+	: bytes that are not of the charset: 400 &&
+	printf "\377" >odd &&
+	api /api/put -X POST -H "Content-Type: application/json; charset=UTF-16" --data-binary @odd &&
+	grep -q "^400" code &&
+	: 12 MiB of UTF-16 that decode to 18 MiB of UTF-8: past the 16 MiB bound, 413 &&
+	python3 -c "import sys; sys.stdout.buffer.write((\"\\u4e2d\" * (6 << 20)).encode(\"utf-16-le\"))" >big16 &&
+	api /api/put -X POST -H "Content-Type: application/json; charset=UTF-16LE" --data-binary @big16 &&
+	grep -q "^413" code &&
+	api /api/version && grep -q "^200" code
 '
 
 test_expect_success 'jsonp=CALLBACK wraps a JSON answer, not an error (HttpJsonSerializer)' '
