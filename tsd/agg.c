@@ -614,10 +614,16 @@ int tsd_series_iter_new(const struct tsd_agg_spec *s,
 			const struct tsd_span *sp, int64_t seek_ms,
 			struct tsd_series_iter **out)
 {
+	int rc;
+
 	*out = calloc(1, sizeof **out);
 	if (!*out)
 		return CF_ENOMEM;
-	return stream_init(&(*out)->st, s, sp, seek_ms);
+	if ((rc = stream_init(&(*out)->st, s, sp, seek_ms))) {
+		tsd_series_iter_free(*out);
+		*out = NULL;
+	}
+	return rc;
 }
 
 int tsd_series_iter_next(struct tsd_series_iter *it, struct tsd_dp *out)
