@@ -67,6 +67,10 @@ struct cf_options {
 				   never through a mapping of the segment
 				   (default 0: mapped where the file system
 				   preallocates; docs/wal_format.md) */
+	int wal_compression;	/* 1: a WAL record's body is compressed
+				   with snappy when that saves an eighth
+				   (default); 0: never (RocksDB's
+				   wal_compression; docs/wal_format.md) */
 	size_t compact_window;	/* cells of one row a major compaction
 				   holds at once (and at most 8 MiB of
 				   them); a larger row is streamed column

@@ -43,6 +43,7 @@ void cf_options_default(struct cf_options *o)
 	o->compact_threshold = 3;
 	o->seek_bytes = 16384;
 	o->stall_files = 12;
+	o->wal_compression = 1;
 }
 
 static int cmp_fam(const void *a, const void *b)
@@ -616,6 +617,7 @@ void cf_db_close(cf_db *db)
 		cache_free(db->cache);
 	env_close(db->lock);
 	buf_release(&db->wbuf);
+	buf_release(&db->wzbuf);
 	pthread_mutex_destroy(&db->ddl_mu);
 	pthread_mutex_destroy(&db->compact_mu);
 	pthread_mutex_destroy(&db->mu);

@@ -157,6 +157,7 @@ struct cf_db {
 	struct writer *qhead, *qtail;
 	struct buf wbuf;		/* leader's record buffer (qmu-free:
 					   only the leader touches it) */
+	struct buf wzbuf;		/* and its compressed payload */
 
 	atomic_uint_least64_t last_seq;	/* published */
 	uint64_t next_seq;		/* leader only */

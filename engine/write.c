@@ -12,10 +12,8 @@
  * same row stripe, so they are atomic against every other write of the
  * row.
  *
- * WAL record payload (docs/wal_format.md, "Payload"):
- *   u8 version (1) | varint entries | entries
- *   entry: varint table id | varint key length | ikey | varint value
- *          length | value
+ * The WAL record's payload is walrec.c's (docs/wal_format.md,
+ * "Payload").
  */
 #include <stdlib.h>
 #include <string.h>
@@ -23,11 +21,11 @@
 
 #include "engine/internal.h"
 #include "engine/wal.h"
+#include "engine/walrec.h"
 #include "util/coding.h"
 #include "util/env.h"
 #include "util/log.h"
 
-#define REC_VERSION 1
 #define GROUP_MAX (4u << 20)	/* bytes of WAL a leader groups at most */
 
 /* --- batches ---------------------------------------------------------- */
@@ -423,7 +421,7 @@ struct rec_refs {
 	size_t len[REC_REFS];
 };
 
-static int encode_cell(struct buf *rec, struct rec_refs *x,
+static int encode_cell(struct walrec_enc *e, struct rec_refs *x,
 		       const struct cf_table *t, const struct wcell *c,
 		       uint64_t seq)
 {
@@ -432,25 +430,14 @@ static int encode_cell(struct buf *rec, struct rec_refs *x,
 		.famlen = c->famlen, .qual = c->qual, .qlen = c->qlen,
 		.ts = c->ts, .seq = seq, .type = c->type,
 	};
-	size_t ks = ikey_size(&k);
-	int rc;
+	int ref = c->vlen >= REC_REF_MIN && x->n < REC_REFS;
+	int rc = walrec_put(e, t->id, &k, c->val, c->vlen, ref);
 
-	rc = buf_put_varint(rec, (uint64_t)t->id);
-	if (!rc)
-		rc = buf_put_varint(rec, ks);
-	if (!rc)
-		rc = buf_reserve(rec, ks);
-	if (rc)
-		return rc;
-	ikey_encode(rec->p + rec->len, &k);
-	rec->len += ks;
-	rc = buf_put_varint(rec, c->vlen);
-	if (!rc && c->vlen >= REC_REF_MIN && x->n < REC_REFS) {
-		x->at[x->n] = rec->len;
+	if (rc == CF_OK && ref) {
+		x->at[x->n] = e->rec->len;
 		x->p[x->n] = c->val;
 		x->len[x->n++] = c->vlen;
-	} else if (!rc)
-		rc = buf_append(rec, c->val, c->vlen);
+	}
 	return rc;
 }
 
@@ -504,29 +491,33 @@ static int lead(struct cf_db *db, struct gwriter *g, struct gwriter *last)
 	struct buf *rec = &db->wbuf;
 	struct rec_refs x = { 0 };
 	struct iovec v[WAL_IOV_MAX];
+	struct walrec_enc e;
+	const void *pay;
 	uint64_t seq = db->next_seq, first = seq;
 	size_t count = 0, at = 0, bytes;
 	int rc = CF_OK, nv = 0;
 
-	buf_reset(rec);
-	rc = buf_putc(rec, REC_VERSION);
 	/* the group is g..last; writers queued behind last are not ours,
 	 * and last->next may change under us (it belongs to qmu) */
-	for (struct gwriter *w = g; w && rc == CF_OK;
-	     w = w == last ? NULL : w->next)
+	for (struct gwriter *w = g; w; w = w == last ? NULL : w->next)
 		count += w->n;
-	if (!rc)
-		rc = buf_put_varint(rec, count);
+	rc = walrec_begin(&e, rec, seq, count, db->o.wal_compression);
 	for (struct gwriter *w = g; w && rc == CF_OK;
 	     w = w == last ? NULL : w->next)
 		for (size_t i = 0; i < w->n && rc == CF_OK; i++) {
 			struct wcell c;
 			gw_cell(w, i, &c);
-			rc = encode_cell(rec, &x, w->t, &c, seq++);
+			rc = encode_cell(&e, &x, w->t, &c, seq++);
 		}
+	if (!rc)
+		rc = walrec_finish(&e, &db->wzbuf, &pay, &bytes);
 	if (rc)
 		return rc;
-	bytes = rec->len;
+	if (pay != rec->p) {	/* compressed: no references */
+		v[nv].iov_base = (void *)pay;
+		v[nv++].iov_len = bytes;
+		at = rec->len;
+	}
 	for (size_t i = 0; i < x.n; i++) {
 		v[nv].iov_base = rec->p + at;
 		v[nv++].iov_len = x.at[i] - at;
@@ -535,9 +526,16 @@ static int lead(struct cf_db *db, struct gwriter *g, struct gwriter *last)
 		at = x.at[i];
 		bytes += x.len[i];
 	}
-	v[nv].iov_base = rec->p + at;
-	v[nv++].iov_len = rec->len - at;
+	if (at < rec->len) {
+		v[nv].iov_base = rec->p + at;
+		v[nv++].iov_len = rec->len - at;
+	}
 	rc = wal_appendv(db->wal, v, nv, seq - 1);
+	/* a group's buffers stay for the next; one huge batch's do not */
+	if (rec->cap > 2 * GROUP_MAX)
+		buf_release(rec);
+	if (db->wzbuf.cap > 2 * GROUP_MAX)
+		buf_release(&db->wzbuf);
 	if (rc == CF_OK && db->o.sync_mode == CF_SYNC_ALWAYS)
 		rc = wal_sync(db->wal);
 	if (rc) {
@@ -1019,54 +1017,34 @@ static struct cf_table *table_by_id(struct cf_db *db, int64_t id)
 int wal_record_replay(struct cf_db *db, const void *rec, size_t n,
 		      uint64_t *max_seq)
 {
-	const unsigned char *p = rec, *end = p + n;
-	uint64_t count, tid, klen, vlen;
-	size_t used;
+	struct walrec_dec d;
+	int more = 1, rc = walrec_open(&d, rec, n);
 
-	if (n < 1 || p[0] != REC_VERSION)
-		return CF_ECORRUPT;
-	p++;
-	if (!(used = dec_varint(p, end, &count)))
-		return CF_ECORRUPT;
-	p += used;
-	for (uint64_t i = 0; i < count; i++) {
+	while (rc == CF_OK) {
 		struct ikey k;
-		const unsigned char *key, *val;
+		const void *val;
+		size_t vlen;
+		int64_t tid;
 		struct cf_table *t;
+		struct region *r;
 
-		if (!(used = dec_varint(p, end, &tid)))
-			return CF_ECORRUPT;
-		p += used;
-		if (!(used = dec_varint(p, end, &klen)) ||
-		    klen > (uint64_t)(end - p - used))
-			return CF_ECORRUPT;
-		p += used;
-		key = p;
-		p += klen;
-		if (!(used = dec_varint(p, end, &vlen)) ||
-		    vlen > (uint64_t)(end - p - used))
-			return CF_ECORRUPT;
-		p += used;
-		val = p;
-		p += vlen;
-		if (ikey_decode(key, klen, &k))
-			return CF_ECORRUPT;
+		rc = walrec_next(&d, &tid, &k, &val, &vlen, &more);
+		if (rc || !more)
+			break;
 		if (k.seq > *max_seq)
 			*max_seq = k.seq;
-		t = table_by_id(db, (int64_t)tid);
+		t = table_by_id(db, tid);
 		if (!t || !table_family(t, (const char *)k.fam, k.famlen))
 			continue;	/* dropped since */
-		{
-			struct region *r = table_region_for(t, k.row,
-							    k.rowlen);
-			if (k.seq <= r->flushed_seq)
-				continue;	/* in a store file */
-			int rc = memstore_add(r->view->mem, &k, val, vlen);
-			if (rc)	/* a key twice in the log is damage */
-				return rc == CF_EEXIST ? CF_ECORRUPT : rc;
-		}
+		r = table_region_for(t, k.row, k.rowlen);
+		if (k.seq <= r->flushed_seq)
+			continue;	/* in a store file */
+		rc = memstore_add(r->view->mem, &k, val, vlen);
+		if (rc == CF_EEXIST)	/* a key twice in the log is damage */
+			rc = CF_ECORRUPT;
 	}
-	return p == end ? CF_OK : CF_ECORRUPT;
+	walrec_close(&d);
+	return rc;
 }
 
 void write_throttle(struct cf_db *db, struct cf_table *t)

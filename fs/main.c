@@ -26,7 +26,7 @@ struct config {
 	char *datadir;
 	int nonopts;
 	char *flush_size, *split_size, *block_cache, *sync, *sync_ms;
-	char *max_value, *wal;
+	char *max_value, *wal, *wal_compression;
 	char *tsd_http, *tsd_telnet;	/* ADDR:PORT of the servers */
 	char *uid, *gid, *umask, *write_buffers, *tsd_recent;
 	char *cache_timeout;
@@ -52,6 +52,7 @@ static const struct fuse_opt cellfs_opts[] = {
 	OPT("sync_ms=%s", sync_ms),
 	OPT("max_value=%s", max_value),
 	OPT("wal=%s", wal),
+	OPT("wal_compression=%s", wal_compression),
 	OPT("tsd_http=%s", tsd_http),
 	OPT("tsd_telnet=%s", tsd_telnet),
 	OPT("uid=%s", uid),
@@ -242,6 +243,17 @@ static int make_options(const struct config *c, struct cf_options *o)
 			return -1;
 		}
 	}
+	if (c->wal_compression) {
+		if (!strcmp(c->wal_compression, "snappy"))
+			o->wal_compression = 1;
+		else if (!strcmp(c->wal_compression, "none"))
+			o->wal_compression = 0;
+		else {
+			fprintf(stderr, "cellfs: wal_compression must be snappy "
+				"or none, not '%s'\n", c->wal_compression);
+			return -1;
+		}
+	}
 	return 0;
 }
 
@@ -321,6 +333,8 @@ static void usage(const char *prog)
 	       "    -o max_value=BYTES    largest cell value\n"
 	       "    -o wal=mmap|write     WAL records through a mapping of\n"
 	       "                          the segment, or with write(2)\n"
+	       "    -o wal_compression=snappy|none  WAL records compressed\n"
+	       "                          (the default) or not\n"
 	       "    -o readdirplus=auto|always  attributes with every listing\n"
 	       "                          page, or as the kernel sees fit\n"
 	       "    -o cache_timeout=SECONDS  how long the kernel keeps names\n"
@@ -531,6 +545,7 @@ out:
 	free(c.sync_ms);
 	free(c.max_value);
 	free(c.wal);
+	free(c.wal_compression);
 	free(c.tsd_http);
 	free(c.cors);
 	free(c.tsd_telnet);

@@ -104,6 +104,38 @@ test_expect_success 'wal=write: unpreallocated segments, kill -9 loses nothing a
 	! grep "torn tail" "$SHARNESS_TRASH_DIRECTORY/cellfs.err"
 '
 
+# -o wal_compression: a record's body is snappy-compressed by default,
+# stored as it is with =none; a kill loses nothing either way, and a log
+# with records of both kinds replays (docs/wal_format.md, "Payload").
+# With wal=write a segment is as long as its records, so its growth is
+# what the batch cost the log.
+test_expect_success 'wal_compression: records of both kinds survive kill -9 and replay together' '
+	awk "BEGIN { for (i = 0; i < 3000; i++)
+		printf \"put z%05d cf:q host=web%02d,cpu.user=42.%d\\n\", i, i % 7, i % 10 }" >lines &&
+	cellfs_umount &&
+	cellfs_mount sync=none,wal=write &&
+	seg=$(ls "$DATA/wal" | tail -n 1) &&
+	s0=$(stat -c %s "$DATA/wal/$seg") &&
+	cat lines >"$MNT/t/.batch" &&
+	s1=$(stat -c %s "$DATA/wal/$seg") &&
+	cellfs_kill9 &&
+	cellfs_mount sync=none,wal=write,wal_compression=none &&
+	seg=$(ls "$DATA/wal" | tail -n 1) &&
+	s2=$(stat -c %s "$DATA/wal/$seg") &&
+	sed "s/^put z/put y/" lines >"$MNT/t/.batch" &&
+	s3=$(stat -c %s "$DATA/wal/$seg") &&
+	echo "compressed $((s1 - s0)) bytes, stored $((s3 - s2))" &&
+	test $(( (s1 - s0) * 3 )) -lt $((s3 - s2)) &&
+	cellfs_kill9 &&
+	cellfs_mount &&
+	printf "host=web02,cpu.user=42.1" >expect &&
+	test_cmp expect "$MNT/t/z02011/cf:q" &&
+	test_cmp expect "$MNT/t/y02011/cf:q" &&
+	test $(ls "$MNT/t/@" | grep -c "^[yz]0") = 6000 &&
+	test_must_fail "$CELLFS" -o wal_compression=zip "$DATA" "$MNT" 2>err &&
+	grep "wal_compression must be snappy or none" err
+'
+
 test_expect_success 'unmount' '
 	cellfs_umount && ! cellfs_is_mounted
 '

@@ -1430,21 +1430,24 @@ static void print_tables(const int *run_store_,
 	printf("### cellfs counters per workload\n\nFrom cf_db_stats(): "
 	       "store files and regions at the end, block cache hits and "
 	       "misses, files skipped by bloom filter, flushes and "
-	       "compactions during the workload.\n\n");
-	printf("| workload         | files | regions | cache hits | cache misses | bloom skips | flushes | compactions |\n");
-	printf("|------------------|------:|--------:|-----------:|-------------:|------------:|--------:|------------:|\n");
+	       "compactions during the workload, and the payload bytes of "
+	       "the WAL records it wrote.\n\n");
+	printf("| workload         | files | regions | cache hits | cache misses | bloom skips | flushes | compactions | WAL MiB |\n");
+	printf("|------------------|------:|--------:|-----------:|-------------:|------------:|--------:|------------:|--------:|\n");
 	for (int w = 0; w < NWORK; w++) {
 		const struct cf_stats *a = &sh->cf_before[w], *b = &sh->cf_after[w];
 		if (!sh->cf_ran[w])
 			continue;
 		printf("| %-16s | %5" PRIu64 " | %7" PRIu64 " | %10" PRIu64
 		       " | %12" PRIu64 " | %11" PRIu64 " | %7" PRIu64
-		       " | %11" PRIu64 " |\n", work_names[w], b->store_files,
+		       " | %11" PRIu64 " | %7.1f |\n", work_names[w],
+		       b->store_files,
 		       b->regions, b->cache_hits - a->cache_hits,
 		       b->cache_misses - a->cache_misses,
 		       b->bloom_skips - a->bloom_skips,
 		       b->flushes - a->flushes,
-		       b->compactions - a->compactions);
+		       b->compactions - a->compactions,
+		       (double)(b->wal_bytes - a->wal_bytes) / 1048576.0);
 	}
 	printf("\n");
 	for (c = 0, s = 1; s < NSTORES; s++)
