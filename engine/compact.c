@@ -3,8 +3,8 @@
  *
  * Minor compaction merges a run of a store's files that are adjacent in
  * sequence order (flushes produce files with disjoint sequence ranges and
- * a merge of adjacent ones keeps that true), choosing the run by size
- * ratio as HBase does so big old files are not rewritten for small new
+ * a merge of adjacent ones keeps that true), choosing the run as HBase's
+ * exploring policy does so big old files are not rewritten for small new
  * ones.  It drops only puts past their TTL in families without
  * MIN_VERSIONS, which no read can see again.
  *
@@ -38,50 +38,103 @@
 #define RATIO 1.2
 #define MAX_MINOR_FILES 10
 
-/*
- * Chooses files of st to compact: [*first, *first + *n) in newest-first
- * order.  0 when there is nothing worth doing.  HBase's ratio rule: from
- * the oldest file of the run (at most MAX_MINOR_FILES, the oldest ones),
- * a file is left out while it is larger than both min_size and RATIO
- * times everything newer in the run, so a big old file is not rewritten
- * for a few small new ones; files up to min_size (HBase's
- * hbase.hstore.compaction.min.size, which defaults to the flush size) are
- * always taken.
- */
-static int pick_minor(const struct fstore *st, int threshold,
-		      uint64_t min_size, size_t *first, size_t *n)
+/* Is every file of [lo, hi) at most ratio times the rest of them
+ * together (HBase's filesInRatio)? */
+static int in_ratio(const uint64_t *sizes, size_t lo, size_t hi,
+		    uint64_t total, double ratio)
 {
-	size_t lo = 0, hi = st->n;	/* candidate run [lo, hi) */
-	uint64_t newer = 0;
+	if (hi - lo < 2)
+		return 1;
+	for (size_t i = lo; i < hi; i++)
+		if ((double)sizes[i] > ratio * (double)(total - sizes[i]))
+			return 0;
+	return 1;
+}
 
-	if (st->n < (size_t)threshold)
+/* Is k files of size bytes a better choice than best_n of best_size
+ * (HBase's isBetterSelection)?  More files, then fewer bytes; for a
+ * store that might be stuck, the most files a byte, by 5%. */
+static int better(size_t best_n, uint64_t best_size, size_t k,
+		  uint64_t size, int stuck)
+{
+	if (stuck && best_size > 0 && size > 0)
+		return (double)best_n / (double)best_size * 1.05 <
+		       (double)k / (double)size;
+	return k > best_n || (k == best_n && size < best_size);
+}
+
+int compact_pick(const uint64_t *sizes, size_t n,
+		 const struct compact_conf *c, size_t *first, size_t *count)
+{
+	size_t min = c->min_files < 2 ? 2 : (size_t)c->min_files;
+	size_t max = c->max_files < 0 || (size_t)c->max_files < min ?
+		     min : (size_t)c->max_files;
+	size_t best_lo = 0, best_n = 0, small_lo = 0, small_n = 0;
+	uint64_t best_size = 0, small_size = UINT64_MAX;
+	int stuck = c->stuck_files > 0 && n >= (size_t)c->stuck_files;
+
+	/* a run is [lo, hi) of the newest-first sizes; its oldest file is
+	 * hi - 1, so HBase's oldest start is the largest hi, and its
+	 * growing end a falling lo */
+	for (size_t hi = n; hi >= min; hi--) {
+		uint64_t size = 0;
+		for (size_t lo = hi; lo-- > 0 && hi - lo <= max;) {
+			size_t k = hi - lo;
+			size += sizes[lo];
+			if (k < min)
+				continue;
+			if (stuck && size < small_size) {
+				small_lo = lo;
+				small_n = k;
+				small_size = size;
+			}
+			if (size >= c->min_size &&
+			    !in_ratio(sizes, lo, hi, size, c->ratio))
+				continue;
+			if (better(best_n, best_size, k, size, stuck)) {
+				best_lo = lo;
+				best_n = k;
+				best_size = size;
+			}
+		}
+	}
+	if (!best_n && stuck) {
+		best_lo = small_lo;
+		best_n = small_n;
+	}
+	if (!best_n)
+		return 0;
+	*first = best_lo;
+	*count = best_n;
+	return 1;
+}
+
+/* compact_pick over st's files; 0 also while one is unreadable. */
+static int pick_minor(const struct cf_db *db, const struct fstore *st,
+		      size_t *first, size_t *n)
+{
+	struct compact_conf c = {
+		.min_files = db->o.compact_threshold,
+		.max_files = MAX_MINOR_FILES,
+		.min_size = db->o.flush_size,
+		.ratio = RATIO,
+		.stuck_files = db->o.stall_files,
+	};
+	uint64_t *sizes;
+	int rc;
+
+	if (st->n < 2 || st->n < (size_t)c.min_files)
 		return 0;
 	for (size_t i = 0; i < st->n; i++)
 		if (!st->files[i]->sst)
 			return 0;	/* unreadable: wait for cellfs-fsck */
-	if (hi - lo > MAX_MINOR_FILES)
-		lo = hi - MAX_MINOR_FILES;	/* the oldest ones first */
-	for (size_t i = lo; i < hi; i++)
-		newer += st->files[i]->size;
-	while (hi - lo >= 2) {
-		uint64_t oldest = st->files[hi - 1]->size;
-		newer -= oldest;
-		if (oldest <= min_size ||
-		    (double)oldest <= RATIO * (double)newer)
-			break;
-		hi--;
-	}
-	if (hi - lo < 2)
-		return 0;
-	*first = lo;
-	*n = hi - lo;
-	return 1;
-}
-
-/* The smallest file size the ratio rule may leave out. */
-static uint64_t min_compact_size(const struct cf_db *db)
-{
-	return db->o.flush_size;
+	if (!(sizes = malloc(st->n * sizeof *sizes)))
+		return 0;	/* tried again at the next check */
+	for (size_t i = 0; i < st->n; i++)
+		sizes[i] = st->files[i]->size;
+	rc = compact_pick(sizes, st->n, &c, first, n);
+	free(sizes);
+	return rc;
 }
 
 /* Does st hold a reference to a split parent's file (all readable)? */
@@ -137,8 +190,7 @@ int region_needs_compaction(struct cf_db *db, struct region *r)
 	for (size_t s = 0; s < v->nstores && !need; s++)
 		need = store_has_refs(&v->stores[s], r) ||
 		       store_read_wanted(&v->stores[s]) ||
-		       pick_minor(&v->stores[s], db->o.compact_threshold,
-				  min_compact_size(db), &first, &n);
+		       pick_minor(db, &v->stores[s], &first, &n);
 	view_unref(v);
 	return need;
 }
@@ -993,8 +1045,7 @@ int region_compact(struct cf_db *db, struct region *r, int major)
 		    store_read_wanted(&v->stores[s])) {
 			first = 0;
 			n = v->stores[s].n;
-		} else if (!pick_minor(&v->stores[s], db->o.compact_threshold,
-				       min_compact_size(db), &first, &n)) {
+		} else if (!pick_minor(db, &v->stores[s], &first, &n)) {
 			n = 0;
 		}
 		/* a compaction of every file of the store is a major one

@@ -511,6 +511,26 @@ int region_flush(struct cf_db *db, struct region *r);
 int region_compact(struct cf_db *db, struct region *r, int major);
 /* Would a minor compaction of r (region_compact(db, r, 0)) do anything? */
 int region_needs_compaction(struct cf_db *db, struct region *r);
+
+/* Which files a minor compaction takes: HBase's default policy
+ * (ExploringCompactionPolicy; docs/engine.md).  Of every run of
+ * min_files to max_files files adjacent in sequence order, the runs in
+ * which no file is larger than ratio times the others together (or
+ * whose total is under min_size) are candidates; the one that removes
+ * the most files wins, then the one of fewest bytes (runs tried from the
+ * oldest, as HBase tries them).  With stuck_files files or more the
+ * store might be stuck: the run of most files a byte wins (by 5%), and
+ * when no run is in ratio the smallest run is taken.  sizes[0..n) are
+ * the files' sizes, newest first; the run is [*first, *first + *count).
+ * 0 when there is nothing to do. */
+struct compact_conf {
+	int min_files, max_files;
+	uint64_t min_size;
+	double ratio;
+	int stuck_files;
+};
+int compact_pick(const uint64_t *sizes, size_t n,
+		 const struct compact_conf *c, size_t *first, size_t *count);
 int table_split_at(struct cf_db *db, struct cf_table *t, const void *key,
 		   size_t keylen);
 /* Splits r at its middle when its store files pass split_size: 1 if it

@@ -1,12 +1,15 @@
 /*
  * test-engine-compactpolicy: which files a minor compaction takes, and
- * when the compactor runs (engine/compact.c pick_minor, docs/engine.md
+ * when the compactor runs (engine/compact.c compact_pick, docs/engine.md
  * "Flush, compaction, split"):
+ *   - the selection cases of HBase's TestDefaultCompactSelection
+ *     (testCompactionRatio's minor ones, testStuckStoreCompaction), with
+ *     its TestCompactionPolicy settings, on compact_pick itself;
  *   - files up to flush_size are always taken; a minor compaction that
  *     takes every file of a store is a major one (dead versions and
  *     delete markers leave the disk, reads do not change);
- *   - a big old file is left out of a run of small new ones (ratio 1.2)
- *     and the compaction stays minor;
+ *   - a big old file is left out of a run of small new ones (ratio 1.2),
+ *     two small ones wait for a third, and the compaction stays minor;
  *   - a store whose files the ratio rule leaves alone does not keep the
  *     compactor from splitting the region (it used to: the compactor
  *     picked the region for its file count, did nothing, and never came
@@ -27,6 +30,7 @@
 #include <unistd.h>
 
 #include "engine/cellfs.h"
+#include "engine/internal.h"
 #include "util/log.h"
 #include "tests/engine-ops.h"
 #include "tests/tap.h"
@@ -219,6 +223,72 @@ static int settled(cf_table *t)
 	return ok && n >= 2 && sum <= settle_bytes;
 }
 
+/* HBase's compactEquals: files oldest first, as sfCreate makes them;
+ * want the sizes of the files picked, oldest first (0 ends it). */
+static void pick_is(const struct compact_conf *c, const char *what,
+		    const uint64_t *oldest_first, const uint64_t *want)
+{
+	uint64_t sizes[16] = { 0 };
+	size_t n = 0, nw = 0, first = 0, count = 0;
+	int same;
+
+	while (oldest_first[n])
+		n++;
+	while (want[nw])
+		nw++;
+	for (size_t i = 0; i < n; i++)	/* compact_pick: newest first */
+		sizes[i] = oldest_first[n - 1 - i];
+	if (!compact_pick(sizes, n, c, &first, &count))
+		count = 0;
+	same = count == nw;
+	for (size_t i = 0; same && i < nw; i++)
+		same = sizes[first + count - 1 - i] == want[i];
+	ok(same, "%s: %zu files picked, want %zu", what, count, nw);
+}
+
+#define SZ(...) ((const uint64_t[]){ __VA_ARGS__, 0 })
+
+static void hbase_selection(void)
+{
+	/* TestCompactionPolicy: min 3 files, max 5, min size 10, ratio
+	 * 1.0; blocking store files 10 (the stuck cases) */
+	struct compact_conf c = { 3, 5, 10, 1.0, 10 };
+
+	pick_is(&c, "default case", SZ(100, 50, 23, 12, 12), SZ(23, 12, 12));
+	pick_is(&c, "less than compact threshold", SZ(100, 50, 25, 12, 12),
+		SZ(0));
+	pick_is(&c, "small files: ratio not asked", SZ(7, 1, 1), SZ(7, 1, 1));
+	pick_is(&c, "at most max files", SZ(7, 6, 5, 4, 3, 2, 1),
+		SZ(5, 4, 3, 2, 1));
+	pick_is(&c, "a big old file out", SZ(50, 10, 10, 10, 10),
+		SZ(10, 10, 10, 10));
+	pick_is(&c, "a big new file out", SZ(10, 10, 10, 10, 50),
+		SZ(10, 10, 10, 10));
+	pick_is(&c, "a larger newest file out", SZ(251, 253, 251, 2099),
+		SZ(251, 253, 251));
+	c.min_size = 1;
+	pick_is(&c, "always something below the blocking count",
+		SZ(512, 256, 128, 64, 32, 16, 8, 4, 2, 1), SZ(4, 2, 1));
+	c.min_size = 10;
+	pick_is(&c, "stuck: the smallest", SZ(99, 99, 99, 99, 99, 99, 30, 30,
+					      30, 30), SZ(30, 30, 30));
+	pick_is(&c, "not stuck: the standard rule", SZ(99, 99, 99, 99, 99, 30,
+						       30, 30, 30),
+		SZ(99, 30, 30, 30, 30));
+	pick_is(&c, "stuck: small enough files added", SZ(99, 99, 99, 99, 99,
+							  99, 30, 30, 30, 15),
+		SZ(30, 30, 30, 15));
+	pick_is(&c, "stuck: the earlier run if not much worse",
+		SZ(99, 99, 99, 99, 30, 26, 26, 29, 25, 25), SZ(30, 26, 26));
+	pick_is(&c, "stuck: the later run if much better",
+		SZ(99, 99, 99, 99, 27, 27, 27, 20, 20, 20), SZ(20, 20, 20));
+	c.ratio = 5.0;		/* testOffPeakCompactionRatio's off-peak */
+	pick_is(&c, "ratio 5", SZ(999, 50, 12, 12, 1), SZ(50, 12, 12, 1));
+	c.ratio = 1.0;
+	pick_is(&c, "ratio 1", SZ(999, 50, 12, 12, 1), SZ(12, 12, 1));
+	pick_is(&c, "nothing", SZ(0), SZ(0));
+}
+
 int main(void)
 {
 	struct cf_stats a, b;
@@ -230,6 +300,7 @@ int main(void)
 	if (getenv("TEST_LOG"))
 		cf_log_set_stderr(1);
 	dir = tap_tmpdir("engine-compactpolicy");
+	hbase_selection();
 
 	/* --- small files: all taken, and that is a major compaction ---- */
 	db = open_db(1u << 20, 1ull << 40, 0);
@@ -271,21 +342,26 @@ int main(void)
 	a = stats(t);
 	is_int(cf_table_compact(t, 0), CF_OK, "minor compaction");
 	b = stats(t);
+	is_int((int)(b.compactions - a.compactions), 0,
+	       "two small files beside a big one wait for a third (HBase's "
+	       "minimum of 3 files a run)");
+	load(t, 1010, 5, 1000, 4);
+	cf_table_flush(t);
+	a = stats(t);
+	is_int(cf_table_compact(t, 0), CF_OK, "minor compaction");
+	b = stats(t);
 	is_int((int)b.store_files, 2, "the big old file was left out");
 	is_int((int)(b.compactions - a.compactions), 1, "one compaction");
 	is_int((int)(b.major_compactions - a.major_compactions), 0,
 	       "not every file: a minor one");
 	ok(gen_of(t, 299) == '1' && gen_of(t, 1004) == '2' &&
-	   gen_of(t, 1009) == '3', "reads unchanged");
-	/* three files no run of which the ratio rule takes: 300 KB, 30 KB,
-	 * 1 KB (each larger than flush_size and 1.2 x all newer) */
-	load(t, 2000, 25, 1000, 4);
-	cf_table_flush(t);
-	cf_table_compact(t, 0);	/* folds the 10 KB file into the new one */
+	   gen_of(t, 1009) == '3' && gen_of(t, 1014) == '4',
+	   "reads unchanged");
+	/* three files no run of which is in ratio: 300 KB, 15 KB, 1 KB */
 	load(t, 3000, 1, 1000, 5);
 	cf_table_flush(t);
 	a = stats(t);
-	is_int((int)a.store_files, 3, "300 KB, 35 KB and 1 KB files");
+	is_int((int)a.store_files, 3, "300 KB, 15 KB and 1 KB files");
 	is_int(cf_table_compact(t, 0), CF_OK, "minor compaction");
 	b = stats(t);
 	is_int((int)(b.compactions - a.compactions), 0,
@@ -307,7 +383,7 @@ int main(void)
 	   "each (%" PRIu64 " regions, %" PRIu64 " bytes; %" PRIu64
 	   " before)", stats(t).regions, stats(t).disk_bytes, a.disk_bytes);
 	ok(gen_of(t, 299) == '1' && gen_of(t, 1009) == '3' &&
-	   gen_of(t, 2024) == '4' && gen_of(t, 3000) == '5',
+	   gen_of(t, 1014) == '4' && gen_of(t, 3000) == '5',
 	   "every row readable after the split");
 	cf_table_close(t);
 	cf_db_close(db);
