@@ -1430,8 +1430,8 @@ static void print_tables(const int *run_store_,
 	printf("### cellfs counters per workload\n\nFrom cf_db_stats(): "
 	       "store files and regions at the end, block cache hits and "
 	       "misses, files skipped by bloom filter, flushes and "
-	       "compactions during the workload, and the payload bytes of "
-	       "the WAL records it wrote.\n\n");
+	       "compactions during the workload, and the bytes of the WAL "
+	       "records it wrote (their framing included).\n\n");
 	printf("| workload         | files | regions | cache hits | cache misses | bloom skips | flushes | compactions | WAL MiB |\n");
 	printf("|------------------|------:|--------:|-----------:|-------------:|------------:|--------:|------------:|--------:|\n");
 	for (int w = 0; w < NWORK; w++) {
