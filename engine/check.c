@@ -32,6 +32,7 @@
 
 #include "engine/internal.h"
 #include "engine/wal.h"
+#include "engine/walrec.h"
 #include "meta/meta.h"
 #include "util/env.h"
 
@@ -606,6 +607,25 @@ static void cut_damaged(struct chk *c, const char *path, uint64_t id,
 	}
 }
 
+/* 1 if a record's payload decodes as replay reads it (walrec.c); a
+ * record framed and checked by the WAL but not decodable refuses the
+ * open as damage does. */
+static int payload_decodes(const void *rec, size_t len)
+{
+	struct walrec_dec d;
+	int more = 1, rc = walrec_open(&d, rec, len);
+
+	while (rc == CF_OK && more) {
+		struct ikey k;
+		const void *v;
+		size_t vl;
+		int64_t tid;
+		rc = walrec_next(&d, &tid, &k, &v, &vl, &more);
+	}
+	walrec_close(&d);
+	return rc == CF_OK;
+}
+
 /*
  * Only the newest segment may end torn: a segment is cut back to its
  * records and synced before the next one is created (docs/wal_format.md),
@@ -629,7 +649,8 @@ static void check_wal(struct chk *c)
 		struct wal_reader *r;
 		const void *rec;
 		size_t len;
-		int rc, newest = i + 1 == n;
+		uint64_t at;
+		int rc, undecodable, newest = i + 1 == n;
 
 		wal_segment_path(path, sizeof path, (const char *)dir.p, ids[i]);
 		rc = wal_reader_open(path, &r);
@@ -640,9 +661,22 @@ static void check_wal(struct chk *c)
 				lose(c, path);
 			continue;
 		}
-		while ((rc = wal_reader_next(r, &rec, &len)) == CF_OK && rec)
-			;
-		if (rc) {
+		at = wal_reader_valid_end(r);
+		undecodable = 0;
+		while ((rc = wal_reader_next(r, &rec, &len)) == CF_OK && rec) {
+			if (!payload_decodes(rec, len)) {
+				undecodable = 1;
+				break;
+			}
+			at = wal_reader_valid_end(r);
+		}
+		if (undecodable) {
+			problem(c, path, "the record at offset %" PRIu64 " is "
+				"whole but its contents do not decode: replay "
+				"refuses it and every record after it", at);
+			if (c->repair)
+				cut_damaged(c, path, ids[i], at);
+		} else if (rc) {
 			uint64_t end = wal_reader_valid_end(r);
 			problem(c, path, "damaged record after offset %" PRIu64,
 				end);
