@@ -607,25 +607,6 @@ static void cut_damaged(struct chk *c, const char *path, uint64_t id,
 	}
 }
 
-/* 1 if a record's payload decodes as replay reads it (walrec.c); a
- * record framed and checked by the WAL but not decodable refuses the
- * open as damage does. */
-static int payload_decodes(const void *rec, size_t len)
-{
-	struct walrec_dec d;
-	int more = 1, rc = walrec_open(&d, rec, len);
-
-	while (rc == CF_OK && more) {
-		struct ikey k;
-		const void *v;
-		size_t vl;
-		int64_t tid;
-		rc = walrec_next(&d, &tid, &k, &v, &vl, &more);
-	}
-	walrec_close(&d);
-	return rc == CF_OK;
-}
-
 /*
  * Only the newest segment may end torn: a segment is cut back to its
  * records and synced before the next one is created (docs/wal_format.md),
@@ -664,7 +645,7 @@ static void check_wal(struct chk *c)
 		at = wal_reader_valid_end(r);
 		undecodable = 0;
 		while ((rc = wal_reader_next(r, &rec, &len)) == CF_OK && rec) {
-			if (!payload_decodes(rec, len)) {
+			if (walrec_check(rec, len) == CF_ECORRUPT) {
 				undecodable = 1;
 				break;
 			}

@@ -305,3 +305,19 @@ void walrec_close(struct walrec_dec *d)
 {
 	buf_release(&d->body);
 }
+
+int walrec_check(const void *rec, size_t n)
+{
+	struct walrec_dec d;
+	int more = 1, rc = walrec_open(&d, rec, n);
+
+	while (rc == CF_OK && more) {
+		struct ikey k;
+		const void *v;
+		size_t vl;
+		int64_t tid;
+		rc = walrec_next(&d, &tid, &k, &v, &vl, &more);
+	}
+	walrec_close(&d);
+	return rc;
+}

@@ -74,5 +74,9 @@ int walrec_open(struct walrec_dec *d, const void *rec, size_t n);
 int walrec_next(struct walrec_dec *d, int64_t *tid, struct ikey *k,
 		const void **val, size_t *vlen, int *more);
 void walrec_close(struct walrec_dec *d);
+/* Reads every entry of rec: CF_OK when replay could decode it all,
+ * CF_ECORRUPT (or CF_ENOMEM) otherwise.  Structure only: whether a key
+ * is already in a memstore is replay's to find. */
+int walrec_check(const void *rec, size_t n);
 
 #endif

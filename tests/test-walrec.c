@@ -258,18 +258,7 @@ static void version1(void)
 /* Reads whatever p holds to its end; 0 when refused. */
 static int read_all(const void *p, size_t n)
 {
-	struct walrec_dec d;
-	int more = 1, rc = walrec_open(&d, p, n);
-
-	while (rc == CF_OK && more) {
-		struct ikey k;
-		const void *v;
-		size_t vl;
-		int64_t tid;
-		rc = walrec_next(&d, &tid, &k, &v, &vl, &more);
-	}
-	walrec_close(&d);
-	return rc == CF_OK;
+	return walrec_check(p, n) == CF_OK;
 }
 
 static void damage(void)
