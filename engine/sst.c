@@ -705,6 +705,38 @@ uint64_t sst_builder_size(const struct sst_builder *b)
 	return b->written + b->out.len + block_builder_size(&b->data);
 }
 
+
+/* Reads and parses the filter block at h into *data (malloc'd, the
+ * caller's) and *f.  A blocked filter's lines are put on 64-byte
+ * boundaries, so that a lookup reads one cache line. */
+static int read_filter(struct env_file *file, const struct handle *h,
+		       unsigned char **data, struct bloom *f)
+{
+	unsigned char *p, *a;
+	size_t n;
+	int rc;
+
+	*data = NULL;
+	rc = block_read_raw(file, h->off, h->size, &p, &n);
+	if (rc)
+		return rc;
+	if ((rc = bloom_init(f, p, n))) {
+		free(p);
+		return rc;
+	}
+	if (f->blocked && ((uintptr_t)p & 63)) {
+		if (!(a = aligned_alloc(64, (n + 63) & ~(size_t)63))) {
+			free(p);
+			return CF_ENOMEM;
+		}
+		memcpy(a, p, n);
+		free(p);
+		p = a;
+		bloom_init(f, p, n);
+	}
+	*data = p;
+	return CF_OK;
+}
 /* --- reading ---------------------------------------------------------- */
 
 struct sst {
@@ -784,11 +816,8 @@ int sst_open(const char *path, uint64_t file_id, struct cache *c,
 		goto fail;
 	s->meta.file_size = size;
 	if (ft.filter.size) {
-		rc = block_read_raw(s->f, ft.filter.off, ft.filter.size,
-				    &s->filter_data, &n);
-		if (rc)
-			goto fail;
-		rc = bloom_init(&s->filter, s->filter_data, n);
+		rc = read_filter(s->f, &ft.filter, &s->filter_data,
+				 &s->filter);
 		if (rc)
 			goto fail;
 		s->has_filter = 1;
