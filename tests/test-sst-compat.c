@@ -8,12 +8,14 @@
  * by the code of 2860493, sst-v2-tsdb-zstd.sst (the same cells and
  * settings: store file version 2, the TSDB encoding's version 2).  For
  * each, and for the same cells written by today's builder: sst_verify
- * passes; every
- * cell reads back as the fixture makes it; a seek to every key finds it,
- * a seek just past every key finds the next one and a reverse seek the
- * one before (keys that fall between the index's separators); the middle
- * row is a row of the file.  Today's files are smaller.  And
- * ikey_separator, which makes the index's keys, on random keys.
+ * passes; every cell reads back as the fixture makes it; a seek to every
+ * key finds it, a seek just past every key finds the next one and a
+ * reverse seek the one before (keys that fall between the index's
+ * separators); the middle row is a row of the file.  Today's files are
+ * smaller than the version 1 files (against the version 2 file the sizes
+ * are printed: version 3 encodes these cells smaller, and zstd, after,
+ * takes less of them, docs/performance.md).  And ikey_separator, which
+ * makes the index's keys, on random keys.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -185,9 +187,8 @@ static void one(const char *name, int points, int comp, int enc,
 		ok(size_of(now) < size_of(old), "%s: today's file is smaller "
 		   "(%lld bytes, was %lld)", name, size_of(now), size_of(old));
 	else
-		ok(size_of(now) <= size_of(old), "%s: today's file is no "
-		   "larger (%lld bytes, was %lld)", name, size_of(now),
-		   size_of(old));
+		diag("%s: today's file %lld bytes, was %lld", name,
+		     size_of(now), size_of(old));
 	release(&cs);
 }
 
