@@ -4,15 +4,19 @@
  * tests/tsfixture.h's cells: sst-v1-snappy.sst (COMPRESSION=SNAPPY, 24
  * points a row) and sst-v1-tsdb-zstd.sst (COMPRESSION=ZSTD ENCODING=TSDB,
  * 360 points a row: blocks in the TSDB encoding's version 1), both of
- * store file version 1 (whole last keys in the index).  For each, and
- * for the same cells written by today's builder (version 2: separators
- * in the index; the TSDB encoding's version 2): sst_verify passes; every
- * cell reads back as the fixture makes it; a seek to every key finds it,
- * a seek just past every key finds the next one and a reverse seek the
- * one before (keys that fall between the index's separators); the middle
- * row is a row of the file; the filter has every row.  Today's files
- * are smaller, their filters aside.  And
- * ikey_separator, which makes the index's keys, on random keys.
+ * store file version 1 (whole last keys in the index); and one written
+ * by the code of 2860493, sst-v2-tsdb-zstd.sst (the same cells and
+ * settings: store file version 2, the TSDB encoding's version 2).  For
+ * each, and for the same cells written by today's builder: sst_verify
+ * passes; every cell reads back as the fixture makes it; a seek to every
+ * key finds it, a seek just past every key finds the next one and a
+ * reverse seek the one before (keys that fall between the index's
+ * separators); the middle row is a row of the file; the filter (classic
+ * in the old files, blocked in today's) has every row.  Today's files
+ * are smaller than the version 1 files, their filters aside (against the
+ * version 2 file the sizes are printed: version 3 encodes these cells
+ * smaller, and zstd, after, takes less of them, docs/performance.md).
+ * And ikey_separator, which makes the index's keys, on random keys.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -208,7 +212,7 @@ static long long size_of(const char *path)
 }
 
 static void one(const char *name, int points, int comp, int enc,
-		const char *dir, const char *top)
+		int smaller, const char *dir, const char *top)
 {
 	struct sst_build_opts o = { 0, comp, CF_BLOOM_ROW, 0, enc };
 	struct cells cs = { NULL, 0, 0 };
@@ -226,9 +230,13 @@ static void one(const char *name, int points, int comp, int enc,
 		bail("sst_builder_finish");
 	snprintf(what, sizeof what, "%s (today's code)", name);
 	check_file(now, what, &cs);
-	ok(size_of(now) < size_of(old), "%s: today's file is smaller, "
-	   "its filter aside (%lld bytes, was %lld)", name, size_of(now),
-	   size_of(old));
+	if (smaller)
+		ok(size_of(now) < size_of(old), "%s: today's file is smaller, "
+		   "its filter aside (%lld bytes, was %lld)", name,
+		   size_of(now), size_of(old));
+	else
+		diag("%s: today's file %lld bytes, its filter aside, was %lld",
+		     name, size_of(now), size_of(old));
 	release(&cs);
 }
 
@@ -299,9 +307,11 @@ int main(void)
 	if (!top)
 		top = ".";
 	test_separators();
-	one("sst-v1-snappy.sst", 24, CF_COMPRESS_SNAPPY, CF_ENCODING_NONE,
+	one("sst-v1-snappy.sst", 24, CF_COMPRESS_SNAPPY, CF_ENCODING_NONE, 1,
 	    dir, top);
-	one("sst-v1-tsdb-zstd.sst", 360, CF_COMPRESS_ZSTD, CF_ENCODING_TSDB,
+	one("sst-v1-tsdb-zstd.sst", 360, CF_COMPRESS_ZSTD, CF_ENCODING_TSDB, 1,
+	    dir, top);
+	one("sst-v2-tsdb-zstd.sst", 360, CF_COMPRESS_ZSTD, CF_ENCODING_TSDB, 0,
 	    dir, top);
 	tap_rmdir(dir);
 	return done_testing();

@@ -20,7 +20,7 @@
 #include "util/err.h"
 #include "util/tsblock.h"
 
-#define TSB_VERSION 2		/* written; 1 is still read */
+#define TSB_VERSION 3		/* written; 1 and 2 are still read */
 #define IKEY_TRAILER 16		/* u64be ts', u64be seqtype */
 #define MAXK 15			/* largest decimal scale tried */
 
@@ -31,6 +31,11 @@ enum { K_OPAQUE = 0, K_CELL = 1, K_VERBATIM = 2 };
 #define E_SEQ0 0x10		/* the seqtype's second difference is 0 */
 #define E_SAME 0x20		/* with E_DIFF: the bytes change where they
 				 * changed in the previous E_DIFF entry */
+#define E_SHAPE 0x40		/* version 3, a cell: its flags and point
+				 * count are the previous cell's */
+#define EPRE_MAX 14		/* version 3: E_SAME changes in a cell's
+				 * stream, at most (and struct tsctx
+				 * without padding) */
 enum { M_RAW = 0, M_DELTA = 1, M_DOD = 2 };
 enum { F_DECIMAL = 0, F_XOR = 1 };
 
@@ -239,6 +244,142 @@ HOT uint64_t br_get(struct br *r, unsigned bits)
 		return lo | br_get32(r, bits - 32) << 32;
 	}
 	return br_get32(r, bits);
+}
+
+/*
+ * Version 3's code for a number x with a state k per field (the width
+ * of the field's previous number): Elias gamma of zz(w - k) + 1, w the
+ * width of x, then x's w - 1 bits below its top bit.  A number of the
+ * width of the one before costs w bits.
+ */
+static unsigned wc_len(uint64_t x, unsigned k)
+{
+	unsigned w = width_of(x);
+	uint64_t g = zz((uint64_t)w - k) + 1;
+
+	return 2 * width_of(g) - 1 + (w ? w - 1 : 0);
+}
+
+static void wc_put(struct bw *b, uint64_t x, unsigned *k)
+{
+	unsigned w = width_of(x);
+	uint64_t g = zz((uint64_t)w - *k) + 1;
+	unsigned gw = width_of(g);
+
+	bw_put(b, (uint64_t)1 << (gw - 1), gw);
+	bw_put(b, g, gw - 1);
+	if (w > 1)
+		bw_put(b, x, w - 1);
+	*k = w;
+}
+
+static uint64_t wc_get(struct br *r, unsigned *k)
+{
+	unsigned z = 0;
+	uint64_t g, w;
+
+	while (br_get32(r, 1) == 0) {
+		if (r->bad || ++z > 7) {
+			r->bad = 1;
+			return 0;
+		}
+	}
+	g = ((uint64_t)1 << z) | br_get32(r, z);
+	w = *k + unzz(g - 1);
+	if (w > 64) {
+		r->bad = 1;
+		return 0;
+	}
+	*k = (unsigned)w;
+	if (w == 0)
+		return 0;
+	return (uint64_t)1 << (w - 1) | br_get(r, (unsigned)w - 1);
+}
+
+/* Where a reader is, in bits from base. */
+static uint64_t br_pos(const struct br *r, const unsigned char *base)
+{
+	return (uint64_t)(r->p - base) * 8 - r->n;
+}
+
+/* A reader of [base + off / 8, end) that skips off % 8 bits first. */
+static int br_init_at(struct br *r, const unsigned char *base,
+		      const unsigned char *end, uint64_t off)
+{
+	if (off / 8 > (uint64_t)(end - base))
+		return -1;
+	br_init(r, base + off / 8, (size_t)(end - base - off / 8));
+	br_get32(r, (unsigned)(off % 8));
+	return r->bad ? -1 : 0;
+}
+
+/* Appends bits bits of p (packed as bw packs them) to w. */
+static void bw_copy(struct bw *w, const unsigned char *p, uint64_t bits)
+{
+	for (; bits >= 64; bits -= 64, p += 8)
+		bw_put(w, dec_u64le(p), 64);
+	if (bits) {
+		uint64_t v = 0;
+		for (unsigned i = 0; i < (bits + 7) / 8; i++)
+			v |= (uint64_t)p[i] << (8 * i);
+		bw_put(w, v, (unsigned)bits);
+	}
+}
+
+/*
+ * Where a column header goes or comes from: bytes and varints (version
+ * 2: w NULL), or version 3's bit stream and wc codes.
+ */
+struct hw {
+	struct buf *out;
+	struct bw *w;
+};
+
+static int h_num(struct hw *h, uint64_t v, unsigned *k)
+{
+	if (!h->w)
+		return buf_put_varint(h->out, v);
+	wc_put(h->w, v, k);
+	return 0;
+}
+
+static int h_bits(struct hw *h, unsigned v, unsigned bits)
+{
+	if (!h->w)
+		return buf_putc(h->out, (int)v);
+	bw_put(h->w, v, bits);
+	return 0;
+}
+
+/* The bits a header number costs. */
+static double h_cost(int v3, uint64_t v, unsigned k)
+{
+	return v3 ? (double)wc_len(v, k) : 8.0 * (double)varint_len(v);
+}
+
+struct hr {
+	const unsigned char **p, *end;
+	struct br *r;		/* version 3 */
+};
+
+static int h_getnum(struct hr *h, uint64_t *v, unsigned *k)
+{
+	if (!h->r)
+		return get_varint(h->p, h->end, v);
+	*v = wc_get(h->r, k);
+	return h->r->bad ? -1 : 0;
+}
+
+static int h_getbits(struct hr *h, unsigned *v, unsigned bits)
+{
+	if (!h->r) {
+		if (*h->p >= h->end)
+			return -1;
+		*v = *(*h->p)++;
+		return 0;
+	}
+	*v = (unsigned)br_get32(h->r, bits);
+	return h->r->bad ? -1 : 0;
 }
 
 /* --- integer columns (frame of reference over values, deltas or
@@ -526,11 +667,32 @@ enum { S_UNIT, S_TIME, S_TYPE, S_INT, S_MANT, NSLOT };
 struct slot {
 	uint64_t mn, max;	/* the packed numbers less mn lie in [0, max] */
 	uint64_t a, b;		/* x[0], x[1] - x[0] */
+	/* version 3: the wc states of the header's numbers */
+	unsigned kmn, kmax, ka, kb, klen, kexc;
+	uint64_t hdr;		/* version 3: the previous header's 5 bits */
 };
 
 struct tsctx {
 	uint64_t n;		/* points of the previous cell */
 	struct slot s[NSLOT];
+	/* version 3 */
+	unsigned cf;		/* the previous cell's flags */
+	unsigned fhdr;		/* the previous float column's 6 bits */
+	unsigned kn, knint, kts, kseq, kd[EPRE_MAX];
+};
+
+/*
+ * Version 3: what of a cell's entry goes in the cell's bit stream, before
+ * the cell: the head's changes under E_SAME (nd of them, each zz of the
+ * byte's change as a signed byte) and the version's second differences
+ * (zz) unless E_TS0, E_SEQ0.  The encoder reports E_SHAPE in shape.
+ */
+struct epre {
+	unsigned ef;
+	size_t nd;
+	uint64_t d[EPRE_MAX];
+	uint64_t ts, seq;
+	int shape;
 };
 
 #define H_RANGE 0x04u		/* the range follows, else the slot's */
@@ -563,7 +725,7 @@ static int in_range(int64_t lo, int64_t hi, const struct slot *s)
  * about log2(max + 1) bits each in groups (tuple_k).
  */
 static void plan_col(const uint64_t *x, size_t n, const struct slot *s,
-		     struct plan *best)
+		     int v3, struct plan *best)
 {
 	int64_t mn[3] = { INT64_MAX, INT64_MAX, INT64_MAX };
 	int64_t mx[3] = { INT64_MIN, INT64_MIN, INT64_MIN };
@@ -589,7 +751,8 @@ static void plan_col(const uint64_t *x, size_t n, const struct slot *s,
 	for (int m = M_RAW; m <= M_DOD && (size_t)m < n; m++) {
 		size_t cnt = n - (size_t)m;
 		uint64_t omn = (uint64_t)mn[m], omax = (uint64_t)mx[m] - omn;
-		struct plan p = { m, 0, 0, 0, s->mn, s->max, s->a, s->b, 8 };
+		struct plan p = { m, 0, 0, 0, s->mn, s->max, s->a, s->b,
+				  v3 ? 5 : 8 };
 		double own, prev = INFINITY;
 
 		if (m >= M_DELTA)
@@ -598,11 +761,12 @@ static void plan_col(const uint64_t *x, size_t n, const struct slot *s,
 			p.b = x[1] - x[0];
 		p.first = p.a != s->a || p.b != s->b;
 		if (p.first)
-			p.cost += 8.0 * (double)(varint_len(zz(p.a - s->a)) +
-				  (m == M_DOD ? varint_len(zz(p.b - s->b)) : 0));
+			p.cost += h_cost(v3, zz(p.a - s->a), s->ka) +
+				  (m == M_DOD ? h_cost(v3, zz(p.b - s->b),
+						       s->kb) : 0);
 		own = code_bits(cnt, omax) +
-		      8.0 * (double)(varint_len(zz(omn - s->mn)) +
-				     varint_len(zz(omax - s->max)));
+		      h_cost(v3, zz(omn - s->mn), s->kmn) +
+		      h_cost(v3, zz(omax - s->max), s->kmax);
 		if (in_range(mn[m], mx[m], s))
 			prev = code_bits(cnt, s->max);
 		if (own < prev) {
@@ -629,22 +793,30 @@ static void plan_col(const uint64_t *x, size_t n, const struct slot *s,
 }
 
 /* Appends a column's header and leaves its parameters in the slot:
- * u8 method | H_RANGE | H_FIRST, [zz(min - slot), zz(max - slot)],
- * [zz(x[0] - slot), [zz(d[1] - slot)]]. */
-static int col_head(struct buf *out, const struct plan *p, struct slot *s)
+ * method | H_RANGE | H_FIRST | H_TUPLE (version 2: a byte; 3: 5 bits),
+ * [zz(min - slot), zz(max - slot)], [zz(x[0] - slot), [zz(d[1] - slot)]]
+ * (version 2: varints; 3: wc codes). */
+static int col_head(struct hw *h, const struct plan *p, struct slot *s)
 {
-	int rc = buf_putc(out, p->m | (p->own ? (int)H_RANGE : 0) |
-				   (p->first ? (int)H_FIRST : 0) |
-				   (p->tup ? (int)H_TUPLE : 0));
+	unsigned hv = (unsigned)p->m | (p->own ? H_RANGE : 0) |
+		      (p->first ? H_FIRST : 0) | (p->tup ? H_TUPLE : 0);
+	int rc = 0;
+
+	/* version 3: one bit when the header is the slot's previous one */
+	if (h->w && hv == s->hdr)
+		bw_put(h->w, 1, 1);
+	else
+		rc = h_bits(h, h->w ? hv << 1 : hv, h->w ? 6 : 8);
+	s->hdr = hv;
 
 	if (!rc && p->own)
-		rc = buf_put_varint(out, zz(p->mn - s->mn));
+		rc = h_num(h, zz(p->mn - s->mn), &s->kmn);
 	if (!rc && p->own)
-		rc = buf_put_varint(out, zz(p->max - s->max));
+		rc = h_num(h, zz(p->max - s->max), &s->kmax);
 	if (!rc && p->first)
-		rc = buf_put_varint(out, zz(p->a - s->a));
+		rc = h_num(h, zz(p->a - s->a), &s->ka);
 	if (!rc && p->first && p->m == M_DOD)
-		rc = buf_put_varint(out, zz(p->b - s->b));
+		rc = h_num(h, zz(p->b - s->b), &s->kb);
 	s->mn = p->mn;
 	s->max = p->max;
 	s->a = p->a;
@@ -743,6 +915,17 @@ static size_t xor_put(struct bw *w, struct xst *s, uint64_t b)
 	return bits;
 }
 
+/* Version 3's float column header: 1 when it is the previous one's,
+ * else 0 and its 6 bits (mode | k << 1 | 0x20 exceptions). */
+static void fput3(struct bw *w, unsigned fm, unsigned *fhdr)
+{
+	if (fm == *fhdr)
+		bw_put(w, 1, 1);
+	else
+		bw_put(w, fm << 1, 7);
+	*fhdr = fm;
+}
+
 /* The float column of a cell being encoded: its header is written, its
  * codes follow point by point. */
 struct fenc {
@@ -761,9 +944,11 @@ struct fenc {
  * exceptions follow, [varint nexc, (varint gap, u8 len, bytes)*],
  * decimal: the mantissas' column header.
  */
-static int fenc_head(struct buf *out, const struct fpt *f, size_t n,
-		     int canon, struct slot *s, struct fenc *fe)
+static int fenc_head(struct hw *h, const struct fpt *f, size_t n,
+		     int canon, struct slot *s, struct fenc *fe,
+		     struct buf *exb, unsigned *fhdr)
 {
+	struct buf *out = h->w ? exb : h->out;	/* the exceptions */
 	unsigned char *exc = calloc(n, 1);
 	unsigned k = 0;
 	size_t nexc = 0, last = 0, excbytes = 0;
@@ -800,7 +985,7 @@ static int fenc_head(struct buf *out, const struct fpt *f, size_t n,
 			prevm = mm;
 		}
 	}
-	plan_col(fe->m, n, s, &mp);
+	plan_col(fe->m, n, s, h->w != NULL, &mp);
 	if (nexc > 0) {
 		struct xst xs = { 0, 0, 0, 0, 0 };
 		double xbits = 8;
@@ -813,14 +998,28 @@ static int fenc_head(struct buf *out, const struct fpt *f, size_t n,
 		if (xor_ok && xbits <= mp.cost + 8.0 * (double)(1 +
 				varint_len(nexc) + excbytes)) {
 			fe->mode = F_XOR;
-			rc = buf_putc(out, F_XOR);
+			rc = 0;
+			if (h->w)
+				fput3(h->w, F_XOR, fhdr);
+			else
+				rc = buf_putc(out, F_XOR);
 			goto out;
 		}
 	}
 	fe->mode = F_DECIMAL;
-	rc = buf_putc(out, (int)(F_DECIMAL | k << 1 | (nexc ? 0x20u : 0)));
-	if (!rc && nexc)
-		rc = buf_put_varint(out, nexc);
+	if (h->w) {
+		/* version 3: mode, k, exceptions in 6 bits, then nexc - 1;
+		 * the exceptions' bytes follow the header */
+		fput3(h->w, F_DECIMAL | k << 1 | (nexc ? 0x20u : 0), fhdr);
+		rc = 0;
+		if (nexc)
+			wc_put(h->w, nexc - 1, &s->kexc);
+	} else {
+		rc = buf_putc(out, (int)(F_DECIMAL | k << 1 |
+					 (nexc ? 0x20u : 0)));
+		if (!rc && nexc)
+			rc = buf_put_varint(out, nexc);
+	}
 	last = 0;
 	for (size_t i = 0; i < n && !rc; i++) {
 		if (!exc[i])
@@ -838,7 +1037,7 @@ static int fenc_head(struct buf *out, const struct fpt *f, size_t n,
 		last = i + 1;
 	}
 	if (!rc)
-		rc = col_head(out, &mp, s);
+		rc = col_head(h, &mp, s);
 	ecol_init(&fe->mc, fe->m, n, &mp);
 out:
 	free(exc);
@@ -855,8 +1054,8 @@ static void fenc_put(struct bw *w, struct fenc *fe, const struct fpt *f)
 
 /* Opens a version 2 integer column of n numbers of slot s (its header;
  * where its bits are is set apart, cell_decode). */
-static int icur_open2(struct icur *c, const unsigned char **p,
-		      const unsigned char *end, size_t n, struct slot *s)
+static int icur_open2(struct icur *c, struct hr *hr, size_t n,
+		      struct slot *s)
 {
 	uint64_t u;
 	unsigned h;
@@ -867,27 +1066,32 @@ static int icur_open2(struct icur *c, const unsigned char **p,
 	c->v2 = 1;
 	if (n == 0)
 		return 0;
-	if (*p >= end)
+	if (h_getbits(hr, &h, 1))
 		return -1;
-	h = *(*p)++;
+	/* version 3: 1, the slot's previous header, or 0 and 5 bits */
+	if (hr->r && (h & 1))
+		h = (unsigned)s->hdr;
+	else if (hr->r && h_getbits(hr, &h, 5))
+		return -1;
+	s->hdr = h;
 	c->m = (int)(h & 3);
 	if ((h & ~0x1Fu) || c->m > M_DOD || n <= (size_t)c->m ||
 	    ((h & H_FIRST) && c->m == M_RAW))
 		return -1;
 	if (h & H_RANGE) {
-		if (get_varint(p, end, &u))
+		if (h_getnum(hr, &u, &s->kmn))
 			return -1;
 		s->mn += unzz(u);
-		if (get_varint(p, end, &u))
+		if (h_getnum(hr, &u, &s->kmax))
 			return -1;
 		s->max += unzz(u);
 	}
 	if (h & H_FIRST) {
-		if (get_varint(p, end, &u))
+		if (h_getnum(hr, &u, &s->ka))
 			return -1;
 		s->a += unzz(u);
 		if (c->m == M_DOD) {
-			if (get_varint(p, end, &u))
+			if (h_getnum(hr, &u, &s->kb))
 				return -1;
 			s->b += unzz(u);
 		}
@@ -915,6 +1119,8 @@ struct fcur {
 	size_t next_exc;	/* index of the next exception, or n */
 	/* xor */
 	struct br own, *r;	/* version 1: own bits; 2: the cell's */
+	uint64_t nexc;		/* version 3: exceptions, read after the
+				 * cell's headers */
 	uint64_t prev;
 	unsigned wlz, wtz;
 	int win;
@@ -995,8 +1201,8 @@ static int fcur_open(struct fcur *c, const unsigned char **p,
 /* Opens a version 2 float column of n values of slot s: u8 mode |
  * k << 1 | 0x20 when exceptions follow, then as version 1 but for the
  * mantissas' column header. */
-static int fcur_open2(struct fcur *c, const unsigned char **p,
-		      const unsigned char *end, size_t n, struct slot *s)
+static int fcur_open2(struct fcur *c, struct hr *hr, size_t n,
+		      struct slot *s, unsigned *fhdr)
 {
 	uint64_t nexc = 0;
 	unsigned fm;
@@ -1007,21 +1213,38 @@ static int fcur_open2(struct fcur *c, const unsigned char **p,
 	c->r = &c->own;
 	if (n == 0)
 		return 0;
-	if (*p >= end)
+	if (h_getbits(hr, &fm, hr->r ? 1 : 8))
 		return -1;
-	fm = *(*p)++;
+	if (hr->r) {
+		/* version 3: 1, the previous header; else 0 and 6 bits;
+		 * then nexc - 1 */
+		if (fm)
+			fm = *fhdr;
+		else if (h_getbits(hr, &fm, 6))
+			return -1;
+		*fhdr = fm;
+		if ((fm & 0x20) && (h_getnum(hr, &nexc, &s->kexc) ||
+				    nexc >= n))
+			return -1;
+		nexc += !!(fm & 0x20);
+	}
 	if (fm & ~0x3Fu)
 		return -1;
 	c->mode = (int)(fm & 1);
 	c->k = (fm >> 1) & 15;
 	if (c->mode == F_XOR)
 		return c->k || (fm & 0x20) ? -1 : 0;
-	if ((fm & 0x20) &&
-	    (get_varint(p, end, &nexc) || nexc == 0 || nexc > n))
+	if (c->k > MAXK)
 		return -1;
-	if (fcur_exceptions(c, p, end, nexc))
-		return -1;
-	return icur_open2(&c->m, p, end, n, s);
+	if (!hr->r) {
+		if ((fm & 0x20) && (get_varint(hr->p, hr->end, &nexc) ||
+				    nexc == 0 || nexc > n))
+			return -1;
+		if (fcur_exceptions(c, hr->p, hr->end, nexc))
+			return -1;
+	}
+	c->nexc = nexc;
+	return icur_open2(&c->m, hr, n, s);
 }
 
 /* The next value of a XOR column (Gorilla's scheme). */
@@ -1179,13 +1402,16 @@ static double float_value(const unsigned char *v, unsigned len)
 }
 
 /* Encodes a cell in the block's context ctx (which it advances), without
- * the check that it decodes back:
+ * the check that it decodes back.  Version 2 (e NULL):
  * u8 cflags | C_SAMEN, [varint zz(n - ctx n)] | [u8 meta] | [varint nint] |
  * column headers | each column's bits, all but the last with their
- * length. */
+ * length.  Version 3: one bit stream: e's part of the entry, [7 bits
+ * cflags, wc zz(n - ctx n)] unless E_SHAPE, [8 bits meta], [wc nint],
+ * column headers, wc bits of each column that has bits but the last,
+ * [padding to a byte and the exceptions' bytes], the columns' bits. */
 static int cell_put(const struct cpt *pt, size_t n, int meta,
 		    const unsigned char *v, size_t vlen, struct tsctx *ctx,
-		    struct buf *out)
+		    struct epre *e, struct buf *out)
 {
 	uint64_t *x = malloc(4 * n * sizeof *x);
 	uint64_t *unit = x, *tim = x + n, *typ = x + 2 * n, *ints = x + 3 * n;
@@ -1198,7 +1424,12 @@ static int cell_put(const struct cpt *pt, size_t n, int meta,
 	struct bw w[5] = { { &sb[0], 0, 0, 0 }, { &sb[1], 0, 0, 0 },
 			   { &sb[2], 0, 0, 0 }, { &sb[3], 0, 0, 0 },
 			   { &sb[4], 0, 0, 0 } };
+	struct buf exb = BUF_INIT;
+	struct bw hb = { out, 0, 0, 0 };
+	struct hw h = { out, e ? &hb : NULL };
+	uint64_t nbits[5];
 	unsigned flags = 0;
+	const int slot_of[5] = { S_UNIT, S_TIME, S_TYPE, S_INT, S_MANT };
 	size_t nf = 0, ni = 0, nfl = 0;
 	int anyms = 0, allms = 1, canon = 1, rc = CF_ENOMEM;
 	int has_unit, has_tf;
@@ -1242,36 +1473,57 @@ static int cell_put(const struct cpt *pt, size_t n, int meta,
 			ints[ni++] = (uint64_t)int_value(pt[i].v, pt[i].len);
 		}
 	}
-	rc = buf_putc(out, (int)(flags | (n == ctx->n ? C_SAMEN : 0)));
-	if (!rc && n != ctx->n)
-		rc = buf_put_varint(out, zz(n - ctx->n));
+	if (!e) {
+		rc = buf_putc(out, (int)(flags | (n == ctx->n ? C_SAMEN : 0)));
+		if (!rc && n != ctx->n)
+			rc = buf_put_varint(out, zz(n - ctx->n));
+		if (!rc && (flags & C_METAX))
+			rc = buf_putc(out, v[vlen - 1]);
+		if (!rc && has_tf)
+			rc = buf_put_varint(out, ni);
+	} else {
+		for (size_t j = 0; j < e->nd && (e->ef & E_SAME); j++)
+			wc_put(&hb, e->d[j], &ctx->kd[j]);
+		if (!(e->ef & E_TS0))
+			wc_put(&hb, e->ts, &ctx->kts);
+		if (!(e->ef & E_SEQ0))
+			wc_put(&hb, e->seq, &ctx->kseq);
+		e->shape = flags == ctx->cf && n == ctx->n;
+		if (!e->shape) {
+			bw_put(&hb, flags, 7);
+			wc_put(&hb, zz(n - ctx->n), &ctx->kn);
+		}
+		ctx->cf = flags;
+		if (flags & C_METAX)
+			bw_put(&hb, v[vlen - 1], 8);
+		if (has_tf)
+			wc_put(&hb, ni, &ctx->knint);
+		rc = 0;
+	}
 	ctx->n = n;
-	if (!rc && (flags & C_METAX))
-		rc = buf_putc(out, v[vlen - 1]);
-	if (!rc && has_tf)
-		rc = buf_put_varint(out, ni);
 	if (!rc && has_unit) {
-		plan_col(unit, n, &ctx->s[S_UNIT], &p);
-		rc = col_head(out, &p, &ctx->s[S_UNIT]);
+		plan_col(unit, n, &ctx->s[S_UNIT], !!e, &p);
+		rc = col_head(&h, &p, &ctx->s[S_UNIT]);
 		ecol_init(&eu, unit, n, &p);
 	}
 	if (!rc) {
-		plan_col(tim, n, &ctx->s[S_TIME], &p);
-		rc = col_head(out, &p, &ctx->s[S_TIME]);
+		plan_col(tim, n, &ctx->s[S_TIME], !!e, &p);
+		rc = col_head(&h, &p, &ctx->s[S_TIME]);
 		ecol_init(&et, tim, n, &p);
 	}
 	if (!rc && has_tf) {
-		plan_col(typ, n, &ctx->s[S_TYPE], &p);
-		rc = col_head(out, &p, &ctx->s[S_TYPE]);
+		plan_col(typ, n, &ctx->s[S_TYPE], !!e, &p);
+		rc = col_head(&h, &p, &ctx->s[S_TYPE]);
 		ecol_init(&ety, typ, n, &p);
 	}
 	if (!rc && ni) {
-		plan_col(ints, ni, &ctx->s[S_INT], &p);
-		rc = col_head(out, &p, &ctx->s[S_INT]);
+		plan_col(ints, ni, &ctx->s[S_INT], !!e, &p);
+		rc = col_head(&h, &p, &ctx->s[S_INT]);
 		ecol_init(&ei, ints, ni, &p);
 	}
 	if (!rc && nf)
-		rc = fenc_head(out, f, nf, canon, &ctx->s[S_MANT], &fe);
+		rc = fenc_head(&h, f, nf, canon, &ctx->s[S_MANT], &fe, &exb,
+			       &ctx->fhdr);
 	if (rc)
 		goto out;
 	nf = 0;
@@ -1286,10 +1538,45 @@ static int cell_put(const struct cpt *pt, size_t n, int meta,
 		else
 			ecol_put(&w[3], &ei);
 	}
-	/* each column's bits apart (zstd, after, finds what repeats in
-	 * one), all but the last with their length */
+	for (int i = 0; i < 5; i++)
+		nbits[i] = 8 * (uint64_t)sb[i].len + w[i].n;
 	for (int i = 0; i < 5 && !rc; i++)
 		rc = bw_end(&w[i]);
+	if (e && !rc) {
+		/* the length in bits of each column with bits but the last,
+		 * then the exceptions, then the bits, one after the other */
+		int last = 4;
+		while (last >= 0 && nbits[last] == 0)
+			last--;
+		for (int i = 0; i < last; i++)
+			if (nbits[i])
+				wc_put(&hb, nbits[i],
+				       &ctx->s[slot_of[i]].klen);
+		int pad[5];
+		pad[0] = has_unit && eu.k == 1;
+		pad[1] = et.k == 1;
+		pad[2] = has_tf && ety.k == 1;
+		pad[3] = ni && ei.k == 1;
+		pad[4] = fe.mode == F_DECIMAL && fe.mc.k == 1;
+		if (exb.len) {
+			rc = bw_end(&hb);
+			if (!rc)
+				rc = buf_append(out, exb.p, exb.len);
+		}
+		for (int i = 0; i < 5 && !rc; i++) {
+			/* codes not in groups (numbers that repeat) start
+			 * at a byte, as in version 2, so that the block's
+			 * compression finds them again */
+			if (nbits[i] && pad[i])
+				bw_put(&hb, 0, (8 - hb.n % 8) % 8);
+			bw_copy(&hb, sb[i].p, nbits[i]);
+		}
+		if (!rc)
+			rc = bw_end(&hb);
+		goto out;
+	}
+	/* each column's bits apart (zstd, after, finds what repeats in
+	 * one), all but the last with their length */
 	for (int i = 0, last = 4; i < 5 && !rc; i++) {
 		while (last >= 0 && sb[last].len == 0)
 			last--;
@@ -1303,6 +1590,7 @@ static int cell_put(const struct cpt *pt, size_t n, int meta,
 out:
 	for (int i = 0; i < 5; i++)
 		buf_release(&sb[i]);
+	buf_release(&exb);
 	free(x);
 	free(f);
 	free(fe.m);
@@ -1356,22 +1644,110 @@ static int streams(const unsigned char **p, const unsigned char *end,
 }
 
 /*
- * Decodes one cell from [*pp, end) into q and v: version 1 when ctx is
- * NULL, else version 2 in the block's context ctx (which it advances).
+ * Version 3: after the headers (read by hb from p), the length in bits
+ * of each column with bits but the last, [the exceptions at the next
+ * byte], then the columns' bits one after the other; sets each column's
+ * reader, *base and where each but the last must end (lim, NULL when
+ * no column has bits: then *lim0 is where the cell's bits end).
  */
-static int cell_decode(struct tsctx *ctx, const unsigned char **pp,
-		       const unsigned char *end, size_t max_points,
-		       struct buf *q, struct buf *v)
+static int streams3(struct br *hb, const unsigned char *p,
+		    const unsigned char *end, struct tsctx *ctx,
+		    struct icur *unit, struct icur *t, struct icur *tf,
+		    struct icur *ints, struct fcur *fl, struct br **rs,
+		    uint64_t *lim, int *nr, const unsigned char **base,
+		    uint64_t *lim0)
 {
-	const unsigned char *p = *pp, *bits = NULL;
+	static const int slot_of[5] = { S_UNIT, S_TIME, S_TYPE, S_INT,
+					S_MANT };
+	struct br *r[5];
+	int sl[5], pad[5];
+	uint64_t len[5], off;
+	const unsigned char *q;
+
+	*nr = 0;
+	if ((r[*nr] = bits_of(unit)))
+		pad[*nr] = unit->k == 1, sl[(*nr)++] = 0;
+	if ((r[*nr] = bits_of(t)))
+		pad[*nr] = t->k == 1, sl[(*nr)++] = 1;
+	if ((r[*nr] = bits_of(tf)))
+		pad[*nr] = tf->k == 1, sl[(*nr)++] = 2;
+	if ((r[*nr] = bits_of(ints)))
+		pad[*nr] = ints->k == 1, sl[(*nr)++] = 3;
+	if (fl->n && (r[*nr] = fl->mode == F_XOR ? &fl->own : bits_of(&fl->m)))
+		pad[*nr] = fl->mode == F_DECIMAL && fl->m.k == 1,
+		sl[(*nr)++] = 4;
+	for (int i = 0; i + 1 < *nr; i++) {
+		len[i] = wc_get(hb, &ctx->s[slot_of[sl[i]]].klen);
+		if (hb->bad || len[i] > 8 * (uint64_t)(end - p))
+			return -1;
+	}
+	off = br_pos(hb, p);
+	*base = p;
+	if (fl->nexc) {
+		q = p + (off + 7) / 8;
+		if (fcur_exceptions(fl, &q, end, fl->nexc))
+			return -1;
+		*base = q;
+		off = 0;
+	}
+	for (int i = 0; i < *nr; i++) {
+		if (pad[i])
+			off = (off + 7) / 8 * 8;
+		if (br_init_at(r[i], *base, end, off))
+			return -1;
+		rs[i] = r[i];
+		if (i + 1 < *nr) {
+			off += len[i];
+			lim[i] = off;
+		}
+	}
+	*lim0 = off;
+	return 0;
+}
+
+/*
+ * Decodes one cell from [*pp, end) into q and v: version 1 when ctx is
+ * NULL, else version 2 in the block's context ctx (which it advances),
+ * or version 3 when e is not NULL (its entry's part in e).
+ */
+static int cell_decode(struct tsctx *ctx, struct epre *e,
+		       const unsigned char **pp, const unsigned char *end,
+		       size_t max_points, struct buf *q, struct buf *v)
+{
+	const unsigned char *p = *pp, *bits = NULL, *base = NULL;
 	struct icur unit, t, tf, ints, scan;
 	struct fcur fl;
-	struct br *last = NULL;
-	uint64_t n, nint = 0;
+	struct br *last = NULL, hb, *rs[5];
+	struct hr hr = { &p, end, NULL };
+	uint64_t n, nint = 0, lim[5], lim0 = 0;
 	unsigned cf, meta;
-	int rc, has_unit, has_tf, canon;
+	int rc, has_unit, has_tf, canon, nr = 0;
 
-	if (ctx) {
+	if (e) {
+		/* version 3: the entry's part, then the cell's flags */
+		br_init(&hb, p, (size_t)(end - p));
+		hr.r = &hb;
+		if ((e->ef & E_SAME) && e->nd > EPRE_MAX)
+			return CF_ECORRUPT;
+		for (size_t j = 0; j < e->nd && (e->ef & E_SAME); j++) {
+			e->d[j] = wc_get(&hb, &ctx->kd[j]);
+			if (e->d[j] > 255)
+				return CF_ECORRUPT;
+		}
+		e->ts = e->ef & E_TS0 ? 0 : wc_get(&hb, &ctx->kts);
+		e->seq = e->ef & E_SEQ0 ? 0 : wc_get(&hb, &ctx->kseq);
+		if (e->ef & E_SHAPE) {
+			cf = ctx->cf;
+			n = ctx->n;
+		} else {
+			cf = (unsigned)br_get32(&hb, 7);
+			n = ctx->n + unzz(wc_get(&hb, &ctx->kn));
+		}
+		if (hb.bad || n == 0 || n > max_points)
+			return CF_ECORRUPT;
+		ctx->cf = cf;
+		ctx->n = n;
+	} else if (ctx) {
 		/* u8 cflags | C_SAMEN, [varint zz(n - previous n)] */
 		if (p >= end)
 			return CF_ECORRUPT;
@@ -1398,25 +1774,27 @@ static int cell_decode(struct tsctx *ctx, const unsigned char **pp,
 	canon = !!(cf & C_CANON);
 	meta = (cf & C_ANYMS) && !(cf & C_ALLMS);
 	if (cf & C_METAX) {
-		if (p >= end)
+		if (h_getbits(&hr, &meta, 8))
 			return CF_ECORRUPT;
-		meta = *p++;
 	}
 	has_unit = (cf & C_ANYMS) && !(cf & C_ALLMS);
 	has_tf = !(cf & C_ONETYPE);
 	if (!has_tf)
 		nint = (cf & C_FLOATS) ? 0 : n;
 	if (ctx) {
-		if (has_tf && (get_varint(&p, end, &nint) || nint > n))
+		if (has_tf && (h_getnum(&hr, &nint, &ctx->knint) || nint > n))
 			return CF_ECORRUPT;
-		if (icur_open2(&unit, &p, end, has_unit ? n : 0,
+		if (icur_open2(&unit, &hr, has_unit ? n : 0,
 			       &ctx->s[S_UNIT]) ||
-		    icur_open2(&t, &p, end, n, &ctx->s[S_TIME]) ||
-		    icur_open2(&tf, &p, end, has_tf ? n : 0,
-			       &ctx->s[S_TYPE]) ||
-		    icur_open2(&ints, &p, end, nint, &ctx->s[S_INT]) ||
-		    fcur_open2(&fl, &p, end, n - nint, &ctx->s[S_MANT]) ||
-		    streams(&p, end, &unit, &t, &tf, &ints, &fl, &last))
+		    icur_open2(&t, &hr, n, &ctx->s[S_TIME]) ||
+		    icur_open2(&tf, &hr, has_tf ? n : 0, &ctx->s[S_TYPE]) ||
+		    icur_open2(&ints, &hr, nint, &ctx->s[S_INT]) ||
+		    fcur_open2(&fl, &hr, n - nint, &ctx->s[S_MANT],
+			       &ctx->fhdr))
+			return CF_ECORRUPT;
+		if (e ? streams3(&hb, p, end, ctx, &unit, &t, &tf, &ints, &fl,
+				 rs, lim, &nr, &base, &lim0)
+		      : streams(&p, end, &unit, &t, &tf, &ints, &fl, &last))
 			return CF_ECORRUPT;
 		bits = p;
 	} else {
@@ -1494,7 +1872,16 @@ static int cell_decode(struct tsctx *ctx, const unsigned char **pp,
 	if (unit.r->bad || t.r->bad || tf.r->bad || ints.r->bad ||
 	    fcur_bad(&fl) || ints.i != ints.n || fl.i != fl.n)
 		return CF_ECORRUPT;
-	if (last) {
+	if (e) {
+		/* each column's bits end where the next one's begin; the
+		 * cell at the byte holding its last bit */
+		for (int i = 0; i + 1 < nr; i++)
+			if (br_pos(rs[i], base) != lim[i])
+				return CF_ECORRUPT;
+		if (nr)
+			lim0 = br_pos(rs[nr - 1], base);
+		p = base + (lim0 + 7) / 8;
+	} else if (last) {
 		/* the last stream ends at the byte holding its last bit */
 		size_t used = (size_t)(last->p - bits) * 8 - last->n;
 		p = bits + (used + 7) / 8;
@@ -1505,14 +1892,16 @@ static int cell_decode(struct tsctx *ctx, const unsigned char **pp,
 	return CF_OK;
 }
 
-/* Encodes one cell in the block's context ctx, checking that it decodes
- * back byte-exact; ctx advances only on success. */
-static int cell_encode(struct tsctx *ctx, const unsigned char *q,
-		       size_t qlen, const unsigned char *v, size_t vlen,
-		       struct buf *out)
+/* Encodes one cell in the block's context ctx (version 3 with the
+ * entry's part e, else 2), checking that it decodes back byte-exact;
+ * ctx advances only on success. */
+static int cell_encode(struct tsctx *ctx, struct epre *e,
+		       const unsigned char *q, size_t qlen,
+		       const unsigned char *v, size_t vlen, struct buf *out)
 {
 	struct buf dq = BUF_INIT, dv = BUF_INIT;
 	struct tsctx ec = *ctx, dc = *ctx;
+	struct epre de;
 	struct cpt *pt;
 	const unsigned char *p;
 	size_t n, start = out->len;
@@ -1527,16 +1916,25 @@ static int cell_encode(struct tsctx *ctx, const unsigned char *q,
 		rc = CF_EINVAL;
 		goto out;
 	}
-	rc = cell_put(pt, n, meta, v, vlen, &ec, out);
+	rc = cell_put(pt, n, meta, v, vlen, &ec, e, out);
 	if (rc)
 		goto out;
 	p = out->p + start;
-	rc = cell_decode(&dc, &p, out->p + out->len, n, &dq, &dv);
+	if (e) {
+		memset(&de, 0, sizeof de);
+		de.ef = e->ef | (e->shape ? E_SHAPE : 0);
+		de.nd = e->nd;
+	}
+	rc = cell_decode(&dc, e ? &de : NULL, &p, out->p + out->len, n, &dq,
+			 &dv);
 	if (rc == CF_ENOMEM)
 		goto out;
 	if (rc || p != out->p + out->len || dq.len != qlen ||
 	    dv.len != vlen || memcmp(dq.p, q, qlen) ||
-	    (vlen && memcmp(dv.p, v, vlen)) || memcmp(&ec, &dc, sizeof ec))
+	    (vlen && memcmp(dv.p, v, vlen)) || memcmp(&ec, &dc, sizeof ec) ||
+	    (e && (de.ts != e->ts || de.seq != e->seq ||
+		   ((e->ef & E_SAME) &&
+		    memcmp(de.d, e->d, e->nd * sizeof *e->d)))))
 		rc = CF_EINVAL;
 	else
 		*ctx = dc;
@@ -1555,7 +1953,7 @@ int tsblock_cell_encode(const unsigned char *q, size_t qlen,
 	struct tsctx c;
 
 	memset(&c, 0, sizeof c);
-	return cell_encode(&c, q, qlen, v, vlen, out);
+	return cell_encode(&c, NULL, q, qlen, v, vlen, out);
 }
 
 int tsblock_cell_decode(const unsigned char **pp, const unsigned char *end,
@@ -1564,7 +1962,7 @@ int tsblock_cell_decode(const unsigned char **pp, const unsigned char *end,
 	struct tsctx c;
 
 	memset(&c, 0, sizeof c);
-	return cell_decode(&c, pp, end, max_points, q, v);
+	return cell_decode(&c, NULL, pp, end, max_points, q, v);
 }
 
 /* --- blocks ----------------------------------------------------------- */
@@ -1601,7 +1999,10 @@ static size_t common(const unsigned char *a, size_t an,
 struct prev {
 	struct buf head;
 	uint64_t ts, seq;
-	uint64_t dts, dseq;	/* version 2: the previous differences */
+	uint64_t dts, dseq;	/* version 2: the previous differences
+				 * (version 3: dts stays 0, dseq is 0
+				 * after the block's first entry) */
+	int v3, started;	/* version 3; ts and seq were set */
 	struct buf pos;		/* version 2: where the last E_DIFF head
 				 * changed, one u32 a byte */
 	struct tsctx cx;	/* version 2: the previous cell's columns */
@@ -1621,11 +2022,12 @@ static int put_entry(struct buf *out, struct prev *pv, const unsigned char *k,
 		     size_t klen, const unsigned char *v, size_t vlen,
 		     struct buf *cell)
 {
-	size_t head, qlen, sh, sf, nch, dsize;
+	size_t head, qlen, sh, sf, nch, dsize, pbytes;
 	int same;
 	const unsigned char *tr;
 	uint64_t ts, seq;
 	struct tsctx cx;
+	struct epre e;
 	int rc, kind = K_VERBATIM;
 
 	if (ikey_split(k, klen, &head, &qlen)) {
@@ -1640,20 +2042,6 @@ static int put_entry(struct buf *out, struct prev *pv, const unsigned char *k,
 			rc = buf_append(out, v, vlen);
 		return rc;
 	}
-	/* a cell of one or two points (a qualifier of at most 4 bytes:
-	 * what flushes see before rows are compacted) saves a few bytes
-	 * encoded and costs a cell's setup: kept verbatim */
-	buf_reset(cell);
-	cx = pv->cx;
-	rc = qlen > 4 ? cell_encode(&cx, k + head, qlen, v, vlen, cell)
-		      : CF_EINVAL;
-	if (rc == CF_ENOMEM)
-		return rc;
-	if (rc == CF_OK && cell->len < varint_len(qlen) + qlen +
-					  varint_len(vlen) + vlen) {
-		kind = K_CELL;
-		pv->cx = cx;
-	}
 	tr = k + klen - IKEY_TRAILER;
 	ts = dec_u64be(tr) - pv->ts - pv->dts;
 	seq = dec_u64be(tr + 8) - pv->seq - pv->dseq;
@@ -1664,6 +2052,7 @@ static int put_entry(struct buf *out, struct prev *pv, const unsigned char *k,
 	nch = 0;
 	dsize = SIZE_MAX;
 	same = 0;
+	memset(&e, 0, sizeof e);
 	if (head == pv->head.len) {
 		size_t last = 0, np = pv->pos.len / 4;
 		same = 1;
@@ -1675,15 +2064,44 @@ static int put_entry(struct buf *out, struct prev *pv, const unsigned char *k,
 			last = i + 1;
 			same = same && nch < np &&
 			       dec_u32le(pv->pos.p + 4 * nch) == i;
+			/* version 3 codes a cell's E_SAME changes as
+			 * numbers: (signed) byte differences */
+			if (nch < EPRE_MAX)
+				e.d[nch] = zz((uint64_t)(int64_t)(signed char)
+					      (k[i] - pv->head.p[i]));
 			nch++;
 		}
-		same = same && nch == np && nch > 0;
+		same = same && nch == np && nch > 0 && nch <= EPRE_MAX;
 		dsize = same ? nch : dsize + varint_len(nch);
 	}
 	if (dsize < varint_len(sh) + varint_len(sf) +
 		    varint_len(head - sh - sf) + head - sh - sf)
 		kind |= E_DIFF | (same ? E_SAME : 0);
-	rc = buf_putc(out, kind | (ts ? 0 : E_TS0) | (seq ? 0 : E_SEQ0));
+	/* a cell of one or two points (a qualifier of at most 4 bytes:
+	 * what flushes see before rows are compacted) saves a few bytes
+	 * encoded and costs a cell's setup: kept verbatim */
+	buf_reset(cell);
+	cx = pv->cx;
+	e.ef = (unsigned)kind & E_SAME;
+	e.ef |= (ts ? 0 : E_TS0) | (seq ? 0 : E_SEQ0);
+	e.nd = (kind & E_SAME) ? nch : 0;
+	e.ts = zz(ts);
+	e.seq = zz(seq);
+	/* what goes in the stream of a cell and as bytes of a verbatim
+	 * entry */
+	pbytes = ((kind & E_SAME) ? nch : 0) + (ts ? varint_len(zz(ts)) : 0) +
+		 (seq ? varint_len(zz(seq)) : 0);
+	rc = qlen > 4 ? cell_encode(&cx, &e, k + head, qlen, v, vlen, cell)
+		      : CF_EINVAL;
+	if (rc == CF_ENOMEM)
+		return rc;
+	if (rc == CF_OK && cell->len < varint_len(qlen) + qlen +
+					  varint_len(vlen) + vlen + pbytes) {
+		kind = (kind & ~3) | K_CELL;
+		pv->cx = cx;
+	}
+	rc = buf_putc(out, kind | (ts ? 0 : E_TS0) | (seq ? 0 : E_SEQ0) |
+			   ((kind & 3) == K_CELL && e.shape ? E_SHAPE : 0));
 	if (!rc && (kind & E_DIFF)) {
 		size_t last = 0;
 		if (!same) {
@@ -1700,7 +2118,9 @@ static int put_entry(struct buf *out, struct prev *pv, const unsigned char *k,
 				if (!rc)
 					rc = buf_append(&pv->pos, b4, 4);
 			}
-			if (!rc)
+			/* version 3: a cell's E_SAME bytes are in its
+			 * stream */
+			if (!rc && !(same && (kind & 3) == K_CELL))
 				rc = buf_putc(out, k[i]);
 			last = i + 1;
 		}
@@ -1714,17 +2134,19 @@ static int put_entry(struct buf *out, struct prev *pv, const unsigned char *k,
 		if (!rc)
 			rc = buf_append(out, k + sh, head - sh - sf);
 	}
-	if (!rc && ts)
+	/* version 3: a cell's versions are in its stream */
+	if (!rc && ts && (kind & 3) != K_CELL)
 		rc = buf_put_varint(out, zz(ts));
-	if (!rc && seq)
+	if (!rc && seq && (kind & 3) != K_CELL)
 		rc = buf_put_varint(out, zz(seq));
 	if (rc)
 		return rc;
 	kind &= 3;
 	ts = dec_u64be(tr);
 	seq = dec_u64be(tr + 8);
-	pv->dts = ts - pv->ts;
-	pv->dseq = seq - pv->seq;
+	pv->dts = pv->v3 ? 0 : ts - pv->ts;
+	pv->dseq = pv->v3 && !pv->started ? 0 : seq - pv->seq;
+	pv->started = 1;
 	pv->ts = ts;
 	pv->seq = seq;
 	buf_reset(&pv->head);
@@ -1753,6 +2175,7 @@ int tsblock_encode(const unsigned char *raw, size_t n, struct buf *out)
 	int rc = CF_EINVAL;
 
 	memset(&pv, 0, sizeof pv);
+	pv.v3 = 1;
 	if (n < 8)
 		return CF_EINVAL;
 	nr = dec_u32le(raw + n - 4);
@@ -1833,7 +2256,7 @@ static int read_header(const unsigned char **p, const unsigned char *end,
 		       int *version, uint64_t *rawlen, uint64_t *nent,
 		       uint64_t *interval)
 {
-	if (*p >= end || (**p != 1 && **p != 2))
+	if (*p >= end || **p < 1 || **p > 3)
 		return CF_ECORRUPT;
 	*version = *(*p)++;
 	if (get_varint(p, end, rawlen) || get_varint(p, end, nent) ||
@@ -1894,7 +2317,8 @@ int tsblock_decode(const unsigned char *p, size_t n, unsigned char *dst,
 		unsigned char hdr[30];
 		struct buf swap;
 		uint64_t a, b;
-		int kind, eflags;
+		int kind, eflags, v3cell;
+		struct epre e;
 
 		if (j == 0 || (interval && j % interval == 0)) {
 			if (pos > UINT32_MAX)
@@ -1904,8 +2328,9 @@ int tsblock_decode(const unsigned char *p, size_t n, unsigned char *dst,
 		if (p >= end)
 			goto out;
 		kind = *p++;
-		eflags = ver == 2 ? kind & ~3 : 0;
-		kind &= ver == 2 ? 3 : 0xFF;
+		eflags = ver >= 2 ? kind & ~3 : 0;
+		kind &= ver >= 2 ? 3 : 0xFF;
+		v3cell = ver == 3 && kind == K_CELL;
 		buf_reset(&key);
 		if (kind == K_OPAQUE) {
 			if (eflags || get_bytes(&p, end, &s, &len) ||
@@ -1914,10 +2339,17 @@ int tsblock_decode(const unsigned char *p, size_t n, unsigned char *dst,
 			if ((rc = buf_append(&key, s, len)))
 				goto out;
 		} else if (kind == K_CELL || kind == K_VERBATIM) {
-			if ((eflags & ~(E_DIFF | E_TS0 | E_SEQ0 | E_SAME)) ||
+			if ((eflags & ~(E_DIFF | E_TS0 | E_SEQ0 | E_SAME |
+					(v3cell ? E_SHAPE : 0))) ||
 			    ((eflags & E_SAME) && !(eflags & E_DIFF)))
 				goto out;
-			if (eflags & E_SAME) {
+			if ((eflags & E_SAME) && v3cell) {
+				/* the changes are in the cell's stream */
+				for (size_t i = 0; i < pv.pos.len; i += 4)
+					if (dec_u32le(pv.pos.p + i) >=
+					    pv.head.len)
+						goto out;
+			} else if (eflags & E_SAME) {
 				/* bytes where the last E_DIFF changed them */
 				for (size_t i = 0; i < pv.pos.len; i += 4) {
 					size_t at = dec_u32le(pv.pos.p + i);
@@ -1952,7 +2384,7 @@ int tsblock_decode(const unsigned char *p, size_t n, unsigned char *dst,
 			} else {
 				b = 0;
 				if (get_varint(&p, end, &a) ||
-				    (ver == 2 && get_varint(&p, end, &b)) ||
+				    (ver >= 2 && get_varint(&p, end, &b)) ||
 				    a > pv.head.len || b > pv.head.len - a ||
 				    get_bytes(&p, end, &s, &len))
 					goto out;
@@ -1971,20 +2403,10 @@ int tsblock_decode(const unsigned char *p, size_t n, unsigned char *dst,
 			}
 			rc = CF_ECORRUPT;
 			a = b = 0;
-			if ((!(eflags & E_TS0) && get_varint(&p, end, &a)) ||
-			    (!(eflags & E_SEQ0) && get_varint(&p, end, &b)))
+			if (!v3cell &&
+			    ((!(eflags & E_TS0) && get_varint(&p, end, &a)) ||
+			     (!(eflags & E_SEQ0) && get_varint(&p, end, &b))))
 				goto out;
-			if (ver == 2) {
-				pv.dts += unzz(a);
-				pv.dseq += unzz(b);
-				a = pv.dts;
-				b = pv.dseq;
-			} else {
-				a = unzz(a);
-				b = unzz(b);
-			}
-			pv.ts += a;
-			pv.seq += b;
 			if (kind == K_VERBATIM) {
 				if (get_bytes(&p, end, &s, &len) ||
 				    get_bytes(&p, end, &val, &vlen))
@@ -1994,14 +2416,48 @@ int tsblock_decode(const unsigned char *p, size_t n, unsigned char *dst,
 			} else {
 				buf_reset(&q);
 				buf_reset(&v);
-				rc = cell_decode(ver == 2 ? &pv.cx : NULL, &p,
-						 end, (rend - pos) / 3 + 1,
-						 &q, &v);
-				if (rc || (rc = buf_append(&key, q.p, q.len)))
+				memset(&e, 0, sizeof e);
+				e.ef = (unsigned)eflags;
+				e.nd = pv.pos.len / 4;
+				rc = cell_decode(ver >= 2 ? &pv.cx : NULL,
+						 v3cell ? &e : NULL, &p, end,
+						 (rend - pos) / 3 + 1, &q, &v);
+				if (rc)
 					goto out;
+				if (v3cell && (eflags & E_SAME)) {
+					for (size_t i = 0; i < e.nd; i++)
+						pv.head.p[dec_u32le(pv.pos.p +
+								    4 * i)] +=
+							(unsigned char)
+							unzz(e.d[i]);
+					if ((rc = buf_append(&key, pv.head.p,
+							     pv.head.len)))
+						goto out;
+				}
+				if ((rc = buf_append(&key, q.p, q.len)))
+					goto out;
+				if (v3cell) {
+					a = e.ts;
+					b = e.seq;
+				}
 				val = v.p;
 				vlen = v.len;
 			}
+			if (ver >= 2) {
+				pv.dts += ver == 3 ? 0 : unzz(a);
+				pv.dseq += unzz(b);
+				a = ver == 3 ? unzz(a) : pv.dts;
+				b = pv.dseq;
+				if (ver == 3 && !pv.started)
+					pv.dseq = 0;
+				pv.started = 1;
+			} else {
+				a = unzz(a);
+				b = unzz(b);
+			}
+			pv.ts += a;
+			pv.seq += b;
+			rc = CF_ECORRUPT;
 			if ((rc = buf_reserve(&key, IKEY_TRAILER)))
 				goto out;
 			enc_u64be(key.p + key.len, pv.ts);

@@ -19,8 +19,9 @@
  * verbatim) and per block (a block that would not is refused, and the
  * caller stores it unencoded).
  *
- * Versions: the encoder writes version 2 (a cell's column parameters
- * from the block's previous cell); the decoder reads 1 and 2.
+ * Versions: the encoder writes version 3 (a cell's headers and codes
+ * in one bit stream, its column parameters from the block's previous
+ * cell); the decoder reads 1, 2 and 3.
  */
 #ifndef CF_TSBLOCK_H
 #define CF_TSBLOCK_H
