@@ -727,6 +727,7 @@ static void test_runs(void)
 	struct block_builder bb;
 	struct buf e = BUF_INIT;
 	unsigned char q[120], v[60], key[256], row[19];
+	static unsigned char key2[1200];
 	const unsigned char *raw;
 	unsigned char *d;
 	size_t n, nrows, len50 = 0;
@@ -778,6 +779,35 @@ static void test_runs(void)
 	}
 	is_int(bad, 0, "runs, and runs of one and two, decode; their "
 	       "truncations are CF_ECORRUPT");
+	{
+		/* a first row key of 200 bytes, 3 of them not zero: a
+		 * bitmap of 25 bytes and those 3 (and a block that is
+		 * mostly its columns, or it is not encoded) */
+		static unsigned char big[200];
+		struct ikey k = { 0 };
+		big[0] = 1;
+		big[100] = 2;
+		big[199] = 3;
+		k.row = big;
+		k.rowlen = sizeof big;
+		k.fam = (const unsigned char *)"t";
+		k.famlen = 1;
+		k.qual = q;
+		k.qlen = sizeof q;
+		k.type = KT_PUT;
+		block_builder_reset(&bb);
+		block_builder_add(&bb, key2, ikey_encode(key2, &k), v,
+				  sizeof v);
+		block_builder_finish(&bb, &raw, &n);
+		buf_reset(&e);
+		d = malloc(n);
+		bad = tsblock_encode(raw, n, &e);
+		ok(!bad && e.len < 100 && d &&
+		   !tsblock_decode(e.p, e.len, d, n) && !memcmp(d, raw, n),
+		   "a row key of 200 bytes, mostly zeros, as a bitmap: "
+		   "%zu bytes", e.len);
+		free(d);
+	}
 	block_builder_release(&bb);
 	buf_release(&e);
 }

@@ -33,6 +33,9 @@ enum { K_OPAQUE = 0, K_CELL = 1, K_VERBATIM = 2 };
 				 * changed in the previous E_DIFF entry */
 #define E_SHAPE 0x40		/* version 3, a cell: its flags and point
 				 * count are the previous cell's */
+#define E_ZMAP 0x80		/* version 3, a head's shared/suffix/mid
+				 * form: the mid bytes as a bitmap of the
+				 * nonzero ones, then those */
 #define EPRE_MAX 14		/* version 3: E_SAME changes in a cell's
 				 * stream, at most (and struct tsctx
 				 * without padding) */
@@ -2061,6 +2064,34 @@ static int run_close(struct buf *out, struct prev *pv)
 	return rc;
 }
 
+/* The mid bytes of a head as E_ZMAP gives them: a bitmap of the nonzero
+ * ones, then those. */
+static size_t zmap_len(const unsigned char *s, size_t n)
+{
+	size_t z = (n + 7) / 8;
+	for (size_t i = 0; i < n; i++)
+		z += s[i] != 0;
+	return z;
+}
+
+static int zmap_put(struct buf *out, const unsigned char *s, size_t n)
+{
+	size_t at = out->len;
+	int rc = buf_reserve(out, (n + 7) / 8);
+
+	if (rc)
+		return rc;
+	memset(out->p + at, 0, (n + 7) / 8);
+	out->len += (n + 7) / 8;
+	for (size_t i = 0; i < n; i++)
+		if (s[i])
+			out->p[at + i / 8] |= (unsigned char)(1u << (i % 8));
+	for (size_t i = 0; i < n && !rc; i++)
+		if (s[i])
+			rc = buf_putc(out, s[i]);
+	return rc;
+}
+
 /* The common suffix of a[sh..an) and b[sh..bn). */
 static size_t common_tail(const unsigned char *a, size_t an,
 			  const unsigned char *b, size_t bn, size_t sh)
@@ -2075,7 +2106,7 @@ static int put_entry(struct buf *out, struct prev *pv, const unsigned char *k,
 		     size_t klen, const unsigned char *v, size_t vlen,
 		     struct buf *cell)
 {
-	size_t head, qlen, sh, sf, nch, dsize, pbytes;
+	size_t head, qlen, sh, sf, nch, dsize, pbytes, zsize;
 	int same;
 	const unsigned char *tr;
 	uint64_t ts, seq;
@@ -2129,8 +2160,10 @@ static int put_entry(struct buf *out, struct prev *pv, const unsigned char *k,
 		same = same && nch == np && nch > 0 && nch <= EPRE_MAX;
 		dsize = same ? nch : dsize + varint_len(nch);
 	}
+	zsize = zmap_len(k + sh, head - sh - sf);
 	if (dsize < varint_len(sh) + varint_len(sf) +
-		    varint_len(head - sh - sf) + head - sh - sf)
+		    varint_len(head - sh - sf) +
+		    (zsize < head - sh - sf ? zsize : head - sh - sf))
 		kind |= E_DIFF | (same ? E_SAME : 0);
 	/* a cell of one or two points (a qualifier of at most 4 bytes:
 	 * what flushes see before rows are compacted) saves a few bytes
@@ -2168,6 +2201,11 @@ static int put_entry(struct buf *out, struct prev *pv, const unsigned char *k,
 			      (e.shape ? 8u : 0), 4);
 		goto versions;
 	}
+	/* a head in the shared/suffix/mid form with its mid bytes as a
+	 * bitmap of the nonzero ones (a block's first row key: uids are
+	 * mostly zero bytes) */
+	if (!(kind & E_DIFF) && zsize < head - sh - sf)
+		kind |= E_ZMAP;
 	rc = run_close(out, pv);
 	if (!rc)
 		rc = buf_putc(out, kind | (ts ? 0 : E_TS0) | (seq ? 0 : E_SEQ0) |
@@ -2201,7 +2239,9 @@ static int put_entry(struct buf *out, struct prev *pv, const unsigned char *k,
 			rc = buf_put_varint(out, sf);
 		if (!rc)
 			rc = buf_put_varint(out, head - sh - sf);
-		if (!rc)
+		if (!rc && (kind & E_ZMAP))
+			rc = zmap_put(out, k + sh, head - sh - sf);
+		else if (!rc)
 			rc = buf_append(out, k + sh, head - sh - sf);
 	}
 	/* version 3: a cell's versions are in its stream */
@@ -2392,6 +2432,31 @@ static int get_bits_at(const unsigned char **p, unsigned *off,
 	return 0;
 }
 
+/* Reads E_ZMAP's mid bytes of a head (len of them) into key. */
+static int zmap_get(const unsigned char **p, const unsigned char *end,
+		    size_t len, struct buf *key)
+{
+	const unsigned char *map = *p;
+	size_t nb = (len + 7) / 8;
+	int rc;
+
+	if (nb > (size_t)(end - *p) || (len % 8 && map[nb - 1] >> (len % 8)))
+		return CF_ECORRUPT;
+	*p += nb;
+	if ((rc = buf_reserve(key, len)))
+		return rc;
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = 0;
+		if (map[i / 8] >> (i % 8) & 1) {
+			if (*p >= end || **p == 0)
+				return CF_ECORRUPT;
+			c = *(*p)++;
+		}
+		key->p[key->len++] = c;
+	}
+	return CF_OK;
+}
+
 int tsblock_decode(const unsigned char *p, size_t n, unsigned char *dst,
 		   size_t rawlen)
 {
@@ -2453,8 +2518,10 @@ int tsblock_decode(const unsigned char *p, size_t n, unsigned char *dst,
 				goto out;
 		} else if (kind == K_CELL || kind == K_VERBATIM) {
 			if ((eflags & ~(E_DIFF | E_TS0 | E_SEQ0 | E_SAME |
-					(v3cell ? E_SHAPE : 0))) ||
-			    ((eflags & E_SAME) && !(eflags & E_DIFF)))
+					(v3cell ? E_SHAPE : 0) |
+					(ver == 3 ? E_ZMAP : 0))) ||
+			    ((eflags & E_SAME) && !(eflags & E_DIFF)) ||
+			    ((eflags & E_ZMAP) && (eflags & E_DIFF)))
 				goto out;
 			if ((eflags & E_SAME) && v3cell) {
 				/* the changes are in the cell's stream */
@@ -2496,16 +2563,28 @@ int tsblock_decode(const unsigned char *p, size_t n, unsigned char *dst,
 					goto out;
 			} else {
 				b = 0;
+				uint64_t mid;
 				if (get_varint(&p, end, &a) ||
 				    (ver >= 2 && get_varint(&p, end, &b)) ||
-				    a > pv.head.len || b > pv.head.len - a ||
-				    get_bytes(&p, end, &s, &len))
+				    a > pv.head.len || b > pv.head.len - a)
 					goto out;
-				/* a bytes of the previous head, s, and
-				 * (version 2) the previous one's last b */
+				if (!(eflags & E_ZMAP)) {
+					if (get_bytes(&p, end, &s, &len))
+						goto out;
+				} else if (get_varint(&p, end, &mid) ||
+					   mid / 8 > (uint64_t)(end - p)) {
+					goto out;
+				}
+				/* a bytes of the previous head, s (or the
+				 * bitmap's bytes), and (version 2) the
+				 * previous one's last b */
 				if ((a && (rc = buf_append(&key, pv.head.p,
 							  (size_t)a))) ||
-				    (rc = buf_append(&key, s, len)) ||
+				    (!(eflags & E_ZMAP) &&
+				     (rc = buf_append(&key, s, len))) ||
+				    ((eflags & E_ZMAP) &&
+				     (rc = zmap_get(&p, end, (size_t)mid,
+						    &key))) ||
 				    (b && (rc = buf_append(&key, pv.head.p +
 							       pv.head.len - b,
 							   (size_t)b))))
