@@ -23,6 +23,10 @@
 #define TSB_VERSION 3		/* written; 1 and 2 are still read */
 #define IKEY_TRAILER 16		/* u64be ts', u64be seqtype */
 #define MAXK 15			/* largest decimal scale tried */
+/* Version 3: a block's first ts' is given from the ts' of the time 0
+ * (docs/sst_format.md: ts' = ts XOR 2^63), so a timestamp of these
+ * decades in milliseconds takes 42 bits, not 64 */
+#define TS_ZERO ((uint64_t)1 << 63)
 
 enum { K_OPAQUE = 0, K_CELL = 1, K_VERBATIM = 2 };
 /* Version 2: flags of an entry's kind byte. */
@@ -2298,6 +2302,7 @@ int tsblock_encode(const unsigned char *raw, size_t n, struct buf *out)
 
 	memset(&pv, 0, sizeof pv);
 	pv.v3 = 1;
+	pv.ts = TS_ZERO;
 	if (n < 8)
 		return CF_EINVAL;
 	nr = dec_u32le(raw + n - 4);
@@ -2475,6 +2480,8 @@ int tsblock_decode(const unsigned char *p, size_t n, unsigned char *dst,
 	if (read_header(&p, end, &ver, &rl, &nent, &interval) || rl != rawlen ||
 	    nent > rawlen / 3)
 		return CF_ECORRUPT;
+	if (ver == 3)
+		pv.ts = TS_ZERO;
 	nr = nent == 0 ? 1 : 1 + (interval ? (nent - 1) / interval : 0);
 	if (rawlen < 4 || nr > (rawlen - 4) / 4)
 		return CF_ECORRUPT;
