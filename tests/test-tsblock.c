@@ -578,28 +578,58 @@ static void test_groups(void)
  * mixed rows.  Row keys change in the same two bytes from one row to
  * the next (the changes go in the cells' streams), and the versions
  * step regularly or not, so every predicted field of a cell and of its
- * entry is taken from the one before.  Each block encodes (version 3),
- * decodes byte-exact, and every truncation of it is CF_ECORRUPT.
+ * entry is taken from the one before: such entries go in runs, each
+ * cell's stream after the previous one's.  Each block encodes (version
+ * 3), decodes byte-exact, and every truncation of it is CF_ECORRUPT.
+ *
+ * The shapes of make_block3 beside that one (S3_PLAIN): S3_BROKEN, up to
+ * 80 rows (runs across restart points) whose runs are broken now and
+ * then, after one entry or more, by a row key that changes elsewhere, a
+ * second column of the same row, a cell of one point (verbatim) or a
+ * delete marker; S3_EMPTY, rows of 0 bytes; S3_LONG, row keys of 200 to
+ * 1500 bytes, mostly zero bytes, that change past byte 255.
  */
-static void make_block3(struct block_builder *bb, int canon)
+enum { S3_PLAIN, S3_BROKEN, S3_EMPTY, S3_LONG, S3_COUNT };
+
+static void make_block3(struct block_builder *bb, int canon, int shape)
 {
 	struct buf q = BUF_INIT, v = BUF_INIT;
-	unsigned char key[4096];
-	size_t nrows = 2 + below(30);
+	static unsigned char key[8192], row[2048];
+	size_t nrows = shape == S3_BROKEN ? 2 + below(80) : 2 + below(30);
+	size_t rowlen = shape == S3_EMPTY ? 0
+			: shape == S3_LONG ? 200 + below(1301) : 19;
 	int steady = below(2) == 0;
+	unsigned char hi = 0;
 
+	memset(row, 0, sizeof row);
+	for (size_t i = 0; shape == S3_LONG && i < rowlen / 8; i++)
+		row[below(rowlen)] = (unsigned char)(1 + below(255));
 	block_builder_reset(bb);
 	for (size_t r = 0; r < nrows; r++) {
 		struct ikey k = { 0 };
-		unsigned char row[19];
-		memset(row, 0, sizeof row);
-		row[2] = 5;
-		enc_u32be(row + 3, 1356998400u);
-		row[12] = (unsigned char)(r * 3);
-		row[18] = (unsigned char)(r % 4);
+		int brk = shape == S3_BROKEN ? (int)below(8) : 0;
+		if (rowlen == 19) {
+			row[2] = 5;
+			enc_u32be(row + 3, 1356998400u);
+			row[12] = (unsigned char)(r * 3);
+			row[18] = (unsigned char)(r % 4);
+			/* a change elsewhere: the run ends, the next
+			 * entry starts one (a run of one when it breaks
+			 * again) */
+			if (brk == 1)
+				row[8] = ++hi;
+		} else if (shape == S3_LONG) {
+			row[rowlen - 1] = (unsigned char)r;
+			row[rowlen / 2 + 1] = (unsigned char)(r * 7);
+		}
 		column(&q, &v, canon);
+		if (brk == 2 && q.len > 4) {
+			/* a cell of one point: kept verbatim */
+			q.len = 2;
+			v.len = (q.p[1] & 7) + 1u;
+		}
 		k.row = row;
-		k.rowlen = sizeof row;
+		k.rowlen = rowlen;
 		k.fam = (const unsigned char *)"t";
 		k.famlen = 1;
 		k.qual = q.p;
@@ -608,7 +638,25 @@ static void make_block3(struct block_builder *bb, int canon)
 							: below(100000));
 		k.seq = 1000 + (steady ? 0x100 * r : below(1u << 30));
 		k.type = KT_PUT;
+		if (brk == 3) {
+			/* a delete marker of the family first */
+			struct ikey d = k;
+			d.qlen = 0;
+			d.type = KT_DELETE_FAMILY;
+			block_builder_add(bb, key, ikey_encode(key, &d), NULL,
+					  0);
+		}
 		block_builder_add(bb, key, ikey_encode(key, &k), v.p, v.len);
+		if (brk == 4 && q.len >= 2 && q.p[0] < 0xF0 && r + 1 < nrows) {
+			/* a second column of the row (the head repeats:
+			 * no change) */
+			struct ikey c = k;
+			unsigned char q2[2] = { 0xEF, 0xF0 };
+			c.qual = q2;
+			c.qlen = 2;
+			block_builder_add(bb, key, ikey_encode(key, &c),
+					  (const unsigned char *)"\x01", 1);
+		}
 	}
 	buf_release(&q);
 	buf_release(&v);
@@ -629,7 +677,7 @@ static void test_version3(void)
 			unsigned char *d;
 			size_t n, rl;
 
-			make_block3(&bb, kind < 0 && i % 2);
+			make_block3(&bb, kind < 0 && i % 2, i % S3_COUNT);
 			if (block_builder_finish(&bb, &raw, &n))
 				bail("finish");
 			buf_reset(&e);
@@ -667,6 +715,103 @@ static void test_version3(void)
 	buf_release(&e);
 }
 
+/*
+ * Runs: rows whose keys change in the same byte, of the same steady
+ * column, cost less than a byte an entry (no kind byte, no padding to a
+ * byte: the cell's stream follows the previous cell's) across restart
+ * points; and when every other row changes elsewhere (runs of one and
+ * two), the block still decodes.
+ */
+static void test_runs(void)
+{
+	struct block_builder bb;
+	struct buf e = BUF_INIT;
+	unsigned char q[120], v[60], key[256], row[19];
+	static unsigned char key2[1200];
+	const unsigned char *raw;
+	unsigned char *d;
+	size_t n, nrows, len50 = 0;
+	int bad = 0;
+
+	for (int i = 0; i < 60; i++) {
+		q[2 * i] = (unsigned char)((i * 60) >> 4);
+		q[2 * i + 1] = (unsigned char)((i * 60) << 4);
+		v[i] = 42;
+	}
+	block_builder_init(&bb, BLOCK_RESTART_INTERVAL);
+	for (int broken = -1; broken < 3; broken++) {
+		nrows = broken < 0 ? 50 : 100;
+		block_builder_reset(&bb);
+		memset(row, 0, sizeof row);
+		for (size_t r = 0; r < nrows; r++) {
+			struct ikey k = { 0 };
+			row[12] = (unsigned char)r;
+			if (broken > 0 && r % (size_t)(broken + 1) == 0)
+				row[15] = (unsigned char)r;
+			k.row = row;
+			k.rowlen = sizeof row;
+			k.fam = (const unsigned char *)"t";
+			k.famlen = 1;
+			k.qual = q;
+			k.qlen = sizeof q;
+			k.ts = 1700000000000;
+			k.seq = 77;
+			k.type = KT_PUT;
+			block_builder_add(&bb, key, ikey_encode(key, &k), v,
+					  sizeof v);
+		}
+		block_builder_finish(&bb, &raw, &n);
+		buf_reset(&e);
+		if (tsblock_encode(raw, n, &e))
+			bail("encode");
+		d = malloc(n);
+		bad += !d || tsblock_decode(e.p, e.len, d, n) ||
+		       memcmp(d, raw, n);
+		for (size_t cut = 1; d && cut < e.len; cut++)
+			bad += tsblock_decode(e.p, e.len - cut, d, n) !=
+			       CF_ECORRUPT;
+		free(d);
+		if (broken < 0)
+			len50 = e.len;
+		if (!broken)
+			ok(e.len - len50 <= 60, "a run of steady rows: 50 "
+			   "more take %zu bytes", e.len - len50);
+	}
+	is_int(bad, 0, "runs, and runs of one and two, decode; their "
+	       "truncations are CF_ECORRUPT");
+	{
+		/* a first row key of 200 bytes, 3 of them not zero: a
+		 * bitmap of 25 bytes and those 3 (and a block that is
+		 * mostly its columns, or it is not encoded) */
+		static unsigned char big[200];
+		struct ikey k = { 0 };
+		big[0] = 1;
+		big[100] = 2;
+		big[199] = 3;
+		k.row = big;
+		k.rowlen = sizeof big;
+		k.fam = (const unsigned char *)"t";
+		k.famlen = 1;
+		k.qual = q;
+		k.qlen = sizeof q;
+		k.type = KT_PUT;
+		block_builder_reset(&bb);
+		block_builder_add(&bb, key2, ikey_encode(key2, &k), v,
+				  sizeof v);
+		block_builder_finish(&bb, &raw, &n);
+		buf_reset(&e);
+		d = malloc(n);
+		bad = tsblock_encode(raw, n, &e);
+		ok(!bad && e.len < 100 && d &&
+		   !tsblock_decode(e.p, e.len, d, n) && !memcmp(d, raw, n),
+		   "a row key of 200 bytes, mostly zeros, as a bitmap: "
+		   "%zu bytes", e.len);
+		free(d);
+	}
+	block_builder_release(&bb);
+	buf_release(&e);
+}
+
 int main(void)
 {
 	test_vectors();
@@ -677,5 +822,6 @@ int main(void)
 	test_damage();
 	test_groups();
 	test_version3();
+	test_runs();
 	return done_testing();
 }

@@ -23,6 +23,10 @@
 #define TSB_VERSION 3		/* written; 1 and 2 are still read */
 #define IKEY_TRAILER 16		/* u64be ts', u64be seqtype */
 #define MAXK 15			/* largest decimal scale tried */
+/* Version 3: a block's first ts' is given from the ts' of the time 0
+ * (docs/sst_format.md: ts' = ts XOR 2^63), so a timestamp of these
+ * decades in milliseconds takes 42 bits, not 64 */
+#define TS_ZERO ((uint64_t)1 << 63)
 
 enum { K_OPAQUE = 0, K_CELL = 1, K_VERBATIM = 2 };
 /* Version 2: flags of an entry's kind byte. */
@@ -33,6 +37,9 @@ enum { K_OPAQUE = 0, K_CELL = 1, K_VERBATIM = 2 };
 				 * changed in the previous E_DIFF entry */
 #define E_SHAPE 0x40		/* version 3, a cell: its flags and point
 				 * count are the previous cell's */
+#define E_ZMAP 0x80		/* version 3, a head's shared/suffix/mid
+				 * form: the mid bytes as a bitmap of the
+				 * nonzero ones, then those */
 #define EPRE_MAX 14		/* version 3: E_SAME changes in a cell's
 				 * stream, at most (and struct tsctx
 				 * without padding) */
@@ -693,6 +700,11 @@ struct epre {
 	uint64_t d[EPRE_MAX];
 	uint64_t ts, seq;
 	int shape;
+	unsigned b0;		/* the bit of its first byte the stream
+				 * starts at (an entry of a run); after
+				 * cell_decode, the bit it ended before */
+	uint64_t endbits;	/* cell_put: where the stream ended, in
+				 * bits from its first byte */
 };
 
 #define H_RANGE 0x04u		/* the range follows, else the slot's */
@@ -1425,8 +1437,9 @@ static int cell_put(const struct cpt *pt, size_t n, int meta,
 			   { &sb[2], 0, 0, 0 }, { &sb[3], 0, 0, 0 },
 			   { &sb[4], 0, 0, 0 } };
 	struct buf exb = BUF_INIT;
-	struct bw hb = { out, 0, 0, 0 };
+	struct bw hb = { out, 0, e ? e->b0 : 0, 0 };
 	struct hw h = { out, e ? &hb : NULL };
+	size_t o0 = out->len;
 	uint64_t nbits[5];
 	unsigned flags = 0;
 	const int slot_of[5] = { S_UNIT, S_TIME, S_TYPE, S_INT, S_MANT };
@@ -1571,6 +1584,7 @@ static int cell_put(const struct cpt *pt, size_t n, int meta,
 				bw_put(&hb, 0, (8 - hb.n % 8) % 8);
 			bw_copy(&hb, sb[i].p, nbits[i]);
 		}
+		e->endbits = 8 * (uint64_t)(out->len - o0) + hb.n;
 		if (!rc)
 			rc = bw_end(&hb);
 		goto out;
@@ -1725,7 +1739,8 @@ static int cell_decode(struct tsctx *ctx, struct epre *e,
 
 	if (e) {
 		/* version 3: the entry's part, then the cell's flags */
-		br_init(&hb, p, (size_t)(end - p));
+		if (e->b0 > 7 || br_init_at(&hb, p, end, e->b0))
+			return CF_ECORRUPT;
 		hr.r = &hb;
 		if ((e->ef & E_SAME) && e->nd > EPRE_MAX)
 			return CF_ECORRUPT;
@@ -1880,7 +1895,8 @@ static int cell_decode(struct tsctx *ctx, struct epre *e,
 				return CF_ECORRUPT;
 		if (nr)
 			lim0 = br_pos(rs[nr - 1], base);
-		p = base + (lim0 + 7) / 8;
+		p = base + lim0 / 8;
+		e->b0 = (unsigned)(lim0 % 8);
 	} else if (last) {
 		/* the last stream ends at the byte holding its last bit */
 		size_t used = (size_t)(last->p - bits) * 8 - last->n;
@@ -1924,12 +1940,18 @@ static int cell_encode(struct tsctx *ctx, struct epre *e,
 		memset(&de, 0, sizeof de);
 		de.ef = e->ef | (e->shape ? E_SHAPE : 0);
 		de.nd = e->nd;
+		de.b0 = e->b0;
 	}
 	rc = cell_decode(&dc, e ? &de : NULL, &p, out->p + out->len, n, &dq,
 			 &dv);
 	if (rc == CF_ENOMEM)
 		goto out;
-	if (rc || p != out->p + out->len || dq.len != qlen ||
+	if (!rc && e)
+		rc = p != out->p + start + e->endbits / 8 ||
+		     de.b0 != e->endbits % 8;
+	else if (!rc)
+		rc = p != out->p + out->len;
+	if (rc || dq.len != qlen ||
 	    dv.len != vlen || memcmp(dq.p, q, qlen) ||
 	    (vlen && memcmp(dv.p, v, vlen)) || memcmp(&ec, &dc, sizeof ec) ||
 	    (e && (de.ts != e->ts || de.seq != e->seq ||
@@ -2006,7 +2028,73 @@ struct prev {
 	struct buf pos;		/* version 2: where the last E_DIFF head
 				 * changed, one u32 a byte */
 	struct tsctx cx;	/* version 2: the previous cell's columns */
+	/* version 3, the encoder: the last entry was a cell, whose run
+	 * bit is not written yet; the bits of out's last byte in use (0:
+	 * the cell ended at a byte) */
+	int open;
+	unsigned obits;
 };
+
+/* Appends bits bits of v to out, whose last byte has *obits bits in
+ * use (0: none, a new byte begins). */
+static int put_bits(struct buf *out, unsigned *obits, unsigned v,
+		    unsigned bits)
+{
+	int rc;
+
+	while (bits) {
+		unsigned take = 8 - *obits < bits ? 8 - *obits : bits;
+		if (*obits == 0 && (rc = buf_putc(out, 0)))
+			return rc;
+		out->p[out->len - 1] |= (unsigned char)((v & ((1u << take) - 1))
+							<< *obits);
+		*obits = (*obits + take) % 8;
+		v >>= take;
+		bits -= take;
+	}
+	return 0;
+}
+
+/* Version 3: ends an open run with the bit 0 (the entry after is not
+ * in the run). */
+static int run_close(struct buf *out, struct prev *pv)
+{
+	int rc = 0;
+
+	if (pv->open && pv->obits == 0)
+		rc = buf_putc(out, 0);
+	pv->open = 0;
+	pv->obits = 0;
+	return rc;
+}
+
+/* The mid bytes of a head as E_ZMAP gives them: a bitmap of the nonzero
+ * ones, then those. */
+static size_t zmap_len(const unsigned char *s, size_t n)
+{
+	size_t z = (n + 7) / 8;
+	for (size_t i = 0; i < n; i++)
+		z += s[i] != 0;
+	return z;
+}
+
+static int zmap_put(struct buf *out, const unsigned char *s, size_t n)
+{
+	size_t at = out->len;
+	int rc = buf_reserve(out, (n + 7) / 8);
+
+	if (rc)
+		return rc;
+	memset(out->p + at, 0, (n + 7) / 8);
+	out->len += (n + 7) / 8;
+	for (size_t i = 0; i < n; i++)
+		if (s[i])
+			out->p[at + i / 8] |= (unsigned char)(1u << (i % 8));
+	for (size_t i = 0; i < n && !rc; i++)
+		if (s[i])
+			rc = buf_putc(out, s[i]);
+	return rc;
+}
 
 /* The common suffix of a[sh..an) and b[sh..bn). */
 static size_t common_tail(const unsigned char *a, size_t an,
@@ -2022,16 +2110,18 @@ static int put_entry(struct buf *out, struct prev *pv, const unsigned char *k,
 		     size_t klen, const unsigned char *v, size_t vlen,
 		     struct buf *cell)
 {
-	size_t head, qlen, sh, sf, nch, dsize, pbytes;
+	size_t head, qlen, sh, sf, nch, dsize, pbytes, zsize;
 	int same;
 	const unsigned char *tr;
 	uint64_t ts, seq;
 	struct tsctx cx;
 	struct epre e;
-	int rc, kind = K_VERBATIM;
+	int rc, kind = K_VERBATIM, run;
 
 	if (ikey_split(k, klen, &head, &qlen)) {
-		rc = buf_putc(out, K_OPAQUE);
+		rc = run_close(out, pv);
+		if (!rc)
+			rc = buf_putc(out, K_OPAQUE);
 		if (!rc)
 			rc = buf_put_varint(out, klen);
 		if (!rc)
@@ -2074,8 +2164,10 @@ static int put_entry(struct buf *out, struct prev *pv, const unsigned char *k,
 		same = same && nch == np && nch > 0 && nch <= EPRE_MAX;
 		dsize = same ? nch : dsize + varint_len(nch);
 	}
+	zsize = zmap_len(k + sh, head - sh - sf);
 	if (dsize < varint_len(sh) + varint_len(sf) +
-		    varint_len(head - sh - sf) + head - sh - sf)
+		    varint_len(head - sh - sf) +
+		    (zsize < head - sh - sf ? zsize : head - sh - sf))
 		kind |= E_DIFF | (same ? E_SAME : 0);
 	/* a cell of one or two points (a qualifier of at most 4 bytes:
 	 * what flushes see before rows are compacted) saves a few bytes
@@ -2087,6 +2179,11 @@ static int put_entry(struct buf *out, struct prev *pv, const unsigned char *k,
 	e.nd = (kind & E_SAME) ? nch : 0;
 	e.ts = zz(ts);
 	e.seq = zz(seq);
+	/* version 3: a cell whose head changes where the last one's did
+	 * follows the previous cell in its stream when that was a cell:
+	 * its run bit 1, then 3 bits of flags, then its stream */
+	run = pv->open && (kind & E_SAME);
+	e.b0 = run ? (pv->obits + 4) % 8 : 0;
 	/* what goes in the stream of a cell and as bytes of a verbatim
 	 * entry */
 	pbytes = ((kind & E_SAME) ? nch : 0) + (ts ? varint_len(zz(ts)) : 0) +
@@ -2099,9 +2196,24 @@ static int put_entry(struct buf *out, struct prev *pv, const unsigned char *k,
 					  varint_len(vlen) + vlen + pbytes) {
 		kind = (kind & ~3) | K_CELL;
 		pv->cx = cx;
+	} else {
+		run = 0;
 	}
-	rc = buf_putc(out, kind | (ts ? 0 : E_TS0) | (seq ? 0 : E_SEQ0) |
-			   ((kind & 3) == K_CELL && e.shape ? E_SHAPE : 0));
+	if (run) {
+		rc = put_bits(out, &pv->obits,
+			      1u | (ts ? 0 : 2u) | (seq ? 0 : 4u) |
+			      (e.shape ? 8u : 0), 4);
+		goto versions;
+	}
+	/* a head in the shared/suffix/mid form with its mid bytes as a
+	 * bitmap of the nonzero ones (a block's first row key: uids are
+	 * mostly zero bytes) */
+	if (!(kind & E_DIFF) && zsize < head - sh - sf)
+		kind |= E_ZMAP;
+	rc = run_close(out, pv);
+	if (!rc)
+		rc = buf_putc(out, kind | (ts ? 0 : E_TS0) | (seq ? 0 : E_SEQ0) |
+			      ((kind & 3) == K_CELL && e.shape ? E_SHAPE : 0));
 	if (!rc && (kind & E_DIFF)) {
 		size_t last = 0;
 		if (!same) {
@@ -2131,7 +2243,9 @@ static int put_entry(struct buf *out, struct prev *pv, const unsigned char *k,
 			rc = buf_put_varint(out, sf);
 		if (!rc)
 			rc = buf_put_varint(out, head - sh - sf);
-		if (!rc)
+		if (!rc && (kind & E_ZMAP))
+			rc = zmap_put(out, k + sh, head - sh - sf);
+		else if (!rc)
 			rc = buf_append(out, k + sh, head - sh - sf);
 	}
 	/* version 3: a cell's versions are in its stream */
@@ -2139,6 +2253,7 @@ static int put_entry(struct buf *out, struct prev *pv, const unsigned char *k,
 		rc = buf_put_varint(out, zz(ts));
 	if (!rc && seq && (kind & 3) != K_CELL)
 		rc = buf_put_varint(out, zz(seq));
+versions:
 	if (rc)
 		return rc;
 	kind &= 3;
@@ -2152,8 +2267,19 @@ static int put_entry(struct buf *out, struct prev *pv, const unsigned char *k,
 	buf_reset(&pv->head);
 	if ((rc = buf_append(&pv->head, k, head)))
 		return rc;
-	if (kind == K_CELL)
-		return buf_append(out, cell->p, cell->len);
+	if (kind == K_CELL) {
+		/* the cell's stream begins at bit e.b0 of its first byte,
+		 * which is out's last when e.b0 > 0 */
+		if (e.b0) {
+			out->p[out->len - 1] |= cell->p[0];
+			rc = buf_append(out, cell->p + 1, cell->len - 1);
+		} else {
+			rc = buf_append(out, cell->p, cell->len);
+		}
+		pv->open = 1;
+		pv->obits = (unsigned)(e.endbits % 8);
+		return rc;
+	}
 	rc = buf_put_varint(out, qlen);
 	if (!rc)
 		rc = buf_append(out, k + head, qlen);
@@ -2176,6 +2302,7 @@ int tsblock_encode(const unsigned char *raw, size_t n, struct buf *out)
 
 	memset(&pv, 0, sizeof pv);
 	pv.v3 = 1;
+	pv.ts = TS_ZERO;
 	if (n < 8)
 		return CF_EINVAL;
 	nr = dec_u32le(raw + n - 4);
@@ -2231,6 +2358,8 @@ int tsblock_encode(const unsigned char *raw, size_t n, struct buf *out)
 			goto out;
 		p += vl;
 	}
+	if ((rc = run_close(out, &pv)))
+		goto out;
 	rc = CF_ENOMEM;
 	if (!(check = malloc(n)))
 		goto out;
@@ -2290,6 +2419,49 @@ static int get_bytes(const unsigned char **p, const unsigned char *end,
 	return 0;
 }
 
+/* Reads bits bits at bit *off of *p, and moves past them. */
+static int get_bits_at(const unsigned char **p, unsigned *off,
+		       const unsigned char *end, unsigned bits, unsigned *v)
+{
+	struct br r;
+	uint64_t pos;
+
+	if (br_init_at(&r, *p, end, *off))
+		return -1;
+	*v = (unsigned)br_get32(&r, bits);
+	if (r.bad)
+		return -1;
+	pos = br_pos(&r, *p);
+	*p += pos / 8;
+	*off = (unsigned)(pos % 8);
+	return 0;
+}
+
+/* Reads E_ZMAP's mid bytes of a head (len of them) into key. */
+static int zmap_get(const unsigned char **p, const unsigned char *end,
+		    size_t len, struct buf *key)
+{
+	const unsigned char *map = *p;
+	size_t nb = (len + 7) / 8;
+	int rc;
+
+	if (nb > (size_t)(end - *p) || (len % 8 && map[nb - 1] >> (len % 8)))
+		return CF_ECORRUPT;
+	*p += nb;
+	if ((rc = buf_reserve(key, len)))
+		return rc;
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = 0;
+		if (map[i / 8] >> (i % 8) & 1) {
+			if (*p >= end || **p == 0)
+				return CF_ECORRUPT;
+			c = *(*p)++;
+		}
+		key->p[key->len++] = c;
+	}
+	return CF_OK;
+}
+
 int tsblock_decode(const unsigned char *p, size_t n, unsigned char *dst,
 		   size_t rawlen)
 {
@@ -2299,11 +2471,17 @@ int tsblock_decode(const unsigned char *p, size_t n, unsigned char *dst,
 	uint64_t rl, nent, interval, nr;
 	size_t pos = 0, rend, ri = 0;
 	int rc = CF_ECORRUPT, ver;
+	/* version 3: the next entry is a cell of the run (its flags in
+	 * runf), its stream at bit boff of p */
+	int run = 0;
+	unsigned runf = 0, boff = 0;
 
 	memset(&pv, 0, sizeof pv);
 	if (read_header(&p, end, &ver, &rl, &nent, &interval) || rl != rawlen ||
 	    nent > rawlen / 3)
 		return CF_ECORRUPT;
+	if (ver == 3)
+		pv.ts = TS_ZERO;
 	nr = nent == 0 ? 1 : 1 + (interval ? (nent - 1) / interval : 0);
 	if (rawlen < 4 || nr > (rawlen - 4) / 4)
 		return CF_ECORRUPT;
@@ -2325,11 +2503,18 @@ int tsblock_decode(const unsigned char *p, size_t n, unsigned char *dst,
 				goto out;
 			enc_u32le(dst + rend + 4 * ri++, (uint32_t)pos);
 		}
-		if (p >= end)
-			goto out;
-		kind = *p++;
-		eflags = ver >= 2 ? kind & ~3 : 0;
-		kind &= ver >= 2 ? 3 : 0xFF;
+		if (run) {
+			kind = K_CELL;
+			eflags = E_DIFF | E_SAME | (runf & 1 ? E_TS0 : 0) |
+				 (runf & 2 ? E_SEQ0 : 0) |
+				 (runf & 4 ? E_SHAPE : 0);
+		} else {
+			if (p >= end)
+				goto out;
+			kind = *p++;
+			eflags = ver >= 2 ? kind & ~3 : 0;
+			kind &= ver >= 2 ? 3 : 0xFF;
+		}
 		v3cell = ver == 3 && kind == K_CELL;
 		buf_reset(&key);
 		if (kind == K_OPAQUE) {
@@ -2340,8 +2525,10 @@ int tsblock_decode(const unsigned char *p, size_t n, unsigned char *dst,
 				goto out;
 		} else if (kind == K_CELL || kind == K_VERBATIM) {
 			if ((eflags & ~(E_DIFF | E_TS0 | E_SEQ0 | E_SAME |
-					(v3cell ? E_SHAPE : 0))) ||
-			    ((eflags & E_SAME) && !(eflags & E_DIFF)))
+					(v3cell ? E_SHAPE : 0) |
+					(ver == 3 ? E_ZMAP : 0))) ||
+			    ((eflags & E_SAME) && !(eflags & E_DIFF)) ||
+			    ((eflags & E_ZMAP) && (eflags & E_DIFF)))
 				goto out;
 			if ((eflags & E_SAME) && v3cell) {
 				/* the changes are in the cell's stream */
@@ -2383,16 +2570,28 @@ int tsblock_decode(const unsigned char *p, size_t n, unsigned char *dst,
 					goto out;
 			} else {
 				b = 0;
+				uint64_t mid;
 				if (get_varint(&p, end, &a) ||
 				    (ver >= 2 && get_varint(&p, end, &b)) ||
-				    a > pv.head.len || b > pv.head.len - a ||
-				    get_bytes(&p, end, &s, &len))
+				    a > pv.head.len || b > pv.head.len - a)
 					goto out;
-				/* a bytes of the previous head, s, and
-				 * (version 2) the previous one's last b */
+				if (!(eflags & E_ZMAP)) {
+					if (get_bytes(&p, end, &s, &len))
+						goto out;
+				} else if (get_varint(&p, end, &mid) ||
+					   mid / 8 > (uint64_t)(end - p)) {
+					goto out;
+				}
+				/* a bytes of the previous head, s (or the
+				 * bitmap's bytes), and (version 2) the
+				 * previous one's last b */
 				if ((a && (rc = buf_append(&key, pv.head.p,
 							  (size_t)a))) ||
-				    (rc = buf_append(&key, s, len)) ||
+				    (!(eflags & E_ZMAP) &&
+				     (rc = buf_append(&key, s, len))) ||
+				    ((eflags & E_ZMAP) &&
+				     (rc = zmap_get(&p, end, (size_t)mid,
+						    &key))) ||
 				    (b && (rc = buf_append(&key, pv.head.p +
 							       pv.head.len - b,
 							   (size_t)b))))
@@ -2419,11 +2618,25 @@ int tsblock_decode(const unsigned char *p, size_t n, unsigned char *dst,
 				memset(&e, 0, sizeof e);
 				e.ef = (unsigned)eflags;
 				e.nd = pv.pos.len / 4;
+				e.b0 = run ? boff : 0;
 				rc = cell_decode(ver >= 2 ? &pv.cx : NULL,
 						 v3cell ? &e : NULL, &p, end,
 						 (rend - pos) / 3 + 1, &q, &v);
 				if (rc)
 					goto out;
+				rc = CF_ECORRUPT;
+				if (v3cell) {
+					/* the run bit, [its 3 flags] */
+					unsigned rb;
+					boff = e.b0;
+					if (get_bits_at(&p, &boff, end, 1, &rb) ||
+					    (rb && get_bits_at(&p, &boff, end, 3,
+							       &runf)))
+						goto out;
+					run = (int)rb;
+					if (!run && boff)
+						p++, boff = 0;
+				}
 				if (v3cell && (eflags & E_SAME)) {
 					for (size_t i = 0; i < e.nd; i++)
 						pv.head.p[dec_u32le(pv.pos.p +
@@ -2487,8 +2700,8 @@ int tsblock_decode(const unsigned char *p, size_t n, unsigned char *dst,
 		key = last;
 		last = swap;
 	}
-	rc = pos == rend && ri == nr - (nent == 0) && p == end ? CF_OK
-							       : CF_ECORRUPT;
+	rc = pos == rend && ri == nr - (nent == 0) && p == end && !run
+		     ? CF_OK : CF_ECORRUPT;
 out:
 	buf_release(&key);
 	buf_release(&last);

@@ -2,10 +2,11 @@
  * tsblock_bench.c: the TSDB block encoding (util/tsblock.c) on the
  * blocks of real store files.
  *
- *   tsblock_bench FILE.sst ...
+ *   tsblock_bench [-b BYTES] FILE.sst ...
  *
  * Reads every cell of the files (any encoding, any compression), cuts
- * them into raw blocks of 64 KiB as a flush would (block_builder), and
+ * them into raw blocks of 64 KiB (-b: of BYTES) as a flush would
+ * (block_builder), and
  * for each block: encodes it, decodes it 20 times, and zstd-compresses
  * and decompresses both the raw and the encoded block.  Prints sizes in
  * bytes a point (a point: 2 bytes of qualifier of an OpenTSDB column)
@@ -27,6 +28,8 @@
 
 #define ROUNDS 20
 #define BLOCK 65536
+
+static size_t block = BLOCK;
 
 static double now_s(void)
 {
@@ -105,13 +108,18 @@ int main(int argc, char **argv)
 	struct totals t = { 0 };
 	struct block_builder bb;
 	double points = 0;
+	int first = 1;
 
-	if (argc < 2) {
-		fprintf(stderr, "usage: %s FILE.sst ...\n", argv[0]);
+	if (argc > 2 && !strcmp(argv[1], "-b")) {
+		block = strtoul(argv[2], NULL, 0);
+		first = 3;
+	}
+	if (argc <= first || block == 0) {
+		fprintf(stderr, "usage: %s [-b BYTES] FILE.sst ...\n", argv[0]);
 		return 2;
 	}
 	block_builder_init(&bb, BLOCK_RESTART_INTERVAL);
-	for (int i = 1; i < argc; i++) {
+	for (int i = first; i < argc; i++) {
 		struct sst *s;
 		struct iter *it;
 		if (sst_open(argv[i], (uint64_t)i, NULL, 0, &s) != CF_OK) {
@@ -128,7 +136,7 @@ int main(int argc, char **argv)
 			head = 3 + rowlen + k[2 + rowlen];
 			points += (double)((kl - 16 - head) / 2);
 			block_builder_add(&bb, k, kl, v, vl);
-			if (block_builder_size(&bb) >= BLOCK) {
+			if (block_builder_size(&bb) >= block) {
 				one_block(&bb, &t, points);
 				points = 0;
 			}
@@ -143,7 +151,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "tsblock_bench: no points\n");
 		return 1;
 	}
-	printf("%d blocks, %.0f points\n", t.blocks, t.points);
+	printf("%d blocks of %zu bytes, %.0f points; encoded %.0f bytes, "
+	       "then zstd %.0f\n", t.blocks, block, t.points, t.enc, t.zenc);
 	printf("%-24s %10s %14s\n", "form", "bytes/pt", "M points/s");
 	printf("%-24s %10.3f %14s\n", "raw block", t.raw / t.points, "-");
 	printf("%-24s %10.3f %14.1f\n", "zstd", t.zraw / t.points,
