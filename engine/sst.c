@@ -705,7 +705,6 @@ uint64_t sst_builder_size(const struct sst_builder *b)
 	return b->written + b->out.len + block_builder_size(&b->data);
 }
 
-
 /* Reads and parses the filter block at h into *data (malloc'd, the
  * caller's) and *f.  A blocked filter's lines are put on 64-byte
  * boundaries, so that a lookup reads one cache line. */
@@ -732,11 +731,12 @@ static int read_filter(struct env_file *file, const struct handle *h,
 		memcpy(a, p, n);
 		free(p);
 		p = a;
-		bloom_init(f, p, n);
+		rc = bloom_init(f, p, n);	/* the same bytes: CF_OK */
 	}
 	*data = p;
-	return CF_OK;
+	return rc;
 }
+
 /* --- reading ---------------------------------------------------------- */
 
 struct sst {

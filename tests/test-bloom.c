@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "engine/bloom.h"
+#include "tests/bloom_classic.h"
 #include "tests/tap.h"
 #include "util/buf.h"
 #include "util/err.h"
@@ -142,13 +143,7 @@ static void test_classic(void)
 		bail("out of memory");
 	for (size_t i = 0; i < n; i++) {
 		size_t len = make_key(key, i, 0);
-		uint64_t h = bloom_hash_row(key, len);
-		uint32_t h1 = (uint32_t)h, h2 = (uint32_t)(h >> 32);
-		for (int j = 0; j < 6; j++, h1 += h2) {
-			uint32_t bit = (uint32_t)(((uint64_t)h1 * (nbytes * 8))
-						  >> 32);
-			p[bit / 8] |= (unsigned char)(1u << (bit % 8));
-		}
+		bloom_classic_add(p, nbytes, 6, bloom_hash_row(key, len));
 	}
 	p[nbytes] = 6;
 	is_int(bloom_init(&f, p, nbytes + 1), CF_OK, "classic filter parses");

@@ -1,7 +1,8 @@
 /*
  * filter_bench.c: a store file's bloom filter lookups, the blocked layout
  * written today (engine/bloom.c) against the classic layout of older
- * files (built here from docs/sst_format.md's words), in one process,
+ * files (tests/bloom_classic.h, from docs/sst_format.md's words), in one
+ * process,
  * taking turns.
  *
  *   filter_bench [-n KEYS] [-q LOOKUPS] [-r ROUNDS]
@@ -20,6 +21,7 @@
 #include <unistd.h>
 
 #include "engine/bloom.h"
+#include "tests/bloom_classic.h"
 #include "util/buf.h"
 
 static double now(void)
@@ -76,15 +78,8 @@ int main(int argc, char **argv)
 	nbytes = n * 10 / 8;
 	if (!(c = calloc(nbytes + 1, 1)))
 		return 1;
-	for (uint64_t i = 0; i < n; i++) {
-		uint64_t h = bloom_hash_row(&i, 8);
-		uint32_t h1 = (uint32_t)h, h2 = (uint32_t)(h >> 32);
-		for (int j = 0; j < 6; j++, h1 += h2) {
-			uint32_t bit = (uint32_t)(((uint64_t)h1 * (nbytes * 8))
-						  >> 32);
-			c[bit / 8] |= (unsigned char)(1u << (bit % 8));
-		}
-	}
+	for (uint64_t i = 0; i < n; i++)
+		bloom_classic_add(c, nbytes, 6, bloom_hash_row(&i, 8));
 	c[nbytes] = 6;
 	if (bloom_init(&classic, c, nbytes + 1))
 		return 1;
