@@ -56,6 +56,9 @@ struct cf_row {
 	struct cellref *refs;	/* offsets into scratch, while it grows */
 	struct cf_cell *cells;
 	size_t n, cap;
+	size_t nref;		/* cells [0, nref) are held in refs until
+				 * row_finish; the rest were written to
+				 * cells directly (a row's last family) */
 	struct buf scratch;	/* raw cells of the row being read */
 	struct rcell *raw;	/* the gathered cells, decoded */
 	struct gcell *gc;	/* and where they lie in scratch */
@@ -134,6 +137,7 @@ void row_reset(cf_row *r)
 	buf_reset(&r->key);
 	buf_reset(&r->scratch);
 	r->n = 0;
+	r->nref = 0;
 }
 
 int row_set_key(cf_row *r, const void *row, size_t rowlen)
@@ -199,22 +203,51 @@ static int grow_pair(void **a, size_t asz, void **b, size_t bsz,
 	return CF_OK;
 }
 
+/* Room for one more cell in r's parallel arrays. */
+static int row_room(cf_row *r)
+{
+	void *a = r->refs, *b = r->cells;
+	int rc;
+
+	if (r->n < r->cap)
+		return CF_OK;
+	rc = grow_pair(&a, sizeof *r->refs, &b, sizeof *r->cells, &r->cap);
+	r->refs = a;
+	r->cells = b;
+	return rc;
+}
+
+static int cell_kind(int type)
+{
+	return type == KT_PUT ? 0 :
+	       type == KT_DELETE ? CF_DEL_VERSION :
+	       type == KT_DELETE_COLUMN ? CF_DEL_COLUMN : CF_DEL_FAMILY;
+}
+
 /* Adds gathered cell c (pointing into r->scratch, but for a pinned
- * value: x->vp) to the row. */
+ * value: x->vp) to the row.  final: scratch holds all it will (the
+ * row's last family), so the public cell is written at once; else
+ * where it lies in scratch, for row_finish. */
 static int row_add(cf_row *r, const struct rcell *c, const struct gcell *x,
-		   int with_val)
+		   int with_val, int final)
 {
 	const unsigned char *base = r->scratch.p;
 	struct cellref *ref;
+	int rc;
 
-	if (r->n == r->cap) {
-		void *a = r->refs, *b = r->cells;
-		int rc = grow_pair(&a, sizeof *r->refs, &b, sizeof *r->cells,
-				   &r->cap);
-		r->refs = a;
-		r->cells = b;
-		if (rc)
-			return rc;
+	if ((rc = row_room(r)))
+		return rc;
+	if (final) {
+		struct cf_cell *o = &r->cells[r->n++];
+		o->fam = (const char *)c->k.fam;
+		o->famlen = c->k.famlen;
+		o->qual = c->k.qual;
+		o->qlen = c->k.qlen;
+		o->ts = c->k.ts;
+		o->val = with_val ? c->val : NULL;
+		o->vlen = c->vlen;
+		o->kind = cell_kind(c->k.type);
+		return CF_OK;
 	}
 	ref = &r->refs[r->n];
 	ref->fam = (size_t)(c->k.fam - base);
@@ -226,19 +259,18 @@ static int row_add(cf_row *r, const struct rcell *c, const struct gcell *x,
 	ref->val = ref->has_val && !ref->vp ? (size_t)(c->val - base) : 0;
 	ref->vlen = c->vlen;
 	ref->ts = c->k.ts;
-	ref->kind = c->k.type == KT_PUT ? 0 :
-		    c->k.type == KT_DELETE ? CF_DEL_VERSION :
-		    c->k.type == KT_DELETE_COLUMN ? CF_DEL_COLUMN : CF_DEL_FAMILY;
-	r->n++;
+	ref->kind = cell_kind(c->k.type);
+	r->nref = ++r->n;
 	return CF_OK;
 }
 
-/* Points the public cells into scratch, now that it is final. */
+/* Points the public cells held in refs into scratch, now that it is
+ * final. */
 void row_finish(cf_row *r)
 {
 	const unsigned char *base = r->scratch.p;
 
-	for (size_t i = 0; i < r->n; i++) {
+	for (size_t i = 0; i < r->nref; i++) {
 		struct cellref *f = &r->refs[i];
 		struct cf_cell *c = &r->cells[i];
 		c->fam = (const char *)base + f->fam;
@@ -269,10 +301,11 @@ static int col_wanted(const struct cf_read_opts *o, const struct ikey *k)
 	return 0;
 }
 
-/* Classifies and emits one gathered family group: cells [g, g + n). */
+/* Classifies and emits one gathered family group: cells [g, g + n);
+ * final: the row's last (struct cf_row's nref). */
 static int emit_family(const struct cf_family *f, cf_row *out,
 		       const struct cf_read_opts *o, uint64_t snapshot,
-		       size_t g, size_t n)
+		       size_t g, size_t n, int final)
 {
 	struct vis_ctx vc;
 	int64_t min_ts = o ? o->min_ts : 0, max_ts = o ? o->max_ts : INT64_MAX;
@@ -295,6 +328,13 @@ static int emit_family(const struct cf_family *f, cf_row *out,
 		raw[i].val = x->voff == NO_VAL ? NULL
 			   : x->vp ? x->vp : out->scratch.p + x->voff;
 	}
+	if (!(o && o->raw) && vis_lone_put(f, snapshot, raw, n)) {
+		/* a scan's usual row: one live put */
+		if (raw->k.ts < min_ts || raw->k.ts >= max_ts ||
+		    (o && o->columns && !col_wanted(o, &raw->k)))
+			return CF_OK;
+		return row_add(out, raw, &out->gc[g], !keys_only, final);
+	}
 	vc.f = f;
 	vc.snapshot = snapshot;
 	/* the clock matters only to TTL (a syscall's worth per row) */
@@ -309,7 +349,7 @@ static int emit_family(const struct cf_family *f, cf_row *out,
 		    c->k.ts >= max_ts || !col_wanted(o, &c->k))
 			continue;
 		rc = row_add(out, c, &out->gc[g + i],
-			     !keys_only && c->k.type == KT_PUT);
+			     !keys_only && c->k.type == KT_PUT, final);
 	}
 	for (size_t i = 0, shown = 0; !(o && o->raw) && i < n &&
 	     rc == CF_OK; i++) {
@@ -318,12 +358,13 @@ static int emit_family(const struct cf_family *f, cf_row *out,
 				       raw[i - 1].k.qlen) != 0)
 			shown = 0;
 		if (c->state != VIS_LIVE || c->k.ts < min_ts ||
-		    c->k.ts >= max_ts || !col_wanted(o, &c->k))
+		    c->k.ts >= max_ts || (o && o->columns &&
+					  !col_wanted(o, &c->k)))
 			continue;
 		if ((int)shown >= maxv)
 			continue;
 		shown++;
-		rc = row_add(out, c, &out->gc[g + i], !keys_only);
+		rc = row_add(out, c, &out->gc[g + i], !keys_only, final);
 	}
 	return rc;
 }
@@ -529,13 +570,20 @@ static int get_hop(struct iter *it, const struct cf_read_opts *o,
 	return 1;
 }
 
+/* The family bytes of gathered cell i, in scratch (struct ikey's
+ * layout: two bytes of row length, the row, a byte of family length). */
+static const unsigned char *group_family(const cf_row *out, size_t i)
+{
+	return out->scratch.p + out->gc[i].koff + 2 + out->raw[i].k.rowlen +
+	       1;
+}
+
 int read_row(struct cf_db *db, struct cf_table *t, struct iter *it,
 	     const struct cf_read_opts *o, uint64_t snapshot,
 	     const struct cf_column *last, cf_row *out)
 {
-	char fam[CF_FAMILY_MAX + 1];
-	const struct cf_family *f = NULL;	/* fam's, NULL: dropped */
-	size_t famlen = 0, n = 0;
+	const struct cf_family *f = NULL;	/* the group's, NULL: dropped */
+	size_t n = 0;
 	int rc = CF_OK, keys_only = o && o->keys_only, have_key = 0;
 	struct colskip cs = { 0, 0, 1, 0, 0, 0, 0, 0, 0 };
 	size_t g = 0;		/* the family group's first cell */
@@ -555,7 +603,8 @@ int read_row(struct cf_db *db, struct cf_table *t, struct iter *it,
 			size_t rl;
 			const unsigned char *rk = ikey_row(k, &rl);
 			if (rl + KEY_OVERHEAD <= kl &&
-			    bytes_cmp(rk, rl, out->key.p, out->key.len) != 0)
+			    (rl != out->key.len ||
+			     !bytes_equal(rk, out->key.p, rl)))
 				break;
 		}
 		if (ikey_decode(k, kl, &x)) {
@@ -591,22 +640,24 @@ int read_row(struct cf_db *db, struct cf_table *t, struct iter *it,
 			if (hop > 0)
 				continue;
 		}
-		if (n > g && bytes_cmp(x.fam, x.famlen, fam, famlen) != 0) {
-			rc = emit_family(f, out, o, snapshot, g, n - g);
+		/* the group's family is that of its first cell gathered,
+		 * in scratch (x's bytes change with the iterator) */
+		if (n > g && (x.famlen != out->raw[g].k.famlen ||
+			      !bytes_equal(x.fam, group_family(out, g),
+					   x.famlen))) {
+			rc = emit_family(f, out, o, snapshot, g, n - g, 0);
 			g = n;
 			if (rc)
 				break;
 		}
 		if (n == g) {
-			memcpy(fam, x.fam, x.famlen);
-			famlen = x.famlen;
-			f = table_family(t, fam, famlen);
+			f = table_family(t, (const char *)x.fam, x.famlen);
 			cs.versions = f ? f->versions : 1;
 			cs.fam_deletes = 0;
 			cs.has_col = 0;
 		}
-		if (x.seq <= snapshot &&
-		    read_wants_family(o, (const char *)x.fam, x.famlen) &&
+		if (x.seq <= snapshot && (!o || !o->columns ||
+		    read_wants_family(o, (const char *)x.fam, x.famlen)) &&
 		    !row_same_as_last(out, n, k, kl, &x)) {
 			v = iter_value(it, &vl);
 			rc = row_gather(out, &n, it, k, kl, &x, v, vl,
@@ -643,7 +694,7 @@ int read_row(struct cf_db *db, struct cf_table *t, struct iter *it,
 	if (rc == CF_OK)
 		rc = iter_status(it);
 	if (rc == CF_OK)
-		rc = emit_family(f, out, o, snapshot, g, n - g);
+		rc = emit_family(f, out, o, snapshot, g, n - g, 1);
 	if (rc == CF_OK)
 		row_finish(out);
 	return rc;
@@ -983,15 +1034,8 @@ int row_push(cf_row *r, const char *fam, size_t famlen,
 	struct cellref *ref;
 	int rc;
 
-	if (r->n == r->cap) {
-		void *a = r->refs, *b = r->cells;
-		rc = grow_pair(&a, sizeof *r->refs, &b, sizeof *r->cells,
-			       &r->cap);
-		r->refs = a;
-		r->cells = b;
-		if (rc)
-			return rc;
-	}
+	if ((rc = row_room(r)))
+		return rc;
 	rc = buf_reserve(&r->scratch, famlen + qlen + (with_val ? vlen : 0));
 	if (rc)
 		return rc;
@@ -1015,7 +1059,7 @@ int row_push(cf_row *r, const char *fam, size_t famlen,
 	ref->vlen = vlen;
 	ref->ts = ts;
 	ref->kind = 0;
-	r->n++;
+	r->nref = ++r->n;
 	return CF_OK;
 }
 
@@ -1023,7 +1067,7 @@ int row_emit_family(const struct cf_family *f, cf_row *out,
 		    const struct cf_read_opts *o, uint64_t snapshot,
 		    size_t n)
 {
-	int rc = emit_family(f, out, o, snapshot, 0, n);
+	int rc = emit_family(f, out, o, snapshot, 0, n, 1);
 
 	if (rc == CF_OK)
 		row_finish(out);

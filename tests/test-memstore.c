@@ -235,6 +235,39 @@ static size_t walk_all(struct iter *it, const struct ekey *sorted, size_t n,
 	return i;
 }
 
+/* bytes_equal (key.h) against memcmp: every length to 40 at every
+ * offset of a word, equal and with each byte changed. */
+static void test_bytes_equal(void)
+{
+	unsigned char a[64], b[64];
+	uint64_t st = seed ^ 0xbe;
+	int bad = 0, checked = 0;
+
+	for (size_t n = 0; n <= 40; n++)
+		for (size_t off = 0; off < 8; off++) {
+			for (size_t i = 0; i < sizeof a; i++)
+				a[i] = b[i] = (unsigned char)rnd(&st);
+			bad += !bytes_equal(a + off, b + off, n);
+			checked++;
+			for (size_t i = 0; i < n; i++) {
+				unsigned char keep = b[off + i];
+				b[off + i] ^= (unsigned char)(1 + rnd(&st) % 255);
+				bad += bytes_equal(a + off, b + off, n) !=
+				       (memcmp(a + off, b + off, n) == 0);
+				b[off + i] = keep;
+				checked++;
+			}
+			/* the bytes around the n compared do not count */
+			b[off + n] ^= 1;
+			if (off)
+				b[off - 1] ^= 1;
+			bad += !bytes_equal(a + off, b + off, n);
+			checked++;
+		}
+	ok(bad == 0, "bytes_equal agrees with memcmp (%d cases, %d wrong)",
+	   checked, bad);
+}
+
 static void test_order(void)
 {
 	struct ekey *keys = malloc(NKEYS * sizeof *keys);
@@ -1127,6 +1160,7 @@ int main(void)
 
 	seed = s ? strtoull(s, NULL, 0) : 20261122;
 	diag("seed %llu (set CF_SEED to change)", (unsigned long long)seed);
+	test_bytes_equal();
 	test_order();
 	test_runs();
 	test_values();

@@ -8,7 +8,7 @@
 #include "util/coding.h"
 #include "util/err.h"
 
-int buf_reserve(struct buf *b, size_t n)
+int buf_grow(struct buf *b, size_t n)
 {
 	size_t need = b->len + n, cap;
 	unsigned char *p;

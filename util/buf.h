@@ -16,8 +16,14 @@ struct buf {
 
 #define BUF_INIT { NULL, 0, 0 }
 
-/* Makes room for n more bytes; CF_ENOMEM on failure (b unchanged). */
-int buf_reserve(struct buf *b, size_t n);
+/* buf_reserve when the room is not there yet. */
+int buf_grow(struct buf *b, size_t n);
+/* Makes room for n more bytes; CF_ENOMEM on failure (b unchanged).
+ * Inline: most calls find the room there (0 is CF_OK). */
+static inline int buf_reserve(struct buf *b, size_t n)
+{
+	return n <= b->cap - b->len ? 0 : buf_grow(b, n);
+}
 /* Appends n bytes; CF_ENOMEM on failure. */
 int buf_append(struct buf *b, const void *p, size_t n);
 int buf_putc(struct buf *b, int c);
