@@ -46,12 +46,6 @@ void cf_options_default(struct cf_options *o)
 	o->wal_compression = 1;
 }
 
-static int cmp_fam(const void *a, const void *b)
-{
-	return strcmp(((const struct cf_family *)a)->name,
-		      ((const struct cf_family *)b)->name);
-}
-
 static int cmp_region(const void *a, const void *b)
 {
 	const struct region *x = *(struct region *const *)a;
@@ -65,6 +59,8 @@ struct load_ctx {
 	struct cf_db *db;
 	struct cf_table *t;
 	struct region *r;
+	struct cf_family *fams;		/* the table's, as they are read */
+	size_t nfams;
 	int rc;
 };
 
@@ -81,11 +77,11 @@ static int load_family(const char *name, const char *settings, void *arg)
 		       t->name, why);
 		return c->rc = CF_ECORRUPT;
 	}
-	n = realloc(t->fams, (t->nfams + 1) * sizeof *n);
+	n = realloc(c->fams, (c->nfams + 1) * sizeof *n);
 	if (!n)
 		return c->rc = CF_ENOMEM;
-	t->fams = n;
-	t->fams[t->nfams++] = f;
+	c->fams = n;
+	c->fams[c->nfams++] = f;
 	return 0;
 }
 
@@ -206,9 +202,14 @@ static int load_table(const struct meta_table *mt, void *arg)
 	t->created_ms = mt->created_ms;
 	t->schema_ms = mt->schema_ms;
 	c->t = t;
+	c->nfams = 0;
 	rc = meta_family_list(db->meta, t->id, load_family, c);
-	if (!rc && !c->rc && t->nfams)	/* none: t->fams NULL */
-		qsort(t->fams, t->nfams, sizeof *t->fams, cmp_fam);
+	if (!rc && !c->rc) {
+		struct famset *fs = famset_new(c->fams, c->nfams);
+		if (!fs)
+			return c->rc = CF_ENOMEM;
+		table_set_fams(t, fs);
+	}
 	if (!rc && !c->rc)
 		rc = meta_region_list(db->meta, t->id, load_region, c);
 	if (c->rc)
@@ -698,6 +699,7 @@ int cf_db_open(const char *dir, const struct cf_options *opts, cf_db **out)
 		rc = meta_table_list(db->meta, load_table, &lc);
 	if (!rc && lc.rc)
 		rc = lc.rc;
+	free(lc.fams);
 	if (rc)
 		goto fail;
 	db_sweep(db);
@@ -890,6 +892,7 @@ int cf_table_create(cf_db *db, const char *name, const struct cf_family *fams,
 {
 	struct cf_table *t = NULL, **nt;
 	struct region *r = NULL;
+	struct famset *fs = NULL;
 	struct meta_region mr = { 0 };
 	int64_t tid, now = env_now_ms();
 	int rc;
@@ -929,13 +932,11 @@ int cf_table_create(cf_db *db, const char *name, const struct cf_family *fams,
 		rc = meta_set_u64(db->meta, "next_region", db->next_region);
 	if (!rc && !(t = table_new(db, tid, name)))
 		rc = CF_ENOMEM;
-	if (!rc && !(t->fams = malloc(n * sizeof *t->fams)))
+	if (!rc && !(fs = famset_new(fams, n)))
 		rc = CF_ENOMEM;
 	if (!rc) {
-		memcpy(t->fams, fams, n * sizeof *fams);
-		t->nfams = n;
+		table_set_fams(t, fs);
 		t->created_ms = t->schema_ms = now;
-		qsort(t->fams, n, sizeof *fams, cmp_fam);
 		if (!(r = region_new(t, (uint64_t)mr.id, NULL, 0, NULL, 0)) ||
 		    !(t->regions = malloc(sizeof *t->regions)))
 			rc = CF_ENOMEM;
@@ -1041,18 +1042,18 @@ int cf_table_has_family(cf_table *t, const char *fam, size_t famlen)
 
 int cf_table_schema(cf_table *t, struct cf_family **fams, size_t *n)
 {
+	const struct famset *fs;
 	int rc = CF_OK;
 
 	if (atomic_load(&t->dropped))
 		return CF_ECLOSED;
-	pthread_rwlock_rdlock(&t->lock);
-	*n = t->nfams;
-	*fams = malloc((t->nfams ? t->nfams : 1) * sizeof **fams);
-	if (*fams)
-		memcpy(*fams, t->fams, t->nfams * sizeof **fams);
-	else
+	fs = table_fams(t);
+	*n = fs ? fs->n : 0;
+	*fams = malloc((*n ? *n : 1) * sizeof **fams);
+	if (*fams && *n)
+		memcpy(*fams, fs->f, *n * sizeof **fams);
+	else if (!*fams)
 		rc = CF_ENOMEM;
-	pthread_rwlock_unlock(&t->lock);
 	return rc;
 }
 
@@ -1151,7 +1152,9 @@ int cf_table_alter_at(cf_table *t, const struct cf_family *fams, size_t n,
 		      int64_t ms)
 {
 	struct cf_db *db = t->db;
-	struct cf_family *nf = NULL;
+	struct famset *nfs;
+	const struct famset *ofs;
+	const struct cf_family *nf;
 	int rc;
 
 	if (atomic_load(&t->dropped))
@@ -1165,26 +1168,26 @@ int cf_table_alter_at(cf_table *t, const struct cf_family *fams, size_t n,
 	rc = cf_table_flush(t);
 	if (rc)
 		return rc;
-	if (!(nf = malloc(n * sizeof *nf)))
+	if (!(nfs = famset_new(fams, n)))
 		return CF_ENOMEM;
-	memcpy(nf, fams, n * sizeof *nf);
-	qsort(nf, n, sizeof *nf, cmp_fam);
+	nf = nfs->f;
 	pthread_mutex_lock(&db->ddl_mu);
 	pthread_mutex_lock(&db->compact_mu);
 	pthread_mutex_lock(&db->mem_mu);
 	pthread_rwlock_wrlock(&t->lock);
 	pthread_mutex_lock(&db->meta_mu);
 	rc = meta_begin(db->meta);
-	for (size_t i = 0; i < t->nfams && !rc; i++) {
+	ofs = table_fams(t);
+	for (size_t i = 0; ofs && i < ofs->n && !rc; i++) {
 		int keep = 0;
 		for (size_t j = 0; j < n; j++)
-			keep |= strcmp(t->fams[i].name, nf[j].name) == 0;
+			keep |= strcmp(ofs->f[i].name, nf[j].name) == 0;
 		if (keep)
 			continue;
-		rc = meta_family_del(db->meta, t->id, t->fams[i].name);
+		rc = meta_family_del(db->meta, t->id, ofs->f[i].name);
 		for (size_t r = 0; r < t->nregions && !rc; r++) {
 			struct view *v = t->regions[r]->view;
-			struct fstore *st = view_store(v, t->fams[i].name, 0);
+			struct fstore *st = view_store(v, ofs->f[i].name, 0);
 			for (size_t f = 0; st && f < st->n && !rc; f++)
 				rc = meta_file_del(db->meta,
 						   (int64_t)t->regions[r]->id,
@@ -1231,11 +1234,10 @@ int cf_table_alter_at(cf_table *t, const struct cf_family *fams, size_t n,
 			if (nv)
 				view_unref(v);
 		}
-		free(t->fams);
-		t->fams = nf;
-		t->nfams = n;
+		/* the old schema stays with t: reads may hold it */
+		table_set_fams(t, nfs);
+		nfs = NULL;
 		t->schema_ms = ms;
-		nf = NULL;
 		for (size_t r = 0; r < t->nregions; r++)
 			region_write_info(db, t->regions[r]);
 	}
@@ -1243,7 +1245,7 @@ int cf_table_alter_at(cf_table *t, const struct cf_family *fams, size_t n,
 	pthread_mutex_unlock(&db->mem_mu);
 	pthread_mutex_unlock(&db->compact_mu);
 	pthread_mutex_unlock(&db->ddl_mu);
-	free(nf);
+	free(nfs);
 	if (rc)
 		cf_log(CF_LOG_ERROR, "%s: schema change failed: %s", t->name,
 		       cf_strerror(rc));

@@ -42,16 +42,19 @@ static int flush_memstore(struct cf_db *db, struct region *r,
 			  struct memstore *m)
 {
 	struct cf_table *t = r->t;
+	const struct famset *fs = table_fams(t);
 	struct outfile *outs = NULL;
-	size_t nouts = 0;
+	size_t nouts = 0, nf;
 	struct iter *it = NULL;
 	struct buf path = BUF_INIT;
 	struct sfile **opened = NULL;
 	uint64_t max_seq = memstore_max_seq(m);
 	int rc = CF_OK;
 
-	outs = calloc(t->nfams ? t->nfams : 1, sizeof *outs);
-	opened = calloc(t->nfams ? t->nfams : 1, sizeof *opened);
+	/* one schema for the whole flush: an alter may publish another */
+	nf = fs ? fs->n : 0;
+	outs = calloc(nf ? nf : 1, sizeof *outs);
+	opened = calloc(nf ? nf : 1, sizeof *opened);
 	it = memstore_iter(m);
 	if (!outs || !opened || !it) {
 		rc = CF_ENOMEM;
@@ -75,7 +78,7 @@ static int flush_memstore(struct cf_db *db, struct region *r,
 				o = &outs[i];
 		if (!o) {
 			const struct cf_family *f =
-				table_family(t, (const char *)x.fam, x.famlen);
+				famset_family(fs, (const char *)x.fam, x.famlen);
 			struct sst_build_opts bo;
 			if (!f)
 				continue;	/* family dropped */

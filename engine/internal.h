@@ -102,19 +102,32 @@ struct tstats {
 		bloom_skips, files_skipped, multi_file_reads;
 };
 
+/*
+ * A table's schema: immutable once published in cf_table.fams.  An
+ * alter publishes a new one and keeps the one before (older) until the
+ * table is freed, as split parents are kept: a read looks its families
+ * up without the table's lock (once a row), so a schema it met must
+ * not be freed under it.  An alter flushes the whole table, so there
+ * are few; each is n families of ~80 bytes.
+ */
+struct famset {
+	struct famset *older;
+	size_t n;
+	struct cf_family f[];	/* sorted by name */
+};
+
 struct cf_table {
 	atomic_int refs;
 	struct cf_db *db;
 	int64_t id;
 	char name[CF_TABLE_MAX + 1];
 	atomic_int dropped;
-	pthread_rwlock_t lock;		/* regions, fams */
+	pthread_rwlock_t lock;		/* regions; changes of fams */
 	struct region **regions;	/* sorted by start key */
 	size_t nregions;
 	struct region **retired;	/* split parents, freed with t */
 	size_t nretired;
-	struct cf_family *fams;		/* sorted by name */
-	size_t nfams;
+	struct famset *_Atomic fams;	/* the schema (table_fams) */
 	int64_t created_ms, schema_ms;	/* schema_ms: under lock */
 	pthread_rwlock_t batch_lock;	/* shared: a few rows' stripes;
 					   exclusive: a batch of many rows */
@@ -125,6 +138,12 @@ struct cf_table {
 	 * schema change */
 	atomic_uint_least64_t stamp;
 };
+
+/* t's schema now: valid until t is freed (struct famset). */
+static inline const struct famset *table_fams(const struct cf_table *t)
+{
+	return atomic_load_explicit(&t->fams, memory_order_acquire);
+}
 
 /* A writer waiting in the queue (group commit). */
 struct writer {
@@ -187,10 +206,21 @@ struct cf_table *table_new(struct cf_db *db, int64_t id, const char *name);
 void table_ref(struct cf_table *t);
 /* Drops a reference; the last frees t, its regions and retired ones. */
 void table_unref(struct cf_table *t);
-/* The family named fam[0..famlen) of t, or NULL; caller holds t->lock
- * (read). */
+/* A schema of fams[0..n) (copied and sorted by name), not yet
+ * published; NULL: no memory. */
+struct famset *famset_new(const struct cf_family *fams, size_t n);
+/* Publishes fs as t's schema (t owns it then, and keeps the one before:
+ * struct famset).  The caller holds t->lock for writing, or owns t
+ * alone. */
+void table_set_fams(struct cf_table *t, struct famset *fs);
+/* The family named fam[0..famlen) of t's schema now, or NULL; no lock
+ * needed, valid until t is freed.  A caller that needs the settings to
+ * stay those of one moment copies them (an alter publishes others). */
 const struct cf_family *table_family(const struct cf_table *t, const char *fam,
 				     size_t famlen);
+/* The family named fam[0..famlen) of schema fs (NULL: none), or NULL. */
+const struct cf_family *famset_family(const struct famset *fs,
+				      const char *fam, size_t famlen);
 /* The IN_MEMORY setting of family fam (NUL-terminated) of t; 0 when t
  * has no such family. */
 int table_in_memory(const struct cf_table *t, const char *fam);

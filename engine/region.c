@@ -305,6 +305,7 @@ int region_write_info(struct cf_db *db, struct region *r)
 {
 	struct buf path = BUF_INIT, b = BUF_INIT;
 	struct cf_table *t = r->t;
+	const struct famset *fs = table_fams(t);
 	int rc;
 
 	rc = region_dir(db, t, (int64_t)r->id, &path);
@@ -316,9 +317,9 @@ int region_write_info(struct cf_db *db, struct region *r)
 	buf_printf(&b, "\nend ");
 	hex(&b, r->end.p, r->end.len);
 	buf_putc(&b, '\n');
-	for (size_t i = 0; i < t->nfams; i++) {
+	for (size_t i = 0; fs && i < fs->n; i++) {
 		buf_printf(&b, "family ");
-		cf_family_format(&t->fams[i], &b);
+		cf_family_format(&fs->f[i], &b);
 		buf_putc(&b, '\n');
 	}
 	if (!rc)

@@ -246,6 +246,7 @@ static int validate(struct cf_table *t, const cf_batch *b)
 static int expand(struct cf_table *t, const cf_batch *b, int64_t now,
 		  struct wlist *out, struct buf *scratch)
 {
+	const struct famset *fs;
 	int rc = CF_OK;
 
 	for (size_t i = 0; i < b->n && rc == CF_OK; i++) {
@@ -296,13 +297,13 @@ static int expand(struct cf_table *t, const cf_batch *b, int64_t now,
 		case BOP_DEL_ROW:
 			c.type = KT_DELETE_FAMILY;
 			c.qlen = c.vlen = 0;
-			pthread_rwlock_rdlock(&t->lock);
-			for (size_t f = 0; f < t->nfams && rc == CF_OK; f++) {
-				c.fam = (const unsigned char *)t->fams[f].name;
-				c.famlen = strlen(t->fams[f].name);
+			fs = table_fams(t);
+			for (size_t f = 0; fs && f < fs->n && rc == CF_OK;
+			     f++) {
+				c.fam = (const unsigned char *)fs->f[f].name;
+				c.famlen = strlen(fs->f[f].name);
 				rc = wl_add(out, &c);
 			}
-			pthread_rwlock_unlock(&t->lock);
 			break;
 		}
 	}

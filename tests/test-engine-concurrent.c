@@ -167,6 +167,94 @@ static void *splitter(void *arg)
 	return NULL;
 }
 
+/* --- schema changes while reading ----------------------------------- */
+
+#define SROWS 200
+
+static cf_table *st;
+static atomic_int alters_done;
+
+/* Gets and scans of table s: every row shows f:a = its key and g:b. */
+static void *schema_reader(void *arg)
+{
+	unsigned seed = (unsigned)(uintptr_t)arg;
+
+	while (!atomic_load(&alters_done)) {
+		char k[16];
+		int n = snprintf(k, sizeof k, "r%04u", rand_r(&seed) % SROWS);
+		cf_row *r;
+		struct cf_scan_opts so = { .read = CF_READ_OPTS_INIT };
+		cf_scanner *s;
+		const cf_row *row;
+		int rows = 0;
+
+		if (cf_table_get(st, k, (size_t)n, NULL, &r) != CF_OK ||
+		    cf_row_count(r) != 2 ||
+		    cf_row_cell(r, 0)->vlen != (size_t)n ||
+		    memcmp(cf_row_cell(r, 0)->val, k, (size_t)n)) {
+			diag("row %s wrong under schema changes", k);
+			atomic_fetch_add(&failures, 1);
+		}
+		cf_row_free(r);
+		if (cf_scan_open(st, &so, &s) != CF_OK) {
+			atomic_fetch_add(&failures, 1);
+			continue;
+		}
+		while (cf_scan_next(s, &row) == CF_OK && row)
+			rows += cf_row_count(row) == 2;
+		cf_scan_close(s);
+		if (rows != SROWS) {
+			diag("a scan under schema changes saw %d rows", rows);
+			atomic_fetch_add(&failures, 1);
+		}
+	}
+	return NULL;
+}
+
+/* Reads of table s while its schema changes again and again (g's
+ * VERSIONS, a family h added and dropped): each read looks its families
+ * up in the table's schema, which an alter replaces. */
+static void schema_while_reading(void)
+{
+	struct cf_family fams[3];
+	pthread_t rd[2];
+	cf_batch *b;
+	int fails;
+
+	cf_family_default(&fams[0], "f");
+	cf_family_default(&fams[1], "g");
+	cf_family_default(&fams[2], "h");
+	if (cf_table_create(db, "s", fams, 2) || cf_table_open(db, "s", &st))
+		bail("schema table");
+	cf_batch_new(&b);
+	for (int i = 0; i < SROWS; i++) {
+		char k[16];
+		int n = snprintf(k, sizeof k, "r%04d", i);
+		cf_batch_put(b, k, (size_t)n, "f", 1, "a", 1, CF_TS_NOW, k,
+			     (size_t)n);
+		cf_batch_put(b, k, (size_t)n, "g", 1, "b", 1, CF_TS_NOW, "x",
+			     1);
+	}
+	if (cf_table_apply(st, b))
+		bail("schema table rows");
+	cf_batch_free(b);
+	fails = atomic_load(&failures);
+	for (int i = 0; i < 2; i++)
+		pthread_create(&rd[i], NULL, schema_reader,
+			       (void *)(uintptr_t)(i + 3));
+	for (int i = 0; i < 40; i++) {
+		fams[1].versions = 1 + i % 3;
+		if (cf_table_alter(st, fams, 2 + (size_t)(i % 2)))
+			atomic_fetch_add(&failures, 1);
+	}
+	atomic_store(&alters_done, 1);
+	for (int i = 0; i < 2; i++)
+		pthread_join(rd[i], NULL);
+	is_int(atomic_load(&failures) - fails, 0,
+	       "gets and scans while the schema changes 40 times");
+	cf_table_close(st);
+}
+
 int main(void)
 {
 	const char *dir = tap_tmpdir("concurrent");
@@ -175,7 +263,7 @@ int main(void)
 	pthread_t w[WRITERS], rd[2], sp;
 	int bad = 0;
 
-	plan(5);
+	plan(6);
 	cf_options_default(&o);
 	o.flush_size = 128 << 10;
 	o.sync_ms = 20;
@@ -252,6 +340,7 @@ int main(void)
 		ok(n >= 4, "the table was split into %zu regions", n);
 		cf_regions_free(ri, n);
 	}
+	schema_while_reading();
 	cf_table_close(t);
 	cf_db_close(db);
 	tap_rmdir(dir);
