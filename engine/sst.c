@@ -912,6 +912,12 @@ struct sst_iter {
 	size_t bi;			/* index entry of blk */
 	struct block *blk;		/* the block held, or NULL */
 	struct cache_handle *h;		/* blk's cache handle, or NULL */
+	/* the block held before blk (pbi, pblk, ph as bi, blk, h): a
+	 * reversed scan steps back into it after reading a row forward
+	 * past its end, and would decode it again */
+	size_t pbi;
+	struct block *pblk;
+	struct cache_handle *ph;
 	struct block_iter bit;
 	int status;
 	/* a long scan's read-ahead (fill == 0): bytes [ra_off, ra_off +
@@ -928,12 +934,25 @@ struct sst_iter {
  * key order, so the next blocks it needs are those after the last. */
 #define READ_AHEAD ((size_t)64 << 10)
 
+static void release_block(struct sst_iter *it, struct block *b,
+			  struct cache_handle *h)
+{
+	if (h)
+		cache_release(it->s->cache, h);
+	else
+		block_free(b);
+}
+
+/* Lets go of the current block: it becomes the one held before (and
+ * that one is let go). */
 static void drop_block(struct sst_iter *it)
 {
-	if (it->h)
-		cache_release(it->s->cache, it->h);
-	else
-		block_free(it->blk);
+	if (it->blk) {
+		release_block(it, it->pblk, it->ph);
+		it->pblk = it->blk;
+		it->ph = it->h;
+		it->pbi = it->bi;
+	}
 	it->h = NULL;
 	it->blk = NULL;
 	it->bit.valid = 0;
@@ -980,6 +999,19 @@ static int load_block(struct sst_iter *it, size_t i)
 
 	if (it->blk && it->bi == i) {
 		block_iter_set(&it->bit, it->blk);
+		return CF_OK;
+	}
+	if (it->pblk && it->pbi == i) {
+		/* the block before: the two change places */
+		struct block *pb = it->pblk;
+		struct cache_handle *ph = it->ph;
+		it->pblk = it->blk;
+		it->ph = it->h;
+		it->pbi = it->bi;
+		it->blk = pb;
+		it->h = ph;
+		it->bi = i;
+		block_iter_set(&it->bit, pb);
 		return CF_OK;
 	}
 	drop_block(it);
@@ -1204,6 +1236,9 @@ static void it_destroy(struct iter *base)
 	struct iter_spares *sp;
 
 	drop_block(it);
+	release_block(it, it->pblk, it->ph);
+	it->pblk = NULL;
+	it->ph = NULL;
 	sst_unref(it->s);
 	it->s = NULL;
 	free(it->ra);		/* a spare keeps no read-ahead */
