@@ -744,12 +744,43 @@ void block_iter_init(struct block_iter *it)
 void block_iter_release(struct block_iter *it)
 {
 	buf_release(&it->key);
+	block_iter_drop_run(it);
 	it->valid = 0;
 	it->b = NULL;
 }
 
+/*
+ * seek_lt's last walk: the entries it decoded, from a restart point to
+ * the first entry >= its target (or the block's end), whole keys and
+ * all.  They are contiguous, so a later target T with the first of them
+ * < T <= the last of them (or the walk reached the block's end) has its
+ * answer among them: a binary search, no entry decoded.  A reversed
+ * scan asks for the entry below each row in turn, a few entries lower
+ * each time.
+ */
+#define RUN_MAX 40			/* entries kept of a walk */
+#define RUN_KEYS 2048			/* bytes of their keys */
+
+struct seek_run {
+	const struct block *b;		/* NULL: nothing kept */
+	uint32_t n;
+	int to_end;			/* the walk reached the block's end */
+	size_t cur[RUN_MAX], next[RUN_MAX], vlen[RUN_MAX];
+	const unsigned char *val[RUN_MAX];
+	uint32_t koff[RUN_MAX + 1];
+	unsigned char keys[RUN_KEYS];
+};
+
+void block_iter_drop_run(struct block_iter *it)
+{
+	free(it->run);
+	it->run = NULL;
+}
+
 void block_iter_set(struct block_iter *it, const struct block *b)
 {
+	if (it->run && it->b != b)
+		it->run->b = NULL;
 	it->b = b;
 	it->cur = it->next = 0;
 	it->valid = 0;
@@ -920,6 +951,67 @@ static int restart_below(struct block_iter *it, const unsigned char *target,
 	return 1;
 }
 
+/* Answers seek_lt(target) from the last walk (struct seek_run): 1 and
+ * the entry made current, or 0 when the answer may lie outside it. */
+static int run_seek_lt(struct block_iter *it, const unsigned char *target,
+		       size_t n)
+{
+	struct seek_run *w = it->run;
+	uint32_t lo, hi, j;
+
+	if (!w || w->b != it->b || !w->n || !target ||
+	    ikey_cmp(w->keys, w->koff[1], target, n) >= 0 ||
+	    (!w->to_end && ikey_cmp(w->keys + w->koff[w->n - 1],
+				    w->koff[w->n] - w->koff[w->n - 1],
+				    target, n) < 0))
+		return 0;
+	/* the last entry < target: entry 0 is, and when the walk did not
+	 * reach the end its last entry is not */
+	lo = 0;
+	hi = w->n - 1;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo + 1) / 2;
+		if (ikey_cmp(w->keys + w->koff[mid], w->koff[mid + 1] -
+			     w->koff[mid], target, n) < 0)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	j = lo;
+	if (buf_reserve(&it->key, w->koff[j + 1] - w->koff[j]))
+		return 0;
+	memcpy(it->key.p, w->keys + w->koff[j], w->koff[j + 1] - w->koff[j]);
+	it->key.len = w->koff[j + 1] - w->koff[j];
+	it->cur = w->cur[j];
+	it->next = w->next[j];
+	it->val = w->val[j];
+	it->vlen = w->vlen[j];
+	it->valid = 1;
+	it->status = CF_OK;
+	return 1;
+}
+
+/* Adds the current entry to the walk being kept (it stops keeping when
+ * it is full: w->b NULL). */
+static void run_add(struct block_iter *it)
+{
+	struct seek_run *w = it->run;
+
+	if (!w || !w->b)
+		return;
+	if (w->n == RUN_MAX || it->key.len > RUN_KEYS - w->koff[w->n]) {
+		w->b = NULL;
+		return;
+	}
+	memcpy(w->keys + w->koff[w->n], it->key.p, it->key.len);
+	w->cur[w->n] = it->cur;
+	w->next[w->n] = it->next;
+	w->val[w->n] = it->val;
+	w->vlen[w->n] = it->vlen;
+	w->koff[w->n + 1] = w->koff[w->n] + (uint32_t)it->key.len;
+	w->n++;
+}
+
 void block_iter_seek_lt(struct block_iter *it, const unsigned char *target,
 			size_t n)
 {
@@ -928,17 +1020,29 @@ void block_iter_seek_lt(struct block_iter *it, const unsigned char *target,
 	size_t want, plen = 0, pnext = 0, pvlen = 0;
 	const unsigned char *pval = NULL;
 	uint32_t r;
-	int found = restart_below(it, target, n, &r), saved;
+	int found, saved;
 
+	if (run_seek_lt(it, target, n))
+		return;
+	found = restart_below(it, target, n, &r);
 	if (found <= 0) {
 		it->valid = 0;
 		return;
+	}
+	if (target && !it->run)
+		it->run = calloc(1, sizeof *it->run);	/* none: no keeping */
+	if (it->run) {
+		it->run->b = target ? it->b : NULL;
+		it->run->n = 0;
+		it->run->to_end = 0;
+		it->run->koff[0] = 0;
 	}
 	seek_restart(it, r);
 	if (!it->valid)
 		return;
 	for (;;) {
 		/* the current entry is < target */
+		run_add(it);
 		want = it->cur;
 		saved = it->key.len <= sizeof prev;
 		if (saved) {
@@ -953,8 +1057,15 @@ void block_iter_seek_lt(struct block_iter *it, const unsigned char *target,
 						      target, n) >= 0))
 			break;
 	}
-	if (it->status)
+	if (it->status) {
+		if (it->run)
+			it->run->b = NULL;
 		return;
+	}
+	if (it->valid)
+		run_add(it);	/* the first entry >= target */
+	else if (it->run)
+		it->run->to_end = 1;
 	if (saved) {
 		/* the key buffer held this key before: it is large enough */
 		memcpy(it->key.p, prev, plen);

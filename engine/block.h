@@ -131,6 +131,8 @@ size_t block_charge(const struct block *b);
  * the key lives in the cursor's own buffer, the value in the block.  A
  * malformed entry makes the cursor invalid with status CF_ECORRUPT.
  */
+struct seek_run;
+
 struct block_iter {
 	const struct block *b;
 	size_t cur;		/* offset of the current entry */
@@ -140,12 +142,19 @@ struct block_iter {
 	size_t vlen;
 	int valid;
 	int status;
+	struct seek_run *run;	/* seek_lt's last walk, decoded (block.c);
+				 * made on the first seek_lt */
 };
 
-/* Prepares it (no block yet); block_iter_release frees its buffer. */
+/* Prepares it (no block yet); block_iter_release frees its buffers. */
 void block_iter_init(struct block_iter *it);
 void block_iter_release(struct block_iter *it);
-/* Points it at b (unpositioned: invalid until a seek). */
+/* Frees what seek_lt keeps of its last walk (block_iter_release does
+ * too). */
+void block_iter_drop_run(struct block_iter *it);
+/* Points it at b (unpositioned: invalid until a seek).  A block other
+ * than the one it points at forgets seek_lt's last walk: the caller
+ * points it elsewhere (or at NULL) before freeing a block. */
 void block_iter_set(struct block_iter *it, const struct block *b);
 void block_iter_seek_first(struct block_iter *it);
 /* The first entry with key >= target (by ikey_cmp), or invalid. */
@@ -153,7 +162,9 @@ void block_iter_seek(struct block_iter *it, const unsigned char *target,
 		     size_t n);
 void block_iter_next(struct block_iter *it);
 /* The last entry with key < target (target NULL: the last entry), or
- * invalid (status CF_OK when the block has none). */
+ * invalid (status CF_OK when the block has none).  A seek to a target
+ * below the last one, in the entries its walk decoded (a reversed scan
+ * steps down so), is answered from them. */
 void block_iter_seek_lt(struct block_iter *it, const unsigned char *target,
 			size_t n);
 

@@ -1243,6 +1243,7 @@ static void it_destroy(struct iter *base)
 	it->s = NULL;
 	free(it->ra);		/* a spare keeps no read-ahead */
 	it->ra = NULL;
+	block_iter_drop_run(&it->bit);	/* nor a reversed walk */
 	it->ra_len = 0;
 	if (it->bit.key.cap <= ITER_SPARE_MAX && (sp = iter_spares()) &&
 	    sp->n < ITER_SPARES) {

@@ -1216,6 +1216,76 @@ static void test_reverse_steps(void)
 	ds_free(&d);
 }
 
+/* seek_lt against the model (the last entry below the target) for
+ * targets in every order a reader makes: runs stepping down by 1 to 5
+ * entries (answered from the block's last walk), jumps anywhere, keys
+ * just after an entry, a key before the first, past the last, and NULL,
+ * with filling and non-filling iterators. */
+static void test_seek_lt_model(void)
+{
+	const char *path = path_of("seeklt.sst");
+	unsigned char kbuf[512];
+	uint64_t st = seed ^ 0x5eed;
+	struct ds d;
+	struct sst_meta m;
+	struct sst *s;
+	struct cache *c;
+	size_t bad = 0, asked = 0;
+
+	ds_make(&d, 4000, 0);
+	if (build(path, &d, CF_COMPRESS_SNAPPY, CF_BLOOM_ROW, 1024, &m))
+		bail("cannot build %s", path);
+	sst_meta_release(&m);
+	if (cache_new((size_t)1 << 20, &c) || sst_open(path, 11, c, 0, &s))
+		bail("cannot open %s", path);
+	for (int fill = 0; fill < 2; fill++) {
+		struct iter *it = sst_iter(s, fill);
+		size_t i = d.n;	/* the target: key i (or just after it) */
+		if (!it)
+			bail("out of memory");
+		for (int step = 0; step < 6000; step++) {
+			uint64_t r = mix(st += 0x9e3779b97f4a7c15ULL);
+			const unsigned char *k;
+			size_t n, want;	/* want: d.n when none */
+			int after = (int)(r >> 40) % 4 == 0;
+			if (r % 8 == 0 || i < 6)
+				i = (size_t)(r >> 8) % d.n;	/* a jump */
+			else
+				i -= 1 + (size_t)(r >> 16) % 5;	/* a step */
+			if (step % 1000 == 999) {
+				iter_seek_lt(it, NULL, 0);
+				bad += !at_entry(it, &d, d.n - 1);
+				asked++;
+				continue;
+			}
+			if (after) {
+				n = key_after(&d, i, kbuf);
+				k = kbuf;
+				want = i;
+			} else {
+				k = ds_key(&d, i, &n);
+				want = i ? i - 1 : d.n;
+			}
+			iter_seek_lt(it, k, n);
+			bad += want == d.n ? iter_valid(it) ||
+					     iter_status(it) != CF_OK
+					   : !at_entry(it, &d, want);
+			asked++;
+			/* and on from there as a reversed scan reads */
+			if (want != d.n && r % 3 == 0) {
+				iter_next(it);
+				bad += want + 1 < d.n ? !at_entry(it, &d, want + 1)
+						      : iter_valid(it);
+			}
+		}
+		iter_destroy(it);
+	}
+	is_int(bad, 0, "seek_lt agrees with the model (%zu seeks)", asked);
+	sst_unref(s);
+	cache_free(c);
+	ds_free(&d);
+}
+
 static void test_cache_use(void)
 {
 	const char *path = path_of("cache.sst");
@@ -1502,6 +1572,7 @@ int main(void)
 	test_index_tags();
 	test_cache_use();
 	test_reverse_steps();
+	test_seek_lt_model();
 	test_threads();
 	test_speed();
 
