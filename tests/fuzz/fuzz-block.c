@@ -31,6 +31,23 @@ static void walk(const struct block *b, const uint8_t *data, size_t size)
 	block_iter_seek(&it, target, ikey_encode(target, &k));
 	if (it.valid)
 		block_iter_next(&it);
+	/* a reversed scan's steps: seek_lt to that key, to the last entry,
+	 * then down through the keys met on the way (the walk kept) */
+	block_iter_seek_lt(&it, target, ikey_encode(target, &k));
+	block_iter_seek_lt(&it, NULL, 0);
+	for (n = 0; it.valid && n < 200; n++) {
+		size_t kl = it.key.len;
+		unsigned char *kc = malloc(kl ? kl : 1);
+		if (!kc)
+			break;
+		memcpy(kc, it.key.p, kl);
+		block_iter_seek_lt(&it, kc, kl);
+		if (it.valid && n % 3 == 0)
+			block_iter_next(&it);	/* and forward over it */
+		if (it.valid && n % 3 == 0)
+			block_iter_seek_lt(&it, kc, kl);
+		free(kc);
+	}
 	block_iter_release(&it);
 }
 
