@@ -241,8 +241,64 @@ static int validate(struct cf_table *t, const cf_batch *b)
 	return CF_OK;
 }
 
+/* How many Deletes of the latest version of op's column op is in b: 1
+ * for the first, 2 for a second one before which the first comes ... */
+static int latest_rank(const cf_batch *b, size_t i)
+{
+	const struct bop *op = &b->ops[i];
+	int n = 1;
+
+	for (size_t j = 0; j < i; j++) {
+		const struct bop *o = &b->ops[j];
+		if (o->kind == BOP_DEL_VERSION && o->ts == CF_TS_NOW &&
+		    bytes_cmp(b->data.p + o->row, o->rowlen,
+			      b->data.p + op->row, op->rowlen) == 0 &&
+		    bytes_cmp(b->data.p + o->fam, o->famlen,
+			      b->data.p + op->fam, op->famlen) == 0 &&
+		    bytes_cmp(b->data.p + o->qual, o->qlen,
+			      b->data.p + op->qual, op->qlen) == 0)
+			n++;
+	}
+	return n;
+}
+
+/* The timestamp of the n-th newest visible version of c's column into
+ * *ts; CF_ENOTFOUND when it has fewer. */
+static int nth_latest(struct cf_table *t, const struct wcell *c, int n,
+		      struct buf *scratch, int64_t *ts)
+{
+	struct cf_column col = { (const char *)c->fam, c->famlen,
+				 c->qlen ? c->qual : (const void *)"",
+				 c->qlen };
+	struct cf_read_opts o = CF_READ_OPTS_INIT;
+	cf_row *r;
+	int rc;
+
+	if (n == 1)
+		return table_get_latest(t, c->row, c->rowlen,
+					(const char *)c->fam, c->famlen,
+					c->qual, c->qlen, scratch, ts);
+	o.columns = &col;
+	o.ncolumns = 1;
+	o.max_versions = n;
+	o.keys_only = 1;
+	rc = cf_table_get(t, c->row, c->rowlen, &o, &r);
+	if (rc)
+		return rc;
+	if (cf_row_count(r) < (size_t)n)
+		rc = CF_ENOTFOUND;
+	else
+		*ts = cf_row_cell(r, (size_t)n - 1)->ts;
+	cf_row_free(r);
+	return rc;
+}
+
 /* Turns the batch's ops into cells with resolved timestamps.  Caller
- * holds the rows' stripes (CF_DEL_VERSION at "now" reads the latest). */
+ * holds the rows' stripes (CF_DEL_VERSION at "now" reads the latest).
+ * As HBase's HRegion.prepareDeleteTimestamps, the second Delete of the
+ * latest version of one column in a batch takes the second newest
+ * version, and so on: all are resolved against the column as it was
+ * before the batch, which they would otherwise all name the newest of. */
 static int expand(struct cf_table *t, const cf_batch *b, int64_t now,
 		  struct wlist *out, struct buf *scratch)
 {
@@ -270,10 +326,8 @@ static int expand(struct cf_table *t, const cf_batch *b, int64_t now,
 			c.vlen = 0;
 			if (op->ts == CF_TS_NOW) {
 				int64_t ts;
-				rc = table_get_latest(t, c.row, c.rowlen,
-						      (const char *)c.fam,
-						      c.famlen, c.qual,
-						      c.qlen, scratch, &ts);
+				rc = nth_latest(t, &c, latest_rank(b, i),
+						scratch, &ts);
 				if (rc == CF_ENOTFOUND) {
 					rc = CF_OK;
 					break;

@@ -262,21 +262,21 @@ test_expect_success 'testDeletes: a put after a delete is seen (NEW_VERSION_BEHA
 	lines scan del "start=r&stop=r0&column=f0&versions=2147483647"
 '
 
-# Deleting a family of one row but not the other, various ways.
-test_expect_success 'testDeletes: a family, a column' '
+# Deleting a family of one row but not the other, various ways; two
+# Delete.addColumn (latest) of one column in one Delete delete its two
+# newest versions (HRegion.prepareDeleteTimestamps counts them).
+test_expect_success 'testDeletes: family, column, two latest versions in one Delete' '
 	for r in r0 r1 r2; do
 		batch del "put $r f1:q@1000 v0\nput $r f1:q@2000 v1\nput $r f2:q@3000 v2\nput $r f2:q@4000 v3\n" || return 1
 	done &&
 	batch del "deletefamily r0 f2\n" &&
 	batch del "deletecolumns r1 f1:q\n" &&
-	batch del "deletecolumn r2 f2:q\n" &&
+	batch del "deletecolumn r2 f1:q\ndeletecolumn r2 f1:q\ndeletecolumn r2 f2:q\n" &&
 	cat >expect <<-\EOF &&
 	r0 f1:q 2000 v1
 	r0 f1:q 1000 v0
 	r1 f2:q 4000 v3
 	r1 f2:q 3000 v2
-	r2 f1:q 2000 v1
-	r2 f1:q 1000 v0
 	r2 f2:q 3000 v2
 	EOF
 	lines scan del "start=r0&stop=r3&column=f1&column=f2&versions=2147483647" &&

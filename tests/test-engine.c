@@ -311,6 +311,34 @@ int main(void)
 	del(w, CF_DEL_VERSION, "com.cnn.www", "anchor", "x", CF_TS_NOW);
 	is_str(get_str(w, "com.cnn.www", NULL), "",
 	       "Delete at 'now' removes the latest version");
+	put(w, "two", "contents", "html", 1, "a");
+	put(w, "two", "contents", "html", 2, "b");
+	put(w, "two", "contents", "html", 3, "c");
+	{
+		/* HBase's HRegion.prepareDeleteTimestamps: the second Delete
+		 * of the latest version in one mutation takes the second */
+		cf_batch *bb;
+		cf_batch_new(&bb);
+		for (int k = 0; k < 2; k++)
+			cf_batch_delete(bb, CF_DEL_VERSION, "two", 3,
+					"contents", 8, "html", 4, CF_TS_NOW);
+		cf_batch_put(bb, "two", 3, "contents", 8, "txt", 3, 7, "t", 1);
+		is_int(cf_table_apply(w, bb), CF_OK,
+		       "two Deletes of the latest version in one batch");
+		is_str(get_str(w, "two", &call),
+		       "contents:html@1=a contents:txt@7=t",
+		       "delete the two newest versions");
+		cf_batch_free(bb);
+		cf_batch_new(&bb);
+		for (int k = 0; k < 2; k++)
+			cf_batch_delete(bb, CF_DEL_VERSION, "two", 3,
+					"contents", 8, "html", 4, CF_TS_NOW);
+		is_int(cf_table_apply(w, bb), CF_OK,
+		       "two such Deletes of a column of one version");
+		is_str(get_str(w, "two", &call), "contents:txt@7=t",
+		       "delete it, and the second deletes nothing");
+		cf_batch_free(bb);
+	}
 
 	/* --- bad input ---------------------------------------------- */
 	cf_table_open(db, "t", &t);
