@@ -594,6 +594,84 @@ put anotherrow f:q testValue
 	missing "$MNT/cap/anotherrow/f:q"
 '
 
+# counters: the 8-byte values of row ROW, as "QUAL N" lines
+counters() {
+	for q in "$@"; do
+		echo "$q $(cat "$MNT/inc/$ROW/f:$q@counter")" || return 1
+	done
+}
+
+# TestIncrementsFromClientSide.testIncrement: single and multi-column
+# Increments (one atomic mutation of the row, as HBase's Increment).
+test_expect_success 'testIncrement: several columns by different amounts' '
+	table inc "f\n" &&
+	ROW=testRow &&
+	batch inc "incr testRow f:a 1\n" &&
+	batch inc "incr testRow f:b 2\n" &&
+	batch inc "incr testRow f:c 3\n" &&
+	batch inc "incr testRow f:d 4\n" &&
+	batch inc "incr testRow f:b 1 f:d 1 f:e 1\n" &&
+	printf "a 1\nb 3\nc 3\nd 5\ne 1\n" >expect &&
+	lines counters a b c d e &&
+	batch inc "incr a f:a 1 f:b 2 f:c 3 f:d 4 f:e 5 f:f 6 f:g 7 f:h 8 f:i 9\n" &&
+	batch inc "incr a f:a 1 f:b 2 f:c 3 f:d 4 f:e 5 f:f 6 f:g 7 f:h 8 f:i 9\n" &&
+	batch inc "incr a f:a 0 f:b 0 f:c 0 f:d 0 f:e 0 f:f 0 f:g 0 f:h 0 f:i 0\n" &&
+	ROW=a &&
+	printf "a 2\nb 4\nc 6\nd 8\ne 10\nf 12\ng 14\nh 16\ni 18\n" >expect &&
+	lines counters a b c d e f g h i &&
+	echo 9 >expect &&
+	ls "$MNT/inc/a" | wc -l >out && test_cmp expect out
+'
+
+# TestIncrementsFromClientSide.testIncrementIncrZeroAtFirst
+test_expect_success 'testIncrementIncrZeroAtFirst' '
+	batch inc "incr zero f:col1 0\n" &&
+	ROW=zero &&
+	echo "col1 0" >expect && lines counters col1 &&
+	printf 00000000 | tr 0 "\\000" >expect &&
+	cat "$MNT/inc/zero/f:col1" >out && cmp expect out &&
+	batch inc "incr zero f:col1 1 f:col2 0 f:col3 2\n" &&
+	printf "col1 1\ncol2 0\ncol3 2\n" >expect &&
+	lines counters col1 col2 col3
+'
+
+# TestIncrementsFromClientSide.testIncrementOnSameColumn: a column named
+# twice in one Increment is incremented once (each delta applies to the
+# value read before the Increment; the last one named is written).
+test_expect_success 'testIncrementOnSameColumn' '
+	batch inc "incr same f:A 1 f:A 1 f:B 1 f:B 1 f:C 1 f:C 1\n" &&
+	ROW=same &&
+	printf "A 1\nB 1\nC 1\n" >expect && lines counters A B C &&
+	batch inc "incr same f:A 1 f:B 1 f:C 1\n" &&
+	printf "A 2\nB 2\nC 2\n" >expect && lines counters A B C
+'
+
+# TestIncrementsFromClientSide.testIncrementingInvalidValue: a cell of 4
+# bytes is no counter; a multi-column Increment naming it changes nothing.
+test_expect_success 'testIncrementingInvalidValue' '
+	batch inc "put bad f:q %%00%%00%%00%%05\n" &&
+	echo EINVAL >expect &&
+	errno_of write "$MNT/inc/.batch" "incr bad f:q 5
+" >out && test_cmp expect out &&
+	errno_of write "$MNT/inc/.batch" "incr bad f:ok 1 f:q 5
+" >out && test_cmp expect out &&
+	grep "no 8-byte counter" "$MNT/.log" &&
+	missing "$MNT/inc/bad/f:ok"
+'
+
+test_expect_success 'malformed incr lines: EINVAL, the reason in .log' '
+	for l in "incr r" "incr r f:a x" "incr r f:a 1 f:b 1x" "incr r f:a 1 1" \
+		 "incr r f:a@5 1" "incr r f:a 1 nofam:b 1" "incr r f:a 1 f 1" \
+		 "incr r f:a 99999999999999999999" "incr r f:a 1 " "incr r f:a --1"; do
+		echo EINVAL >expect &&
+		errno_of write "$MNT/inc/.batch" "$l
+" >out && test_cmp expect out &&
+		grep -F "write .batch: line 1: not '"'"'incr ROW" "$MNT/.log" ||
+		return 1
+	done &&
+	missing "$MNT/inc/r/f:a"
+'
+
 test_expect_success 'unmount' '
 	cellfs_umount &&
 	! cellfs_is_mounted

@@ -402,6 +402,46 @@ int main(void)
 						  &v), CF_ERANGE,
 			       "counter overflow is ERANGE");
 		}
+		{
+			/* several columns at once (HBase's Increment) */
+			unsigned char d[8];
+			cf_batch_new(&bb);
+			enc_u64be(d, 10);
+			cf_batch_put(bb, "c", 1, "cf", 2, "n", 1, CF_TS_NOW, d,
+				     8);
+			enc_u64be(d, 7);
+			cf_batch_put(bb, "c", 1, "cf", 2, "x", 1, CF_TS_NOW, d,
+				     8);
+			enc_u64be(d, 1);
+			cf_batch_put(bb, "c", 1, "cf", 2, "x", 1, CF_TS_NOW, d,
+				     8);
+			is_int(cf_table_increment_row(t, "c", 1, bb), CF_OK,
+			       "increment of several columns");
+			cf_table_increment(t, "c", 1, "cf", 2, "n", 1, 0, &v);
+			is_int(v, 13, "each column gets its delta");
+			cf_table_increment(t, "c", 1, "cf", 2, "x", 1, 0, &v);
+			is_int(v, 1, "a column named twice the last delta "
+			       "named, as HBase's Increment");
+			cf_batch_put(bb, "c", 1, "cf", 2, "m", 1, CF_TS_NOW, d,
+				     8);
+			is_int(cf_table_increment_row(t, "c", 1, bb), CF_ERANGE,
+			       "an overflow of one column is ERANGE");
+			cf_table_increment(t, "c", 1, "cf", 2, "n", 1, 0, &v);
+			is_int(v, 13, "and changes no column");
+			cf_batch_clear(bb);
+			cf_batch_put(bb, "a", 1, "cf", 2, "n", 1, CF_TS_NOW, d,
+				     8);
+			cf_batch_put(bb, "a", 1, "cf", 2, "log", 3, CF_TS_NOW,
+				     d, 8);
+			is_int(cf_table_increment_row(t, "a", 1, bb), CF_EINVAL,
+			       "a non-counter among the columns is EINVAL");
+			is_str(get_str(t, "a", NULL),
+			       "cf:log@1700000000000=one two",
+			       "and writes no column");
+			is_int(cf_table_increment_row(t, "c", 1, bb), CF_EXDEV,
+			       "a column of another row is EXDEV");
+			cf_batch_free(bb);
+		}
 		cf_batch_new(&bb);
 		cf_batch_put(bb, "k", 1, "cf", 2, "q", 1, CF_TS_NOW, "first", 5);
 		cf_table_check_and_apply(t, "k", 1, "cf", 2, "q", 1, NULL, 0, bb,
