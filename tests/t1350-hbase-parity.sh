@@ -490,6 +490,98 @@ test_expect_success 'NVB testRawScanAndMajorCompaction' '
 	lines scan nvb10 raw
 '
 
+# TestKeepDeletes (regionserver): three families fam1 fam2 fam3 of 3
+# versions with KEEP_DELETED_CELLS=TRUE; ts is 1000, the row and the
+# column are "1" and fam1:fam1, the values T1 ... are 1 ...
+kdc() {
+	table "$1" "fam1 VERSIONS=3 KEEP_DELETED_CELLS=$2\nfam2 VERSIONS=3 KEEP_DELETED_CELLS=$2\nfam3 VERSIONS=3 KEEP_DELETED_CELLS=$2\n"
+}
+
+# TestKeepDeletes.testRawScan: a raw scan shows the markers (a row
+# delete is a DeleteFamily in each family) and honours the time range.
+test_expect_success 'TestKeepDeletes.testRawScan' '
+	kdc kd1 TRUE &&
+	for l in "put 1 fam1:fam1@1000 1" "put 1 fam1:fam1@1002 2" \
+		 "put 1 fam1:fam1@1004 3" "deleteall 1 @1001" \
+		 "deletecolumn 1 fam1:fam1@1002" \
+		 "deletecolumns 1 fam1:fam1@1003"; do
+		batch kd1 "$l\n" || return 1
+	done &&
+	cat >expect <<-\EOF &&
+	1 fam1: 1001 @DeleteFamily
+	1 fam1:fam1 1004 3
+	1 fam1:fam1 1003 @DeleteColumn
+	1 fam1:fam1 1002 @Delete
+	1 fam1:fam1 1002 2
+	1 fam1:fam1 1000 1
+	1 fam2: 1001 @DeleteFamily
+	1 fam3: 1001 @DeleteFamily
+	EOF
+	lines scan kd1 raw &&
+	: >expect &&
+	lines scan kd1 "raw&time=0,1" &&
+	cat >expect <<-\EOF &&
+	1 fam1: 1001 @DeleteFamily
+	1 fam1:fam1 1000 1
+	1 fam2: 1001 @DeleteFamily
+	1 fam3: 1001 @DeleteFamily
+	EOF
+	lines scan kd1 "raw&time=0,1002" &&
+	printf "1 fam1:fam1 1004 3\n1 fam1:fam1 1003 @DeleteColumn\n" >expect &&
+	lines scan kd1 "raw&time=1003,1005"
+'
+
+# TestKeepDeletes.testBasicScenario, its reads: a Get of a time range
+# before a row delete sees what it deleted, one that includes it does
+# not, after flush and major compactions too.  (HBase shows T1 as well
+# before the flush, from the memstore, and not after it: T1 is VERSIONS
+# behind; here it is not shown at all.)  HBase's counts of delete
+# markers after the major compactions, 1 and at the end 0, are not
+# asserted: an open difference, cellfs with KEEP_DELETED_CELLS keeps
+# every marker and every masked put, also those VERSIONS crowded out,
+# where HBase drops the markers older than the store's oldest put and
+# keeps at most VERSIONS deleted cells.
+test_expect_success 'TestKeepDeletes.testBasicScenario: reads before a delete' '
+	kdc kd2 TRUE &&
+	batch kd2 "put 1 fam1:fam1@1000 1\nput 1 fam1:fam1@1001 2\nput 1 fam1:fam1@1002 3\nput 1 fam1:fam1@1004 4\n" &&
+	batch kd2 "deleteall 1 @1002\n" &&
+	grep -c @Delete <"$MNT/kd2/.scan/raw" >out && echo 3 >expect &&
+	test_cmp expect out &&
+	echo "1001 2" >expect &&
+	lines cat "$MNT/kd2/1/fam1:fam1@0,1002,v=2147483647" &&
+	ctl kd2 flush &&
+	lines cat "$MNT/kd2/1/fam1:fam1@0,1002,v=2147483647" &&
+	ctl kd2 major_compact && ctl kd2 major_compact &&
+	lines cat "$MNT/kd2/1/fam1:fam1@0,1002,v=2147483647" &&
+	missing "$MNT/kd2/1/fam1:fam1@0,1004,v=2147483647" &&
+	batch kd2 "put 1 fam1:fam1@1005 5\n" &&
+	batch kd2 "put 1 fam1:fam1@1006 6\n" &&
+	batch kd2 "put 1 fam1:fam1@1000 1\n" &&
+	missing "$MNT/kd2/1/fam1:fam1@0,1004,v=2147483647"
+'
+
+# TestKeepDeletes.testWithoutKeepingDeletes and
+# testRawScanWithoutKeepingDeletes: without KEEP_DELETED_CELLS a time
+# range before the delete does not see the cell; flush and minor
+# compaction keep the marker, major compaction drops it and the put.
+test_expect_success 'TestKeepDeletes.testWithoutKeepingDeletes' '
+	kdc kd3 FALSE &&
+	batch kd3 "put 1 fam1:fam1@1000 1\n" &&
+	echo "1000 1" >expect &&
+	lines cat "$MNT/kd3/1/fam1:fam1@0,1001,v=2147483647" &&
+	batch kd3 "deletecolumn 1 fam1:fam1@1000\n" &&
+	missing "$MNT/kd3/1/fam1:fam1@0,1001,v=2147483647" &&
+	: >expect &&
+	lines scan kd3 "time=0,1001&versions=2147483647" &&
+	printf "1 fam1:fam1 1000 @Delete\n1 fam1:fam1 1000 1\n" >expect &&
+	lines scan kd3 raw &&
+	ctl kd3 flush && ctl kd3 compact &&
+	lines scan kd3 raw &&
+	ctl kd3 major_compact &&
+	: >expect &&
+	lines scan kd3 raw
+'
+
 # TestTimestampsFilter.testWithVersionDeletes: versions 1..5 of row:0
 # column:0, the version 4 deleted; TimestampsFilter(2, 3, 4, 5) with all
 # versions, from the memstore and from a store file.
