@@ -582,6 +582,89 @@ test_expect_success 'TestKeepDeletes.testWithoutKeepingDeletes' '
 	lines scan kd3 raw
 '
 
+# TestMinVersions (regionserver): MIN_VERSIONS with a TTL of 1 s, the
+# puts made "2 s in the past" there, 100 s here (ts below); the column is
+# fam1:fam1 of row "1", the values T0 ... are 0 ...  HBase answers some
+# Gets from the memstore before the flush with versions its flush then
+# drops (HBASE-4241: testBaseCase's "oldest version still exists"); the
+# cases assert the answers after the flush, which here hold throughout.
+minv() {
+	table "$1" "fam1 VERSIONS=1000 MIN_VERSIONS=$2 TTL=1\nfam2 VERSIONS=1000 MIN_VERSIONS=$2 TTL=1\n"
+}
+mv_get() {
+	cat "$MNT/$1/1/fam1:fam1@$2"
+}
+
+# TestMinVersions.testBaseCase: 2 versions minimum
+mv_base() {
+	echo "$ts 4" >expect && lines mv_get mv1 "0,$((ts + 1)),v=1" &&
+	printf "$ts 4\n$((ts - 1)) 3\n" >expect &&
+	lines mv_get mv1 v=2147483647 &&
+	echo "$((ts - 1)) 3" >expect && lines mv_get mv1 "0,$ts,v=1" &&
+	missing "$MNT/mv1/1/fam1:fam1@0,$((ts - 1))" &&
+	missing "$MNT/mv1/1/fam1:fam1@0,$((ts - 2))"
+}
+test_expect_success 'TestMinVersions.testBaseCase' '
+	minv mv1 2 &&
+	ts=$(($(date +%s%3N) - 100000)) &&
+	for d in 3 2 1 0; do
+		batch mv1 "put 1 fam1:fam1@$((ts - d)) $((4 - d))\n" || return 1
+	done &&
+	mv_base &&
+	ctl mv1 flush && mv_base &&
+	ctl mv1 major_compact && mv_base
+'
+
+# TestMinVersions.testDelete: 3 versions minimum, a row delete at ts - 1
+test_expect_success 'TestMinVersions.testDelete' '
+	minv mv2 3 &&
+	for d in 2 1 0; do
+		batch mv2 "put 1 fam1:fam1@$((ts - d)) $((3 - d))\n" || return 1
+	done &&
+	batch mv2 "deleteall 1 @$((ts - 1))\n" &&
+	echo "$ts 3" >expect &&
+	lines mv_get mv2 v=2147483647 &&
+	echo "1 fam1:fam1 $ts 3" >expect &&
+	lines scan mv2 "versions=2147483647" &&
+	ctl mv2 flush && ctl mv2 major_compact &&
+	lines scan mv2 "versions=2147483647"
+'
+
+# TestMinVersions.testMemStore: a backdated put after the flush is not
+# the latest version; one after it is.
+test_expect_success 'TestMinVersions.testMemStore' '
+	minv mv3 2 &&
+	for d in 2 1 0; do
+		batch mv3 "put 1 fam1:fam1@$((ts - d)) $((4 - d))\n" || return 1
+	done &&
+	ctl mv3 flush && ctl mv3 major_compact &&
+	batch mv3 "put 1 fam1:fam1@$((ts - 3)) 1\n" &&
+	printf 4 >expect && lines cat "$MNT/mv3/1/fam1:fam1" &&
+	printf "$ts 4\n$((ts - 1)) 3\n" >expect &&
+	lines mv_get mv3 v=2147483647 &&
+	batch mv3 "put 1 fam1:fam1@$((ts + 1)) 5\n" &&
+	printf "$((ts + 1)) 5\n$ts 4\n" >expect &&
+	lines mv_get mv3 v=2147483647
+'
+
+# TestMinVersions.testFilters: TimestampsFilter(ts - 1, ts - 2) shows
+# only T2: with 2 versions minimum T1 is gone from the user'"'"'s view.
+mv_filters() {
+	echo "1 fam2:fam2 $((ts - 1)) 2" >expect &&
+	lines scan mv4 "column=fam2:fam2&ts=$((ts - 1)),$((ts - 2))&versions=2147483647" &&
+	echo "1 fam1:fam1 $((ts - 1)) 2" >expect &&
+	lines scan mv4 "column=fam1:fam1&filter=TimestampsFilter($((ts - 1)), $((ts - 2)))&versions=2147483647"
+}
+test_expect_success 'TestMinVersions.testFilters' '
+	minv mv4 2 &&
+	for d in 3 2 1 0; do
+		batch mv4 "put 1 fam1:fam1@$((ts - d)) $((3 - d))\nput 1 fam2:fam2@$((ts - d)) $((3 - d))\n" ||
+		return 1
+	done &&
+	mv_filters &&
+	ctl mv4 flush && ctl mv4 major_compact && mv_filters
+'
+
 # TestTimestampsFilter.testWithVersionDeletes: versions 1..5 of row:0
 # column:0, the version 4 deleted; TimestampsFilter(2, 3, 4, 5) with all
 # versions, from the memstore and from a store file.
