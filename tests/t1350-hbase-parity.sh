@@ -665,6 +665,48 @@ test_expect_success 'TestMinVersions.testFilters' '
 	ctl mv4 flush && ctl mv4 major_compact && mv_filters
 '
 
+# TestAsyncTableScan and the other AbstractTestAsyncTableScan classes
+# (client): rows 000 ... 999 (CQ1 holds the number, here as text), regions
+# split at 111, 222 ... 999; testScanWithLimit and
+# testReversedScanWithLimit, testScan(START, INCL, STOP, INCL, LIMIT).  An
+# inclusive stop row R is stop=R%00 (the next key), an exclusive start
+# row start=R%00; a reversed scan's exclusive start has no such name and
+# those cases are left out.
+# rows QUERY: the first and last row of a scan of lim, and their count
+rows() {
+	scan lim "$1" | cut -d" " -f1 >all &&
+	echo "$(head -1 all) $(tail -1 all) $(wc -l <all)"
+}
+test_expect_success 'scans with a limit across regions, forward and reversed' '
+	table lim "f\n" &&
+	s= && i=0 &&
+	while test $i -lt 1000; do
+		s="${s}put $(printf %03d $i) f:cq1 $i\n" &&
+		i=$((i + 1)) || return 1
+	done &&
+	batch lim "$s" &&
+	for k in 111 222 333 444 555 666 777 888 999; do
+		mkdir "$MNT/lim/@$k" || return 1
+	done &&
+	ls "$MNT/lim" | grep -c "^@" >out && echo 10 >expect &&
+	test_cmp expect out &&
+	echo 500 >expect &&
+	scan lim "start=500&limit=1" | cut -d" " -f4 >out &&
+	test_cmp expect out &&
+	echo "001 900 900" >expect && lines rows "start=001&stop=998&limit=900" &&
+	echo "123 222 100" >expect && lines rows "start=123&stop=234%00&limit=100" &&
+	echo "234 333 100" >expect && lines rows "start=234&stop=456&limit=100" &&
+	echo "346 445 100" >expect && lines rows "start=345%00&stop=567%00&limit=100" &&
+	echo "457 556 100" >expect && lines rows "start=456%00&stop=678&limit=100" &&
+	echo "001 997 997" >expect && lines rows "start=001&stop=998&limit=1000" &&
+	echo "123 322 200" >expect && lines rows "start=123&stop=345%00&limit=200" &&
+	echo "998 099 900" >expect && lines rows "reversed&start=998&stop=001&limit=900" &&
+	echo "543 444 100" >expect && lines rows "reversed&start=543&stop=320&limit=100" &&
+	echo "654 555 100" >expect && lines rows "reversed&start=654&stop=432&limit=100" &&
+	echo "998 002 997" >expect && lines rows "reversed&start=998&stop=001&limit=1000" &&
+	echo "543 344 200" >expect && lines rows "reversed&start=543&stop=320&limit=200"
+'
+
 # TestTimestampsFilter.testWithVersionDeletes: versions 1..5 of row:0
 # column:0, the version 4 deleted; TimestampsFilter(2, 3, 4, 5) with all
 # versions, from the memstore and from a store file.
