@@ -670,8 +670,9 @@ test_expect_success 'TestMinVersions.testFilters' '
 # split at 111, 222 ... 999; testScanWithLimit and
 # testReversedScanWithLimit, testScan(START, INCL, STOP, INCL, LIMIT).  An
 # inclusive stop row R is stop=R%00 (the next key), an exclusive start
-# row start=R%00; a reversed scan's exclusive start has no such name and
-# those cases are left out.
+# row start=R%00; a reversed scan says an exclusive start R with
+# RowFilter(<, 'binary:R') and an inclusive stop R with
+# InclusiveStopFilter('R').
 # rows QUERY: the first and last row of a scan of lim, and their count
 rows() {
 	scan lim "$1" | cut -d" " -f1 >all &&
@@ -703,8 +704,13 @@ test_expect_success 'scans with a limit across regions, forward and reversed' '
 	echo "998 099 900" >expect && lines rows "reversed&start=998&stop=001&limit=900" &&
 	echo "543 444 100" >expect && lines rows "reversed&start=543&stop=320&limit=100" &&
 	echo "654 555 100" >expect && lines rows "reversed&start=654&stop=432&limit=100" &&
+	echo "764 665 100" >expect &&
+	lines rows "reversed&start=765&filter=RowFilter(<, '"'binary:765'"') AND InclusiveStopFilter('"'543'"')&limit=100" &&
+	echo "875 776 100" >expect &&
+	lines rows "reversed&start=876&stop=654&filter=RowFilter(<, '"'binary:876'"')&limit=100" &&
 	echo "998 002 997" >expect && lines rows "reversed&start=998&stop=001&limit=1000" &&
-	echo "543 344 200" >expect && lines rows "reversed&start=543&stop=320&limit=200"
+	echo "543 344 200" >expect &&
+	lines rows "reversed&start=543&filter=InclusiveStopFilter('"'321'"')&limit=200"
 '
 
 # TestTimestampsFilter.testWithVersionDeletes: versions 1..5 of row:0
