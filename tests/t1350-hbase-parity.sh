@@ -817,6 +817,19 @@ put anotherrow f:q testValue
 	missing "$MNT/cap/anotherrow/f:q"
 '
 
+# TestFromClientSide.testAppend: two Appends of several columns; a column
+# absent before starts empty, and all columns of one Append have one
+# timestamp.
+test_expect_success 'testAppend: several columns, one timestamp' '
+	table app "f\n" &&
+	batch app "append testRow f:b 42 f:a 23\n" &&
+	batch app "append testRow f:b 23 f:a 42 f:c 23\n" &&
+	printf "testRow f:a 2342\ntestRow f:b 4223\ntestRow f:c 23\n" >expect &&
+	scan app all | cut -d" " -f1,2,4 >out && test_cmp expect out &&
+	scan app all | cut -d" " -f3 | uniq | wc -l >out &&
+	echo 1 >expect && test_cmp expect out
+'
+
 # counters: the 8-byte values of row ROW, as "QUAL N" lines
 counters() {
 	for q in "$@"; do
