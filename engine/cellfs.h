@@ -241,6 +241,19 @@ int cf_table_append_row(cf_table *t, const void *row, size_t rowlen,
 int cf_table_increment(cf_table *t, const void *row, size_t rowlen,
 		       const char *fam, size_t famlen, const void *qual,
 		       size_t qlen, int64_t delta, int64_t *result);
+/* HBase Increment of several columns of one row: every put of cols
+ * (each of row, its value the delta as 8 bytes big-endian, its
+ * timestamp ignored) adds its delta to its cell's counter (absent = 0);
+ * a column named twice takes the last delta named (HBase's Increment
+ * computes each from the same value read).  All new values are written
+ * as one atomic mutation, each at a timestamp never below the version
+ * read.  cols stays the caller's.  CF_EINVAL (cols empty, holding a
+ * delete or a value not 8 bytes, or a cell named that is not 8 bytes),
+ * CF_ERANGE (an overflow), CF_EXDEV (a put of another row), CF_ENOTFOUND
+ * (a family the table lacks), and cf_table_apply's errors; on error
+ * nothing is written. */
+int cf_table_increment_row(cf_table *t, const void *row, size_t rowlen,
+			   const cf_batch *cols);
 /* HBase CheckAndPut/CheckAndMutate: applies b (which must touch only
  * row) iff the latest value of fam:qual equals expect (elen bytes), or
  * with expect == NULL iff the cell is absent.  *applied says which. */

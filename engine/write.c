@@ -241,8 +241,64 @@ static int validate(struct cf_table *t, const cf_batch *b)
 	return CF_OK;
 }
 
+/* How many Deletes of the latest version of op's column op is in b: 1
+ * for the first, 2 for a second one before which the first comes ... */
+static int latest_rank(const cf_batch *b, size_t i)
+{
+	const struct bop *op = &b->ops[i];
+	int n = 1;
+
+	for (size_t j = 0; j < i; j++) {
+		const struct bop *o = &b->ops[j];
+		if (o->kind == BOP_DEL_VERSION && o->ts == CF_TS_NOW &&
+		    bytes_cmp(b->data.p + o->row, o->rowlen,
+			      b->data.p + op->row, op->rowlen) == 0 &&
+		    bytes_cmp(b->data.p + o->fam, o->famlen,
+			      b->data.p + op->fam, op->famlen) == 0 &&
+		    bytes_cmp(b->data.p + o->qual, o->qlen,
+			      b->data.p + op->qual, op->qlen) == 0)
+			n++;
+	}
+	return n;
+}
+
+/* The timestamp of the n-th newest visible version of c's column into
+ * *ts; CF_ENOTFOUND when it has fewer. */
+static int nth_latest(struct cf_table *t, const struct wcell *c, int n,
+		      struct buf *scratch, int64_t *ts)
+{
+	struct cf_column col = { (const char *)c->fam, c->famlen,
+				 c->qlen ? c->qual : (const void *)"",
+				 c->qlen };
+	struct cf_read_opts o = CF_READ_OPTS_INIT;
+	cf_row *r;
+	int rc;
+
+	if (n == 1)
+		return table_get_latest(t, c->row, c->rowlen,
+					(const char *)c->fam, c->famlen,
+					c->qual, c->qlen, scratch, ts);
+	o.columns = &col;
+	o.ncolumns = 1;
+	o.max_versions = n;
+	o.keys_only = 1;
+	rc = cf_table_get(t, c->row, c->rowlen, &o, &r);
+	if (rc)
+		return rc;
+	if (cf_row_count(r) < (size_t)n)
+		rc = CF_ENOTFOUND;
+	else
+		*ts = cf_row_cell(r, (size_t)n - 1)->ts;
+	cf_row_free(r);
+	return rc;
+}
+
 /* Turns the batch's ops into cells with resolved timestamps.  Caller
- * holds the rows' stripes (CF_DEL_VERSION at "now" reads the latest). */
+ * holds the rows' stripes (CF_DEL_VERSION at "now" reads the latest).
+ * As HBase's HRegion.prepareDeleteTimestamps, the second Delete of the
+ * latest version of one column in a batch takes the second newest
+ * version, and so on: all are resolved against the column as it was
+ * before the batch, which they would otherwise all name the newest of. */
 static int expand(struct cf_table *t, const cf_batch *b, int64_t now,
 		  struct wlist *out, struct buf *scratch)
 {
@@ -270,10 +326,8 @@ static int expand(struct cf_table *t, const cf_batch *b, int64_t now,
 			c.vlen = 0;
 			if (op->ts == CF_TS_NOW) {
 				int64_t ts;
-				rc = table_get_latest(t, c.row, c.rowlen,
-						      (const char *)c.fam,
-						      c.famlen, c.qual,
-						      c.qlen, scratch, &ts);
+				rc = nth_latest(t, &c, latest_rank(b, i),
+						scratch, &ts);
 				if (rc == CF_ENOTFOUND) {
 					rc = CF_OK;
 					break;
@@ -961,6 +1015,104 @@ int cf_table_increment(cf_table *t, const void *row, size_t rowlen,
 	}
 out:
 	count_error(t, rc);
+	buf_release(&cur);
+	return rc;
+}
+
+/*
+ * Every column's new value is its value before the Increment plus its
+ * delta, computed under the row's stripe, and all are written as one
+ * batch, as append_row does: a reader sees all of them or none.  A column
+ * named again takes the last delta named, as HBase's Increment writes the
+ * sums of each from the same value read (its
+ * TestIncrementsFromClientSide.testIncrementOnSameColumn).
+ */
+int cf_table_increment_row(cf_table *t, const void *row, size_t rowlen,
+			   const cf_batch *cols)
+{
+	cf_batch out = { 0 };
+	struct buf cur = BUF_INIT;
+	unsigned stripe;
+	int64_t now, ts, old, delta, nv;
+	unsigned char v[8];
+	int rc = CF_OK;
+
+	if (cols->n == 0)
+		rc = CF_EINVAL;
+	for (size_t i = 0; !rc && i < cols->n; i++) {
+		const struct bop *o = &cols->ops[i];
+		if (o->kind != BOP_PUT || o->vlen != 8)
+			rc = CF_EINVAL;
+		else if (bytes_cmp(bop_bytes(cols, o->row), o->rowlen, row,
+				   rowlen) != 0)
+			rc = CF_EXDEV;
+		else if (!table_family(t, (const char *)bop_bytes(cols, o->fam),
+				       o->famlen)) {
+			cf_log(CF_LOG_WARN, "%s: no family '%.*s'", t->name,
+			       (int)o->famlen,
+			       (const char *)bop_bytes(cols, o->fam));
+			rc = CF_ENOTFOUND;
+		}
+	}
+	if (rc)
+		goto out;
+	rc = rmw_begin(t, row, rowlen,
+		       (const char *)bop_bytes(cols, cols->ops[0].fam),
+		       cols->ops[0].famlen, &stripe);
+	if (rc)
+		goto out;
+	now = env_now_ms();
+	for (size_t i = 0; !rc && i < cols->n; i++) {
+		const struct bop *o = &cols->ops[i];
+		size_t j;
+		for (j = i + 1; j < cols->n; j++)
+			if (same_column(cols, o, &cols->ops[j]))
+				break;
+		if (j < cols->n)	/* named again: the last one counts */
+			continue;
+		buf_reset(&cur);
+		ts = 0;
+		old = 0;
+		rc = table_get_latest(t, row, rowlen,
+				      (const char *)bop_bytes(cols, o->fam),
+				      o->famlen, bop_bytes(cols, o->qual),
+				      o->qlen, &cur, &ts);
+		if (rc == CF_ENOTFOUND) {
+			rc = CF_OK;
+		} else if (rc == CF_OK && cur.len != 8) {
+			cf_log(CF_LOG_WARN, "%s: increment of a %zu-byte "
+			       "value (counters are 8 bytes)", t->name,
+			       cur.len);
+			rc = CF_EINVAL;
+		} else if (rc == CF_OK) {
+			old = (int64_t)dec_u64be(cur.p);
+		}
+		delta = (int64_t)dec_u64be(bop_val(cols, o));
+		if (rc == CF_OK && __builtin_add_overflow(old, delta, &nv)) {
+			cf_log(CF_LOG_WARN, "%s: counter overflow", t->name);
+			rc = CF_ERANGE;
+		}
+		if (rc == CF_OK) {
+			enc_u64be(v, (uint64_t)nv);
+			rc = cf_batch_put(&out, row, rowlen,
+					  (const char *)bop_bytes(cols, o->fam),
+					  o->famlen, bop_bytes(cols, o->qual),
+					  o->qlen, now > ts ? now : ts, v, 8);
+		}
+	}
+	if (!rc)
+		rc = begin_write(t, &out);
+	if (!rc)
+		rc = apply_locked(t, &out);
+	rmw_end(t, stripe);
+	if (!rc) {
+		atomic_fetch_add(&t->st.increments, out.n);
+		atomic_fetch_add(&t->db->st.increments, out.n);
+	}
+out:
+	count_error(t, rc);
+	free(out.ops);
+	buf_release(&out.data);
 	buf_release(&cur);
 	return rc;
 }

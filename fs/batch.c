@@ -16,7 +16,10 @@
  *   deleteall ROW [@TS]                   the row, versions <= TS
  *   deleteall ROW FAM[:QUAL][@TS]         shell deleteall of a column
  *                                         or family
- *   incr ROW FAM:QUAL [DELTA]             Increment (alone in its write)
+ *   incr ROW FAM:QUAL [DELTA] [FAM:QUAL [DELTA] ...]
+ *                                         Increment of one or several
+ *                                         columns of ROW, atomic (alone
+ *                                         in its write)
  *   append ROW FAM:QUAL VALUE [FAM:QUAL VALUE ...]
  *                                         Append of one or several
  *                                         columns of ROW, atomic (alone
@@ -39,15 +42,35 @@
  * family holds when the write is applied (the same reads, since a delete
  * masks only what was written before it: docs/engine.md).
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "fs/fs.h"
+#include "util/coding.h"
 #include "util/escape.h"
 
 static _Thread_local char whybuf[200];
+
+/* Parses a decimal delta, optionally signed: 0 or CF_EINVAL. */
+static int parse_delta(const char *p, size_t len, int64_t *out)
+{
+	char num[24], *e;
+
+	if (len == 0 || len >= sizeof num)
+		return CF_EINVAL;
+	memcpy(num, p, len);
+	num[len] = 0;
+	errno = 0;
+	*out = strtoll(num, &e, 10);
+	if (*e || num[0] == ' ' || !(num[0] == '-' || num[0] == '+' ||
+				     (num[0] >= '0' && num[0] <= '9')) ||
+	    errno == ERANGE)
+		return CF_EINVAL;
+	return 0;
+}
 
 /* Splits line at single spaces into at most max tokens; the last token
  * takes the rest.  Returns the count. */
@@ -194,7 +217,7 @@ int fs_batch_write(cf_table *t, const char *p, size_t len, const char **why)
 	const char *tok[4], *bad = NULL;
 	size_t tl[4], nt, i = 0, j, famlen, cfamlen = 0, lineno = 0;
 	size_t lines = 0;
-	int64_t ts, delta = 0, res;
+	int64_t ts, delta = 0;
 	int rc, hasq, check = 0, incr = 0, applied = 0, oneline = 0;
 	int append = 0;
 	enum cf_delete_kind kind;
@@ -287,33 +310,41 @@ int fs_batch_write(cf_table *t, const char *p, size_t len, const char **why)
 				goto bad;
 			rc = family_version(t, b, &row, tok[2], famlen, ts);
 		} else if (IS(0, "incr")) {
-			delta = 1;
-			if (lines > 1 || nt < 3 ||
-			    parse_col(t, tok[2], tl[2], &famlen, &hasq,
-				      &qual, &ts) || !hasq ||
-			    ts != CF_TS_NOW) {
-				bad = "not 'incr ROW FAM:QUAL [DELTA]' alone in "
-				      "its write";
+			/* ROW then FAM:QUAL [DELTA] ...: the puts carry the
+			 * deltas, 8 bytes big-endian */
+			const char *q = tok[1] + tl[1], *end = p + j;
+			const char *pt[3];
+			size_t pl[3], n;
+			unsigned char d8[8];
+			bad = "not 'incr ROW FAM:QUAL [DELTA] [FAM:QUAL "
+			      "[DELTA] ...]' alone in its write, without @TS";
+			if (lines > 1 || nt < 3)
 				goto bad;
-			}
-			if (nt == 4) {
-				char num[24], *e;
-				if (tl[3] == 0 || tl[3] >= sizeof num)
+			while (q < end) {
+				n = tokens(q + 1, (size_t)(end - q - 1), pt, pl,
+					   3);
+				if (parse_col(t, pt[0], pl[0], &famlen, &hasq,
+					      &qual, &ts) || !hasq ||
+				    ts != CF_TS_NOW)
 					goto bad;
-				memcpy(num, tok[3], tl[3]);
-				num[tl[3]] = 0;
-				delta = strtoll(num, &e, 10);
-				if (*e || num[0] == ' ')
+				delta = 1;
+				q = pt[0] + pl[0];
+				/* a column has its ':', a delta none */
+				if (n >= 2 && !memchr(pt[1], ':', pl[1])) {
+					if (parse_delta(pt[1], pl[1], &delta))
+						goto bad;
+					q = pt[1] + pl[1];
+				}
+				enc_u64be(d8, (uint64_t)delta);
+				rc = cf_batch_put(b, ROWP(row), row.len, pt[0],
+						  famlen, ROWP(qual), qual.len,
+						  CF_TS_NOW, d8, 8);
+				if (rc)
 					goto bad;
+				rc = CF_EINVAL;
 			}
 			incr = 1;
-			cfamlen = famlen;
-			memcpy(cfam, tok[2], famlen);
-			buf_reset(&crow);
-			buf_reset(&cqual);
 			rc = buf_append(&crow, row.p, row.len);
-			if (!rc)
-				rc = buf_append(&cqual, qual.p, qual.len);
 		} else if (IS(0, "append")) {
 			/* ROW then FAM:QUAL VALUE pairs; the puts carry the
 			 * data to append */
@@ -438,8 +469,7 @@ bad:
 		if (rc == CF_ETOOBIG)
 			*why = "append: a new value would pass max_value";
 	} else if (incr) {
-		rc = cf_table_increment(t, ROWP(crow), crow.len, cfam, cfamlen,
-					ROWP(cqual), cqual.len, delta, &res);
+		rc = cf_table_increment_row(t, ROWP(crow), crow.len, b);
 		if (rc == CF_EINVAL)
 			*why = "incr: the cell holds no 8-byte counter";
 		else if (rc == CF_ERANGE)

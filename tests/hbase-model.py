@@ -318,10 +318,25 @@ def run(mnt, table, seed, nops):
         elif op == 11:
             q = rnd.choice(QUALS)
             d = rnd.randint(-5, 9)
-            if rnd.random() < 0.5:
+            how = rnd.random()
+            if how < 0.3:
                 line = "incr %s c:%s %d" % (row, q, d)
                 log.append(line)
                 expect(line, batch(line + "\n"), 0)
+            elif how < 0.6:
+                # several columns, one perhaps twice: the last delta
+                # named of a column counts (HBase's Increment)
+                cols = [(rnd.choice(QUALS), rnd.randint(-5, 9))
+                        for _ in range(rnd.randint(2, 4))]
+                line = "incr %s %s" % (row, " ".join(
+                    "c:%s %d" % c for c in cols))
+                log.append(line)
+                expect(line, batch(line + "\n"), 0)
+                for cq, cd in dict(cols).items():
+                    if cq != q:
+                        counters[(row, cq)] = (counters.get((row, cq), 0) +
+                                               cd)
+                d = dict(cols).get(q, 0)
             else:
                 log.append("echo %d >> %s/c:%s@counter" % (d, row, q))
                 try:

@@ -311,6 +311,34 @@ int main(void)
 	del(w, CF_DEL_VERSION, "com.cnn.www", "anchor", "x", CF_TS_NOW);
 	is_str(get_str(w, "com.cnn.www", NULL), "",
 	       "Delete at 'now' removes the latest version");
+	put(w, "two", "contents", "html", 1, "a");
+	put(w, "two", "contents", "html", 2, "b");
+	put(w, "two", "contents", "html", 3, "c");
+	{
+		/* HBase's HRegion.prepareDeleteTimestamps: the second Delete
+		 * of the latest version in one mutation takes the second */
+		cf_batch *bb;
+		cf_batch_new(&bb);
+		for (int k = 0; k < 2; k++)
+			cf_batch_delete(bb, CF_DEL_VERSION, "two", 3,
+					"contents", 8, "html", 4, CF_TS_NOW);
+		cf_batch_put(bb, "two", 3, "contents", 8, "txt", 3, 7, "t", 1);
+		is_int(cf_table_apply(w, bb), CF_OK,
+		       "two Deletes of the latest version in one batch");
+		is_str(get_str(w, "two", &call),
+		       "contents:html@1=a contents:txt@7=t",
+		       "delete the two newest versions");
+		cf_batch_free(bb);
+		cf_batch_new(&bb);
+		for (int k = 0; k < 2; k++)
+			cf_batch_delete(bb, CF_DEL_VERSION, "two", 3,
+					"contents", 8, "html", 4, CF_TS_NOW);
+		is_int(cf_table_apply(w, bb), CF_OK,
+		       "two such Deletes of a column of one version");
+		is_str(get_str(w, "two", &call), "contents:txt@7=t",
+		       "delete it, and the second deletes nothing");
+		cf_batch_free(bb);
+	}
 
 	/* --- bad input ---------------------------------------------- */
 	cf_table_open(db, "t", &t);
@@ -373,6 +401,46 @@ int main(void)
 			is_int(cf_table_increment(t, "c", 1, "cf", 2, "m", 1, 1,
 						  &v), CF_ERANGE,
 			       "counter overflow is ERANGE");
+		}
+		{
+			/* several columns at once (HBase's Increment) */
+			unsigned char d[8];
+			cf_batch_new(&bb);
+			enc_u64be(d, 10);
+			cf_batch_put(bb, "c", 1, "cf", 2, "n", 1, CF_TS_NOW, d,
+				     8);
+			enc_u64be(d, 7);
+			cf_batch_put(bb, "c", 1, "cf", 2, "x", 1, CF_TS_NOW, d,
+				     8);
+			enc_u64be(d, 1);
+			cf_batch_put(bb, "c", 1, "cf", 2, "x", 1, CF_TS_NOW, d,
+				     8);
+			is_int(cf_table_increment_row(t, "c", 1, bb), CF_OK,
+			       "increment of several columns");
+			cf_table_increment(t, "c", 1, "cf", 2, "n", 1, 0, &v);
+			is_int(v, 13, "each column gets its delta");
+			cf_table_increment(t, "c", 1, "cf", 2, "x", 1, 0, &v);
+			is_int(v, 1, "a column named twice the last delta "
+			       "named, as HBase's Increment");
+			cf_batch_put(bb, "c", 1, "cf", 2, "m", 1, CF_TS_NOW, d,
+				     8);
+			is_int(cf_table_increment_row(t, "c", 1, bb), CF_ERANGE,
+			       "an overflow of one column is ERANGE");
+			cf_table_increment(t, "c", 1, "cf", 2, "n", 1, 0, &v);
+			is_int(v, 13, "and changes no column");
+			cf_batch_clear(bb);
+			cf_batch_put(bb, "a", 1, "cf", 2, "n", 1, CF_TS_NOW, d,
+				     8);
+			cf_batch_put(bb, "a", 1, "cf", 2, "log", 3, CF_TS_NOW,
+				     d, 8);
+			is_int(cf_table_increment_row(t, "a", 1, bb), CF_EINVAL,
+			       "a non-counter among the columns is EINVAL");
+			is_str(get_str(t, "a", NULL),
+			       "cf:log@1700000000000=one two",
+			       "and writes no column");
+			is_int(cf_table_increment_row(t, "c", 1, bb), CF_EXDEV,
+			       "a column of another row is EXDEV");
+			cf_batch_free(bb);
 		}
 		cf_batch_new(&bb);
 		cf_batch_put(bb, "k", 1, "cf", 2, "q", 1, CF_TS_NOW, "first", 5);
