@@ -338,6 +338,34 @@ int main(void)
 		is_str(get_str(w, "two", &call), "contents:txt@7=t",
 		       "delete it, and the second deletes nothing");
 		cf_batch_free(bb);
+		/* interleaved columns and rows: each counts its own */
+		for (int v = 1; v <= 3; v++) {	/* within VERSIONS 3 */
+			char val[2] = { (char)('a' + v - 1), 0 };
+			put(w, "two", "contents", "a", v, val);
+			put(w, "two", "contents", "b", v, val);
+			put(w, "three", "contents", "a", v, val);
+		}
+		cf_batch_new(&bb);
+		{
+			static const char *const seq[] = { "two a", "two b",
+				"two a", "three a", "two a", "two b" };
+			for (int k = 0; k < 6; k++)
+				cf_batch_delete(bb, CF_DEL_VERSION, seq[k],
+						strchr(seq[k], ' ') - seq[k],
+						"contents", 8,
+						strchr(seq[k], ' ') + 1, 1,
+						CF_TS_NOW);
+		}
+		is_int(cf_table_apply(w, bb), CF_OK,
+		       "Deletes of the latest versions of three columns, "
+		       "interleaved");
+		is_str(get_str(w, "two", &call),
+		       "contents:b@1=a contents:txt@7=t",
+		       "each column loses as many newest as it was named");
+		is_str(get_str(w, "three", &call),
+		       "contents:a@2=b contents:a@1=a",
+		       "and a row named between them only its newest");
+		cf_batch_free(bb);
 	}
 
 	/* --- bad input ---------------------------------------------- */
