@@ -403,6 +403,23 @@ test_expect_success 'TestUniqueIdRpc: assignQsMetricSingle, assignQsMetricSingle
 	is 400
 '
 
+# The names of /api/uid/assign are checked by Tags.validateString, whose
+# message names the character
+test_expect_success 'TestUniqueIdRpc: an invalid name as Tags.validateString words it (illegal character: C, empty string)' '
+	api "/api/uid/assign?metric=a%21b" &&
+	echo "{\"metric\":{},\"metric_errors\":{\"a!b\":\"Invalid metric (\\\"a!b\\\"): illegal character: !\"}}" >expect &&
+	is 400 &&
+	api /api/uid/assign -X POST -d "{\"tagv\":[\"x y\"]}" &&
+	echo "{\"tagv_errors\":{\"x y\":\"Invalid tagv (\\\"x y\\\"): illegal character:  \"},\"tagv\":{}}" >expect &&
+	is 400 &&
+	api "/api/uid/assign?tagk=,ak.1" &&
+	echo "{\"tagk\":{\"ak.1\":\"000002\"},\"tagk_errors\":{\"\":\"Invalid tagk: empty string\"}}" >expect &&
+	is 400 &&
+	api /api/uid/assign -X POST -d "{\"metric\":[\"\"]}" &&
+	echo "{\"metric\":{},\"metric_errors\":{\"\":\"Invalid metric: empty string\"}}" >expect &&
+	is 400
+'
+
 test_expect_success 'TestUniqueIdRpc: assignPostBadJSON, assignPostNotJSON, assignPostNoContent, assignPostEmptyJSON' '
 	api /api/uid/assign -X POST -d "{\"tagv\":[\"localhost\",myserver\",\"foo\"]}" &&
 	grep -q "^{\"error\":{\"code\":400,\"message\":\"Unable to parse the given JSON\"" body &&
