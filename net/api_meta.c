@@ -239,6 +239,8 @@ static json_t *names_of(json_t *body, struct net_req *r, const char *kind)
 	v = net_arg(r, kind);
 	if (!v || !*v)
 		return NULL;
+	/* as Java's String.split(","): empty names at the end are dropped,
+	 * so "a," is a alone and "," nothing */
 	arr = json_array();
 	for (p = v; arr;) {
 		size_t n = strcspn(p, ",");
@@ -246,6 +248,14 @@ static json_t *names_of(json_t *body, struct net_req *r, const char *kind)
 		if (!p[n])
 			break;
 		p += n + 1;
+	}
+	while (arr && json_array_size(arr) &&
+	       !*json_string_value(json_array_get(arr,
+						  json_array_size(arr) - 1)))
+		json_array_remove(arr, json_array_size(arr) - 1);
+	if (arr && !json_array_size(arr)) {
+		json_decref(arr);
+		arr = NULL;
 	}
 	return arr;
 }

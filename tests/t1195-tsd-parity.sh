@@ -420,6 +420,21 @@ test_expect_success 'TestUniqueIdRpc: an invalid name as Tags.validateString wor
 	is 400
 '
 
+# The query string is split as Java's String.split(",") splits it: empty
+# names at the end are dropped
+test_expect_success 'TestUniqueIdRpc: the query string split as String.split: "a," is a, "," nothing (assignQsNoParamValue, assignQsEmpty, assignQsTypo)' '
+	api "/api/uid/assign?tagk=ak.2," &&
+	echo "{\"tagk\":{\"ak.2\":\"000003\"}}" >expect && is 200 &&
+	api "/api/uid/assign?tagk=,,," &&
+	err 400 "Missing values to assign UIDs" &&
+	api "/api/uid/assign?tagv=" &&
+	err 400 "Missing values to assign UIDs" &&
+	api /api/uid/assign &&
+	err 400 "Missing values to assign UIDs" &&
+	api /api/uid/assign/metrics=hello &&
+	err 400 "Missing values to assign UIDs"
+'
+
 test_expect_success 'TestUniqueIdRpc: assignPostBadJSON, assignPostNotJSON, assignPostNoContent, assignPostEmptyJSON' '
 	api /api/uid/assign -X POST -d "{\"tagv\":[\"localhost\",myserver\",\"foo\"]}" &&
 	grep -q "^{\"error\":{\"code\":400,\"message\":\"Unable to parse the given JSON\"" body &&
