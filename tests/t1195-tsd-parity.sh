@@ -403,6 +403,44 @@ test_expect_success 'TestUniqueIdRpc: assignQsMetricSingle, assignQsMetricSingle
 	is 400
 '
 
+# TSQuery, TSSubQuery and RateOptions are read by Jackson: a boolean may
+# be written "true" or 1, a long "1000"; a value of another type refuses
+# the query, and so does a field RateOptions does not know (it has no
+# @JsonIgnoreProperties, unlike TSQuery and TSSubQuery)
+test_expect_success 'TestQueryRpc postQuerySimplePass with Jackson: "rate":"true", rateOptions as strings, msResolution 1, groupBy "true"' '
+	q="\"start\":$T,\"end\":$((T + 90))" &&
+	r="[{\"metric\":\"rc.n\",\"tags\":{\"host\":\"web01\"},\"aggregateTags\":[],\"dps\":{\"$((T + 60))\":1.0,\"$((T + 90))\":1.0}}]" &&
+	echo "$r" >expect &&
+	api /api/query -X POST -d "{$q,\"queries\":[{\"metric\":\"rc.n\",\"aggregator\":\"sum\",\"rate\":\"true\",\"rateOptions\":{\"counter\":false}}]}" &&
+	is 200 &&
+	api /api/query -X POST -d "{$q,\"queries\":[{\"metric\":\"rc.n\",\"aggregator\":\"sum\",\"rate\":1}]}" &&
+	is 200 &&
+	echo "[{\"metric\":\"rc.a\",\"tags\":{\"host\":\"web01\"},\"aggregateTags\":[],\"dps\":{\"$((T + 60))\":1.0,\"$((T + 90))\":0.0}}]" >expect &&
+	api /api/query -X POST -d "{$q,\"queries\":[{\"metric\":\"rc.a\",\"aggregator\":\"sum\",\"rate\":true,\"rateOptions\":{\"counter\":\"true\",\"counterMax\":\"10000\",\"resetValue\":\" 35 \"}}]}" &&
+	is 200 &&
+	api /api/query -X POST -d "{$q,\"queries\":[{\"metric\":\"rc.a\",\"aggregator\":\"sum\",\"rate\":true,\"rateOptions\":{\"isCounter\":1,\"counterMax\":10000.7,\"resetValue\":35}}]}" &&
+	is 200 &&
+	echo "[{\"metric\":\"rc.n\",\"tags\":{\"host\":\"web01\"},\"aggregateTags\":[],\"dps\":{\"$((T + 30))000\":30}}]" >expect &&
+	api /api/query -X POST -d "{\"start\":$T,\"end\":$((T + 30)),\"msResolution\":1,\"queries\":[{\"metric\":\"rc.n\",\"aggregator\":\"sum\",\"filters\":[{\"type\":\"literal_or\",\"tagk\":\"host\",\"filter\":\"web01\",\"groupBy\":\"true\"}]}]}" &&
+	is 200
+'
+
+test_expect_success 'TestQueryRpc with Jackson: a field RateOptions does not know, or a value of the wrong type, is 400 Unable to parse the given JSON' '
+	q="\"start\":$T,\"end\":$((T + 90))" &&
+	api /api/query -X POST -d "{$q,\"queries\":[{\"metric\":\"rc.a\",\"aggregator\":\"sum\",\"rate\":true,\"rateOptions\":{\"counter\":true,\"bogus\":1}}]}" &&
+	echo "{\"error\":{\"code\":400,\"message\":\"Unable to parse the given JSON\",\"details\":\"Unrecognized field \\\"bogus\\\" (class net.opentsdb.core.RateOptions), not marked as ignorable\"}}" >expect &&
+	is 400 &&
+	api /api/query -X POST -d "{$q,\"queries\":[{\"metric\":\"rc.a\",\"aggregator\":\"sum\",\"rate\":true,\"rateOptions\":{\"counter\":true,\"counterMax\":\"x\"}}]}" &&
+	echo "{\"error\":{\"code\":400,\"message\":\"Unable to parse the given JSON\",\"details\":\"Cannot deserialize value of type \`long\` from String \\\"x\\\": not a valid long value\"}}" >expect &&
+	is 400 &&
+	api /api/query -X POST -d "{$q,\"queries\":[{\"metric\":\"rc.a\",\"aggregator\":\"sum\",\"rate\":\"yes\"}]}" &&
+	echo "{\"error\":{\"code\":400,\"message\":\"Unable to parse the given JSON\",\"details\":\"Cannot deserialize value of type \`boolean\` from String \\\"yes\\\": only \\\"true\\\" or \\\"false\\\" recognized\"}}" >expect &&
+	is 400 &&
+	api /api/query -X POST -d "{$q,\"showTSUIDs\":[],\"queries\":[{\"metric\":\"rc.a\",\"aggregator\":\"sum\"}]}" &&
+	echo "{\"error\":{\"code\":400,\"message\":\"Unable to parse the given JSON\",\"details\":\"Cannot deserialize instance of \`boolean\` out of START_ARRAY token\"}}" >expect &&
+	is 400
+'
+
 # The names of /api/uid/assign are checked by Tags.validateString, whose
 # message names the character
 test_expect_success 'TestUniqueIdRpc: an invalid name as Tags.validateString words it (illegal character: C, empty string)' '
