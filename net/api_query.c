@@ -117,11 +117,14 @@ static int jbool(json_t *v, int *out, char *jwhy, size_t jn)
 	return 1;
 }
 
-/* A Java long field (RateOptions' counterMax and resetValue), as
- * Jackson 2.9 reads one (_parseLongPrimitive): an integer, a float (cut
- * to its integer part), a string of a long, null, "" or "null" (0).
- * 0 with *out; 1 with Jackson's reason in jwhy. */
-static int jlong(json_t *v, long long *out, char *jwhy, size_t jn)
+/* A Java long or int field (type "long" or "int": RateOptions'
+ * counterMax and resetValue, LastPointQuery's backScan), as Jackson 2.9
+ * reads one (_parseLongPrimitive, _parseIntPrimitive): an integer, a
+ * float (cut to its integer part), a string of one, null, "" or "null"
+ * (0).  0 with *out; 1 with Jackson's reason in jwhy.  The caller checks
+ * an int's range. */
+static int jlong(json_t *v, long long *out, const char *type, char *jwhy,
+		 size_t jn)
 {
 	const char *s;
 	char num[32], *end;
@@ -139,8 +142,8 @@ static int jlong(json_t *v, long long *out, char *jwhy, size_t jn)
 		return 0;
 	}
 	if (!json_is_string(v)) {
-		snprintf(jwhy, jn, "Cannot deserialize instance of `long` out "
-			 "of %s token", json_is_true(v) ? "VALUE_TRUE" :
+		snprintf(jwhy, jn, "Cannot deserialize instance of `%s` out "
+			 "of %s token", type, json_is_true(v) ? "VALUE_TRUE" :
 			 json_is_false(v) ? "VALUE_FALSE" :
 			 json_is_array(v) ? "START_ARRAY" : "START_OBJECT");
 		return 1;
@@ -165,10 +168,32 @@ static int jlong(json_t *v, long long *out, char *jwhy, size_t jn)
 			return 0;
 	}
 	*out = 0;
-	snprintf(jwhy, jn, "Cannot deserialize value of type `long` from "
-		 "String \"%.80s\": not a valid long value",
-		 json_string_value(v));
+	snprintf(jwhy, jn, "Cannot deserialize value of type `%s` from "
+		 "String \"%.80s\": not a valid %s value", type,
+		 json_string_value(v), type);
 	return 1;
+}
+
+/* 1 with Jackson's reason in jwhy when object o has a field not in
+ * known (names each ended by a NUL, the list by an empty one): the
+ * classes OpenTSDB reads without @JsonIgnoreProperties. */
+static int unknown_field(json_t *o, const char *known, const char *class,
+			 char *jwhy, size_t jn)
+{
+	const char *k, *n;
+	json_t *v;
+
+	json_object_foreach(o, k, v) {
+		for (n = known; *n && strcmp(n, k); n += strlen(n) + 1)
+			;
+		if (!*n) {
+			snprintf(jwhy, jn, "Unrecognized field \"%.80s\" "
+				 "(class %s), not marked as ignorable", k,
+				 class);
+			return 1;
+		}
+	}
+	return 0;
 }
 
 /* OpenTSDB's RateOptions as the JSON of a sub query gives them: rate
@@ -209,7 +234,7 @@ static int put_rate_options(struct buf *b, json_t *ro, const char **why,
 		}
 		bad = i < 2 ? jbool(v, &counter, jwhy, jn) :
 		      i == 4 ? jbool(v, &drop, jwhy, jn) :
-		      jlong(v, i == 2 ? &max : &rst, jwhy, jn);
+		      jlong(v, i == 2 ? &max : &rst, "long", jwhy, jn);
 		if (bad)
 			return 1;
 	}
@@ -714,19 +739,33 @@ static int last_tsuids_arg(void *arg, const char *v)
 /* The sub queries of a POST body ({"queries":[{"metric":M,"tags":{..}} or
  * {"tsuids":[..]}],"resolveNames":B,"backScan":N}).  0; 1 with why. */
 static int last_json(json_t *root, struct lastq *l, int *resolve,
-		     long *back, int *has_back, const char **why)
+		     long *back, int *has_back, const char **why,
+		     char *jwhy, size_t jn)
 {
 	json_t *qs = json_object_get(root, "queries"), *q, *v;
 	size_t i, j;
+	long long bs;
 
 	*why = "Unable to parse the given JSON";
 	if (!json_is_object(root))
 		return 1;
-	*resolve = json_is_true(json_object_get(root, "resolveNames"));
-	if ((v = json_object_get(root, "backScan")) && !json_is_null(v)) {
-		if (!json_is_integer(v))
+	/* LastPointQuery and LastPointSubQuery have no
+	 * @JsonIgnoreProperties: Jackson refuses a field they lack */
+	if (unknown_field(root, "resolveNames\0backScan\0queries\0",
+			  "net.opentsdb.tsd.QueryRpc$LastPointQuery", jwhy, jn))
+		return 1;
+	if (jbool(json_object_get(root, "resolveNames"), resolve, jwhy, jn))
+		return 1;
+	if ((v = json_object_get(root, "backScan"))) {
+		/* an int field: Jackson's _parseIntPrimitive */
+		if (jlong(v, &bs, "int", jwhy, jn))
 			return 1;
-		*back = (long)json_integer_value(v);
+		if (bs > INT32_MAX || bs < INT32_MIN) {
+			snprintf(jwhy, jn, "Numeric value (%lld) out of range "
+				 "of int", bs);
+			return 1;
+		}
+		*back = (long)bs;
 		*has_back = 1;
 	}
 	if (qs && !json_is_array(qs))
@@ -738,6 +777,10 @@ static int last_json(json_t *root, struct lastq *l, int *resolve,
 		int rc = 0;
 
 		if (!json_is_object(q))
+			return 1;
+		if (unknown_field(q, "metric\0tags\0tsuids\0",
+				  "net.opentsdb.tsd.QueryRpc$LastPointSubQuery",
+				  jwhy, jn))
 			return 1;
 		if (json_is_array(ts) && json_array_size(ts)) {
 			json_array_foreach(ts, j, v) {
@@ -906,7 +949,7 @@ int net_api_query_last(struct net_req *r)
 	int64_t now_s = env_now_ms() / 1000, hour;
 	long back = 0;
 	int resolve = 0, has_back = 0, scan, rc = 0;
-	char *end;
+	char *end, jwhy[200] = "";
 
 	memset(&l, 0, sizeof l);
 	if (strcmp(r->method, "GET") && strcmp(r->method, "POST"))
@@ -914,10 +957,11 @@ int net_api_query_last(struct net_req *r)
 	if (!strcmp(r->method, "POST")) {
 		if (!(root = net_body_json(r)))
 			return 0;
-		rc = last_json(root, &l, &resolve, &back, &has_back, &why);
+		rc = last_json(root, &l, &resolve, &back, &has_back, &why,
+			       jwhy, sizeof jwhy);
 		json_decref(root);
 		if (rc == 1) {
-			net_error(r, 400, why, NULL);
+			net_error(r, 400, why, jwhy);
 			goto out;
 		}
 	} else {

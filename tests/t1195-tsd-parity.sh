@@ -441,6 +441,29 @@ test_expect_success 'TestQueryRpc with Jackson: a field RateOptions does not kno
 	is 400
 '
 
+# QueryRpc's LastPointQuery and LastPointSubQuery are Jackson beans
+# without @JsonIgnoreProperties: resolveNames a boolean, backScan an int,
+# as Jackson reads them; an unknown field refuses the query
+test_expect_success '/api/query/last POST as Jackson reads LastPointQuery: "resolveNames":"true", "backScan":"500000"; unknown fields refused' '
+	echo "[{\"metric\":\"rc.n\",\"timestamp\":$((T + 90))000,\"value\":\"90\",\"tags\":{\"host\":\"web01\"},\"tsuid\":\"000009000001000001\"}]" >expect &&
+	sub="{\"metric\":\"rc.n\",\"tags\":{\"host\":\"web01\"}}" &&
+	api /api/query/last -X POST -d "{\"queries\":[$sub],\"resolveNames\":true,\"backScan\":500000}" &&
+	is 200 &&
+	api /api/query/last -X POST -d "{\"queries\":[$sub],\"resolveNames\":\"true\",\"backScan\":\"500000\"}" &&
+	is 200 &&
+	api /api/query/last -X POST -d "{\"queries\":[$sub],\"resolveNames\":1,\"backScan\":500000.5}" &&
+	is 200 &&
+	api /api/query/last -X POST -d "{\"queries\":[$sub],\"backScan\":500000,\"foo\":1}" &&
+	echo "{\"error\":{\"code\":400,\"message\":\"Unable to parse the given JSON\",\"details\":\"Unrecognized field \\\"foo\\\" (class net.opentsdb.tsd.QueryRpc\$LastPointQuery), not marked as ignorable\"}}" >expect &&
+	is 400 &&
+	api /api/query/last -X POST -d "{\"queries\":[{\"metric\":\"rc.n\",\"bar\":1}],\"backScan\":500000}" &&
+	echo "{\"error\":{\"code\":400,\"message\":\"Unable to parse the given JSON\",\"details\":\"Unrecognized field \\\"bar\\\" (class net.opentsdb.tsd.QueryRpc\$LastPointSubQuery), not marked as ignorable\"}}" >expect &&
+	is 400 &&
+	api /api/query/last -X POST -d "{\"queries\":[$sub],\"backScan\":\"x\"}" &&
+	echo "{\"error\":{\"code\":400,\"message\":\"Unable to parse the given JSON\",\"details\":\"Cannot deserialize value of type \`int\` from String \\\"x\\\": not a valid int value\"}}" >expect &&
+	is 400
+'
+
 # The names of /api/uid/assign are checked by Tags.validateString, whose
 # message names the character
 test_expect_success 'TestUniqueIdRpc: an invalid name as Tags.validateString words it (illegal character: C, empty string)' '
