@@ -509,6 +509,76 @@ test_expect_success 'TestUniqueIdRpc: assignPostBadJSON, assignPostNotJSON, assi
 	err 400 "Missing values to assign UIDs"
 '
 
+# TestAggregators feeds an aggregator a list of numbers; here they are
+# the values of as many series at one timestamp
+test_expect_success 'TestAggregators: testMedian, testFirst, testLast, testSquareSumFewDataInputs, testStdDevNoDeviation, testStdDevFewDataInputs' '
+	i=0 && for v in 5 2 -1 400 3; do
+		echo "ag.a $T $v k=v$i" && i=$((i + 1)) || return 1
+	done >in &&
+	i=0 && for v in 5 2 -1 400 3 -42; do
+		echo "ag.b $T $v k=v$i" && i=$((i + 1)) || return 1
+	done >>in &&
+	i=0 && for v in 5.1 2.434 -1.99 400.69487 3.15168; do
+		echo "ag.c $T $v k=v$i" && i=$((i + 1)) || return 1
+	done >>in &&
+	i=0 && for v in 5.1 2.434 -1.99 400.69487 3.15168 -42.0; do
+		echo "ag.d $T $v k=v$i" && i=$((i + 1)) || return 1
+	done >>in &&
+	for i in 0 1 2 3 4 5 6 7 8 9; do
+		echo "ag.l $T $i k=v$i" && echo "ag.f $T $i.5 k=v$i" || return 1
+	done >>in &&
+	printf "ag.s $T 1 k=v0\nag.s $T 2 k=v1\n" >>in &&
+	printf "ag.z $T 3 k=v0\nag.z $T 3 k=v1\nag.z $T 3 k=v2\n" >>in &&
+	cat in >>"$MNT/tsd/put" &&
+	for c in median:ag.a:3 median:ag.b:3 median:ag.c:3.15168 \
+		median:ag.d:3.15168 first:ag.l:0 last:ag.l:9 first:ag.f:0.5 \
+		last:ag.f:9.5 squareSum:ag.s:5 dev:ag.z:0 dev:ag.s:0
+	do
+		set -- $(echo $c | tr : " ") &&
+		echo "$T $3" >expect &&
+		q "start=$T&end=$((T + 1))&m=$1:$2" &&
+		test_cmp expect out || return 1
+	done
+'
+
+# Integers give the legacy estimate (p) or R-3 and R-7 (ep..r3, ep..r7)
+# truncated to a long; of floats every one is the legacy estimate, as
+# OpenTSDB 2.4 builds them, within the test's delta of 1
+test_expect_success 'TestAggregators.testPercentiles: 1000 series of 1 to 1000' '
+	for i in $(test_seq 1 1000); do
+		echo "pc.l $T $i p=x$i" && echo "pc.f $T $i.0 p=x$i" || return 1
+	done >in &&
+	cat in >>"$MNT/tsd/put" &&
+	for c in 50:500:500.5 75:750:750.75 90:900:900.9 95:950:950.95 \
+		99:990:990.99 999:999:999.9990000000001
+	do
+		set -- $(echo $c | tr : " ") &&
+		for a in p$1 ep$1r3 ep$1r7; do
+			echo "$T $2" >expect &&
+			q "start=$T&end=$((T + 1))&m=$a:pc.l" &&
+			test_cmp expect out &&
+			echo "$T $3" >expect &&
+			q "start=$T&end=$((T + 1))&m=$a:pc.f" &&
+			test_cmp expect out || return 1
+		done || return 1
+	done
+'
+
+# TsdbQuery.run() of runEndTime has 119 points: the scan reads the whole
+# hour; the serializer's time filter leaves the 116 up to the end
+test_expect_success 'TestTsdbQueryQueries: runEndTime (the points up to the end), runFloatTwoAggNoneAgg (none: each series alone)' '
+	q "start=$T&end=1357001900&m=sum:l.s{host=web01}" &&
+	test_seq 1 116 | awk -v t=$T "{ print t + 30 * \$1, \$1 }" >expect &&
+	test_cmp expect out &&
+	q "start=$T&end=$E&m=none:f.s" &&
+	python3 -c "
+for h, v0, d in ((\"web01\", 1.25, 0.25), (\"web02\", 75.0, -0.25)):
+    for k in range(300):
+        print(\"f.s %d %r host=%s\" % ($T + 30 * (k + 1), v0 + d * k, h))
+" >expect &&
+	test_cmp expect q.out
+'
+
 test_expect_success 'unmount' '
 	cellfs_umount
 '
