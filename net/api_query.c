@@ -11,8 +11,6 @@
  * past it 413) and the answer's text (at most NET_REPLY_MAX, past it
  * 413), plus for POST the parsed JSON of a body of at most NET_BODY_MAX.
  */
-#include <ctype.h>
-#include <errno.h>
 #include <inttypes.h>
 #include <jansson.h>
 #include <stdint.h>
@@ -75,127 +73,6 @@ static int put_tsuid_list(struct buf *b, json_t *ts, const char **why)
 	return 0;
 }
 
-/* A Java boolean field of OpenTSDB's JSON query, read as Jackson 2.9
- * reads one (StdDeserializer._parseBooleanPrimitive): true, false, null
- * or absent (false), an integer (0 is false), a string "true", "True",
- * "false", "False", "null" or "" (spaces trimmed).  0 with *out; 1 with
- * Jackson's reason in jwhy for any other value, which OpenTSDB refuses
- * whole ("Unable to parse the given JSON"). */
-static int jbool(json_t *v, int *out, char *jwhy, size_t jn)
-{
-	const char *s;
-	size_t n;
-
-	*out = 0;
-	if (!v || json_is_null(v) || json_is_false(v))
-		return 0;
-	if (json_is_true(v))
-		return *out = 1, 0;
-	if (json_is_integer(v))
-		return *out = json_integer_value(v) != 0, 0;
-	if (!json_is_string(v)) {
-		snprintf(jwhy, jn, "Cannot deserialize instance of `boolean` "
-			 "out of %s token", json_is_real(v) ? "VALUE_NUMBER_FLOAT"
-			 : json_is_array(v) ? "START_ARRAY" : "START_OBJECT");
-		return 1;
-	}
-	s = json_string_value(v);
-	n = json_string_length(v);
-	while (n && (unsigned char)*s <= ' ')
-		s++, n--;
-	while (n && (unsigned char)s[n - 1] <= ' ')
-		n--;
-	if ((n == 4 && (!memcmp(s, "true", 4) || !memcmp(s, "True", 4))))
-		return *out = 1, 0;
-	if (!n || (n == 5 && (!memcmp(s, "false", 5) ||
-			      !memcmp(s, "False", 5))) ||
-	    (n == 4 && !memcmp(s, "null", 4)))
-		return 0;
-	snprintf(jwhy, jn, "Cannot deserialize value of type `boolean` from "
-		 "String \"%.80s\": only \"true\" or \"false\" recognized",
-		 json_string_value(v));
-	return 1;
-}
-
-/* A Java long or int field (type "long" or "int": RateOptions'
- * counterMax and resetValue, LastPointQuery's backScan), as Jackson 2.9
- * reads one (_parseLongPrimitive, _parseIntPrimitive): an integer, a
- * float (cut to its integer part), a string of one, null, "" or "null"
- * (0).  0 with *out; 1 with Jackson's reason in jwhy.  The caller checks
- * an int's range. */
-static int jlong(json_t *v, long long *out, const char *type, char *jwhy,
-		 size_t jn)
-{
-	const char *s;
-	char num[32], *end;
-	size_t n;
-
-	*out = 0;
-	if (json_is_null(v))
-		return 0;
-	if (json_is_integer(v))
-		return *out = json_integer_value(v), 0;
-	if (json_is_real(v)) {
-		double d = json_real_value(v);
-		*out = d >= 9.2233720368547758e18 ? INT64_MAX :
-		       d <= -9.2233720368547758e18 ? INT64_MIN : (long long)d;
-		return 0;
-	}
-	if (!json_is_string(v)) {
-		snprintf(jwhy, jn, "Cannot deserialize instance of `%s` out "
-			 "of %s token", type, json_is_true(v) ? "VALUE_TRUE" :
-			 json_is_false(v) ? "VALUE_FALSE" :
-			 json_is_array(v) ? "START_ARRAY" : "START_OBJECT");
-		return 1;
-	}
-	s = json_string_value(v);
-	n = json_string_length(v);
-	while (n && (unsigned char)*s <= ' ')
-		s++, n--;
-	while (n && (unsigned char)s[n - 1] <= ' ')
-		n--;
-	if (!n || (n == 4 && !memcmp(s, "null", 4)))
-		return 0;
-	/* Long.parseLong: an optional sign, then decimal digits */
-	if (n < sizeof num && (isdigit((unsigned char)s[0]) ||
-			       ((s[0] == '+' || s[0] == '-') && n > 1 &&
-				isdigit((unsigned char)s[1])))) {
-		memcpy(num, s, n);
-		num[n] = '\0';
-		errno = 0;
-		*out = strtoll(num, &end, 10);
-		if (!*end && errno != ERANGE)
-			return 0;
-	}
-	*out = 0;
-	snprintf(jwhy, jn, "Cannot deserialize value of type `%s` from "
-		 "String \"%.80s\": not a valid %s value", type,
-		 json_string_value(v), type);
-	return 1;
-}
-
-/* 1 with Jackson's reason in jwhy when object o has a field not in
- * known (names each ended by a NUL, the list by an empty one): the
- * classes OpenTSDB reads without @JsonIgnoreProperties. */
-static int unknown_field(json_t *o, const char *known, const char *class,
-			 char *jwhy, size_t jn)
-{
-	const char *k, *n;
-	json_t *v;
-
-	json_object_foreach(o, k, v) {
-		for (n = known; *n && strcmp(n, k); n += strlen(n) + 1)
-			;
-		if (!*n) {
-			snprintf(jwhy, jn, "Unrecognized field \"%.80s\" "
-				 "(class %s), not marked as ignorable", k,
-				 class);
-			return 1;
-		}
-	}
-	return 0;
-}
-
 /* OpenTSDB's RateOptions as the JSON of a sub query gives them: rate
  * appended as rate{[drop]counter,MAX,RESET} when counter is set.
  * RateOptions has no @JsonIgnoreProperties, so a field Jackson does not
@@ -232,9 +109,9 @@ static int put_rate_options(struct buf *b, json_t *ro, const char **why,
 				 "marked as ignorable", k);
 			return 1;
 		}
-		bad = i < 2 ? jbool(v, &counter, jwhy, jn) :
-		      i == 4 ? jbool(v, &drop, jwhy, jn) :
-		      jlong(v, i == 2 ? &max : &rst, "long", jwhy, jn);
+		bad = i < 2 ? net_jackson_bool(v, &counter, jwhy, jn) :
+		      i == 4 ? net_jackson_bool(v, &drop, jwhy, jn) :
+		      net_jackson_long(v, i == 2 ? &max : &rst, "long", jwhy, jn);
 		if (bad)
 			return 1;
 	}
@@ -277,8 +154,8 @@ static int put_sub(struct buf *b, json_t *s, int calendar, const char **why,
 
 	if (!json_is_object(s))
 		return *why = "a query is not an object", 1;
-	if (jbool(json_object_get(s, "rate"), &rate, jwhy, jn) ||
-	    jbool(json_object_get(s, "explicitTags"), &explicit_tags, jwhy,
+	if (net_jackson_bool(json_object_get(s, "rate"), &rate, jwhy, jn) ||
+	    net_jackson_bool(json_object_get(s, "explicitTags"), &explicit_tags, jwhy,
 		  jn))
 		return *why = "Unable to parse the given JSON", 1;
 	if (!json_is_string(agg) || !json_string_length(agg))
@@ -346,7 +223,7 @@ static int put_sub(struct buf *b, json_t *s, int calendar, const char **why,
 			json_t *tk = json_object_get(f, "tagk");
 			json_t *fl = json_object_get(f, "filter");
 			int gb;
-			if (jbool(json_object_get(f, "groupBy"), &gb, jwhy,
+			if (net_jackson_bool(json_object_get(f, "groupBy"), &gb, jwhy,
 				  jn))
 				return *why = "Unable to parse the given JSON",
 				       1;
@@ -429,7 +306,7 @@ static int json_query(const char *body, size_t len, struct buf *qs,
 		};
 		int on;
 		for (i = 0; i < sizeof flags / sizeof flags[0]; i++) {
-			if (jbool(json_object_get(root, flags[i].key), &on,
+			if (net_jackson_bool(json_object_get(root, flags[i].key), &on,
 				  jwhy, jn)) {
 				*why = "Unable to parse the given JSON";
 				rc = 1;
@@ -442,8 +319,8 @@ static int json_query(const char *body, size_t len, struct buf *qs,
 					     strlen(flags[i].arg)))
 				rc = -1;
 		}
-		if (jbool(json_object_get(root, "delete"), del, jwhy, jn) ||
-		    jbool(json_object_get(root, "useCalendar"), &calendar,
+		if (net_jackson_bool(json_object_get(root, "delete"), del, jwhy, jn) ||
+		    net_jackson_bool(json_object_get(root, "useCalendar"), &calendar,
 			  jwhy, jn)) {
 			*why = "Unable to parse the given JSON";
 			rc = 1;
@@ -751,14 +628,14 @@ static int last_json(json_t *root, struct lastq *l, int *resolve,
 		return 1;
 	/* LastPointQuery and LastPointSubQuery have no
 	 * @JsonIgnoreProperties: Jackson refuses a field they lack */
-	if (unknown_field(root, "resolveNames\0backScan\0queries\0",
+	if (net_jackson_unknown(root, "resolveNames\0backScan\0queries\0",
 			  "net.opentsdb.tsd.QueryRpc$LastPointQuery", jwhy, jn))
 		return 1;
-	if (jbool(json_object_get(root, "resolveNames"), resolve, jwhy, jn))
+	if (net_jackson_bool(json_object_get(root, "resolveNames"), resolve, jwhy, jn))
 		return 1;
 	if ((v = json_object_get(root, "backScan"))) {
 		/* an int field: Jackson's _parseIntPrimitive */
-		if (jlong(v, &bs, "int", jwhy, jn))
+		if (net_jackson_long(v, &bs, "int", jwhy, jn))
 			return 1;
 		if (bs > INT32_MAX || bs < INT32_MIN) {
 			snprintf(jwhy, jn, "Numeric value (%lld) out of range "
@@ -778,7 +655,7 @@ static int last_json(json_t *root, struct lastq *l, int *resolve,
 
 		if (!json_is_object(q))
 			return 1;
-		if (unknown_field(q, "metric\0tags\0tsuids\0",
+		if (net_jackson_unknown(q, "metric\0tags\0tsuids\0",
 				  "net.opentsdb.tsd.QueryRpc$LastPointSubQuery",
 				  jwhy, jn))
 			return 1;
