@@ -312,7 +312,7 @@ test_expect_success '/api/uid/assign: new names get UIDs, known and bad ones are
 	is 200 &&
 	api /api/uid/assign -X POST -d "{\"metric\":[\"u.c\",\"u.a\",\"bad name\"],\"tagv\":[\"web01\"]}" &&
 	cat >expect <<-\EOF &&
-	{"tagv_errors":{"web01":"Name already exists with UID: 000001"},"metric":{"u.c":"000009"},"metric_errors":{"bad name":"Invalid metric (\"bad name\"): illegal character","u.a":"Name already exists with UID: 000007"},"tagv":{}}
+	{"tagv_errors":{"web01":"Name already exists with UID: 000001"},"metric":{"u.c":"000009"},"metric_errors":{"bad name":"Invalid metric (\"bad name\"): illegal character:  ","u.a":"Name already exists with UID: 000007"},"tagv":{}}
 	EOF
 	is 400 &&
 	ls "$MNT/tsd/metrics" >out && grep -x u.c out &&
