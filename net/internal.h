@@ -100,8 +100,8 @@ int net_java_int(const char *s, int *out);
  * or absent (v NULL) false, an integer (0 false), the strings "true",
  * "True", "false", "False", "null", "" (trimmed).
  * net_jackson_long: a long or int (type "long" or "int" names it in the
- * reason; the caller checks an int's range): an integer, a float (its
- * integer part), a string of one, null, "" or "null" (0).
+ * reason; the caller checks an int's range): an integer, a float within
+ * a long (its integer part), a string of one, null, "" or "null" (0).
  * net_jackson_unknown: 1 when object o has a field not in known (names
  * each ended by a NUL, the list by an empty one), as for a class without
  * @JsonIgnoreProperties (class names it in the reason). */

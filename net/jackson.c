@@ -67,9 +67,16 @@ int net_jackson_long(void *jv, long long *out, const char *type, char *jwhy,
 	if (json_is_integer(v))
 		return *out = json_integer_value(v), 0;
 	if (json_is_real(v)) {
+		/* getValueAsLong: the integer part, or ParserBase's
+		 * reportOverflowLong */
 		double d = json_real_value(v);
-		*out = d >= 9.2233720368547758e18 ? INT64_MAX :
-		       d <= -9.2233720368547758e18 ? INT64_MIN : (long long)d;
+		if (d >= 9.2233720368547758e18 || d < -9.2233720368547758e18 ||
+		    d != d) {
+			snprintf(jwhy, jn, "Numeric value (%g) out of range of "
+				 "long", d);
+			return 1;
+		}
+		*out = (long long)d;
 		return 0;
 	}
 	if (!json_is_string(v)) {

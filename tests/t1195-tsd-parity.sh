@@ -579,6 +579,33 @@ for h, v0, d in ((\"web01\", 1.25, 0.25), (\"web02\", 75.0, -0.25)):
 	test_cmp expect q.out
 '
 
+# HttpJsonSerializer.parsePutV1 reads the body with Jackson into
+# IncomingDataPoints: metric, value and the tag values are Strings (a
+# number is its text as written, a boolean "true"), timestamp a long; a
+# value Jackson cannot put in its field fails the whole body
+test_expect_success 'TestPutRpc with Jackson: a number as metric or tag value is its text; a timestamp, value or tags of the wrong type refuse the body' '
+	api /api/put -X POST -d "[{\"metric\":42,\"timestamp\":$T,\"value\":1,\"tags\":{\"h\":1.50}},{\"metric\":\"pj.m\",\"timestamp\":\" $T \",\"value\":2,\"tags\":{\"h\":true,\"v\":-7}}]" &&
+	echo >expect && is 204 &&
+	echo "42 $T 1 h=1.50" >expect &&
+	test_cmp expect "$MNT/tsd/metrics/42" &&
+	echo "pj.m $T 2 h=true v=-7" >expect &&
+	test_cmp expect "$MNT/tsd/metrics/pj.m" &&
+	good="{\"metric\":\"pj.m\",\"timestamp\":$((T + 1)),\"value\":3,\"tags\":{\"h\":\"a\"}}" &&
+	for bad in "\"timestamp\":\"x\",\"value\":1,\"tags\":{\"h\":\"a\"}:Cannot deserialize value of type \`long\` from String \\\"x\\\": not a valid long value" \
+		"\"timestamp\":\"$T.5\",\"value\":1,\"tags\":{\"h\":\"a\"}:Cannot deserialize value of type \`long\` from String \\\"$T.5\\\": not a valid long value" \
+		"\"timestamp\":true,\"value\":1,\"tags\":{\"h\":\"a\"}:Cannot deserialize instance of \`long\` out of VALUE_TRUE token" \
+		"\"timestamp\":$T,\"value\":{\"a\":1},\"tags\":{\"h\":\"a\"}:Cannot deserialize instance of \`java.lang.String\` out of START_OBJECT token" \
+		"\"timestamp\":$T,\"value\":1,\"tags\":\"h=a\":Cannot deserialize instance of \`java.util.HashMap\` out of VALUE_STRING token" \
+		"\"timestamp\":$T,\"value\":1,\"tags\":{\"h\":[\"a\"]}:Cannot deserialize instance of \`java.lang.String\` out of START_ARRAY token"
+	do
+		api /api/put -X POST -d "[$good,{\"metric\":\"pj.m\",${bad%%:Cannot*}}]" &&
+		echo "{\"error\":{\"code\":400,\"message\":\"Unable to parse the given JSON\",\"details\":\"Cannot${bad#*:Cannot}\"}}" >expect &&
+		is 400 || return 1
+	done &&
+	echo "pj.m $T 2 h=true v=-7" >expect &&
+	test_cmp expect "$MNT/tsd/metrics/pj.m"
+'
+
 test_expect_success 'unmount' '
 	cellfs_umount
 '
