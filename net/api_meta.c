@@ -239,6 +239,8 @@ static json_t *names_of(json_t *body, struct net_req *r, const char *kind)
 	v = net_arg(r, kind);
 	if (!v || !*v)
 		return NULL;
+	/* as Java's String.split(","): empty names at the end are dropped,
+	 * so "a," is a alone and "," nothing */
 	arr = json_array();
 	for (p = v; arr;) {
 		size_t n = strcspn(p, ",");
@@ -246,6 +248,14 @@ static json_t *names_of(json_t *body, struct net_req *r, const char *kind)
 		if (!p[n])
 			break;
 		p += n + 1;
+	}
+	while (arr && json_array_size(arr) &&
+	       !*json_string_value(json_array_get(arr,
+						  json_array_size(arr) - 1)))
+		json_array_remove(arr, json_array_size(arr) - 1);
+	if (arr && !json_array_size(arr)) {
+		json_decref(arr);
+		arr = NULL;
 	}
 	return arr;
 }
@@ -300,10 +310,11 @@ int net_api_uid_assign(struct net_req *r)
 		res[k] = json_object();
 		for (size_t i = 0; i < n; i++) {
 			const char *name = json_string_value(v[i]);
-			char msg[200];
+			struct tsd_error why = { 0, "" };
+			char msg[sizeof why.reason];
 			uint32_t uid = 0;
 			rc = name ? tsd_name_assign(t, (enum tsd_kind)k, name,
-						    &uid) : CF_EINVAL;
+						    &uid, &why) : CF_EINVAL;
 			if (rc == CF_OK) {
 				snprintf(msg, sizeof msg, "%06X", uid);
 				json_object_set_new(res[k], name,
@@ -313,10 +324,11 @@ int net_api_uid_assign(struct net_req *r)
 			if (rc == CF_EEXIST)
 				snprintf(msg, sizeof msg, "Name already exists "
 					 "with UID: %06X", uid);
+			else if (rc == CF_EINVAL && why.reason[0])
+				snprintf(msg, sizeof msg, "%s", why.reason);
 			else if (rc == CF_EINVAL)
-				snprintf(msg, sizeof msg, "Invalid %s (\"%s\"): "
-					 "illegal character", kinds[k],
-					 name ? name : "");
+				snprintf(msg, sizeof msg, "Invalid %s: null",
+					 kinds[k]);
 			else
 				snprintf(msg, sizeof msg, "%s",
 					 cf_strerror(rc));

@@ -94,10 +94,11 @@ static size_t json_number(const char *s, size_t n)
 
 /* The body as jansson can read it and as Jackson reads a data point:
  * outside strings, a non-numeric number (any value) and a number that is
- * the value of a "value" key become strings of their text.  OpenTSDB's
- * IncomingDataPoint holds its value as text (a String field takes a
- * number's text as written: 42.22e3 stays "42.22e3", a number too long
- * for a long is text it cannot parse), which the put line then reads
+ * the value of a "value" or "metric" key or a value in the "tags" object
+ * become strings of their text.  OpenTSDB's IncomingDataPoint holds them
+ * as Strings, and a String field takes a number's text as written
+ * (42.22e3 stays "42.22e3", a number too long for a long is text it
+ * cannot parse, a tag value 1.5 is "1.5"), which the put line then reads
  * with OpenTSDB's rules.  1 when out holds the new body, 0 when the body
  * needs no change, CF_ENOMEM. */
 static int jackson_text(const char *in, size_t n, struct buf *out)
@@ -106,6 +107,7 @@ static int jackson_text(const char *in, size_t n, struct buf *out)
 	size_t keylen = 0, copied = 0, i = 0;
 	int prev = 0;		/* the last significant byte outside strings */
 	int is_value_key = 0;
+	int tags = 0;		/* 1: after "tags":, 2: in its object */
 
 	while (i < n) {
 		char c = in[i];
@@ -125,9 +127,19 @@ static int jackson_text(const char *in, size_t n, struct buf *out)
 			i++;
 			continue;
 		}
-		if (c == ':')
-			is_value_key = prev == '"' && keylen == 5 &&
-				       !memcmp(key, "value", 5);
+		if (tags == 1)
+			tags = c == '{' ? 2 : 0;
+		else if (tags == 2 && c == '}')
+			tags = 0;
+		if (c == ':') {
+			is_value_key = prev == '"' &&
+				       ((keylen == 5 && !memcmp(key, "value", 5)) ||
+					(keylen == 6 && !memcmp(key, "metric", 6)) ||
+					tags == 2);
+			if (prev == '"' && keylen == 4 && !memcmp(key, "tags", 4) &&
+			    !tags)
+				tags = 1;
+		}
 		if (prev == ':' || prev == '[' || prev == ',') {
 			for (size_t k = 0; !tl && k < sizeof non_numeric /
 			     sizeof non_numeric[0]; k++) {
@@ -221,34 +233,83 @@ static int numeric(const char *s, size_t n)
 	       !strpbrk(tmp, "xXnNiI");
 }
 
+/* 1 with Jackson's reason in why[n] when Jackson cannot read element j
+ * as an IncomingDataPoint (HttpJsonSerializer.parsePutV1 then refuses
+ * the whole body): metric, value and tsuid are Strings (any scalar is
+ * its text), timestamp a long, tags a map of Strings.  Other fields are
+ * ignored (@JsonIgnoreProperties). */
+static int jackson_refuses(json_t *j, char *why, size_t n)
+{
+	static const char *const tok[] = { "START_OBJECT", "START_ARRAY" };
+	json_t *v, *tv;
+	const char *k, *tk;
+	long long ts;
+
+	json_object_foreach(j, k, v) {
+		int composite = json_is_object(v) || json_is_array(v);
+		if (!strcmp(k, "metric") || !strcmp(k, "value") ||
+		    !strcmp(k, "tsuid")) {
+			if (composite) {
+				snprintf(why, n, "Cannot deserialize instance "
+					 "of `java.lang.String` out of %s token",
+					 tok[json_is_array(v)]);
+				return 1;
+			}
+		} else if (!strcmp(k, "timestamp")) {
+			if (net_jackson_long(v, &ts, "long", why, n))
+				return 1;
+		} else if (!strcmp(k, "tags") && !json_is_null(v)) {
+			if (!json_is_object(v)) {
+				snprintf(why, n, "Cannot deserialize instance "
+					 "of `java.util.HashMap` out of %s token",
+					 json_is_array(v) ? "START_ARRAY" :
+					 json_is_string(v) ? "VALUE_STRING" :
+					 json_is_true(v) ? "VALUE_TRUE" :
+					 json_is_false(v) ? "VALUE_FALSE" :
+					 json_is_integer(v) ? "VALUE_NUMBER_INT"
+					 : "VALUE_NUMBER_FLOAT");
+				return 1;
+			}
+			json_object_foreach(v, tk, tv)
+				if (json_is_object(tv) || json_is_array(tv)) {
+					snprintf(why, n, "Cannot deserialize "
+						 "instance of `java.lang.String` "
+						 "out of %s token",
+						 tok[json_is_array(tv)]);
+					return 1;
+				}
+		}
+	}
+	return 0;
+}
+
 /* Appends the put line of point p to lines, or refuses p. */
 static int point_line(struct point *p, struct buf *lines)
 {
 	json_t *j = p->j, *m, *ts, *v, *tags, *tv;
-	struct buf val = BUF_INIT;
+	struct buf val = BUF_INIT, met = BUF_INIT;
 	const char *k;
 	size_t start = lines->len;
 	long long t = 0;
+	char why[200];
 	int rc = CF_OK;
 
 	m = json_object_get(j, "metric");
 	ts = json_object_get(j, "timestamp");
 	v = json_object_get(j, "value");
 	tags = json_object_get(j, "tags");
-	if (!json_is_string(m) || json_string_length(m) == 0) {
+	/* a String field: a boolean is its text (numbers are strings by
+	 * now, jackson_text) */
+	if (!m || json_is_null(m) || scalar_text(m, &met) || met.len == 0) {
 		refuse(p, "Metric name was empty");
-		return CF_OK;
+		goto out;
 	}
-	if (json_is_integer(ts))
-		t = (long long)json_integer_value(ts);
-	else if (json_is_real(ts) && json_real_value(ts) > 0 &&
-		 json_real_value(ts) < 9.2e18)
-		t = (long long)json_real_value(ts);	/* else invalid: 0 */
-	else if (json_is_string(ts))
-		t = strtoll(json_string_value(ts), NULL, 10);
+	/* jackson_refuses let only what Jackson reads as a long through */
+	if (ts && net_jackson_long(ts, &t, "long", why, sizeof why))
+		t = 0;
 	if (t <= 0) {
 		refuse(p, "Invalid timestamp");
-		return CF_OK;
+		goto out;
 	}
 	/* a number is text here (jackson_text) */
 	if (v && !json_is_null(v) && scalar_text(v, &val)) {
@@ -268,13 +329,11 @@ static int point_line(struct point *p, struct buf *lines)
 		refuse(p, "Unable to parse value to a number");
 		goto out;
 	}
-	if (breaks_line(json_string_value(m), json_string_length(m), 0)) {
-		bad_name(p, "metric name", json_string_value(m),
-			 json_string_length(m));
+	if (breaks_line((char *)met.p, met.len, 0)) {
+		bad_name(p, "metric name", (char *)met.p, met.len);
 		goto out;
 	}
-	if ((rc = buf_append(lines, json_string_value(m),
-			     json_string_length(m))) ||
+	if ((rc = buf_append(lines, met.p, met.len)) ||
 	    (rc = buf_printf(lines, " %lld ", t)) ||
 	    (rc = buf_append(lines, val.p, val.len)))
 		goto out;
@@ -304,6 +363,7 @@ out:
 	if (p->error)
 		lines->len = start;
 	buf_release(&val);
+	buf_release(&met);
 	return rc;
 }
 
@@ -323,16 +383,18 @@ static json_t *echo(json_t *j)
 	json_t *m = json_object_get(j, "metric");
 	json_t *tags = json_object_get(j, "tags");
 	struct buf b = BUF_INIT;
+	long long t = 0;
+	char why[200];
 
 	if (!json_is_object(j) || !(o = json_object()))
 		return json_null();
-	if (json_is_string(m))
-		json_object_set(o, "metric", m);
-	json_object_set_new(o, "timestamp", json_integer(
-		json_is_integer(ts) ? json_integer_value(ts) :
-		json_is_real(ts) ? (json_int_t)json_real_value(ts) :
-		json_is_string(ts) ? (json_int_t)strtoll(json_string_value(ts),
-							  NULL, 10) : 0));
+	if (m && !json_is_null(m) && !scalar_text(m, &b))
+		json_object_set_new(o, "metric", json_stringn(b.p ? (char *)b.p
+							      : "", b.len));
+	b.len = 0;
+	if (ts && net_jackson_long(ts, &t, "long", why, sizeof why))
+		t = 0;
+	json_object_set_new(o, "timestamp", json_integer((json_int_t)t));
 	if (v && !json_is_null(v) && !scalar_text(v, &b))
 		json_object_set_new(o, "value", json_stringn(b.p ? (char *)b.p
 							     : "", b.len));
@@ -399,6 +461,7 @@ int net_api_put(struct net_req *r)
 	struct tsd_error terr;
 	const char *st = net_arg(r, "sync_timeout");
 	size_t i, nl = 0, skip;
+	char jwhy[200];
 	int timeout;
 	tsd *t;
 	int rc;
@@ -452,6 +515,10 @@ int net_api_put(struct net_req *r)
 		else if (!json_is_object(x.p[i].j)) {
 			net_error(r, 400, "Unable to parse the given JSON",
 				  "an element of the array is not an object");
+			goto out;
+		} else if (jackson_refuses(x.p[i].j, jwhy, sizeof jwhy)) {
+			net_error(r, 400, "Unable to parse the given JSON",
+				  jwhy);
 			goto out;
 		}
 	}

@@ -13,6 +13,7 @@
  */
 #include <inttypes.h>
 #include <jansson.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,11 +73,70 @@ static int put_tsuid_list(struct buf *b, json_t *ts, const char **why)
 	return 0;
 }
 
+/* OpenTSDB's RateOptions as the JSON of a sub query gives them: rate
+ * appended as rate{[drop]counter,MAX,RESET} when counter is set.
+ * RateOptions has no @JsonIgnoreProperties, so a field Jackson does not
+ * know refuses the query, and so does a value of the wrong type (1 with
+ * why and jwhy). */
+static int put_rate_options(struct buf *b, json_t *ro, const char **why,
+			    char *jwhy, size_t jn)
+{
+	static const char *const known[] = { "counter", "isCounter",
+		"counterMax", "resetValue", "dropResets" };
+	long long max = 0, rst = 0;
+	int counter = 0, drop = 0, bad = 0;
+	json_t *v, *mx, *rs;
+	const char *k;
+
+	if (!ro || json_is_null(ro))
+		return 0;
+	*why = "Unable to parse the given JSON";
+	if (!json_is_object(ro)) {
+		snprintf(jwhy, jn, "Cannot construct instance of "
+			 "`net.opentsdb.core.RateOptions`: rateOptions is "
+			 "not an object");
+		return 1;
+	}
+	/* in the order written: counter and isCounter set one field, the
+	 * last of them wins */
+	json_object_foreach(ro, k, v) {
+		size_t i = 0;
+		while (i < sizeof known / sizeof known[0] && strcmp(k, known[i]))
+			i++;
+		if (i == sizeof known / sizeof known[0]) {
+			snprintf(jwhy, jn, "Unrecognized field \"%.80s\" "
+				 "(class net.opentsdb.core.RateOptions), not "
+				 "marked as ignorable", k);
+			return 1;
+		}
+		bad = i < 2 ? net_jackson_bool(v, &counter, jwhy, jn) :
+		      i == 4 ? net_jackson_bool(v, &drop, jwhy, jn) :
+		      net_jackson_long(v, i == 2 ? &max : &rst, "long", jwhy, jn);
+		if (bad)
+			return 1;
+	}
+	mx = json_object_get(ro, "counterMax");
+	rs = json_object_get(ro, "resetValue");
+	*why = NULL;
+	if (!counter)
+		return 0;
+	if (buf_printf(b, "{%scounter,", drop ? "drop" : ""))
+		return -1;
+	if (mx && buf_printf(b, "%lld", max))
+		return -1;
+	if (buf_putc(b, ','))
+		return -1;
+	if (rs && buf_printf(b, "%lld", rst))
+		return -1;
+	return buf_putc(b, '}') ? -1 : 0;
+}
+
 /* One sub query as m=AGG:[DS:][rate{...}:][explicit_tags:]METRIC
  * {GROUPBY}{FILTERS}, or with a non-empty "tsuids" (which OpenTSDB
  * prefers to the metric) tsuid=AGG:[DS:][rate{...}:]T1,T2,...  why set
  * on a refusal (returns 1). */
-static int put_sub(struct buf *b, json_t *s, int calendar, const char **why)
+static int put_sub(struct buf *b, json_t *s, int calendar, const char **why,
+		   char *jwhy, size_t jn)
 {
 	json_t *agg = json_object_get(s, "aggregator");
 	json_t *m = json_object_get(s, "metric");
@@ -86,6 +146,7 @@ static int put_sub(struct buf *b, json_t *s, int calendar, const char **why)
 	json_t *filters = json_object_get(s, "filters");
 	json_t *ts = json_object_get(s, "tsuids");
 	int by_tsuid = json_is_array(ts) && json_array_size(ts);
+	int rate, explicit_tags, r;
 	json_t *v, *f;
 	const char *k;
 	size_t i;
@@ -93,6 +154,10 @@ static int put_sub(struct buf *b, json_t *s, int calendar, const char **why)
 
 	if (!json_is_object(s))
 		return *why = "a query is not an object", 1;
+	if (net_jackson_bool(json_object_get(s, "rate"), &rate, jwhy, jn) ||
+	    net_jackson_bool(json_object_get(s, "explicitTags"), &explicit_tags, jwhy,
+		  jn))
+		return *why = "Unable to parse the given JSON", 1;
 	if (!json_is_string(agg) || !json_string_length(agg))
 		return *why = "Missing the aggregation function", 1;
 	if (!by_tsuid && (!json_is_string(m) || !json_string_length(m)))
@@ -112,36 +177,24 @@ static int put_sub(struct buf *b, json_t *s, int calendar, const char **why)
 		    put_escaped(b, d + il, dl - il) || buf_putc(b, ':'))
 			return -1;
 	}
-	if (json_is_true(json_object_get(s, "rate"))) {
+	if (rate) {
 		if (buf_append(b, "rate", 4))
 			return -1;
-		if (json_is_object(ro) &&
-		    json_is_true(json_object_get(ro, "counter"))) {
-			json_t *max = json_object_get(ro, "counterMax");
-			json_t *rst = json_object_get(ro, "resetValue");
-			if (buf_printf(b, "{%scounter,",
-				       json_is_true(json_object_get(ro,
-					"dropResets")) ? "drop" : ""))
-				return -1;
-			if (json_is_integer(max) &&
-			    buf_printf(b, "%lld", (long long)
-				       json_integer_value(max)))
-				return -1;
-			if (buf_putc(b, ','))
-				return -1;
-			if (json_is_integer(rst) &&
-			    buf_printf(b, "%lld", (long long)
-				       json_integer_value(rst)))
-				return -1;
-			if (buf_putc(b, '}'))
-				return -1;
-		}
+		if ((r = put_rate_options(b, ro, why, jwhy, jn)))
+			return r;
 		if (buf_putc(b, ':'))
 			return -1;
+	} else {
+		/* read whether or not they are used */
+		struct buf none = BUF_INIT;
+		r = put_rate_options(&none, ro, why, jwhy, jn);
+		buf_release(&none);
+		if (r)
+			return r;
 	}
 	if (by_tsuid)
 		return put_tsuid_list(b, ts, why);
-	if (json_is_true(json_object_get(s, "explicitTags")) &&
+	if (explicit_tags &&
 	    buf_append(b, "explicit_tags:", 14))
 		return -1;
 	if (put_str(b, m))
@@ -169,7 +222,11 @@ static int put_sub(struct buf *b, json_t *s, int calendar, const char **why)
 			json_t *ty = json_object_get(f, "type");
 			json_t *tk = json_object_get(f, "tagk");
 			json_t *fl = json_object_get(f, "filter");
-			int gb = json_is_true(json_object_get(f, "groupBy"));
+			int gb;
+			if (net_jackson_bool(json_object_get(f, "groupBy"), &gb, jwhy,
+				  jn))
+				return *why = "Unable to parse the given JSON",
+				       1;
 			if (gb != (pass == 0))
 				continue;
 			/* TagVFilter.Builder.build; a null filter is
@@ -203,7 +260,7 @@ static int json_query(const char *body, size_t len, struct buf *qs,
 	json_error_t jerr;
 	json_t *root = json_loadb(body, len, 0, &jerr), *subs, *s, *v;
 	size_t i;
-	int rc = 0;
+	int rc = 0, calendar = 0;
 
 	if (!root) {
 		snprintf(jwhy, jn, "%s", jerr.text);
@@ -233,32 +290,43 @@ static int json_query(const char *body, size_t len, struct buf *qs,
 		rc = 1;
 		goto out;
 	}
-	if (json_is_true(json_object_get(root, "msResolution")) ||
-	    json_is_true(json_object_get(root, "ms")))
-		if (buf_append(qs, "&ms", 3))
-			rc = -1;
-	/* Grafana's data source (version 2.3) asks for it and finds each
-	 * result's target by its "query"'s index */
-	if (json_is_true(json_object_get(root, "showQuery")))
-		if (buf_append(qs, "&show_query", 11))
-			rc = -1;
-	if (json_is_true(json_object_get(root, "showTSUIDs")))
-		if (buf_append(qs, "&show_tsuids", 12))
-			rc = -1;
-	if (json_is_true(json_object_get(root, "showStats")))
-		if (buf_append(qs, "&show_stats", 11))
-			rc = -1;
-	if (json_is_true(json_object_get(root, "showSummary")))
-		if (buf_append(qs, "&show_summary", 13))
-			rc = -1;
-	/* Grafana's annotation queries ask for globalAnnotations */
-	if (json_is_true(json_object_get(root, "noAnnotations")))
-		if (buf_append(qs, "&no_annotations", 15))
-			rc = -1;
-	if (json_is_true(json_object_get(root, "globalAnnotations")))
-		if (buf_append(qs, "&global_annotations", 19))
-			rc = -1;
-	*del = json_is_true(json_object_get(root, "delete"));
+	{
+		/* TSQuery's booleans, and the query string each asks for */
+		static const struct { const char *key, *arg; } flags[] = {
+			{ "msResolution", "&ms" },
+			/* Grafana's data source (version 2.3) asks for it
+			 * and finds each result's target by its index */
+			{ "showQuery", "&show_query" },
+			{ "showTSUIDs", "&show_tsuids" },
+			{ "showStats", "&show_stats" },
+			{ "showSummary", "&show_summary" },
+			/* Grafana's annotation queries ask for these */
+			{ "noAnnotations", "&no_annotations" },
+			{ "globalAnnotations", "&global_annotations" },
+		};
+		int on;
+		for (i = 0; i < sizeof flags / sizeof flags[0]; i++) {
+			if (net_jackson_bool(json_object_get(root, flags[i].key), &on,
+				  jwhy, jn)) {
+				*why = "Unable to parse the given JSON";
+				rc = 1;
+				goto out;
+			}
+			/* msResolution, which "ms" asks for too */
+			if (i == 0 && json_is_true(json_object_get(root, "ms")))
+				on = 1;
+			if (on && buf_append(qs, flags[i].arg,
+					     strlen(flags[i].arg)))
+				rc = -1;
+		}
+		if (net_jackson_bool(json_object_get(root, "delete"), del, jwhy, jn) ||
+		    net_jackson_bool(json_object_get(root, "useCalendar"), &calendar,
+			  jwhy, jn)) {
+			*why = "Unable to parse the given JSON";
+			rc = 1;
+			goto out;
+		}
+	}
 	subs = json_object_get(root, "queries");
 	if (!json_is_array(subs) || json_array_size(subs) == 0) {
 		*why = "Missing queries";
@@ -273,8 +341,7 @@ static int json_query(const char *body, size_t len, struct buf *qs,
 		rc = -1;
 	json_array_foreach(subs, i, s)
 		if (rc == 0)
-			rc = put_sub(qs, s, json_is_true(json_object_get(root,
-				     "useCalendar")), why);
+			rc = put_sub(qs, s, calendar, why, jwhy, jn);
 out:
 	json_decref(root);
 	return rc;
@@ -549,19 +616,33 @@ static int last_tsuids_arg(void *arg, const char *v)
 /* The sub queries of a POST body ({"queries":[{"metric":M,"tags":{..}} or
  * {"tsuids":[..]}],"resolveNames":B,"backScan":N}).  0; 1 with why. */
 static int last_json(json_t *root, struct lastq *l, int *resolve,
-		     long *back, int *has_back, const char **why)
+		     long *back, int *has_back, const char **why,
+		     char *jwhy, size_t jn)
 {
 	json_t *qs = json_object_get(root, "queries"), *q, *v;
 	size_t i, j;
+	long long bs;
 
 	*why = "Unable to parse the given JSON";
 	if (!json_is_object(root))
 		return 1;
-	*resolve = json_is_true(json_object_get(root, "resolveNames"));
-	if ((v = json_object_get(root, "backScan")) && !json_is_null(v)) {
-		if (!json_is_integer(v))
+	/* LastPointQuery and LastPointSubQuery have no
+	 * @JsonIgnoreProperties: Jackson refuses a field they lack */
+	if (net_jackson_unknown(root, "resolveNames\0backScan\0queries\0",
+			  "net.opentsdb.tsd.QueryRpc$LastPointQuery", jwhy, jn))
+		return 1;
+	if (net_jackson_bool(json_object_get(root, "resolveNames"), resolve, jwhy, jn))
+		return 1;
+	if ((v = json_object_get(root, "backScan"))) {
+		/* an int field: Jackson's _parseIntPrimitive */
+		if (net_jackson_long(v, &bs, "int", jwhy, jn))
 			return 1;
-		*back = (long)json_integer_value(v);
+		if (bs > INT32_MAX || bs < INT32_MIN) {
+			snprintf(jwhy, jn, "Numeric value (%lld) out of range "
+				 "of int", bs);
+			return 1;
+		}
+		*back = (long)bs;
 		*has_back = 1;
 	}
 	if (qs && !json_is_array(qs))
@@ -573,6 +654,10 @@ static int last_json(json_t *root, struct lastq *l, int *resolve,
 		int rc = 0;
 
 		if (!json_is_object(q))
+			return 1;
+		if (net_jackson_unknown(q, "metric\0tags\0tsuids\0",
+				  "net.opentsdb.tsd.QueryRpc$LastPointSubQuery",
+				  jwhy, jn))
 			return 1;
 		if (json_is_array(ts) && json_array_size(ts)) {
 			json_array_foreach(ts, j, v) {
@@ -741,7 +826,7 @@ int net_api_query_last(struct net_req *r)
 	int64_t now_s = env_now_ms() / 1000, hour;
 	long back = 0;
 	int resolve = 0, has_back = 0, scan, rc = 0;
-	char *end;
+	char *end, jwhy[200] = "";
 
 	memset(&l, 0, sizeof l);
 	if (strcmp(r->method, "GET") && strcmp(r->method, "POST"))
@@ -749,10 +834,11 @@ int net_api_query_last(struct net_req *r)
 	if (!strcmp(r->method, "POST")) {
 		if (!(root = net_body_json(r)))
 			return 0;
-		rc = last_json(root, &l, &resolve, &back, &has_back, &why);
+		rc = last_json(root, &l, &resolve, &back, &has_back, &why,
+			       jwhy, sizeof jwhy);
 		json_decref(root);
 		if (rc == 1) {
-			net_error(r, 400, why, NULL);
+			net_error(r, 400, why, jwhy);
 			goto out;
 		}
 	} else {

@@ -93,6 +93,23 @@ const char *net_method(struct net_req *r);
 /* Java's Integer.parseInt: s is an optional sign and decimal digits
  * within an int.  0 with *out, or -1. */
 int net_java_int(const char *s, int *out);
+/* Jackson 2.9's reading of a Java field from a JSON value (net/jackson.c).
+ * Each returns 0 with *out, or 1 with Jackson's reason (one line) in
+ * jwhy[jn], for a value Jackson refuses.
+ * net_jackson_bool: a boolean (_parseBooleanPrimitive): true, false, null
+ * or absent (v NULL) false, an integer (0 false), the strings "true",
+ * "True", "false", "False", "null", "" (trimmed).
+ * net_jackson_long: a long or int (type "long" or "int" names it in the
+ * reason; the caller checks an int's range): an integer, a float within
+ * a long (its integer part), a string of one, null, "" or "null" (0).
+ * net_jackson_unknown: 1 when object o has a field not in known (names
+ * each ended by a NUL, the list by an empty one), as for a class without
+ * @JsonIgnoreProperties (class names it in the reason). */
+int net_jackson_bool(void *v, int *out, char *jwhy, size_t jn);
+int net_jackson_long(void *v, long long *out, const char *type, char *jwhy,
+		     size_t jn);
+int net_jackson_unknown(void *o, const char *known, const char *class,
+			char *jwhy, size_t jn);
 /* Sets status 200 and the JSON text of j (a json_t *, consumed). */
 int net_json_reply(struct net_req *r, void *j);
 

@@ -49,14 +49,14 @@ test_expect_success 'a point refused among good ones: 400 with OpenTSDB error bo
 
 # fuzz-http found the conversion of a real past long long's range
 # (undefined behaviour) before the range check
-test_expect_success 'a real timestamp beyond any time (1.691e300): refused, nothing stored' '
+# Jackson reads the long timestamp with getValueAsLong, which fails the
+# whole body for a number out of a long's range (reportOverflowLong)
+test_expect_success 'a real timestamp beyond any time (1.691e300): the body refused, nothing stored' '
 	api /api/put -X POST -d "{\"metric\":\"r.m\",\"timestamp\":1.691e300,\"value\":1,\"tags\":{\"a\":\"b\"}}" &&
 	cat >expect <<-\EOF &&
-	{"error":{"code":400,"message":"One or more data points had errors","details":"Please see the TSD logs or append \"details\" to the put request"}}
+	{"error":{"code":400,"message":"Unable to parse the given JSON","details":"Numeric value (1.691e+300) out of range of long"}}
 	EOF
 	is 400 &&
-	echo "warn tsd http: put: point 1 refused: Invalid timestamp" >expect &&
-	last_log >out && test_cmp expect out &&
 	{ cat "$MNT/tsd/metrics/r.m" >points 2>/dev/null || :; } &&
 	test_must_be_empty points
 '
@@ -312,7 +312,7 @@ test_expect_success '/api/uid/assign: new names get UIDs, known and bad ones are
 	is 200 &&
 	api /api/uid/assign -X POST -d "{\"metric\":[\"u.c\",\"u.a\",\"bad name\"],\"tagv\":[\"web01\"]}" &&
 	cat >expect <<-\EOF &&
-	{"tagv_errors":{"web01":"Name already exists with UID: 000001"},"metric":{"u.c":"000009"},"metric_errors":{"bad name":"Invalid metric (\"bad name\"): illegal character","u.a":"Name already exists with UID: 000007"},"tagv":{}}
+	{"tagv_errors":{"web01":"Name already exists with UID: 000001"},"metric":{"u.c":"000009"},"metric_errors":{"bad name":"Invalid metric (\"bad name\"): illegal character:  ","u.a":"Name already exists with UID: 000007"},"tagv":{}}
 	EOF
 	is 400 &&
 	ls "$MNT/tsd/metrics" >out && grep -x u.c out &&

@@ -11,27 +11,6 @@
 #include "util/err.h"
 #include "util/log.h"
 
-int tsd_name_assign(tsd *t, enum tsd_kind kind, const char *name,
-		    uint32_t *uid)
-{
-	cf_table *uidt, *dbt;
-	size_t len = strlen(name);
-	int rc;
-
-	if ((unsigned)kind > TSD_TAGV || !tsd_name_valid(name, len))
-		return CF_EINVAL;
-	if ((rc = tsd_tables(t, &uidt, &dbt)))
-		return rc;
-	rc = tsd_uid_lookup(t->uids, uidt, kind, name, len, uid);
-	if (rc == CF_OK)
-		rc = CF_EEXIST;
-	else if (rc == CF_ENOTFOUND)
-		rc = tsd_uid_assign(t->uids, uidt, kind, name, len, uid);
-	cf_table_close(uidt);
-	cf_table_close(dbt);
-	return rc;
-}
-
 /* OpenTSDB's Tags.validateString message for an invalid name of type
  * what ("metric", "tagk", "tagv"); the character named when it is
  * ASCII. */
@@ -56,6 +35,34 @@ static void invalid(struct tsd_error *err, const char *what,
 		snprintf(err->reason, sizeof err->reason,
 			 "Invalid %s (\"%.200s\"): illegal character", what,
 			 s);
+}
+
+int tsd_name_assign(tsd *t, enum tsd_kind kind, const char *name,
+		    uint32_t *uid, struct tsd_error *err)
+{
+	static const char *const what[] = { "metric", "tagk", "tagv" };
+	cf_table *uidt, *dbt;
+	size_t len = strlen(name);
+	int rc;
+
+	if (err)
+		err->reason[0] = '\0';
+	if ((unsigned)kind > TSD_TAGV)
+		return CF_EINVAL;
+	if (!tsd_name_valid(name, len)) {
+		invalid(err, what[kind], name);
+		return CF_EINVAL;
+	}
+	if ((rc = tsd_tables(t, &uidt, &dbt)))
+		return rc;
+	rc = tsd_uid_lookup(t->uids, uidt, kind, name, len, uid);
+	if (rc == CF_OK)
+		rc = CF_EEXIST;
+	else if (rc == CF_ENOTFOUND)
+		rc = tsd_uid_assign(t->uids, uidt, kind, name, len, uid);
+	cf_table_close(uidt);
+	cf_table_close(dbt);
+	return rc;
 }
 
 int tsd_name_rename(tsd *t, enum tsd_kind kind, const char *old,

@@ -216,10 +216,12 @@ int tsd_name_lookup(tsd *t, enum tsd_kind kind, const char *name,
 
 /* Gives name (NUL-terminated) of the given kind a UID without writing
  * a point (tsd/assign.c).  CF_EEXIST with *uid when it has one already;
- * CF_EINVAL for a name a put line would refuse; CF_ERANGE when the kind's
- * UID space is exhausted; engine errors. */
+ * CF_EINVAL for a name a put line would refuse, with OpenTSDB's
+ * Tags.validateString message in *err (err may be NULL: `Invalid metric
+ * ("a b"): illegal character:  `, `Invalid tagk: empty string`);
+ * CF_ERANGE when the kind's UID space is exhausted; engine errors. */
 int tsd_name_assign(tsd *t, enum tsd_kind kind, const char *name,
-		    uint32_t *uid);
+		    uint32_t *uid, struct tsd_error *err);
 
 /* Renames the name old of the given kind to name (both NUL-terminated;
  * OpenTSDB's TSDB.renameUid, behind /api/uid/rename and mv of
