@@ -932,6 +932,32 @@ static int same_column(const cf_batch *b, const struct bop *x,
 			 y->qlen) == 0;
 }
 
+/* The columns of an Append or Increment of one row: puts (of vlen bytes
+ * each when vlen is not 0) of row, of families t has.  CF_EINVAL (none,
+ * or not such a put), CF_EXDEV (another row), CF_ENOTFOUND. */
+static int check_row_cols(struct cf_table *t, const void *row, size_t rowlen,
+			  const cf_batch *cols, size_t vlen)
+{
+	if (cols->n == 0)
+		return CF_EINVAL;
+	for (size_t i = 0; i < cols->n; i++) {
+		const struct bop *o = &cols->ops[i];
+		if (o->kind != BOP_PUT || (vlen && o->vlen != vlen))
+			return CF_EINVAL;
+		if (bytes_cmp(bop_bytes(cols, o->row), o->rowlen, row,
+			      rowlen) != 0)
+			return CF_EXDEV;
+		if (!table_family(t, (const char *)bop_bytes(cols, o->fam),
+				  o->famlen)) {
+			cf_log(CF_LOG_WARN, "%s: no family '%.*s'", t->name,
+			       (int)o->famlen,
+			       (const char *)bop_bytes(cols, o->fam));
+			return CF_ENOTFOUND;
+		}
+	}
+	return CF_OK;
+}
+
 /*
  * Every column's new value is computed under the row's stripe (reads of
  * the latest versions), then all are written as one batch: a reader sees
@@ -948,24 +974,7 @@ int cf_table_append_row(cf_table *t, const void *row, size_t rowlen,
 	int64_t now, ts;
 	int rc = CF_OK;
 
-	if (cols->n == 0)
-		rc = CF_EINVAL;
-	for (size_t i = 0; !rc && i < cols->n; i++) {
-		const struct bop *o = &cols->ops[i];
-		if (o->kind != BOP_PUT)
-			rc = CF_EINVAL;
-		else if (bytes_cmp(bop_bytes(cols, o->row), o->rowlen, row,
-				   rowlen) != 0)
-			rc = CF_EXDEV;
-		else if (!table_family(t, (const char *)bop_bytes(cols, o->fam),
-				       o->famlen)) {
-			cf_log(CF_LOG_WARN, "%s: no family '%.*s'", t->name,
-			       (int)o->famlen,
-			       (const char *)bop_bytes(cols, o->fam));
-			rc = CF_ENOTFOUND;
-		}
-	}
-	if (rc)
+	if ((rc = check_row_cols(t, row, rowlen, cols, 0)))
 		goto out;
 	rc = rmw_begin(t, row, rowlen,
 		       (const char *)bop_bytes(cols, cols->ops[0].fam),
@@ -1086,24 +1095,7 @@ int cf_table_increment_row(cf_table *t, const void *row, size_t rowlen,
 	unsigned char v[8];
 	int rc = CF_OK;
 
-	if (cols->n == 0)
-		rc = CF_EINVAL;
-	for (size_t i = 0; !rc && i < cols->n; i++) {
-		const struct bop *o = &cols->ops[i];
-		if (o->kind != BOP_PUT || o->vlen != 8)
-			rc = CF_EINVAL;
-		else if (bytes_cmp(bop_bytes(cols, o->row), o->rowlen, row,
-				   rowlen) != 0)
-			rc = CF_EXDEV;
-		else if (!table_family(t, (const char *)bop_bytes(cols, o->fam),
-				       o->famlen)) {
-			cf_log(CF_LOG_WARN, "%s: no family '%.*s'", t->name,
-			       (int)o->famlen,
-			       (const char *)bop_bytes(cols, o->fam));
-			rc = CF_ENOTFOUND;
-		}
-	}
-	if (rc)
+	if ((rc = check_row_cols(t, row, rowlen, cols, 8)))
 		goto out;
 	rc = rmw_begin(t, row, rowlen,
 		       (const char *)bop_bytes(cols, cols->ops[0].fam),
