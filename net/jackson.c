@@ -14,6 +14,20 @@
 
 #include "net/internal.h"
 
+/* String v's text without the spaces and control bytes around it, as
+ * Jackson trims a String it parses as a boolean or a number: *n bytes. */
+static const char *trimmed(json_t *v, size_t *n)
+{
+	const char *s = json_string_value(v);
+
+	*n = json_string_length(v);
+	while (*n && (unsigned char)*s <= ' ')
+		s++, (*n)--;
+	while (*n && (unsigned char)s[*n - 1] <= ' ')
+		(*n)--;
+	return s;
+}
+
 /* StdDeserializer._parseBooleanPrimitive */
 int net_jackson_bool(void *jv, int *out, char *jwhy, size_t jn)
 {
@@ -34,12 +48,7 @@ int net_jackson_bool(void *jv, int *out, char *jwhy, size_t jn)
 			 : json_is_array(v) ? "START_ARRAY" : "START_OBJECT");
 		return 1;
 	}
-	s = json_string_value(v);
-	n = json_string_length(v);
-	while (n && (unsigned char)*s <= ' ')
-		s++, n--;
-	while (n && (unsigned char)s[n - 1] <= ' ')
-		n--;
+	s = trimmed(v, &n);
 	if ((n == 4 && (!memcmp(s, "true", 4) || !memcmp(s, "True", 4))))
 		return *out = 1, 0;
 	if (!n || (n == 5 && (!memcmp(s, "false", 5) ||
@@ -86,12 +95,7 @@ int net_jackson_long(void *jv, long long *out, const char *type, char *jwhy,
 			 json_is_array(v) ? "START_ARRAY" : "START_OBJECT");
 		return 1;
 	}
-	s = json_string_value(v);
-	n = json_string_length(v);
-	while (n && (unsigned char)*s <= ' ')
-		s++, n--;
-	while (n && (unsigned char)s[n - 1] <= ' ')
-		n--;
+	s = trimmed(v, &n);
 	if (!n || (n == 4 && !memcmp(s, "null", 4)))
 		return 0;
 	/* Long.parseLong: an optional sign, then decimal digits */
