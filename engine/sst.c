@@ -1,6 +1,7 @@
 /*
- * sst.c: writing, opening, iterating and verifying store files (format:
- * docs/sst_format.md; contract: engine/sst.h).
+ * sst.c: writing, opening and iterating store files (format:
+ * docs/sst_format.md, the parts shared with sstverify.c in
+ * engine/sstfmt.h; contract: engine/sst.h).
  *
  * File order: data blocks, filter block (if any), meta block, index
  * block, footer.  The builder streams sealed blocks through a small write
@@ -13,9 +14,10 @@
  * sst_open, so readers of any thread share it without locks; only the
  * reference count and the obsolete flag change, atomically.
  *
- * An iterator holds at most one block (a cache handle, or a private
- * block when it bypasses the cache) and lets it go when it moves to
- * another block, becomes invalid, or is destroyed.  A seek or
+ * An iterator holds at most two blocks (each a cache handle, or a
+ * private block when it bypasses the cache): the current one, and the
+ * one before it, which a reversed scan steps back into; moving to a
+ * third lets the older go, and destroying it lets both go.  A seek or
  * seek_first clears a previous error and starts afresh.  An iterator
  * that does not fill the cache (a long scan) reads the file 64 KiB at a
  * time into a buffer of its own and decodes the blocks it needs from
@@ -33,16 +35,13 @@
 #include "engine/cellfs.h"
 #include "engine/key.h"
 #include "engine/sst.h"
+#include "engine/sstfmt.h"
 #include "util/coding.h"
 #include "util/crc32c.h"
 #include "util/env.h"
 #include "util/err.h"
 #include "util/log.h"
 
-#define SST_VERSION 2		/* written; 1 is still read */
-#define SST_MAGIC "CELLFSST"
-#define FOOTER_SIZE 64
-#define HANDLE_SIZE 16
 #define DEFAULT_BLOCK_SIZE 65536
 #define DEFAULT_BLOOM_BITS 10
 #define MAX_BLOOM_BITS 64
@@ -53,16 +52,6 @@
 
 static atomic_uint_fast64_t blocks_read;
 static atomic_uint_fast64_t bloom_negatives;
-
-struct handle {
-	uint64_t off, size;	/* size excludes the block trailer */
-};
-
-struct footer {
-	struct handle index, meta, filter;
-	uint32_t version;	/* 1: index keys are the blocks' last keys;
-				 * 2: separators (docs/sst_format.md) */
-};
 
 /* --- meta block ------------------------------------------------------- */
 
@@ -109,7 +98,7 @@ static int get_bytes(const unsigned char **p, const unsigned char *end,
 	return CF_OK;
 }
 
-static int decode_meta(const unsigned char *p, size_t n, struct sst_meta *m,
+int sst_decode_meta(const unsigned char *p, size_t n, struct sst_meta *m,
 		       uint64_t *blocks)
 {
 	const unsigned char *end = p + n;
@@ -184,7 +173,7 @@ static int decode_footer(const unsigned char *p, uint64_t file_size,
 	return CF_OK;
 }
 
-static int read_footer(struct env_file *f, struct footer *ft,
+int sst_read_footer(struct env_file *f, struct footer *ft,
 		       uint64_t *file_size)
 {
 	unsigned char p[FOOTER_SIZE];
@@ -219,25 +208,9 @@ static int read_footer(struct env_file *f, struct footer *ft,
  * index is a short successor of the file's last row ("1" after rows
  * "0..."), which would leave no common prefix and every tag equal; so
  * when it lacks the prefix it is above every row that has it and its
- * tag is the largest.
+ * tag is the largest.  (struct index: engine/sstfmt.h.)
  */
-struct ientry {
-	size_t koff;		/* into the key arena */
-	size_t klen;
-	struct handle h;
-};
-
-struct index {
-	struct ientry *e;
-	uint64_t *tags;		/* tags[i]: entry i's row tag, apart from e
-				 * so a search reads a dense array */
-	size_t n;
-	struct buf keys;
-	size_t plen;		/* the common row prefix: plen bytes from */
-	size_t poff;		/* poff in the key arena */
-};
-
-static void index_release(struct index *x)
+void sst_index_release(struct index *x)
 {
 	free(x->e);
 	free(x->tags);
@@ -245,11 +218,6 @@ static void index_release(struct index *x)
 	x->tags = NULL;
 	x->n = 0;
 	buf_release(&x->keys);
-}
-
-static const unsigned char *ikey_at(const struct index *x, size_t i)
-{
-	return x->keys.p + x->e[i].koff;
 }
 
 /* The tag of a row that starts with the index's common prefix. */
@@ -290,7 +258,7 @@ static int index_tags(struct index *x)
 }
 
 /* Decodes the index block: keys strictly ascending, handles in bounds. */
-static int load_index(struct env_file *f, const struct handle *h,
+int sst_load_index(struct env_file *f, const struct handle *h,
 		      uint64_t limit, struct index *x)
 {
 	struct block *b = NULL;
@@ -346,7 +314,7 @@ out:
 	block_iter_release(&it);
 	block_free(b);
 	if (rc)
-		index_release(x);
+		sst_index_release(x);
 	return rc;
 }
 
@@ -760,7 +728,7 @@ static void sst_free(struct sst *s)
 	env_close(s->f);
 	free(s->path);
 	sst_meta_release(&s->meta);
-	index_release(&s->index);
+	sst_index_release(&s->index);
 	free(s->filter_data);
 	free(s);
 }
@@ -796,18 +764,18 @@ int sst_open(const char *path, uint64_t file_id, struct cache *c,
 	rc = env_map(s->f);
 	if (rc)
 		goto fail;
-	rc = read_footer(s->f, &ft, &size);
+	rc = sst_read_footer(s->f, &ft, &size);
 	if (rc)
 		goto fail;
 	limit = size - FOOTER_SIZE;
 	s->version = ft.version;
-	rc = load_index(s->f, &ft.index, limit, &s->index);
+	rc = sst_load_index(s->f, &ft.index, limit, &s->index);
 	if (rc)
 		goto fail;
 	rc = block_read_raw(s->f, ft.meta.off, ft.meta.size, &p, &n);
 	if (rc)
 		goto fail;
-	rc = decode_meta(p, n, &s->meta, &blocks);
+	rc = sst_decode_meta(p, n, &s->meta, &blocks);
 	free(p);
 	if (rc)
 		goto fail;
@@ -1228,7 +1196,6 @@ static struct iter_spares *iter_spares(void)
 	return sp;
 }
 
-
 static void it_destroy(struct iter *base)
 {
 	struct sst_iter *it = (struct sst_iter *)base;
@@ -1303,174 +1270,6 @@ struct iter *sst_iter(struct sst *s, int fill_cache)
 	it->fill = fill_cache;
 	sst_ref(s);
 	return &it->base;
-}
-
-/* --- verifying -------------------------------------------------------- */
-
-/* Walks one data block: every key well formed and strictly after *prev,
- * the first after the previous block's index key lo (lo NULL: none), the
- * last one equal to the index key (exact: version 1) or at most it;
- * updates the recomputed meta. */
-static int verify_block(const struct block *b, const unsigned char *ikey,
-			size_t iklen, const unsigned char *lo, size_t lolen,
-			int exact, struct buf *prev, struct sst_meta *m)
-{
-	int first = 1;
-
-	struct block_iter it;
-	struct ikey k;
-	int rc = CF_OK;
-
-	block_iter_init(&it);
-	block_iter_set(&it, b);
-	for (block_iter_seek_first(&it); it.valid; block_iter_next(&it)) {
-		if (ikey_decode(it.key.p, it.key.len, &k) ||
-		    (m->cells && ikey_cmp(prev->p, prev->len, it.key.p,
-					  it.key.len) >= 0) ||
-		    (first && lo &&
-		     ikey_cmp(lo, lolen, it.key.p, it.key.len) >= 0)) {
-			rc = CF_ECORRUPT;
-			goto out;
-		}
-		first = 0;
-		if (!m->cells) {
-			m->min_ts = m->max_ts = k.ts;
-			m->min_seq = m->max_seq = k.seq;
-			rc = buf_append(&m->first_key, it.key.p, it.key.len);
-			if (rc)
-				goto out;
-		}
-		if (k.ts < m->min_ts)
-			m->min_ts = k.ts;
-		if (k.ts > m->max_ts)
-			m->max_ts = k.ts;
-		if (k.seq < m->min_seq)
-			m->min_seq = k.seq;
-		if (k.seq > m->max_seq)
-			m->max_seq = k.seq;
-		m->cells++;
-		if (k.type != KT_PUT)
-			m->deletes++;
-		prev->len = 0;
-		rc = buf_append(prev, it.key.p, it.key.len);
-		if (rc)
-			goto out;
-	}
-	rc = it.status;
-	if (!rc && (exact ? bytes_cmp(prev->p, prev->len, ikey, iklen) != 0
-			  : first || ikey_cmp(prev->p, prev->len, ikey,
-					      iklen) > 0))
-		rc = CF_ECORRUPT;
-out:
-	block_iter_release(&it);
-	return rc;
-}
-
-static int same_meta(const struct sst_meta *a, const struct sst_meta *b)
-{
-	return a->cells == b->cells && a->deletes == b->deletes &&
-	       a->min_ts == b->min_ts && a->max_ts == b->max_ts &&
-	       a->min_seq == b->min_seq && a->max_seq == b->max_seq &&
-	       bytes_cmp(a->first_key.p, a->first_key.len, b->first_key.p,
-			 b->first_key.len) == 0 &&
-	       bytes_cmp(a->last_key.p, a->last_key.len, b->last_key.p,
-			 b->last_key.len) == 0;
-}
-
-int sst_verify(const char *path, uint64_t *bad_off)
-{
-	struct env_file *f = NULL;
-	struct footer ft;
-	struct index x;
-	struct sst_meta stored, seen;
-	struct buf prev = BUF_INIT;
-	struct bloom bl;
-	unsigned char *p = NULL;
-	uint64_t size = 0, blocks, expect = 0;
-	size_t n;
-	int rc;
-
-	memset(&x, 0, sizeof x);
-	memset(&stored, 0, sizeof stored);
-	memset(&seen, 0, sizeof seen);
-	*bad_off = 0;
-	rc = env_open(path, ENV_READ, &f);
-	if (rc)
-		goto out;
-	rc = read_footer(f, &ft, &size);
-	if (rc) {
-		*bad_off = size >= FOOTER_SIZE ? size - FOOTER_SIZE : 0;
-		goto out;
-	}
-	*bad_off = ft.index.off;
-	rc = load_index(f, &ft.index, size - FOOTER_SIZE, &x);
-	if (rc)
-		goto out;
-	for (size_t i = 0; i < x.n; i++) {
-		struct block *b;
-		*bad_off = x.e[i].h.off;
-		rc = CF_ECORRUPT;
-		if (x.e[i].h.off != expect)	/* a gap or an overlap */
-			goto out;
-		rc = block_read(f, x.e[i].h.off, x.e[i].h.size, &b);
-		if (rc)
-			goto out;
-		rc = verify_block(b, ikey_at(&x, i), x.e[i].klen,
-				  i ? ikey_at(&x, i - 1) : NULL,
-				  i ? x.e[i - 1].klen : 0, ft.version == 1,
-				  &prev, &seen);
-		block_free(b);
-		if (rc)
-			goto out;
-		expect += x.e[i].h.size + BLOCK_TRAILER;
-	}
-	if (ft.filter.size) {
-		*bad_off = ft.filter.off;
-		rc = CF_ECORRUPT;
-		if (ft.filter.off != expect)
-			goto out;
-		rc = block_read_raw(f, ft.filter.off, ft.filter.size, &p, &n);
-		if (rc)
-			goto out;
-		rc = bloom_init(&bl, p, n);
-		free(p);
-		p = NULL;
-		if (rc)
-			goto out;
-		expect += ft.filter.size + BLOCK_TRAILER;
-	}
-	rc = buf_append(&seen.last_key, prev.p, prev.len);
-	if (rc)
-		goto out;
-	*bad_off = ft.meta.off;
-	rc = CF_ECORRUPT;
-	if (ft.meta.off != expect)
-		goto out;
-	rc = block_read_raw(f, ft.meta.off, ft.meta.size, &p, &n);
-	if (rc)
-		goto out;
-	rc = decode_meta(p, n, &stored, &blocks);
-	if (rc)
-		goto out;
-	rc = CF_ECORRUPT;
-	if (blocks != x.n || !same_meta(&stored, &seen) ||
-	    (stored.bloom != CF_BLOOM_NONE) != (ft.filter.size != 0))
-		goto out;
-	expect += ft.meta.size + BLOCK_TRAILER;
-	*bad_off = ft.index.off;
-	if (ft.index.off != expect ||
-	    expect + ft.index.size + BLOCK_TRAILER != size - FOOTER_SIZE)
-		goto out;
-	rc = CF_OK;
-	*bad_off = 0;
-out:
-	free(p);
-	buf_release(&prev);
-	sst_meta_release(&stored);
-	sst_meta_release(&seen);
-	index_release(&x);
-	env_close(f);
-	return rc;
 }
 
 int sst_mid_row(const struct sst *s, struct buf *out)
