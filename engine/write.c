@@ -852,6 +852,19 @@ static void rmw_end(struct cf_table *t, unsigned stripe)
 	pthread_rwlock_unlock(&t->batch_lock);
 }
 
+/* Ends a read-modify-write: writes b (its new values) when rc is CF_OK,
+ * then releases the row.  The write's result, or rc. */
+static int rmw_commit(struct cf_table *t, const cf_batch *b, int rc,
+		      unsigned stripe)
+{
+	if (rc == CF_OK)
+		rc = begin_write(t, b);
+	if (rc == CF_OK)
+		rc = apply_locked(t, b);
+	rmw_end(t, stripe);
+	return rc;
+}
+
 /* Writes the computed new value of a read-modify-write (when rc is
  * CF_OK) at a timestamp never below the version it read, so it is the
  * latest; then releases the row.  Returns the result. */
@@ -867,11 +880,7 @@ static int rmw_finish(struct cf_table *t, unsigned stripe, int rc,
 		rc = cf_batch_put(&b, row, rowlen, fam, famlen, qual, qlen,
 				  now > old_ts ? now : old_ts, val, vlen);
 	}
-	if (rc == CF_OK)
-		rc = begin_write(t, &b);
-	if (rc == CF_OK)
-		rc = apply_locked(t, &b);
-	rmw_end(t, stripe);
+	rc = rmw_commit(t, &b, rc, stripe);
 	free(b.ops);
 	buf_release(&b.data);
 	return rc;
@@ -1012,11 +1021,7 @@ int cf_table_append_row(cf_table *t, const void *row, size_t rowlen,
 					  o->qlen, now > ts ? now : ts, cur.p,
 					  cur.len);
 	}
-	if (!rc)
-		rc = begin_write(t, &out);
-	if (!rc)
-		rc = apply_locked(t, &out);
-	rmw_end(t, stripe);
+	rc = rmw_commit(t, &out, rc, stripe);
 	if (!rc) {
 		atomic_fetch_add(&t->st.appends, out.n);
 		atomic_fetch_add(&t->db->st.appends, out.n);
@@ -1141,11 +1146,7 @@ int cf_table_increment_row(cf_table *t, const void *row, size_t rowlen,
 					  o->qlen, now > ts ? now : ts, v, 8);
 		}
 	}
-	if (!rc)
-		rc = begin_write(t, &out);
-	if (!rc)
-		rc = apply_locked(t, &out);
-	rmw_end(t, stripe);
+	rc = rmw_commit(t, &out, rc, stripe);
 	if (!rc) {
 		atomic_fetch_add(&t->st.increments, out.n);
 		atomic_fetch_add(&t->db->st.increments, out.n);
@@ -1185,13 +1186,11 @@ int cf_table_check_and_apply(cf_table *t, const void *row, size_t rowlen,
 		match = expect && bytes_cmp(cur.p, cur.len, expect, elen) == 0;
 	}
 	if (rc == CF_OK && match) {
-		rc = begin_write(t, b);
-		if (rc == CF_OK)
-			rc = apply_locked(t, b);
-		if (rc == CF_OK)
-			*applied = 1;
+		rc = rmw_commit(t, b, rc, stripe);
+		*applied = rc == CF_OK;
+	} else {
+		rmw_end(t, stripe);
 	}
-	rmw_end(t, stripe);
 out:
 	count_error(t, rc);
 	buf_release(&cur);
