@@ -28,6 +28,11 @@ exp() {
 	python3 parity.py exp "$1" >expect
 }
 
+# q_is QUERY NAME: QUERY's points are what OpenTSDB's test NAME expects
+q_is() {
+	q "$1" && exp "$2" && test_cmp expect out
+}
+
 # near NAME: "out" holds the points OpenTSDB's test NAME expects, each
 # value within the test's own delta
 near() {
@@ -270,20 +275,14 @@ test_expect_success 'mount with the HTTP API, write the series of BaseTsdbTest' 
 # may interpolate past a series' end, zimsum and mimmax do not
 # interpolate at all
 test_expect_success 'TestTsdbQueryAggregators: runZimSumWithMissingData, runZimSumOffset, runMimMaxOffset, runMinOffset, runMaxOffset, runDevOffset, runCountOffset' '
-	q "start=$T&end=$E&m=zimsum:md.s" &&
-	exp zimsum_missing && test_cmp expect out &&
-	q "start=$T&end=$E&m=zimsum:lo.s" &&
-	exp zimsum_offset && test_cmp expect out &&
+	q_is "start=$T&end=$E&m=zimsum:md.s" zimsum_missing &&
+	q_is "start=$T&end=$E&m=zimsum:lo.s" zimsum_offset &&
 	q "start=$T&end=$E&m=mimmax:lo.s" &&
 	test_cmp expect out &&
-	q "start=$T&end=$E&m=min:lo.s" &&
-	exp min_offset && test_cmp expect out &&
-	q "start=$T&end=$E&m=max:lo.s" &&
-	exp max_offset && test_cmp expect out &&
-	q "start=$T&end=$E&m=dev:lo.s" &&
-	exp dev_offset && test_cmp expect out &&
-	q "start=$T&end=$E&m=count:lo.s" &&
-	exp count_offset && test_cmp expect out
+	q_is "start=$T&end=$E&m=min:lo.s" min_offset &&
+	q_is "start=$T&end=$E&m=max:lo.s" max_offset &&
+	q_is "start=$T&end=$E&m=dev:lo.s" dev_offset &&
+	q_is "start=$T&end=$E&m=count:lo.s" count_offset
 '
 
 test_expect_success 'TestTsdbQueryAggregators: runAvgFloatOffset, runDevFloatOffset, runMinFloatOffset (within their deltas)' '
@@ -293,18 +292,12 @@ test_expect_success 'TestTsdbQueryAggregators: runAvgFloatOffset, runDevFloatOff
 '
 
 test_expect_success 'TestTsdbQueryDownsample: runLongSingleTSDownsample(Ms), ...AndRate(Ms), ...Count, runFloatSingleTSDownsampleAndRateAndCount' '
-	q "start=$T&end=$E&m=sum:1m-avg:l.s{host=web01}" &&
-	exp ds_avg && test_cmp expect out &&
-	q "start=$T&end=$E&m=sum:1s-avg:lm.s{host=web01}&ms" &&
-	exp ds_avg_ms && test_cmp expect out &&
-	q "start=$T&end=$E&m=sum:1m-avg:rate:l.s{host=web01}" &&
-	exp ds_avg_rate && test_cmp expect out &&
-	q "start=$T&end=$E&m=sum:1s-avg:rate:lm.s{host=web01}&ms" &&
-	exp ds_avg_rate_ms && test_cmp expect out &&
-	q "start=$T&end=$E&m=sum:1m-count:l.s{host=web01}" &&
-	exp ds_count && test_cmp expect out &&
-	q "start=$T&end=$E&m=sum:1m-count:rate:f.s{host=web01}" &&
-	exp ds_count_rate && test_cmp expect out
+	q_is "start=$T&end=$E&m=sum:1m-avg:l.s{host=web01}" ds_avg &&
+	q_is "start=$T&end=$E&m=sum:1s-avg:lm.s{host=web01}&ms" ds_avg_ms &&
+	q_is "start=$T&end=$E&m=sum:1m-avg:rate:l.s{host=web01}" ds_avg_rate &&
+	q_is "start=$T&end=$E&m=sum:1s-avg:rate:lm.s{host=web01}&ms" ds_avg_rate_ms &&
+	q_is "start=$T&end=$E&m=sum:1m-count:l.s{host=web01}" ds_count &&
+	q_is "start=$T&end=$E&m=sum:1m-count:rate:f.s{host=web01}" ds_count_rate
 '
 
 test_expect_success 'TestTsdbQueryDownsample: runLongSingleTSDownsampleAll, ...AllSubSet, ...AllNoEnd (0all-sum)' '
