@@ -226,8 +226,9 @@ int cf_table_append(cf_table *t, const void *row, size_t rowlen,
 		    struct buf *out);
 /* HBase Append of several columns of one row: every put of cols (each
  * of row; its timestamp is ignored) appends its value to the latest
- * value of its cell (absent = empty), a column named twice both values
- * in order; all new values are written as one atomic mutation at a
+ * value of its cell (absent = empty); a column named again takes the
+ * last value named (HBase appends each to the same value read); all new
+ * values are written as one atomic mutation at a
  * timestamp never below the versions read.  cols stays the caller's.
  * CF_EINVAL (cols empty or holding a delete), CF_EXDEV (a put of
  * another row), CF_ENOTFOUND (a family the table lacks), CF_ETOOBIG (a
@@ -254,13 +255,59 @@ int cf_table_increment(cf_table *t, const void *row, size_t rowlen,
  * nothing is written. */
 int cf_table_increment_row(cf_table *t, const void *row, size_t rowlen,
 			   const cf_batch *cols);
-/* HBase CheckAndPut/CheckAndMutate: applies b (which must touch only
- * row) iff the latest value of fam:qual equals expect (elen bytes), or
- * with expect == NULL iff the cell is absent.  *applied says which. */
+/* Applies b (which must touch only row: else CF_EXDEV) iff the latest
+ * value of fam:qual equals expect (elen bytes), or with expect == NULL
+ * iff the cell is absent (an empty value is a value).  *applied says
+ * which.  The daemon's own compare-and-set; HBase's CheckAndMutate, whose
+ * empty value also means absent, is cf_table_check_mutate. */
 int cf_table_check_and_apply(cf_table *t, const void *row, size_t rowlen,
 			     const char *fam, size_t famlen, const void *qual,
 			     size_t qlen, const void *expect, size_t elen,
 			     const cf_batch *b, int *applied);
+
+/* HBase's CompareOperator as a CheckAndMutate applies it: the check
+ * holds when VALUE op CELL, the value given on the left (so CF_CMP_LESS
+ * holds when the cell's value sorts after the one given). */
+enum cf_cmp {
+	CF_CMP_EQUAL,
+	CF_CMP_NOT_EQUAL,
+	CF_CMP_LESS,
+	CF_CMP_LESS_OR_EQUAL,
+	CF_CMP_GREATER,
+	CF_CMP_GREATER_OR_EQUAL
+};
+
+/* The check of an HBase CheckAndMutate.  It reads the row's newest
+ * version in [min_ts, max_ts) of the column fam:qual and compares it
+ * with value: a value of 0 bytes (or NULL) is HBase's null, which holds
+ * for an absent or empty cell (the opposite with CF_CMP_NOT_EQUAL); any
+ * other value never holds for an absent cell.  With filter set instead,
+ * every version in the time range of every column of the row is read
+ * (fam and op are not used: HBase's filters see the versions before a
+ * Get's one is counted) and the check is filter's answer: 1 holds, 0
+ * not, below 0 an error returned as it is.  Memory: the versions read. */
+struct cf_check {
+	const char *fam;
+	size_t famlen;
+	const void *qual;
+	size_t qlen;
+	enum cf_cmp op;
+	const void *value;
+	size_t vlen;
+	int64_t min_ts;		/* 0 and INT64_MAX: every version */
+	int64_t max_ts;
+	int (*filter)(void *arg, const cf_row *row);
+	void *arg;
+};
+
+/* HBase CheckAndMutate: applies b (which must touch only row: else
+ * CF_EXDEV; an empty b applies nothing) iff c holds, atomically against
+ * every other write of row.  *applied says which.  CF_ENOTFOUND: c's
+ * family is not the table's; CF_EINVAL: an empty time range or an
+ * unknown op; the errors of cf_table_apply and of c->filter. */
+int cf_table_check_mutate(cf_table *t, const void *row, size_t rowlen,
+			  const struct cf_check *c, const cf_batch *b,
+			  int *applied);
 
 /* --- reading ---------------------------------------------------------- */
 

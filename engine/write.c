@@ -309,6 +309,25 @@ static int latest_ranks(const cf_batch *b, int **ranks)
 	return CF_OK;
 }
 
+/* last[i] (cols->n bytes) = 1 when op i of cols is the last one of its
+ * column, found with a sort as latest_ranks does.  CF_ENOMEM. */
+static int last_of_columns(const cf_batch *cols, unsigned char *last)
+{
+	struct lrank *v = malloc(cols->n * sizeof *v);
+
+	if (!v)
+		return CF_ENOMEM;
+	for (size_t i = 0; i < cols->n; i++)
+		v[i] = (struct lrank){ cols, i };
+	qsort(v, cols->n, sizeof *v, cmp_lrank);
+	for (size_t k = 0; k < cols->n; k++)
+		last[v[k].i] = k + 1 == cols->n ||
+			       cmp_op_column(cols, &cols->ops[v[k].i],
+					     &cols->ops[v[k + 1].i]) != 0;
+	free(v);
+	return CF_OK;
+}
+
 /* The timestamp of the n-th newest visible version of c's column into
  * *ts; CF_ENOTFOUND when it has fewer. */
 static int nth_latest(struct cf_table *t, const struct wcell *c, int n,
@@ -827,7 +846,8 @@ out:
 	return rc;
 }
 
-/* Shared frame of the single-cell read-modify-write operations. */
+/* Shared frame of the read-modify-write operations: fam (unless NULL)
+ * must be a family of t. */
 static int rmw_begin(struct cf_table *t, const void *row, size_t rowlen,
 		     const char *fam, size_t famlen, unsigned *stripe)
 {
@@ -835,7 +855,7 @@ static int rmw_begin(struct cf_table *t, const void *row, size_t rowlen,
 		return CF_ECLOSED;
 	if (rowlen == 0 || rowlen > CF_ROW_MAX)
 		return rowlen ? CF_ETOOBIG : CF_EINVAL;
-	if (!table_family(t, fam, famlen)) {
+	if (fam && !table_family(t, fam, famlen)) {
 		cf_log(CF_LOG_WARN, "%s: no family '%.*s'", t->name,
 		       (int)famlen, fam);
 		return CF_ENOTFOUND;
@@ -932,15 +952,6 @@ static const unsigned char *bop_val(const cf_batch *b, const struct bop *o)
 	return o->ext ? o->ext : b->data.p + o->val;
 }
 
-static int same_column(const cf_batch *b, const struct bop *x,
-		       const struct bop *y)
-{
-	return bytes_cmp(bop_bytes(b, x->fam), x->famlen, bop_bytes(b, y->fam),
-			 y->famlen) == 0 &&
-	       bytes_cmp(bop_bytes(b, x->qual), x->qlen, bop_bytes(b, y->qual),
-			 y->qlen) == 0;
-}
-
 /* The columns of an Append or Increment of one row: puts (of vlen bytes
  * each when vlen is not 0) of row, of families t has.  CF_EINVAL (none,
  * or not such a put), CF_EXDEV (another row), CF_ENOTFOUND. */
@@ -970,32 +981,38 @@ static int check_row_cols(struct cf_table *t, const void *row, size_t rowlen,
 /*
  * Every column's new value is computed under the row's stripe (reads of
  * the latest versions), then all are written as one batch: a reader sees
- * all of them or none, as HBase's Append of several columns.  Memory:
- * the new values together, plus one column's current value.
+ * all of them or none, as HBase's Append of several columns.  A column
+ * named again takes the last value named: HBase's reckonDeltas computes
+ * each from the same value read and writes them at one timestamp, so the
+ * last wins (as in increment_row).  Memory: the new values together,
+ * plus one column's current value.
  */
 int cf_table_append_row(cf_table *t, const void *row, size_t rowlen,
 			const cf_batch *cols)
 {
 	cf_batch out = { 0 };
 	struct buf cur = BUF_INIT;
-	unsigned char *done = NULL;
+	unsigned char *last = NULL;
 	unsigned stripe;
 	int64_t now, ts;
 	int rc = CF_OK;
 
 	if ((rc = check_row_cols(t, row, rowlen, cols, 0)))
 		goto out;
-	rc = rmw_begin(t, row, rowlen,
-		       (const char *)bop_bytes(cols, cols->ops[0].fam),
-		       cols->ops[0].famlen, &stripe);
+	if (!(last = malloc(cols->n)))
+		rc = CF_ENOMEM;
+	if (!rc)
+		rc = last_of_columns(cols, last);
+	if (!rc)
+		rc = rmw_begin(t, row, rowlen,
+			       (const char *)bop_bytes(cols, cols->ops[0].fam),
+			       cols->ops[0].famlen, &stripe);
 	if (rc)
 		goto out;
-	if (!(done = calloc(cols->n, 1)))
-		rc = CF_ENOMEM;
 	now = env_now_ms();
 	for (size_t i = 0; !rc && i < cols->n; i++) {
 		const struct bop *o = &cols->ops[i];
-		if (done[i])
+		if (!last[i])	/* named again: the last one counts */
 			continue;
 		buf_reset(&cur);
 		ts = 0;
@@ -1005,15 +1022,8 @@ int cf_table_append_row(cf_table *t, const void *row, size_t rowlen,
 				      o->qlen, &cur, &ts);
 		if (rc == CF_ENOTFOUND)
 			rc = CF_OK;
-		/* a column named twice gets both, in order */
-		for (size_t j = i; !rc && j < cols->n; j++)
-			if (j == i || (!done[j] &&
-				       same_column(cols, o, &cols->ops[j]))) {
-				done[j] = 1;
-				rc = buf_append(&cur, bop_val(cols,
-							      &cols->ops[j]),
-						cols->ops[j].vlen);
-			}
+		if (!rc)
+			rc = buf_append(&cur, bop_val(cols, o), o->vlen);
 		if (!rc)
 			rc = cf_batch_put(&out, row, rowlen,
 					  (const char *)bop_bytes(cols, o->fam),
@@ -1028,7 +1038,7 @@ int cf_table_append_row(cf_table *t, const void *row, size_t rowlen,
 	}
 out:
 	count_error(t, rc);
-	free(done);
+	free(last);
 	free(out.ops);
 	buf_release(&out.data);
 	buf_release(&cur);
@@ -1097,24 +1107,25 @@ int cf_table_increment_row(cf_table *t, const void *row, size_t rowlen,
 	struct buf cur = BUF_INIT;
 	unsigned stripe;
 	int64_t now, ts, old, delta, nv;
-	unsigned char v[8];
+	unsigned char v[8], *last = NULL;
 	int rc = CF_OK;
 
 	if ((rc = check_row_cols(t, row, rowlen, cols, 8)))
 		goto out;
-	rc = rmw_begin(t, row, rowlen,
-		       (const char *)bop_bytes(cols, cols->ops[0].fam),
-		       cols->ops[0].famlen, &stripe);
+	if (!(last = malloc(cols->n)))
+		rc = CF_ENOMEM;
+	if (!rc)
+		rc = last_of_columns(cols, last);
+	if (!rc)
+		rc = rmw_begin(t, row, rowlen,
+			       (const char *)bop_bytes(cols, cols->ops[0].fam),
+			       cols->ops[0].famlen, &stripe);
 	if (rc)
 		goto out;
 	now = env_now_ms();
 	for (size_t i = 0; !rc && i < cols->n; i++) {
 		const struct bop *o = &cols->ops[i];
-		size_t j;
-		for (j = i + 1; j < cols->n; j++)
-			if (same_column(cols, o, &cols->ops[j]))
-				break;
-		if (j < cols->n)	/* named again: the last one counts */
+		if (!last[i])	/* named again: the last one counts */
 			continue;
 		buf_reset(&cur);
 		ts = 0;
@@ -1153,21 +1164,31 @@ int cf_table_increment_row(cf_table *t, const void *row, size_t rowlen,
 	}
 out:
 	count_error(t, rc);
+	free(last);
 	free(out.ops);
 	buf_release(&out.data);
 	buf_release(&cur);
 	return rc;
 }
 
-int cf_table_check_and_apply(cf_table *t, const void *row, size_t rowlen,
-			     const char *fam, size_t famlen, const void *qual,
-			     size_t qlen, const void *expect, size_t elen,
-			     const cf_batch *b, int *applied)
+/* What a check-and-apply's read must show for the write to go on: 1
+ * yes, 0 no, below 0 an error code. */
+typedef int (*holds_fn)(const void *arg, const cf_row *r);
+
+/*
+ * The frame of every check: under the row's stripe, reads the row as o
+ * says (the cells a check looks at), asks holds, and applies b when it
+ * says yes.  fam (famlen bytes) is checked to be the table's unless
+ * NULL.  Memory: the cells read, plus b's own.
+ */
+static int check_then_apply(struct cf_table *t, const void *row,
+			    size_t rowlen, const char *fam, size_t famlen,
+			    const struct cf_read_opts *o, holds_fn holds,
+			    const void *arg, const cf_batch *b, int *applied)
 {
-	struct buf cur = BUF_INIT;
+	cf_row *r = NULL;
 	unsigned stripe;
-	int64_t ts;
-	int rc, match = 0;
+	int rc, yes = 0;
 
 	*applied = 0;
 	for (size_t i = 0; i < b->n; i++)
@@ -1177,15 +1198,13 @@ int cf_table_check_and_apply(cf_table *t, const void *row, size_t rowlen,
 	rc = rmw_begin(t, row, rowlen, fam, famlen, &stripe);
 	if (rc)
 		goto out;
-	rc = table_get_latest(t, row, rowlen, fam, famlen, qual, qlen, &cur,
-			      &ts);
-	if (rc == CF_ENOTFOUND) {
-		rc = CF_OK;
-		match = expect == NULL;
-	} else if (rc == CF_OK) {
-		match = expect && bytes_cmp(cur.p, cur.len, expect, elen) == 0;
+	rc = cf_table_get(t, row, rowlen, o, &r);
+	if (rc == CF_OK) {
+		yes = holds(arg, r);
+		if (yes < 0)
+			rc = yes;
 	}
-	if (rc == CF_OK && match) {
+	if (rc == CF_OK && yes) {
 		rc = rmw_commit(t, b, rc, stripe);
 		*applied = rc == CF_OK;
 	} else {
@@ -1193,8 +1212,106 @@ int cf_table_check_and_apply(cf_table *t, const void *row, size_t rowlen,
 	}
 out:
 	count_error(t, rc);
-	buf_release(&cur);
+	cf_row_free(r);
 	return rc;
+}
+
+struct expect {
+	const void *p;		/* NULL: the cell must be absent */
+	size_t len;
+};
+
+static int holds_exactly(const void *arg, const cf_row *r)
+{
+	const struct expect *e = arg;
+	const struct cf_cell *c;
+
+	if (cf_row_count(r) == 0)
+		return e->p == NULL;
+	c = cf_row_cell(r, 0);
+	return e->p && bytes_cmp(c->val, c->vlen, e->p, e->len) == 0;
+}
+
+int cf_table_check_and_apply(cf_table *t, const void *row, size_t rowlen,
+			     const char *fam, size_t famlen, const void *qual,
+			     size_t qlen, const void *expect, size_t elen,
+			     const cf_batch *b, int *applied)
+{
+	struct cf_column col = { fam, famlen, qual ? qual : "", qlen };
+	struct cf_read_opts o = CF_READ_OPTS_INIT;
+	struct expect e = { expect, elen };
+
+	o.columns = &col;
+	o.ncolumns = 1;
+	return check_then_apply(t, row, rowlen, fam, famlen, &o,
+				holds_exactly, &e, b, applied);
+}
+
+/* HBase's HRegion.checkAndMutateInternal, its column form (as HBase
+ * 2.4.10 and 2.5 on: NOT_EQUAL of the null value asks for a nonempty
+ * cell). */
+static int holds_compare(const void *arg, const cf_row *r)
+{
+	const struct cf_check *k = arg;
+	const struct cf_cell *c = cf_row_count(r) ? cf_row_cell(r, 0) : NULL;
+	int d;
+
+	if (k->value == NULL || k->vlen == 0)
+		return (c == NULL || c->vlen == 0) ==
+		       (k->op != CF_CMP_NOT_EQUAL);
+	if (!c)
+		return 0;
+	d = bytes_cmp(k->value, k->vlen, c->val, c->vlen);
+	switch (k->op) {
+	case CF_CMP_EQUAL:
+		return d == 0;
+	case CF_CMP_NOT_EQUAL:
+		return d != 0;
+	case CF_CMP_LESS:
+		return d < 0;
+	case CF_CMP_LESS_OR_EQUAL:
+		return d <= 0;
+	case CF_CMP_GREATER:
+		return d > 0;
+	case CF_CMP_GREATER_OR_EQUAL:
+		return d >= 0;
+	}
+	return CF_EINVAL;
+}
+
+/* The filter form: the row's versions in the time range read. */
+static int holds_filter(const void *arg, const cf_row *r)
+{
+	const struct cf_check *k = arg;
+
+	return k->filter(k->arg, r);
+}
+
+int cf_table_check_mutate(cf_table *t, const void *row, size_t rowlen,
+			  const struct cf_check *c, const cf_batch *b,
+			  int *applied)
+{
+	struct cf_column col = { c->fam, c->famlen, c->qual ? c->qual : "",
+				 c->qlen };
+	struct cf_read_opts o = CF_READ_OPTS_INIT;
+
+	*applied = 0;
+	if (c->min_ts >= c->max_ts || (unsigned)c->op > CF_CMP_GREATER_OR_EQUAL)
+		return CF_EINVAL;
+	o.min_ts = c->min_ts;
+	o.max_ts = c->max_ts;
+	if (c->filter) {
+		/* HBase's filters see a column's versions before a Get's
+		 * one version is counted: a filter that passes an older
+		 * one makes the check hold */
+		o.max_versions = INT32_MAX;
+		return check_then_apply(t, row, rowlen, NULL, 0, &o,
+					holds_filter, c, b, applied);
+	}
+	o.columns = &col;
+	o.ncolumns = 1;
+	return check_then_apply(t, row, rowlen, c->fam, c->famlen, &o,
+				holds_compare, c, b, applied);
 }
 
 /* --- recovery --------------------------------------------------------- */

@@ -24,15 +24,22 @@
  *                                         Append of one or several
  *                                         columns of ROW, atomic (alone
  *                                         in its write)
- *   checkandput ROW FAM:QUAL EXPECT FAM2:QUAL2[@TS] VALUE
- *   checkanddelete ROW FAM:QUAL EXPECT [FAM2[:QUAL2]][@TS]
+ *   checkandput ROW FAM:QUAL[@R] EXPECT FAM2:QUAL2[@TS] VALUE
+ *   checkanddelete ROW FAM:QUAL[@R] EXPECT [FAM2[:QUAL2]][@TS]
  *                                         CheckAndPut / CheckAndDelete
  *                                         (of the row, a family or a
  *                                         column's versions <= TS); EXPECT
- *                                         is a value or @none (absent)
- *   ifequals ROW FAM:QUAL VALUE           CheckAndMutate: the lines after
- *   ifnotexists ROW FAM:QUAL              it in its write(2), all of ROW,
- *                                         apply iff the check holds
+ *                                         is a value, '' or @none (HBase's
+ *                                         null: absent or empty)
+ *   ifequals ROW FAM:QUAL[@R] VALUE       CheckAndMutate: the lines after
+ *   ifnotexists ROW FAM:QUAL[@R]          it in its write(2), all of ROW,
+ *   ifmatches ROW FAM:QUAL[@R] OP VALUE   apply iff the check holds; OP
+ *   iffilter ROW [@R] FILTER              is HBase's CompareOperator (or
+ *                                         its symbol in the filter
+ *                                         language), FILTER its filter
+ *                                         language; R a time range TS or
+ *                                         T1,T2 (either end may be left
+ *                                         out) of the versions checked
  *
  * The puts and deletes of one write are one cf_batch: every row's lines
  * are one atomic mutation (HBase RowMutations), and an error applies
@@ -48,11 +55,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fs/filter.h"
 #include "fs/fs.h"
 #include "util/coding.h"
 #include "util/escape.h"
 
 static _Thread_local char whybuf[200];
+
+#define IS(i, s) (tl[i] == sizeof(s) - 1 && !memcmp(tok[i], s, tl[i]))
+#define ROWP(r) ((r).len ? (const void *)(r).p : "")
 
 /* Parses a decimal delta, optionally signed: 0 or CF_EINVAL. */
 static int parse_delta(const char *p, size_t len, int64_t *out)
@@ -146,6 +157,232 @@ static int parse_val(const char *p, size_t len, struct buf *val)
 	return cf_unescape(p, len, val);
 }
 
+/* The check of a write (its first line, or a checkandput's or
+ * checkanddelete's): HBase's CheckAndMutate (engine/cellfs.h). */
+struct bcheck {
+	int on;
+	struct buf qual, val;
+	char fam[CF_FAMILY_MAX + 1];
+	size_t famlen;
+	enum cf_cmp op;
+	int64_t tmin, tmax;
+	struct fs_filter *filter;
+	int null;		/* the value is HBase's null ('', @none) */
+};
+
+/* "T1,T2" (either may be empty: the table's bounds) or "TS" (the version
+ * at TS) at p (len bytes, after the '@') into [*tmin, *tmax). */
+static int parse_range(const char *p, size_t len, int64_t *tmin,
+		       int64_t *tmax)
+{
+	const char *comma = memchr(p, ',', len);
+	char at[24];
+	size_t n;
+
+	if (!comma) {
+		if (len + 1 >= sizeof at)
+			return CF_EINVAL;
+		at[0] = '@';
+		memcpy(at + 1, p, len);
+		if (parse_at(at, len + 1, tmin))
+			return CF_EINVAL;
+		*tmax = *tmin + 1;
+		return 0;
+	}
+	*tmin = 0;
+	*tmax = INT64_MAX;
+	n = (size_t)(comma - p);
+	if (n) {
+		if (n + 1 >= sizeof at)
+			return CF_EINVAL;
+		at[0] = '@';
+		memcpy(at + 1, p, n);
+		if (parse_at(at, n + 1, tmin))
+			return CF_EINVAL;
+	}
+	p = comma + 1;
+	len -= n + 1;
+	if (len) {
+		if (len + 1 >= sizeof at)
+			return CF_EINVAL;
+		at[0] = '@';
+		memcpy(at + 1, p, len);
+		if (parse_at(at, len + 1, tmax))
+			return CF_EINVAL;
+	}
+	return *tmin < *tmax ? 0 : CF_EINVAL;
+}
+
+/* The checked column "FAM:QUAL[@R]" into c. */
+static int parse_check_col(cf_table *t, const char *p, size_t len,
+			   struct bcheck *c)
+{
+	const char *at = memchr(p, '@', len);
+	size_t end = at ? (size_t)(at - p) : len;
+	int64_t ts;
+	int hasq;
+
+	c->tmin = 0;
+	c->tmax = INT64_MAX;
+	if (parse_col(t, p, end, &c->famlen, &hasq, &c->qual, &ts) || !hasq ||
+	    (at && parse_range(at + 1, len - end - 1, &c->tmin, &c->tmax)))
+		return CF_EINVAL;
+	memcpy(c->fam, p, c->famlen);
+	return 0;
+}
+
+/* An expected value: '' and @none are HBase's null. */
+static int parse_expect(const char *p, size_t len, struct bcheck *c)
+{
+	buf_reset(&c->val);
+	c->null = (len == 5 && !memcmp(p, "@none", 5));
+	if (c->null)
+		return 0;
+	if (parse_val(p, len, &c->val))
+		return CF_EINVAL;
+	c->null = c->val.len == 0;
+	return 0;
+}
+
+/* HBase's CompareOperator by name, or its filter-language symbol. */
+static int parse_op(const char *p, size_t len, enum cf_cmp *op)
+{
+	static const struct {
+		const char *name, *sym;
+		enum cf_cmp op;
+	} ops[] = {
+		{ "EQUAL", "=", CF_CMP_EQUAL },
+		{ "NOT_EQUAL", "!=", CF_CMP_NOT_EQUAL },
+		{ "LESS", "<", CF_CMP_LESS },
+		{ "LESS_OR_EQUAL", "<=", CF_CMP_LESS_OR_EQUAL },
+		{ "GREATER", ">", CF_CMP_GREATER },
+		{ "GREATER_OR_EQUAL", ">=", CF_CMP_GREATER_OR_EQUAL },
+	};
+
+	for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
+		if ((strlen(ops[i].name) == len &&
+		     !memcmp(p, ops[i].name, len)) ||
+		    (strlen(ops[i].sym) == len && !memcmp(p, ops[i].sym, len))) {
+			*op = ops[i].op;
+			return 0;
+		}
+	return CF_EINVAL;
+}
+
+/*
+ * A check line: verb tok[0] ("ifequals", "ifnotexists", "ifmatches",
+ * "iffilter"), its row tok[1] (already read), the rest up to end.  Fills
+ * c; on CF_EINVAL *bad says why (a filter's own reason in why).
+ */
+static int parse_check_line(cf_table *t, const char *const *tok,
+			    const size_t *tl, size_t nt, const char *end,
+			    struct bcheck *c, const char **bad, char *why,
+			    size_t whylen)
+{
+	const char *k[2];
+	size_t kl[2];
+
+	c->op = CF_CMP_EQUAL;
+	c->null = 0;
+	buf_reset(&c->val);
+	if (IS(0, "iffilter")) {
+		const char *f = nt > 2 ? tok[2] : end;
+		c->tmin = 0;
+		c->tmax = INT64_MAX;
+		*bad = "not 'iffilter ROW [@T1,T2] FILTER'";
+		if (nt > 3 && tl[2] && tok[2][0] == '@') {
+			if (parse_range(tok[2] + 1, tl[2] - 1, &c->tmin,
+					&c->tmax))
+				return CF_EINVAL;
+			f = tok[3];
+		}
+		if (f == end)
+			return CF_EINVAL;
+		/* the text is decoded into c->val, which a filter check
+		 * does not use otherwise */
+		if (fs_filter_decode(f, (size_t)(end - f), &c->val)) {
+			*bad = "iffilter: '%' not followed by two hex digits";
+			return CF_EINVAL;
+		}
+		if (fs_filter_parse((const char *)c->val.p, c->val.len, 0,
+				    &c->filter, why, whylen)) {
+			*bad = why;
+			return CF_EINVAL;
+		}
+		return 0;
+	}
+	*bad = IS(0, "ifmatches") ? "not 'ifmatches ROW FAM:QUAL[@T1,T2] OP "
+				    "VALUE' (OP: <, <=, =, !=, >=, > or "
+				    "HBase's LESS ... GREATER)"
+	       : "not 'ifequals ROW FAM:QUAL[@T1,T2] VALUE' or 'ifnotexists "
+		 "ROW FAM:QUAL[@T1,T2]'";
+	if (nt < 3 || parse_check_col(t, tok[2], tl[2], c))
+		return CF_EINVAL;
+	if (IS(0, "ifnotexists")) {
+		c->null = 1;
+		return nt == 3 ? 0 : CF_EINVAL;
+	}
+	if (nt != 4)
+		return CF_EINVAL;
+	if (IS(0, "ifequals"))
+		return parse_expect(tok[3], tl[3], c);
+	if (tokens(tok[3], tl[3], k, kl, 2) != 2 ||
+	    parse_op(k[0], kl[0], &c->op))
+		return CF_EINVAL;
+	return parse_expect(k[1], kl[1], c);
+}
+
+/* The engine's filter check: 1 if any cell of r passes the filter. */
+static int filter_holds(void *arg, const cf_row *r)
+{
+	struct fs_filter *f = arg;
+	size_t n = cf_row_count(r);
+	unsigned char *keep;
+	int end = 0, any = 0, rc;
+
+	if (n == 0)
+		return 0;
+	if (!(keep = malloc(n)))
+		return CF_ENOMEM;
+	rc = fs_filter_row(f, r, keep, &end);
+	for (size_t i = 0; !rc && i < n; i++)
+		any |= keep[i];
+	free(keep);
+	return rc ? CF_ENOMEM : any;
+}
+
+/* Applies b iff c holds against row: CF_ECANCELED (why set) if not. */
+static int check_apply(cf_table *t, const struct buf *row,
+		       struct bcheck *c, const cf_batch *b, const char **why)
+{
+	struct cf_check k = { 0 };
+	int rc, applied = 0;
+
+	k.fam = c->fam;
+	k.famlen = c->famlen;
+	k.qual = c->qual.len ? (const void *)c->qual.p : "";
+	k.qlen = c->qual.len;
+	k.op = c->op;
+	k.value = c->null ? NULL : (const void *)c->val.p;
+	k.vlen = c->null ? 0 : c->val.len;
+	k.min_ts = c->tmin;
+	k.max_ts = c->tmax;
+	if (c->filter) {
+		k.filter = filter_holds;
+		k.arg = c->filter;
+	}
+	rc = cf_table_check_mutate(t, row->len ? (const void *)row->p : "",
+				   row->len, &k, b, &applied);
+	if (!rc && !applied) {
+		rc = CF_ECANCELED;
+		*why = c->filter ? "line 1: check failed: no cell of the row "
+				   "passes the filter; nothing applied"
+		       : "line 1: check failed: the cell's value does not "
+			 "match; nothing applied";
+	}
+	return rc;
+}
+
 /* The Deletes of DeleteFamilyVersion: every version at ts of fam. */
 static int family_version(cf_table *t, cf_batch *b, const struct buf *row,
 			  const char *fam, size_t famlen, int64_t ts)
@@ -178,8 +415,6 @@ static int family_version(cf_table *t, cf_batch *b, const struct buf *row,
 	return rc;
 }
 
-#define IS(i, s) (tl[i] == sizeof(s) - 1 && !memcmp(tok[i], s, tl[i]))
-#define ROWP(r) ((r).len ? (const void *)(r).p : "")
 
 /*
  * The rows a write changes, for the kernel's caches: up to BATCH_ROWS
@@ -211,14 +446,15 @@ static int note_row(struct buf *rows, size_t *n, const struct buf *row)
 int fs_batch_write(cf_table *t, const char *p, size_t len, const char **why)
 {
 	struct buf row = BUF_INIT, qual = BUF_INIT, val = BUF_INIT;
-	struct buf crow = BUF_INIT, cqual = BUF_INIT, cval = BUF_INIT;
-	char cfam[CF_FAMILY_MAX + 1];
+	struct buf crow = BUF_INIT;
+	struct bcheck chk = { 0 };
+	char fwhy[160];
 	cf_batch *b = NULL;
 	const char *tok[4], *bad = NULL;
-	size_t tl[4], nt, i = 0, j, famlen, cfamlen = 0, lineno = 0;
+	size_t tl[4], nt, i = 0, j, famlen, lineno = 0;
 	size_t lines = 0;
 	int64_t ts, delta = 0;
-	int rc, hasq, check = 0, incr = 0, applied = 0, oneline = 0;
+	int rc, hasq, incr = 0, oneline = 0;
 	int append = 0;
 	enum cf_delete_kind kind;
 	struct buf rows[BATCH_ROWS];
@@ -253,7 +489,7 @@ int fs_batch_write(cf_table *t, const char *p, size_t len, const char **why)
 			      "their write";
 			goto bad;
 		}
-		if (check && (row.len != crow.len ||
+		if (chk.on && (row.len != crow.len ||
 			      (row.len && memcmp(row.p, crow.p, row.len)))) {
 			bad = "the lines after a check change its row only";
 			goto bad;
@@ -382,27 +618,17 @@ int fs_batch_write(cf_table *t, const char *p, size_t len, const char **why)
 			int put = IS(0, "checkandput");
 			if (nt == 4)
 				n4 = tokens(tok[3], tl[3], k4, t4, put ? 3 : 2);
-			if (lines > 1 || nt != 4 || (put ? n4 != 3 : n4 < 1)) {
-				bad = "not 'checkandput ROW FAM:QUAL EXPECT "
-				      "FAM:QUAL[@TS] VALUE' or 'checkanddelete "
-				      "ROW FAM:QUAL EXPECT [FAM[:QUAL]][@TS]' "
-				      "alone in its write";
+			bad = "not 'checkandput ROW FAM:QUAL[@T1,T2] EXPECT "
+			      "FAM:QUAL[@TS] VALUE' or 'checkanddelete ROW "
+			      "FAM:QUAL[@T1,T2] EXPECT [FAM[:QUAL]][@TS]' "
+			      "alone in its write";
+			if (lines > 1 || nt != 4 || (put ? n4 != 3 : n4 < 1) ||
+			    parse_check_col(t, tok[2], tl[2], &chk) ||
+			    parse_expect(k4[0], t4[0], &chk))
 				goto bad;
-			}
-			if (parse_col(t, tok[2], tl[2], &famlen, &hasq, &qual,
-				      &ts) || !hasq || ts != CF_TS_NOW)
-				goto bad;
-			check = 1;
-			if (t4[0] == 5 && !memcmp(k4[0], "@none", 5))
-				check = 2;
-			else if (parse_val(k4[0], t4[0], &cval))
-				goto bad;
-			cfamlen = famlen;
-			memcpy(cfam, tok[2], famlen);
-			rc = buf_append(&crow, row.p, row.len);
-			if (!rc)
-				rc = buf_append(&cqual, qual.p, qual.len);
-			if (rc)
+			chk.on = 1;
+			chk.op = CF_CMP_EQUAL;
+			if ((rc = buf_append(&crow, row.p, row.len)))
 				goto bad;
 			rc = CF_EINVAL;
 			oneline = 1;
@@ -433,23 +659,17 @@ int fs_batch_write(cf_table *t, const char *p, size_t len, const char **why)
 						     row.len, k4[1], famlen,
 						     ROWP(qual), qual.len, ts);
 			}
-		} else if (IS(0, "ifequals") || IS(0, "ifnotexists")) {
+		} else if (IS(0, "ifequals") || IS(0, "ifnotexists") ||
+			   IS(0, "ifmatches") || IS(0, "iffilter")) {
 			if (lines > 1) {
 				bad = "a check is the first line of its write";
 				goto bad;
 			}
-			if (nt != (IS(0, "ifequals") ? 4u : 3u) ||
-			    parse_col(t, tok[2], tl[2], &famlen, &hasq,
-				      &qual, &ts) || !hasq ||
-			    ts != CF_TS_NOW ||
-			    (nt == 4 && parse_val(tok[3], tl[3], &cval)))
+			if (parse_check_line(t, tok, tl, nt, p + j, &chk, &bad,
+					     fwhy, sizeof fwhy))
 				goto bad;
-			check = IS(0, "ifequals") ? 1 : 2;
-			cfamlen = famlen;
-			memcpy(cfam, tok[2], famlen);
+			chk.on = 1;
 			rc = buf_append(&crow, row.p, row.len);
-			if (!rc)
-				rc = buf_append(&cqual, qual.p, qual.len);
 		} else
 			goto bad;
 next:
@@ -474,22 +694,12 @@ bad:
 			*why = "incr: the cell holds no 8-byte counter";
 		else if (rc == CF_ERANGE)
 			*why = "incr: the counter would overflow";
-	} else if (check && !oneline && lines < 2) {
+	} else if (chk.on && !oneline && lines < 2) {
 		rc = CF_EINVAL;
 		*why = "line 1: a check needs the lines it guards in the same "
 		       "write(2)";
-	} else if (check) {
-		rc = cf_table_check_and_apply(t, ROWP(crow), crow.len, cfam,
-					      cfamlen, ROWP(cqual), cqual.len,
-					      check == 1 ? ROWP(cval) : NULL,
-					      cval.len, b, &applied);
-		if (!rc && !applied) {
-			rc = CF_ECANCELED;
-			*why = check == 1 ? "line 1: check failed: the cell "
-			       "holds another value or none; nothing applied"
-			       : "line 1: check failed: the cell exists; "
-			       "nothing applied";
-		}
+	} else if (chk.on) {
+		rc = check_apply(t, &crow, &chk, b, why);
 	} else if (lines) {
 		rc = cf_table_apply(t, b);
 	}
@@ -507,7 +717,8 @@ out:
 	buf_release(&qual);
 	buf_release(&val);
 	buf_release(&crow);
-	buf_release(&cqual);
-	buf_release(&cval);
+	buf_release(&chk.qual);
+	buf_release(&chk.val);
+	fs_filter_free(chk.filter);
 	return rc;
 }

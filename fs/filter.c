@@ -1075,3 +1075,29 @@ int fs_filter_row(struct fs_filter *f, const cf_row *row,
 	}
 	return 0;
 }
+
+static int hexval(char c)
+{
+	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ?
+	       c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+int fs_filter_decode(const char *p, size_t len, struct buf *out)
+{
+	size_t i;
+	int h, l;
+
+	for (i = 0; i < len; i++) {
+		if (p[i] != '%') {
+			if (buf_putc(out, p[i]))
+				return -1;
+			continue;
+		}
+		if (i + 2 >= len || (h = hexval(p[i + 1])) < 0 ||
+		    (l = hexval(p[i + 2])) < 0 ||
+		    buf_putc(out, (char)(h << 4 | l)))
+			return -1;
+		i += 2;
+	}
+	return 0;
+}

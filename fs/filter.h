@@ -15,8 +15,15 @@
 #include <stdint.h>
 
 #include "engine/cellfs.h"
+#include "util/buf.h"
 
 struct fs_filter;
+
+/* Appends the filter text written at p (len bytes) to out: %XX is the
+ * byte XX (what a name or a .batch line cannot hold: '/', '&', '%', a
+ * newline), every other byte stands for itself.  -1 on a '%' not
+ * followed by two hex digits (or no memory). */
+int fs_filter_decode(const char *p, size_t len, struct buf *out);
 
 /* Parses the filter string s[0..len) into *out (the caller's until
  * fs_filter_free), for a scan in descending row order when reversed

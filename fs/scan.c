@@ -209,34 +209,6 @@ static int key_param(const char *p, size_t len, struct buf *out, int *has)
 	return cf_unescape(p, len, out) ? -1 : 0;
 }
 
-static int hexval(char c)
-{
-	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ?
-	       c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
-}
-
-/* A filter's text: %XX is the byte XX (what a name cannot hold: '/',
- * '&', '%'), every other byte stands for itself. */
-static int pct_decode(const char *p, size_t len, struct buf *out)
-{
-	size_t i;
-	int h, l;
-
-	for (i = 0; i < len; i++) {
-		if (p[i] != '%') {
-			if (buf_putc(out, p[i]))
-				return -1;
-			continue;
-		}
-		if (i + 2 >= len || (h = hexval(p[i + 1])) < 0 ||
-		    (l = hexval(p[i + 2])) < 0 ||
-		    buf_putc(out, (char)(h << 4 | l)))
-			return -1;
-		i += 2;
-	}
-	return 0;
-}
-
 /* Parses one "KEY=VALUE" or flag; what on error names it. */
 static int param(struct query *q, const char *p, size_t len,
 		 const char **what)
@@ -288,7 +260,7 @@ static int param(struct query *q, const char *p, size_t len,
 		*what = "filter=F: '%' not followed by two hex digits";
 		q->has_filter = 1;
 		buf_reset(&q->filter);
-		return pct_decode(v, vl, &q->filter);
+		return fs_filter_decode(v, vl, &q->filter);
 	}
 	if (K("column")) {
 		*what = "column=FAM[:QUAL]: malformed";

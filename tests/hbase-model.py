@@ -30,6 +30,10 @@ ROWS = ["r0", "r1", "r2"]
 QUALS = ["a", "b"]
 TSS = [1000, 2000, 3000, 4000, 5000, 6000]
 VALS = ["v1", "v2", "v3", "xx", "yy"]
+# HBase's CompareOperator on (value given) vs (cell): the comparison's sign
+CMP = {"=": lambda d: d == 0, "!=": lambda d: d != 0,
+       "LESS": lambda d: d < 0, "<=": lambda d: d <= 0,
+       ">": lambda d: d > 0, "GREATER_OR_EQUAL": lambda d: d >= 0}
 
 
 class Model:
@@ -333,10 +337,8 @@ def run(mnt, table, seed, nops):
                 log.append(line)
                 expect(line, batch(line + "\n"), 0)
                 for cq, cd in dict(cols).items():
-                    if cq != q:
-                        counters[(row, cq)] = (counters.get((row, cq), 0) +
-                                               cd)
-                d = dict(cols).get(q, 0)
+                    counters[(row, cq)] = counters.get((row, cq), 0) + cd
+                d = None
             else:
                 log.append("echo %d >> %s/c:%s@counter" % (d, row, q))
                 try:
@@ -345,7 +347,8 @@ def run(mnt, table, seed, nops):
                     pass
                 with open(os.path.join(t, row, "c:%s@counter" % q), "a") as f:
                     f.write("%d\n" % d)
-            counters[(row, q)] = counters.get((row, q), 0) + d
+            if d is not None:
+                counters[(row, q)] = counters.get((row, q), 0) + d
         elif op == 12:
             lt = m.latest(row, fam, qual)
             exp = rnd.choice([lt[1] if lt else "@none", val, "@none"])
@@ -398,9 +401,54 @@ def run(mnt, table, seed, nops):
                 "%s %s" % cv for cv in zip(cols, vals)))
             log.append(line)
             expect(line, batch(line + "\n"), 0)
-            for c, v in zip(cols, vals):
+            # a column named again takes the last value named (HBase
+            # computes each from the value read before the Append)
+            last = dict(zip(cols, vals))
+            for c, v in last.items():
                 appended[(row, c)] = appended.get((row, c), "") + v
             check_appended(row)
+        elif op == 18:
+            # CheckAndMutate: HBase's compare operators (the value given
+            # on the left) on the newest version in a time range, or a
+            # ValueFilter that any version of the row may pass
+            lo, hi = 0, None
+            shape = rnd.randrange(5)
+            if shape == 1:
+                lo, hi = sorted(rnd.sample(TSS + [7000], 2))
+                rng = "@%d,%d" % (lo, hi)
+            elif shape == 2:
+                lo = rnd.choice(TSS)
+                hi = lo + 1
+                rng = "@%d" % lo
+            elif shape == 3:
+                lo = rnd.choice(TSS)
+                rng = "@%d," % lo
+            elif shape == 4:
+                hi = rnd.choice(TSS)
+                rng = "@,%d" % hi
+            else:
+                rng = ""
+            vs = [p for p in m.alive(row, fam, qual)
+                  if p[0] >= lo and (hi is None or p[0] < hi)]
+            cur = vs[0][1] if vs else None
+            exp = cur if cur and rnd.random() < 0.4 else rnd.choice(VALS)
+            body = "put %s f:b@%d %s" % (row, ts, val + "o")
+            if rnd.random() < 0.3:
+                line = "iffilter %s ValueFilter(=, 'binary:%s')" % (row, exp)
+                seen = [p[1] for (r, f_, q_) in m.columns(row)
+                        for p in m.alive(r, f_, q_)]
+                seen += [v for (r, c), v in appended.items() if r == row]
+                ok = exp in seen
+            else:
+                name = rnd.choice(sorted(CMP))
+                line = "ifmatches %s %s:%s%s %s %s" % (row, fam, qual, rng,
+                                                      name, exp)
+                ok = cur is not None and CMP[name]((exp > cur) - (exp < cur))
+            log.append(line + " / " + body)
+            expect(line, batch(line + "\n" + body + "\n"),
+                   0 if ok else errno.ECANCELED)
+            if ok:
+                m.put(row, "f", "b", ts, val + "o")
         elif op == 16 and rnd.random() < 0.3:
             w = rnd.choice(["flush", "major_compact", "compact"])
             log.append(w)

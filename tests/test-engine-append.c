@@ -1,7 +1,8 @@
 /*
  * test-engine-append: cf_table_append_row, HBase's Append of several
  * columns of one row: each column gets its data after its latest value,
- * a column named twice both in order, all as one mutation (a concurrent
+ * a column named twice the last data named (HBase computes each from
+ * the value read before the Append), all as one mutation (a concurrent
  * reader sees every column of an append or none), at a timestamp never
  * below the versions read; errors change nothing.
  */
@@ -95,7 +96,7 @@ int main(void)
 	const char *dir;
 	cf_batch *b;
 	pthread_t rd;
-	char big[700];
+	char big[1022];	/* under max_value; with f:a's 3 bytes over */
 	int fails = 0;
 
 	no_plan();
@@ -116,7 +117,7 @@ int main(void)
 	is_str(get("r", "g", "b"), "y", "g:b too");
 	is_int(append("r", "f:a=1 g:b=2 f:a=3"), CF_OK,
 	       "a column named twice");
-	is_str(get("r", "f", "a"), "x13", "gets both, in order");
+	is_str(get("r", "f", "a"), "x3", "gets the last data named");
 	is_str(get("r", "g", "b"), "y2", "the other column its own");
 	put(t, "r", "f", "c", 4102444800000LL, "fut");
 	is_int(append("r", "f:c=ure"), CF_OK, "append to a future version");
@@ -137,7 +138,7 @@ int main(void)
 	}
 	cf_table_flush(t);
 	is_int(append("r", "f:a=4"), CF_OK, "append after a flush");
-	is_str(get("r", "f", "a"), "x134", "reads the flushed value");
+	is_str(get("r", "f", "a"), "x34", "reads the flushed value");
 
 	/* errors: nothing changes */
 	cf_batch_new(&b);
@@ -157,11 +158,10 @@ int main(void)
 	cf_batch_clear(b);
 	cf_batch_put(b, "r", 1, "g", 1, "b", 1, CF_TS_NOW, "z", 1);
 	cf_batch_put(b, "r", 1, "f", 1, "a", 1, CF_TS_NOW, big, sizeof big);
-	cf_batch_put(b, "r", 1, "f", 1, "a", 1, CF_TS_NOW, big, sizeof big);
 	is_int(cf_table_append_row(t, "r", 1, b), CF_ETOOBIG,
 	       "a new value over max_value");
 	cf_batch_free(b);
-	is_str(get("r", "f", "a"), "x134", "f:a unchanged by the errors");
+	is_str(get("r", "f", "a"), "x34", "f:a unchanged by the errors");
 	is_str(get("r", "g", "b"), "y2", "g:b too");
 
 	/* atomic: a reader never sees one column ahead of the other */

@@ -129,6 +129,96 @@ static int pin_same(const struct cf_cell *c, int g, size_t n)
 	return 1;
 }
 
+/* A filter check's answer: *(int *)arg. */
+static int answer(void *arg, const cf_row *row)
+{
+	(void)row;
+	return *(int *)arg;
+}
+
+/* cf_table_check_mutate (HBase's CheckAndMutate) on row "m" of t's
+ * family cf; bb is the caller's scratch batch. */
+static void check_mutate_cases(cf_table *t, cf_batch *bb)
+{
+	struct cf_check c = { "cf", 2, "e", 1, CF_CMP_EQUAL, NULL, 0, 0,
+			      INT64_MAX, NULL, NULL };
+	int applied, yes;
+
+	cf_batch_clear(bb);
+	cf_batch_put(bb, "m", 1, "cf", 2, "e", 1, 100, "", 0);
+	is_int(cf_table_check_mutate(t, "m", 1, &c, bb, &applied), CF_OK,
+	       "check_mutate: null on an absent cell");
+	is_int(applied, 1, "holds (and writes an empty cell at 100)");
+	cf_batch_clear(bb);
+	cf_batch_put(bb, "m", 1, "cf", 2, "x", 1, 100, "1", 1);
+	cf_table_check_and_apply(t, "m", 1, "cf", 2, "e", 1, NULL, 0, bb,
+				 &applied);
+	is_int(applied, 0, "check_and_apply: an empty cell exists");
+	cf_table_check_mutate(t, "m", 1, &c, bb, &applied);
+	is_int(applied, 1, "check_mutate: an empty cell is HBase's null");
+	c.op = CF_CMP_NOT_EQUAL;
+	cf_table_check_mutate(t, "m", 1, &c, bb, &applied);
+	is_int(applied, 0, "NOT_EQUAL null: not for an empty cell");
+	c.qual = "x";
+	cf_table_check_mutate(t, "m", 1, &c, bb, &applied);
+	is_int(applied, 1, "NOT_EQUAL null: a nonempty cell");
+	c.op = CF_CMP_LESS;
+	c.value = "0";
+	c.vlen = 1;
+	cf_table_check_mutate(t, "m", 1, &c, bb, &applied);
+	is_int(applied, 1, "LESS: the value given sorts before the cell's");
+	c.op = CF_CMP_GREATER_OR_EQUAL;
+	cf_table_check_mutate(t, "m", 1, &c, bb, &applied);
+	is_int(applied, 0, "GREATER_OR_EQUAL: not");
+	c.op = CF_CMP_EQUAL;
+	c.value = "1";
+	c.min_ts = 101;
+	cf_table_check_mutate(t, "m", 1, &c, bb, &applied);
+	is_int(applied, 0, "a time range without the version: no cell");
+	c.min_ts = 100;
+	c.max_ts = 101;
+	cf_table_check_mutate(t, "m", 1, &c, bb, &applied);
+	is_int(applied, 1, "a time range holding it");
+	c.max_ts = 100;
+	is_int(cf_table_check_mutate(t, "m", 1, &c, bb, &applied), CF_EINVAL,
+	       "an empty time range is CF_EINVAL");
+	c.max_ts = INT64_MAX;
+	c.op = (enum cf_cmp)99;
+	is_int(cf_table_check_mutate(t, "m", 1, &c, bb, &applied), CF_EINVAL,
+	       "an unknown op is CF_EINVAL");
+	c.op = CF_CMP_EQUAL;
+	c.fam = "nofam";
+	c.famlen = 5;
+	is_int(cf_table_check_mutate(t, "m", 1, &c, bb, &applied),
+	       CF_ENOTFOUND, "a family the table lacks");
+	c.fam = NULL;
+	c.famlen = 0;
+	c.filter = answer;
+	c.arg = &yes;
+	cf_batch_clear(bb);
+	cf_batch_put(bb, "m", 1, "cf", 2, "y", 1, 100, "2", 1);
+	yes = CF_EIO;
+	is_int(cf_table_check_mutate(t, "m", 1, &c, bb, &applied), CF_EIO,
+	       "a filter's error is returned");
+	is_int(applied, 0, "and nothing applied");
+	yes = 0;
+	cf_table_check_mutate(t, "m", 1, &c, bb, &applied);
+	is_int(applied, 0, "a filter that says no");
+	yes = 1;
+	cf_table_check_mutate(t, "m", 1, &c, bb, &applied);
+	is_int(applied, 1, "a filter that says yes");
+	{
+		cf_row *r = NULL;
+		struct cf_read_opts ro = CF_READ_OPTS_INIT;
+		struct cf_column col = { "cf", 2, "y", 1 };
+		ro.columns = &col;
+		ro.ncolumns = 1;
+		cf_table_get(t, "m", 1, &ro, &r);
+		ok(cf_row_count(r) == 1, "written once, by the last check");
+		cf_row_free(r);
+	}
+}
+
 int main(void)
 {
 	struct cf_options o;
@@ -488,6 +578,7 @@ int main(void)
 		is_int(cf_table_check_and_apply(t, "k", 1, "cf", 2, "q", 1, NULL,
 						0, bb, &applied), CF_EXDEV,
 		       "check-and-put touching another row is refused");
+		check_mutate_cases(t, bb);
 		cf_batch_free(bb);
 		buf_release(&out);
 	}
