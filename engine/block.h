@@ -34,8 +34,8 @@ enum block_type { BLOCK_RAW = 0, BLOCK_SNAPPY = 1, BLOCK_ZSTD = 2 };
  * the table of engine/block.c; TSDB's is util/tsblock.c. */
 enum block_encoding { BLOCK_ENC_NONE = 0, BLOCK_ENC_TSDB = 1 };
 #define BLOCK_ENC_SHIFT 4
-/* The zstd level data blocks are written at (docs/performance.md has the
- * measurements that chose it). */
+/* The zstd level data blocks are written at (docs/timeseries_performance.md,
+ * "Block codecs", has the measurements that chose it). */
 #define BLOCK_ZSTD_LEVEL 1
 
 /* --- building --------------------------------------------------------- */

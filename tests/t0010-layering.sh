@@ -87,6 +87,13 @@ test_expect_success 'the largest .c file of fs/ and engine/ is under 1,500 lines
 	test_must_be_empty bad
 '
 
+test_expect_success 'every file of docs/ is under 1,500 lines (one concept each)' '
+	wc -l "$CELLFS_TOP"/docs/*.md | grep -v " total$" >doclines &&
+	test -s doclines &&
+	awk "\$1 >= 1500 { print \"too large:\", \$0 }" doclines >bad &&
+	test_must_be_empty bad
+'
+
 test -d "$CELLFS_BUILD/engine" && test_set_prereq OBJECTS
 
 test_expect_success OBJECTS 'modules depend downward only: fs > net > tsd > engine > meta > util' '

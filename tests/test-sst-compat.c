@@ -15,7 +15,7 @@
  * in the old files, blocked in today's) has every row.  Today's files
  * are smaller than the version 1 files, their filters aside (against the
  * version 2 file the sizes are printed: version 3 encodes these cells
- * smaller, and zstd, after, takes less of them, docs/performance.md).
+ * smaller, and zstd, after, takes less of them, docs/timeseries_performance.md).
  * And ikey_separator, which makes the index's keys, on random keys.
  */
 #include <stdio.h>

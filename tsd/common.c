@@ -30,7 +30,7 @@ static int create_tables(tsd *t, int *uid_created)
 	cf_family_default(&f[0], "t");
 	/* compacted OpenTSDB rows take 4.7 bytes a point under snappy, 3.8
 	 * under zstd, and less with the TSDB block encoding under zstd
-	 * (docs/performance.md, docs/tsblock_format.md) */
+	 * (docs/timeseries_performance.md, docs/tsblock_format.md) */
 	f[0].compression = CF_COMPRESS_ZSTD;
 	f[0].encoding = CF_ENCODING_TSDB;
 	rc = cf_table_create(t->db, TSD_TABLE_DATA, f, 1);

@@ -5,7 +5,7 @@
  * A query holds its series' points in arrays that grow as rows are read
  * (tsd/exec.c).  Fresh memory costs a page fault a page when first
  * written, which on a virtual machine is most of the cost of loading
- * points from memory (docs/performance.md); blocks given back here are
+ * points from memory (docs/timeseries_performance.md); blocks given back here are
  * handed to the next query instead, already mapped.
  *
  * A block is a header (its capacity; the free list's link) and 64 << k

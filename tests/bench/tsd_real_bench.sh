@@ -1,6 +1,6 @@
 #!/bin/sh
 # tsd_real_bench.sh: bytes a point of real machine metrics under each
-# block codec of tsdb (docs/performance.md, "A second data set").
+# block codec of tsdb (docs/timeseries_performance.md, "A second data set").
 #
 #   tests/bench/tsd_real_bench.sh [-s SECONDS] [-f FILE] [-k FILE]
 #
