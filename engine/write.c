@@ -978,6 +978,27 @@ static int check_row_cols(struct cf_table *t, const void *row, size_t rowlen,
 	return CF_OK;
 }
 
+/* The start of an Append or Increment of several columns: checks cols
+ * (check_row_cols, vlen), marks in *last (the caller frees it) the last
+ * op of each column, and takes the row's stripe. */
+static int rmw_begin_cols(struct cf_table *t, const void *row, size_t rowlen,
+			  const cf_batch *cols, size_t vlen,
+			  unsigned char **last, unsigned *stripe)
+{
+	int rc;
+
+	*last = NULL;
+	if ((rc = check_row_cols(t, row, rowlen, cols, vlen)))
+		return rc;
+	if (!(*last = malloc(cols->n)))
+		return CF_ENOMEM;
+	if ((rc = last_of_columns(cols, *last)))
+		return rc;
+	return rmw_begin(t, row, rowlen,
+			 (const char *)bop_bytes(cols, cols->ops[0].fam),
+			 cols->ops[0].famlen, stripe);
+}
+
 /*
  * Every column's new value is computed under the row's stripe (reads of
  * the latest versions), then all are written as one batch: a reader sees
@@ -997,17 +1018,7 @@ int cf_table_append_row(cf_table *t, const void *row, size_t rowlen,
 	int64_t now, ts;
 	int rc = CF_OK;
 
-	if ((rc = check_row_cols(t, row, rowlen, cols, 0)))
-		goto out;
-	if (!(last = malloc(cols->n)))
-		rc = CF_ENOMEM;
-	if (!rc)
-		rc = last_of_columns(cols, last);
-	if (!rc)
-		rc = rmw_begin(t, row, rowlen,
-			       (const char *)bop_bytes(cols, cols->ops[0].fam),
-			       cols->ops[0].famlen, &stripe);
-	if (rc)
+	if ((rc = rmw_begin_cols(t, row, rowlen, cols, 0, &last, &stripe)))
 		goto out;
 	now = env_now_ms();
 	for (size_t i = 0; !rc && i < cols->n; i++) {
@@ -1110,17 +1121,7 @@ int cf_table_increment_row(cf_table *t, const void *row, size_t rowlen,
 	unsigned char v[8], *last = NULL;
 	int rc = CF_OK;
 
-	if ((rc = check_row_cols(t, row, rowlen, cols, 8)))
-		goto out;
-	if (!(last = malloc(cols->n)))
-		rc = CF_ENOMEM;
-	if (!rc)
-		rc = last_of_columns(cols, last);
-	if (!rc)
-		rc = rmw_begin(t, row, rowlen,
-			       (const char *)bop_bytes(cols, cols->ops[0].fam),
-			       cols->ops[0].famlen, &stripe);
-	if (rc)
+	if ((rc = rmw_begin_cols(t, row, rowlen, cols, 8, &last, &stripe)))
 		goto out;
 	now = env_now_ms();
 	for (size_t i = 0; !rc && i < cols->n; i++) {

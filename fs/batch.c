@@ -106,15 +106,14 @@ static size_t tokens(const char *p, size_t len, const char **tok,
 	return n;
 }
 
-/* "@TS" at p (len bytes, '@' included) into *ts. */
-static int parse_at(const char *p, size_t len, int64_t *ts)
+/* A timestamp TS, decimal digits (at p, len bytes), into *ts. */
+static int parse_ts(const char *p, size_t len, int64_t *ts)
 {
 	uint64_t v = 0;
-	size_t i;
 
-	if (len < 2 || len > 20 || p[0] != '@')
+	if (len < 1 || len > 19)
 		return CF_EINVAL;
-	for (i = 1; i < len; i++) {
+	for (size_t i = 0; i < len; i++) {
 		if (p[i] < '0' || p[i] > '9')
 			return CF_EINVAL;
 		v = v * 10 + (uint64_t)(p[i] - '0');
@@ -123,6 +122,14 @@ static int parse_at(const char *p, size_t len, int64_t *ts)
 		return CF_EINVAL;
 	*ts = (int64_t)v;
 	return 0;
+}
+
+/* "@TS" at p (len bytes, '@' included) into *ts. */
+static int parse_at(const char *p, size_t len, int64_t *ts)
+{
+	if (len < 2 || p[0] != '@')
+		return CF_EINVAL;
+	return parse_ts(p + 1, len - 1, ts);
 }
 
 /* Parses "FAM[:QUAL][@TS]" of a known family: *hasq says whether the
@@ -176,40 +183,19 @@ static int parse_range(const char *p, size_t len, int64_t *tmin,
 		       int64_t *tmax)
 {
 	const char *comma = memchr(p, ',', len);
-	char at[24];
-	size_t n;
+	size_t n = comma ? (size_t)(comma - p) : len;
 
 	if (!comma) {
-		if (len + 1 >= sizeof at)
-			return CF_EINVAL;
-		at[0] = '@';
-		memcpy(at + 1, p, len);
-		if (parse_at(at, len + 1, tmin))
+		if (parse_ts(p, len, tmin))
 			return CF_EINVAL;
 		*tmax = *tmin + 1;
 		return 0;
 	}
 	*tmin = 0;
 	*tmax = INT64_MAX;
-	n = (size_t)(comma - p);
-	if (n) {
-		if (n + 1 >= sizeof at)
-			return CF_EINVAL;
-		at[0] = '@';
-		memcpy(at + 1, p, n);
-		if (parse_at(at, n + 1, tmin))
-			return CF_EINVAL;
-	}
-	p = comma + 1;
-	len -= n + 1;
-	if (len) {
-		if (len + 1 >= sizeof at)
-			return CF_EINVAL;
-		at[0] = '@';
-		memcpy(at + 1, p, len);
-		if (parse_at(at, len + 1, tmax))
-			return CF_EINVAL;
-	}
+	if ((n && parse_ts(p, n, tmin)) ||
+	    (len > n + 1 && parse_ts(comma + 1, len - n - 1, tmax)))
+		return CF_EINVAL;
 	return *tmin < *tmax ? 0 : CF_EINVAL;
 }
 

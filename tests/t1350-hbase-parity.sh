@@ -4,6 +4,7 @@ test_description='cellfs: scenarios of HBase'"'"'s own client tests through the 
 
 . /usr/share/sharness/sharness.sh
 . "$SHARNESS_TEST_DIRECTORY/lib-cellfs.sh"
+. "$SHARNESS_TEST_DIRECTORY/lib-hbase.sh"
 
 # Each case names the HBase test class and method it comes from (the
 # classes of hbase-server/src/test/java/org/apache/hadoop/hbase/client/
@@ -17,48 +18,6 @@ test_description='cellfs: scenarios of HBase'"'"'s own client tests through the 
 # written before it, and a version VERSIONS newer ones crowded out stays
 # dead).  Where a classic HBase test asserts the other behaviour, the case
 # asserts NEW_VERSION_BEHAVIOR's answer and says so.
-
-# table NAME SCHEMA: makes table NAME with the schema lines SCHEMA
-table() {
-	mkdir "$MNT/$1" &&
-	printf "$2" >"$MNT/$1/.schema"
-}
-
-# batch TABLE LINES: one write(2) of LINES (printf format) to TABLE/.batch
-batch() {
-	printf "$2" >"$MNT/$1/.batch"
-}
-
-# ctl TABLE WORD: flush, major_compact ...
-ctl() {
-	echo "$2" >"$MNT/$1/.ctl"
-}
-
-# has PATH VALUE: the cell PATH reads VALUE exactly (file "expect" is
-# left alone)
-has() {
-	printf "%s" "$2" >expect.one &&
-	cat "$1" >out.one &&
-	test_cmp expect.one out.one
-}
-
-# missing PATH: a read of PATH is ENOENT
-missing() {
-	echo ENOENT >expect.one &&
-	errno_of read "$1" >out.one &&
-	test_cmp expect.one out.one
-}
-
-# lines CMD...: CMD's output equals the lines of file "expect"
-lines() {
-	"$@" >out &&
-	test_cmp expect out
-}
-
-# scan TABLE QUERY
-scan() {
-	cat "$MNT/$1/.scan/$2"
-}
 
 test_expect_success 'mount' '
 	cellfs_mount

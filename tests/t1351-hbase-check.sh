@@ -4,29 +4,13 @@ test_description='cellfs: HBase CheckAndMutate through T/.batch (issue #18): com
 
 . /usr/share/sharness/sharness.sh
 . "$SHARNESS_TEST_DIRECTORY/lib-cellfs.sh"
+. "$SHARNESS_TEST_DIRECTORY/lib-hbase.sh"
 
 # Each case names the HBase test class and method it comes from
 # (hbase-server/src/test/java/org/apache/hadoop/hbase/client/).  HBase's
 # checkAndMutate(ROW, FAMILY).qualifier(Q).ifMatches(OP, V).thenPut(P) is
 # the write "ifmatches ROW FAMILY:Q OP V" followed by P's put lines in one
 # write(2); a check that fails is ECANCELED (HBase's false).
-
-table() {
-	mkdir "$MNT/$1" &&
-	printf "$2" >"$MNT/$1/.schema"
-}
-
-has() {
-	printf "%s" "$2" >expect.one &&
-	cat "$1" >out.one &&
-	test_cmp expect.one out.one
-}
-
-missing() {
-	echo ENOENT >expect.one &&
-	errno_of read "$1" >out.one &&
-	test_cmp expect.one out.one
-}
 
 # cam TABLE RESULT LINES: one write(2) of LINES (printf format) to
 # TABLE/.batch gives RESULT (OK or ECANCELED)

@@ -136,6 +136,17 @@ static int answer(void *arg, const cf_row *row)
 	return *(int *)arg;
 }
 
+/* Whether cf_table_check_mutate applies bb to row "m" of t under c (-1
+ * on an error). */
+static int applies(cf_table *t, const struct cf_check *c, cf_batch *bb)
+{
+	int applied = -1;
+
+	if (cf_table_check_mutate(t, "m", 1, c, bb, &applied))
+		return -1;
+	return applied;
+}
+
 /* cf_table_check_mutate (HBase's CheckAndMutate) on row "m" of t's
  * family cf; bb is the caller's scratch batch. */
 static void check_mutate_cases(cf_table *t, cf_batch *bb)
@@ -154,31 +165,27 @@ static void check_mutate_cases(cf_table *t, cf_batch *bb)
 	cf_table_check_and_apply(t, "m", 1, "cf", 2, "e", 1, NULL, 0, bb,
 				 &applied);
 	is_int(applied, 0, "check_and_apply: an empty cell exists");
-	cf_table_check_mutate(t, "m", 1, &c, bb, &applied);
-	is_int(applied, 1, "check_mutate: an empty cell is HBase's null");
+	is_int(applies(t, &c, bb), 1,
+	       "check_mutate: an empty cell is HBase's null");
 	c.op = CF_CMP_NOT_EQUAL;
-	cf_table_check_mutate(t, "m", 1, &c, bb, &applied);
-	is_int(applied, 0, "NOT_EQUAL null: not for an empty cell");
+	is_int(applies(t, &c, bb), 0, "NOT_EQUAL null: not for an empty cell");
 	c.qual = "x";
-	cf_table_check_mutate(t, "m", 1, &c, bb, &applied);
-	is_int(applied, 1, "NOT_EQUAL null: a nonempty cell");
+	is_int(applies(t, &c, bb), 1, "NOT_EQUAL null: a nonempty cell");
 	c.op = CF_CMP_LESS;
 	c.value = "0";
 	c.vlen = 1;
-	cf_table_check_mutate(t, "m", 1, &c, bb, &applied);
-	is_int(applied, 1, "LESS: the value given sorts before the cell's");
+	is_int(applies(t, &c, bb), 1,
+	       "LESS: the value given sorts before the cell's");
 	c.op = CF_CMP_GREATER_OR_EQUAL;
-	cf_table_check_mutate(t, "m", 1, &c, bb, &applied);
-	is_int(applied, 0, "GREATER_OR_EQUAL: not");
+	is_int(applies(t, &c, bb), 0, "GREATER_OR_EQUAL: not");
 	c.op = CF_CMP_EQUAL;
 	c.value = "1";
 	c.min_ts = 101;
-	cf_table_check_mutate(t, "m", 1, &c, bb, &applied);
-	is_int(applied, 0, "a time range without the version: no cell");
+	is_int(applies(t, &c, bb), 0,
+	       "a time range without the version: no cell");
 	c.min_ts = 100;
 	c.max_ts = 101;
-	cf_table_check_mutate(t, "m", 1, &c, bb, &applied);
-	is_int(applied, 1, "a time range holding it");
+	is_int(applies(t, &c, bb), 1, "a time range holding it");
 	c.max_ts = 100;
 	is_int(cf_table_check_mutate(t, "m", 1, &c, bb, &applied), CF_EINVAL,
 	       "an empty time range is CF_EINVAL");
@@ -202,11 +209,9 @@ static void check_mutate_cases(cf_table *t, cf_batch *bb)
 	       "a filter's error is returned");
 	is_int(applied, 0, "and nothing applied");
 	yes = 0;
-	cf_table_check_mutate(t, "m", 1, &c, bb, &applied);
-	is_int(applied, 0, "a filter that says no");
+	is_int(applies(t, &c, bb), 0, "a filter that says no");
 	yes = 1;
-	cf_table_check_mutate(t, "m", 1, &c, bb, &applied);
-	is_int(applied, 1, "a filter that says yes");
+	is_int(applies(t, &c, bb), 1, "a filter that says yes");
 	{
 		cf_row *r = NULL;
 		struct cf_read_opts ro = CF_READ_OPTS_INIT;
