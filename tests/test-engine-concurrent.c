@@ -255,6 +255,91 @@ static void schema_while_reading(void)
 	cf_table_close(st);
 }
 
+/* --- compare-and-set by CheckAndMutate ------------------------------- */
+
+#define CAS_THREADS 3
+#define CAS_TRIES 300
+
+static atomic_int cas_won;
+
+/* Reads the counter "cas" (decimal text) and sets it one higher iff it
+ * still holds what was read: every win adds exactly one. */
+static void *cas_worker(void *arg)
+{
+	cf_batch *b;
+
+	(void)arg;
+	cf_batch_new(&b);
+	for (int i = 0; i < CAS_TRIES; i++) {
+		struct cf_column col = { "f", 1, "n", 1 };
+		struct cf_read_opts ro = CF_READ_OPTS_INIT;
+		struct cf_check c = { "f", 1, "n", 1, CF_CMP_EQUAL, NULL, 0,
+				      0, INT64_MAX, NULL, NULL };
+		char cur[24], next[24];
+		cf_row *r = NULL;
+		int applied, n;
+
+		ro.columns = &col;
+		ro.ncolumns = 1;
+		if (cf_table_get(t, "cas", 3, &ro, &r) || cf_row_count(r) != 1) {
+			atomic_fetch_add(&failures, 1);
+			cf_row_free(r);
+			continue;
+		}
+		n = (int)cf_row_cell(r, 0)->vlen;
+		memcpy(cur, cf_row_cell(r, 0)->val, (size_t)n);
+		cur[n] = 0;
+		cf_row_free(r);
+		c.value = cur;
+		c.vlen = (size_t)n;
+		n = snprintf(next, sizeof next, "%ld", atol(cur) + 1);
+		cf_batch_clear(b);
+		cf_batch_put(b, "cas", 3, "f", 1, "n", 1, CF_TS_NOW, next,
+			     (size_t)n);
+		if (cf_table_check_mutate(t, "cas", 3, &c, b, &applied))
+			atomic_fetch_add(&failures, 1);
+		else if (applied)
+			atomic_fetch_add(&cas_won, 1);
+	}
+	cf_batch_free(b);
+	return NULL;
+}
+
+/* Threads racing to add one by compare-and-set lose no update and make
+ * none twice: the check and the put are one step under the row. */
+static void cas_race(void)
+{
+	pthread_t th[CAS_THREADS];
+	cf_batch *b;
+	cf_row *r = NULL;
+	long v = -1;
+	int fails = atomic_load(&failures);
+
+	cf_batch_new(&b);
+	cf_batch_put(b, "cas", 3, "f", 1, "n", 1, CF_TS_NOW, "0", 1);
+	if (cf_table_apply(t, b))
+		bail("cas row");
+	cf_batch_free(b);
+	for (int i = 0; i < CAS_THREADS; i++)
+		pthread_create(&th[i], NULL, cas_worker, NULL);
+	for (int i = 0; i < CAS_THREADS; i++)
+		pthread_join(th[i], NULL);
+	if (cf_table_get(t, "cas", 3, NULL, &r) == CF_OK &&
+	    cf_row_count(r) == 1) {
+		char buf[24];
+		size_t n = cf_row_cell(r, 0)->vlen;
+		memcpy(buf, cf_row_cell(r, 0)->val, n < 23 ? n : 23);
+		buf[n < 23 ? n : 23] = 0;
+		v = atol(buf);
+	}
+	cf_row_free(r);
+	ok(v == atomic_load(&cas_won) && v > 0 &&
+	   atomic_load(&failures) == fails,
+	   "compare-and-set by check_mutate from %d threads: the counter "
+	   "(%ld) is the number of wins (%d)", CAS_THREADS, v,
+	   atomic_load(&cas_won));
+}
+
 int main(void)
 {
 	const char *dir = tap_tmpdir("concurrent");
@@ -263,7 +348,7 @@ int main(void)
 	pthread_t w[WRITERS], rd[2], sp;
 	int bad = 0;
 
-	plan(6);
+	plan(7);
 	cf_options_default(&o);
 	o.flush_size = 128 << 10;
 	o.sync_ms = 20;
@@ -283,6 +368,7 @@ int main(void)
 	for (int i = 0; i < 2; i++)
 		pthread_join(rd[i], NULL);
 	is_int(atomic_load(&failures), 0, "no operation failed, no torn row");
+	cas_race();
 
 	{
 		cf_row *r;
