@@ -11,8 +11,8 @@
  * VERSIONS, MIN_VERSIONS, TTL and KEEP_DELETED_CELLS; a raw scan (every
  * cell and marker kept) and a normal scan after the major compaction
  * must be the same in all three.  With KEEP_DELETED_CELLS, rows past
- * the window keep every masked put and marker as before, more than a
- * whole row keeps (engine/visible.c, vis_kdc_row): there the whole
+ * the window keep every cell (but with TTL and MIN_VERSIONS), more than
+ * a whole row keeps (engine/visible.c, vis_kdc_row): there the whole
  * row's raw scan must be part of the streamed one, and scans of time
  * ranges ending at 64 of the writes' timestamps (and just past them)
  * the same.  Deterministic rows put the window's
@@ -289,6 +289,11 @@ static void big_columns(cf_table **t)
 	}
 }
 
+static int buf_same(const struct buf *a, const struct buf *b)
+{
+	return a->len == b->len && (!a->len || !memcmp(a->p, b->p, a->len));
+}
+
 static int round_ok(int versions, int minv, int64_t ttl, int keep,
 		    int nops, int n)
 {
@@ -325,19 +330,16 @@ static int round_ok(int versions, int minv, int64_t ttl, int keep,
 			same = 0;
 	}
 	/*
-	 * With KEEP_DELETED_CELLS a row that passes the window keeps every
-	 * masked put and marker, as before: what a whole row keeps
+	 * With KEEP_DELETED_CELLS (but TTL with MIN_VERSIONS) a row that
+	 * passes the window keeps every cell: what a whole row keeps
 	 * (vis_kdc_row, engine/visible.c) is then a part of it, and every
 	 * read of every time range must still be the same.
 	 */
 	for (int d = 1; d < NDB && same; d++) {
 		if ((keep ? !raw_within(&got[0], &got[d]) :
-		     got[d].len != got[0].len ||
-		     memcmp(got[d].p, got[0].p, got[0].len)) ||
-		    norm[d].len != norm[0].len ||
-		    memcmp(norm[d].p, norm[0].p, norm[0].len) ||
-		    rng[d].len != rng[0].len ||
-		    memcmp(rng[d].p, rng[0].p, rng[0].len)) {
+		     !buf_same(&got[d], &got[0])) ||
+		    !buf_same(&norm[d], &norm[0]) ||
+		    !buf_same(&rng[d], &rng[0])) {
 			same = 0;
 			diag("VERSIONS %d MIN_VERSIONS %d TTL %" PRId64
 			     " KEEP_DELETED_CELLS %d, window %zu:", versions,
