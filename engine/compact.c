@@ -267,13 +267,20 @@ static int group_flush(struct group *g, const struct cf_family *f,
 	vis_classify(&vc, g->cells, g->n);
 	/*
 	 * KEEP_DELETED_CELLS: only what some read of some time range can
-	 * still need (visible.c, vis_kdc_row); as before (every masked put
-	 * and marker) past its bound, and with TTL and MIN_VERSIONS, where
-	 * rule 4 looks at every moment before the compaction too.
+	 * still need (visible.c, vis_kdc_row); every cell past its bound or
+	 * when its check fails: a put dead in every evaluation may be the
+	 * only record that another, kept, was crowded out in one, so
+	 * dropping the dead puts as well as no masked one is not safe
+	 * either.  With TTL and MIN_VERSIONS, where rule 4 looks at every
+	 * moment before the compaction too, as before (every masked put and
+	 * marker).
 	 */
 	if (f->keep_deleted &&
-	    !(f->ttl != CF_TTL_FOREVER && f->min_versions > 0))
-		kdc = vis_kdc_row(&vc, &g->kdc, g->cells, g->n, g->keep);
+	    !(f->ttl != CF_TTL_FOREVER && f->min_versions > 0) &&
+	    !(kdc = vis_kdc_row(&vc, &g->kdc, g->cells, g->n, g->keep))) {
+		memset(g->keep, 1, g->n);
+		kdc = 1;
+	}
 	/*
 	 * Rule 4 (docs/engine.md): in a family with a TTL and MIN_VERSIONS,
 	 * a put dies once its TTL passes if at some moment MIN_VERSIONS
@@ -456,6 +463,11 @@ static int cs_same_col(const struct cstream *s, const unsigned char *k,
 /* Does cell x (of state st, expiring/whole ex) survive? (group_flush) */
 static int cs_keep(const struct cstream *s, int type, int st, int ex)
 {
+	/* KEEP_DELETED_CELLS but with TTL and MIN_VERSIONS: every cell, as
+	 * group_flush keeps a row past vis_kdc_row's bound */
+	if (s->f->keep_deleted &&
+	    !(s->f->ttl != CF_TTL_FOREVER && s->f->min_versions > 0))
+		return 1;
 	if (type == KT_DELETE_FAMILY)
 		return ex || s->fam_whole ||
 		       (s->f->keep_deleted && st == VIS_MARKER);

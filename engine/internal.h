@@ -478,8 +478,8 @@ struct vis_kdc {
  * keep so that no read of any time range, at any later snapshot,
  * changes, and returns 1; or returns 0 (keep undefined) when a column
  * passes VIS_KDC_MAX_TS or the check of what the rule keeps fails: the
- * caller then keeps what it kept before.  O(k n log n) for k marker
- * timestamps; aborts without memory, as vis_column does. */
+ * caller then keeps every cell.  O(k n log n) for k marker timestamps;
+ * aborts without memory, as vis_column does. */
 int vis_kdc_row(const struct vis_ctx *c, struct vis_kdc *k,
 		const struct rcell *cells, size_t n, unsigned char *keep);
 void vis_kdc_release(struct vis_kdc *k);

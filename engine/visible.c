@@ -1128,10 +1128,12 @@ int vis_stream_next(struct vis_stream *st, struct vcell *x)
  *
  * The check is needed: a dropped put, dead at S in every evaluation,
  * may have been alive at some moment before S in one, and there have
- * crowded a kept put out; without it that put would come back.  Such a
- * row, and a row with a column of more than VIS_KDC_MAX_TS marker
- * timestamps (the cost is O(k n log n)), keep what they kept before:
- * every masked put and every marker.
+ * crowded a kept put out; without it that put would come back
+ * (tests/test-engine-kdc.c, dead_crowder: a version rewritten later).
+ * Such a row, and a row with a column of more than VIS_KDC_MAX_TS
+ * marker timestamps (the cost is O(k n log n)), keep every cell
+ * (compact.c): keeping every masked put and marker but dropping the
+ * dead puts, as compactions did before, fails the same way.
  */
 
 /* Is cells[a] in the column of cells[b]? */

@@ -444,6 +444,44 @@ static void hidden_crowder(void)
 	cf_table_close(t);
 }
 
+/*
+ * A put dropped as dead in every evaluation may still have crowded out a
+ * kept one at some earlier moment in one of them, and is the only record
+ * of that: VERSIONS 2, column b: x@40, p@10, a DeleteFamily at 30, x@40
+ * again, q@0, a Delete of 10, x@40 once more.  Reads of [0, 30) honour
+ * the Delete and ignore the DeleteFamily: q was crowded out at its birth
+ * by the second x@40 and p, so they show nothing; without the second
+ * x@40 (dead: rewritten) q would have been crowded by p alone and live.
+ * vis_kdc_row's check finds that and the row keeps every cell.  (The
+ * rule before it kept every masked put and marker but dropped the dead
+ * puts, and so showed q to [0, 30) and [0, 11) after the compaction.)
+ */
+static void dead_crowder(void)
+{
+	cf_table *t = make("deadcrowder", 2, 1);
+
+	put(t, "r", "fam1", "b", TS + 40, "x1");
+	put(t, "r", "fam1", "b", TS + 10, "p");
+	del(t, CF_DEL_FAMILY, "r", "fam1", NULL, TS + 30);
+	put(t, "r", "fam1", "b", TS + 40, "x2");
+	put(t, "r", "fam1", "b", TS + 0, "q");
+	del(t, CF_DEL_VERSION, "r", "fam1", "b", TS + 10);
+	put(t, "r", "fam1", "b", TS + 40, "x3");
+	cf_table_flush(t);
+	is_str(GET(t, "r", "fam1", "b", 30), "", "[0, 30): nothing");
+	is_str(GET(t, "r", "fam1", "b", 11), "", "[0, 11): nothing");
+	is_str(GET(t, "r", "fam1", "b", INT64_MAX), "x3 q", "no range: x3 q");
+	major(t);
+	is_str(GET(t, "r", "fam1", "b", 30), "", "[0, 30): still nothing "
+	       "after a major compaction");
+	is_str(GET(t, "r", "fam1", "b", 11), "", "[0, 11): nothing");
+	is_str(GET(t, "r", "fam1", "b", INT64_MAX), "x3 q", "no range: x3 q");
+	is_str(raw(t, &(int){ 0 }), "r: fam1:@30=D3 fam1:b@40=x3 fam1:b@40=x2 "
+	       "fam1:b@40=x1 fam1:b@10=D1 fam1:b@10=p fam1:b@0=q",
+	       "the row keeps every cell, the rewritten versions too");
+	cf_table_close(t);
+}
+
 /* More than VIS_KDC_MAX_TS (16) distinct marker timestamps in a column:
  * the row keeps every marker, as before; 16 are decided by the rule. */
 static void bound(void)
@@ -487,6 +525,7 @@ int main(void)
 	ranges();
 	marker_versioning();
 	hidden_crowder();
+	dead_crowder();
 	bound();
 	cf_db_close(db);
 	return done_testing();
