@@ -268,12 +268,11 @@ static int group_flush(struct group *g, const struct cf_family *f,
 	/*
 	 * KEEP_DELETED_CELLS: only what some read of some time range can
 	 * still need (visible.c, vis_kdc_row); every cell past its bound or
-	 * when its check fails: a put dead in every evaluation may be the
-	 * only record that another, kept, was crowded out in one, so
-	 * dropping the dead puts as well as no masked one is not safe
-	 * either.  With TTL and MIN_VERSIONS, where rule 4 looks at every
-	 * moment before the compaction too, as before (every masked put and
-	 * marker).
+	 * when its check fails (keeping the masked puts and markers but
+	 * dropping the dead puts, as before, is not safe: a put dead in
+	 * every evaluation may be the only record that a kept one was
+	 * crowded out in one).  With TTL and MIN_VERSIONS, where rule 4
+	 * looks at moments before the compaction too, as before.
 	 */
 	if (f->keep_deleted &&
 	    !(f->ttl != CF_TTL_FOREVER && f->min_versions > 0) &&
@@ -463,8 +462,8 @@ static int cs_same_col(const struct cstream *s, const unsigned char *k,
 /* Does cell x (of state st, expiring/whole ex) survive? (group_flush) */
 static int cs_keep(const struct cstream *s, int type, int st, int ex)
 {
-	/* KEEP_DELETED_CELLS but with TTL and MIN_VERSIONS: every cell, as
-	 * group_flush keeps a row past vis_kdc_row's bound */
+	/* KEEP_DELETED_CELLS (not with TTL and MIN_VERSIONS): every cell,
+	 * as group_flush keeps a row past vis_kdc_row's bound */
 	if (s->f->keep_deleted &&
 	    !(s->f->ttl != CF_TTL_FOREVER && s->f->min_versions > 0))
 		return 1;
