@@ -11,10 +11,11 @@
  * Major compaction rewrites every file of a store.  Each family of each
  * row is classified by visible.c at a snapshot covering all the store's
  * files (the memstores only hold later writes); dead and masked puts and
- * delete markers are dropped (masked puts and markers are kept with
- * KEEP_DELETED_CELLS, and a column with a put that dies when its TTL
- * passes is kept whole: group_flush).  Since death never reverses, no
- * read changes.
+ * delete markers are dropped (with KEEP_DELETED_CELLS, the puts some
+ * read of some time range can still need and the markers that cover
+ * them are kept: vis_kdc_row; and a column with a put that dies when
+ * its TTL passes is kept whole: group_flush).  Since death never
+ * reverses, no read changes.
  *
  * A split (table_split_at) flushes the region, then in one catalog
  * transaction replaces it with two daughters whose store files are
@@ -201,6 +202,9 @@ struct group {
 	size_t n, cap;
 	struct rcell *cells;
 	size_t ccap;
+	unsigned char *keep;	/* KEEP_DELETED_CELLS: vis_kdc_row's */
+	size_t kcap;
+	struct vis_kdc kdc;
 };
 
 static int group_add(struct group *g, const unsigned char *k, size_t kl,
@@ -232,7 +236,7 @@ static int group_flush(struct group *g, const struct cf_family *f,
 		       uint64_t snap, int64_t now, struct sst_builder *b)
 {
 	struct vis_ctx vc = { f, snap, now, INT64_MAX, 1 };
-	int rc = CF_OK, fam_markers = 0;
+	int rc = CF_OK, fam_markers = 0, kdc = 0;
 
 	if (!g->n)
 		return CF_OK;
@@ -242,6 +246,13 @@ static int group_flush(struct group *g, const struct cf_family *f,
 			return CF_ENOMEM;
 		g->cells = n;
 		g->ccap = g->n;
+	}
+	if (f->keep_deleted && g->n > g->kcap) {
+		unsigned char *n = realloc(g->keep, g->n);
+		if (!n)
+			return CF_ENOMEM;
+		g->keep = n;
+		g->kcap = g->n;
 	}
 	for (size_t i = 0; i < g->n; i++) {
 		const unsigned char *p = g->data.p + g->offs[i];
@@ -254,6 +265,21 @@ static int group_flush(struct group *g, const struct cf_family *f,
 		g->cells[i].vlen = vl;
 	}
 	vis_classify(&vc, g->cells, g->n);
+	/*
+	 * KEEP_DELETED_CELLS: only what some read of some time range can
+	 * still need (visible.c, vis_kdc_row); every cell past its bound or
+	 * when its check fails (keeping the masked puts and markers but
+	 * dropping the dead puts, as before, is not safe: a put dead in
+	 * every evaluation may be the only record that a kept one was
+	 * crowded out in one).  With TTL and MIN_VERSIONS, where rule 4
+	 * looks at moments before the compaction too, as before.
+	 */
+	if (f->keep_deleted &&
+	    !(f->ttl != CF_TTL_FOREVER && f->min_versions > 0) &&
+	    !(kdc = vis_kdc_row(&vc, &g->kdc, g->cells, g->n, g->keep))) {
+		memset(g->keep, 1, g->n);
+		kdc = 1;
+	}
 	/*
 	 * Rule 4 (docs/engine.md): in a family with a TTL and MIN_VERSIONS,
 	 * a put dies once its TTL passes if at some moment MIN_VERSIONS
@@ -279,7 +305,8 @@ static int group_flush(struct group *g, const struct cf_family *f,
 	}
 	for (size_t i = 0; i < g->n && rc == CF_OK; i++) {
 		struct rcell *c = &g->cells[i];
-		int keep = c->state == VIS_LIVE || c->expiring ||
+		int keep = kdc ? g->keep[i] :
+			   c->state == VIS_LIVE || c->expiring ||
 			   (fam_markers &&
 			    c->k.type == KT_DELETE_FAMILY) ||
 			   (f->keep_deleted && (c->state == VIS_MASKED ||
@@ -303,6 +330,8 @@ static void group_release(struct group *g)
 	buf_release(&g->data);
 	free(g->offs);
 	free(g->cells);
+	free(g->keep);
+	vis_kdc_release(&g->kdc);
 }
 
 /* --- major compaction of a row larger than the window ---------------- */
@@ -433,6 +462,11 @@ static int cs_same_col(const struct cstream *s, const unsigned char *k,
 /* Does cell x (of state st, expiring/whole ex) survive? (group_flush) */
 static int cs_keep(const struct cstream *s, int type, int st, int ex)
 {
+	/* KEEP_DELETED_CELLS (not with TTL and MIN_VERSIONS): every cell,
+	 * as group_flush keeps a row past vis_kdc_row's bound */
+	if (s->f->keep_deleted &&
+	    !(s->f->ttl != CF_TTL_FOREVER && s->f->min_versions > 0))
+		return 1;
 	if (type == KT_DELETE_FAMILY)
 		return ex || s->fam_whole ||
 		       (s->f->keep_deleted && st == VIS_MARKER);

@@ -446,6 +446,44 @@ void vis_stream_rewind(struct vis_stream *st);
 int vis_stream_next(struct vis_stream *st, struct vcell *x);
 void vis_stream_release(struct vis_stream *st);
 
+/*
+ * KEEP_DELETED_CELLS: what a major compaction (every file of the store)
+ * keeps of one family of one row (visible.c, docs/engine.md).  A read
+ * whose time range ends at T ignores the markers of timestamp >= T, so
+ * a family with KEEP_DELETED_CELLS has one evaluation per distinct
+ * marker timestamp, and one with none ignored; the rule takes at most
+ * VIS_KDC_MAX_TS distinct marker timestamps in a column and its row's
+ * DeleteFamily markers together.
+ */
+#define VIS_KDC_MAX_TS 16
+struct vis_kdc {
+	struct vis_scratch s;
+	struct vis_family vf[VIS_KDC_MAX_TS + 1];	/* DeleteFamily markers
+							   of each evaluation */
+	struct vis_family vk[VIS_KDC_MAX_TS + 1];	/* those kept */
+	struct vcell *v, *w;	/* the row's cells but DeleteFamily
+				   markers; a column's kept ones */
+	size_t vcap, wcap;
+	size_t *ri;		/* v[i] is cells[ri[i]] */
+	size_t ricap;
+	uint32_t *live, *live2;	/* bit t: live in evaluation t */
+	size_t lcap, l2cap;
+	struct vis_mark *kp;	/* the row's kept puts */
+	size_t kpcap;
+};
+/* Zeroed to start, k is scratch reused from row to row.  cells[0..n),
+ * one family of one row in ikey order (c->f with KEEP_DELETED_CELLS;
+ * the caller rules out TTL with MIN_VERSIONS: rule 4), every one at or
+ * below c->snapshot: sets keep[i] for each cell a major compaction must
+ * keep so that no read of any time range, at any later snapshot,
+ * changes, and returns 1; or returns 0 (keep undefined) when a column
+ * passes VIS_KDC_MAX_TS or the check of what the rule keeps fails: the
+ * caller then keeps every cell.  O(k n log n) for k marker timestamps;
+ * aborts without memory, as vis_column does. */
+int vis_kdc_row(const struct vis_ctx *c, struct vis_kdc *k,
+		const struct rcell *cells, size_t n, unsigned char *keep);
+void vis_kdc_release(struct vis_kdc *k);
+
 /* --- view iterators (viewiter.c) -------------------------------------- */
 
 /* An iterator over region r's view v for the given families (NULL: all)

@@ -1081,3 +1081,297 @@ int vis_stream_next(struct vis_stream *st, struct vcell *x)
 	st_prune(st);
 	return 0;
 }
+
+/* --- KEEP_DELETED_CELLS: what a major compaction keeps ----------------- */
+
+/*
+ * A read of time range [x, T) at snapshot S returns the puts of
+ * timestamp in [x, T) that are live at S in E_T: the history without
+ * the markers the read ignores (with KEEP_DELETED_CELLS, those of
+ * timestamp >= T; none without a range, T = inf).  Of a column, E_T
+ * depends on T only through which of its markers and its row's
+ * DeleteFamily markers it ignores.  With t_1 < ... < t_k their distinct
+ * timestamps, T in (t_(i-1), t_i] ignores exactly those of timestamp
+ * >= t_i, so E_T = E_(t_i); T > t_k ignores none: E_T = E_inf.  The
+ * distinct evaluations are therefore E_(t_1) .. E_(t_k) and E_inf, and
+ * each is vis_column with read_max_ts t_i (or INT64_MAX): k + 1
+ * classifications.  (T = t_i is the largest T of its interval, the one
+ * whose reads show the most of the column.)
+ *
+ * Kept: (a) every put live at S = snapshot in some E_(t_i), whatever
+ * its own timestamp: one of timestamp >= t_i is shown by no read of
+ * E_(t_i) but still crowds older ones out there (rule 3), so dropping
+ * every put no read shows would change reads: VERSIONS 2, put p@10,
+ * put q@20, Delete of q@20, put r@30: no read shows q (a range holding
+ * 20 ends past 20 and honours the Delete), yet reads of [0, 20) ignore
+ * the Delete, count q and r alive and so do not show p; without q they
+ * would.  (b) a Delete or DeleteColumn that covers a kept put (written
+ * before it, of its timestamp or <= it), a DeleteFamily that covers a
+ * kept put of any column of the row.  Everything else goes: a dropped
+ * put is live in no evaluation, a dropped marker masks nothing kept.
+ *
+ * Why no read changes.  Let H be the history, H' what is kept, and
+ * suppose every kept put is live at S in H'_(t_i) iff it is in
+ * H_(t_i), for every i (checked below).  H' has a subset of H's
+ * markers, so its evaluations are constant on the same intervals of
+ * T, and for every T the puts live at S in H_T and H'_T are the same
+ * (no dropped put is live in any).  A write after S (any snapshot a
+ * later read takes is above S: compact.c) kills a put only by
+ * covering it (the same puts, present in both), by rewriting its
+ * version (the same), or by being one more of the puts of a higher
+ * timestamp alive at a moment after S (rule 3: the same puts alive at
+ * S, then the same writes); TTL without MIN_VERSIONS kills by the
+ * clock alone.  So at every moment after S the same puts are live in
+ * H_T and H'_T, and every read returns the same cells.  Rule 4 (TTL
+ * with MIN_VERSIONS) looks at every moment, before S too: the caller
+ * keeps such families as before.
+ *
+ * The check is needed: a dropped put, dead at S in every evaluation,
+ * may have been alive at some moment before S in one, and there have
+ * crowded a kept put out; without it that put would come back
+ * (tests/test-engine-kdc.c, dead_crowder: a version rewritten later).
+ * Such a row, and a row with a column of more than VIS_KDC_MAX_TS
+ * marker timestamps (the cost is O(k n log n)), keep every cell
+ * (compact.c): keeping every masked put and marker but dropping the
+ * dead puts, as compactions did before, fails the same way.
+ */
+
+/* Is cells[a] in the column of cells[b]? */
+static int same_col(const struct rcell *cells, size_t a, size_t b)
+{
+	return bytes_cmp(cells[a].k.qual, cells[a].k.qlen, cells[b].k.qual,
+			 cells[b].k.qlen) == 0;
+}
+
+/* The evaluations of column v[0..m) (key order, no DeleteFamily
+ * markers) in a row of DeleteFamily timestamps df[0..ndf) (ascending):
+ * T[] the distinct marker timestamps ascending, then INT64_MAX; their
+ * number, or 0 past VIS_KDC_MAX_TS. */
+static size_t kdc_tset(const struct vcell *v, size_t m, const int64_t *df,
+		       size_t ndf, int64_t *T)
+{
+	int64_t col[VIS_KDC_MAX_TS];
+	size_t nc = 0, n = 0, i = 0, j = 0;
+
+	/* key order is timestamp descending: backwards, ascending */
+	for (size_t x = m; x-- > 0;)
+		if (v[x].type != KT_PUT && (!nc || col[nc - 1] != v[x].ts)) {
+			if (nc == VIS_KDC_MAX_TS)
+				return 0;
+			col[nc++] = v[x].ts;
+		}
+	while (i < nc || j < ndf) {
+		int64_t t = j >= ndf || (i < nc && col[i] < df[j]) ? col[i]
+								    : df[j];
+		if (i < nc && col[i] == t)
+			i++;
+		if (j < ndf && df[j] == t)
+			j++;
+		if (n == VIS_KDC_MAX_TS)
+			return 0;
+		T[n++] = t;
+	}
+	T[n++] = INT64_MAX;
+	return n;
+}
+
+/* Classifies v[0..m) in each evaluation T[0..nT), with the DeleteFamily
+ * markers vfs[j] (j: how many of df[0..ndf) are below T): bit t of
+ * live[i] set iff put v[i] is live in evaluation t. */
+static void kdc_eval(const struct vis_ctx *c, struct vis_kdc *k,
+		     const struct vis_family *vfs, const int64_t *df,
+		     size_t ndf, struct vcell *v, size_t m, const int64_t *T,
+		     size_t nT, uint32_t *live)
+{
+	memset(live, 0, m * sizeof *live);
+	for (size_t t = 0; t < nT; t++) {
+		struct vis_ctx e = *c;
+		size_t j = 0;
+		while (j < ndf && df[j] < T[t])
+			j++;
+		e.read_max_ts = T[t];
+		e.expiring = 0;
+		vis_column(&e, &vfs[j], &k->s, v, m);
+		for (size_t i = 0; i < m; i++)
+			if (v[i].type == KT_PUT && v[i].state == VIS_LIVE)
+				live[i] |= UINT32_C(1) << t;
+	}
+}
+
+/* The markers of column v[0..m) that cover a kept put (live[i] != 0):
+ * keep[ri[i]]. */
+static void kdc_markers(const struct vcell *v, const uint32_t *live,
+			size_t m, const size_t *ri, unsigned char *keep)
+{
+	uint64_t suf = NEVER;	/* least seq of a kept put at or below */
+
+	for (size_t h = m, g; h > 0; h = g) {
+		uint64_t gmin = NEVER;	/* of this timestamp */
+		for (g = h - 1; g > 0 && v[g - 1].ts == v[h - 1].ts; g--)
+			;
+		for (size_t x = g; x < h; x++)
+			if (v[x].type == KT_PUT && live[x] && v[x].seq < gmin)
+				gmin = v[x].seq;
+		if (gmin < suf)
+			suf = gmin;
+		for (size_t x = g; x < h; x++)
+			if (v[x].type != KT_PUT)
+				keep[ri[x]] = (v[x].type == KT_DELETE ? gmin
+								      : suf) <
+					      v[x].seq;
+	}
+}
+
+static int cmp_mark_ts(const void *a, const void *b)
+{
+	const struct vis_mark *x = a, *y = b;
+	return x->ts < y->ts ? -1 : x->ts > y->ts;
+}
+
+/* vfs[0..ndf] from the DeleteFamily markers of cells (those with
+ * keep[i], when keep is given): vfs[j] those below df[j] (all: j =
+ * ndf). */
+static void kdc_families(struct vis_family *vfs, const int64_t *df,
+			 size_t ndf, const struct rcell *cells, size_t n,
+			 const unsigned char *keep)
+{
+	struct vis_ctx all = { NULL, UINT64_MAX, 0, INT64_MAX, 0 };
+
+	for (size_t j = 0; j <= ndf; j++) {
+		vfs[j].n = 0;
+		vfs[j].idx.n = 0;
+		for (size_t i = 0; i < n; i++)
+			if (cells[i].k.type == KT_DELETE_FAMILY &&
+			    (!keep || keep[i]) &&
+			    (j == ndf || cells[i].k.ts < df[j]))
+				vis_family_add(&all, &vfs[j], cells[i].k.ts,
+					       cells[i].k.seq);
+		vis_family_done(&vfs[j]);
+	}
+}
+
+int vis_kdc_row(const struct vis_ctx *c, struct vis_kdc *k,
+		const struct rcell *cells, size_t n, unsigned char *keep)
+{
+	int64_t df[VIS_KDC_MAX_TS] = { 0 }, T[VIS_KDC_MAX_TS + 1];
+	size_t ndf = 0, nv = 0, nkp = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		size_t j = 0;
+		keep[i] = 0;
+		/* (no marker is stored at INT64_MAX, CF_TS_NOW: a read
+		 * could never ignore one) */
+		if (cells[i].k.seq > c->snapshot ||
+		    (cells[i].k.type != KT_PUT && cells[i].k.ts == INT64_MAX))
+			return 0;
+		if (cells[i].k.type != KT_DELETE_FAMILY)
+			continue;
+		while (j < ndf && df[j] != cells[i].k.ts)
+			j++;
+		if (j == ndf) {
+			if (ndf == VIS_KDC_MAX_TS)
+				return 0;
+			df[ndf++] = cells[i].k.ts;
+		}
+	}
+	for (size_t i = 1; i < ndf; i++)	/* at most 16 */
+		for (size_t j = i; j > 0 && df[j - 1] > df[j]; j--) {
+			int64_t x = df[j];
+			df[j] = df[j - 1];
+			df[j - 1] = x;
+		}
+	kdc_families(k->vf, df, ndf, cells, n, NULL);
+
+	k->v = grow(k->v, &k->vcap, n, sizeof *k->v);
+	k->ri = grow(k->ri, &k->ricap, n, sizeof *k->ri);
+	k->live = grow(k->live, &k->lcap, n, sizeof *k->live);
+	k->kp = grow(k->kp, &k->kpcap, n, sizeof *k->kp);
+	for (size_t i = 0; i < n; i++)
+		if (cells[i].k.type != KT_DELETE_FAMILY) {
+			k->v[nv].ts = cells[i].k.ts;
+			k->v[nv].seq = cells[i].k.seq;
+			k->v[nv].type = (unsigned char)cells[i].k.type;
+			k->ri[nv++] = i;
+		}
+	/* each column: its evaluations, its puts and markers kept */
+	for (size_t a = 0, b; a < nv; a = b) {
+		size_t nT;
+		for (b = a + 1; b < nv && same_col(cells, k->ri[b], k->ri[a]);
+		     b++)
+			;
+		if (!(nT = kdc_tset(k->v + a, b - a, df, ndf, T)))
+			return 0;
+		kdc_eval(c, k, k->vf, df, ndf, k->v + a, b - a, T, nT,
+			 k->live + a);
+		for (size_t x = a; x < b; x++)
+			if (k->v[x].type == KT_PUT && k->live[x]) {
+				keep[k->ri[x]] = 1;
+				k->kp[nkp].ts = k->v[x].ts;
+				k->kp[nkp++].seq = k->v[x].seq;
+			}
+		kdc_markers(k->v + a, k->live + a, b - a, k->ri + a, keep);
+	}
+	/* DeleteFamily markers: kept iff one covers a kept put of any
+	 * column, i.e. the least seq of the kept puts of timestamp <= its
+	 * own is below its seq */
+	if (ndf) {
+		qsort(k->kp, nkp, sizeof *k->kp, cmp_mark_ts);
+		for (size_t i = 1; i < nkp; i++)
+			if (k->kp[i - 1].seq < k->kp[i].seq)
+				k->kp[i].seq = k->kp[i - 1].seq;
+		for (size_t i = 0; i < n; i++) {
+			size_t lo = 0, hi = nkp;
+			if (cells[i].k.type != KT_DELETE_FAMILY)
+				continue;
+			while (lo < hi) {	/* the first ts above */
+				size_t mid = lo + (hi - lo) / 2;
+				if (k->kp[mid].ts <= cells[i].k.ts)
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+			keep[i] = lo > 0 && k->kp[lo - 1].seq < cells[i].k.seq;
+		}
+	}
+	/* the check: what is kept classifies the kept puts as before */
+	kdc_families(k->vk, df, ndf, cells, n, keep);
+	for (size_t a = 0, b; a < nv; a = b) {
+		size_t nT, m = 0;
+		for (b = a + 1; b < nv && same_col(cells, k->ri[b], k->ri[a]);
+		     b++)
+			;
+		nT = kdc_tset(k->v + a, b - a, df, ndf, T);
+		k->w = grow(k->w, &k->wcap, b - a, sizeof *k->w);
+		k->live2 = grow(k->live2, &k->l2cap, b - a,
+				sizeof *k->live2);
+		for (size_t x = a; x < b; x++)
+			if (keep[k->ri[x]])
+				k->w[m++] = k->v[x];
+		kdc_eval(c, k, k->vk, df, ndf, k->w, m, T, nT, k->live2);
+		m = 0;
+		for (size_t x = a; x < b; x++) {
+			if (!keep[k->ri[x]])
+				continue;
+			if (k->v[x].type == KT_PUT && k->live2[m] != k->live[x])
+				return 0;
+			m++;
+		}
+	}
+	return 1;
+}
+
+void vis_kdc_release(struct vis_kdc *k)
+{
+	vis_scratch_release(&k->s);
+	for (size_t j = 0; j <= VIS_KDC_MAX_TS; j++) {
+		vis_family_release(&k->vf[j]);
+		vis_family_release(&k->vk[j]);
+	}
+	free(k->v);
+	free(k->w);
+	free(k->ri);
+	free(k->live);
+	free(k->live2);
+	free(k->kp);
+	memset(k, 0, sizeof *k);
+}

@@ -495,11 +495,8 @@ test_expect_success 'TestKeepDeletes.testRawScan' '
 # not, after flush and major compactions too.  (HBase shows T1 as well
 # before the flush, from the memstore, and not after it: T1 is VERSIONS
 # behind; here it is not shown at all.)  HBase's counts of delete
-# markers after the major compactions, 1 and at the end 0, are not
-# asserted: an open difference, cellfs with KEEP_DELETED_CELLS keeps
-# every marker and every masked put, also those VERSIONS crowded out,
-# where HBase drops the markers older than the store's oldest put and
-# keeps at most VERSIONS deleted cells.
+# markers after the major compactions, 1 and at the end 0, and what
+# those compactions keep: tests/t1352, with the rest of TestKeepDeletes.
 test_expect_success 'TestKeepDeletes.testBasicScenario: reads before a delete' '
 	kdc kd2 TRUE &&
 	batch kd2 "put 1 fam1:fam1@1000 1\nput 1 fam1:fam1@1001 2\nput 1 fam1:fam1@1002 3\nput 1 fam1:fam1@1004 4\n" &&
