@@ -1,5 +1,5 @@
 # lib-hbase.sh: helpers of the tests that run HBase's client-test
-# scenarios through the mount (t1350, t1351), sourced after lib-cellfs.sh.
+# scenarios through the mount (t1350-t1352), sourced after lib-cellfs.sh.
 
 # table NAME SCHEMA: makes table NAME with the schema lines SCHEMA
 table() {

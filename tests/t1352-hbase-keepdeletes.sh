@@ -4,6 +4,7 @@ test_description='cellfs: HBase TestKeepDeletes through the mount (issue #18): w
 
 . /usr/share/sharness/sharness.sh
 . "$SHARNESS_TEST_DIRECTORY/lib-cellfs.sh"
+. "$SHARNESS_TEST_DIRECTORY/lib-hbase.sh"
 
 # Each case names the method of HBase's TestKeepDeletes
 # (hbase-server/src/test/java/org/apache/hadoop/hbase/regionserver/) it
@@ -22,34 +23,6 @@ test_description='cellfs: HBase TestKeepDeletes through the mount (issue #18): w
 # store's files (so often one major compaction later) and keeps some
 # markers for ever; and its versions are not NEW_VERSION_BEHAVIOR's.
 # Where HBase's count differs the case says so and why.
-
-table() {
-	mkdir "$MNT/$1" &&
-	printf "$2" >"$MNT/$1/.schema"
-}
-
-batch() {
-	printf "$2" >"$MNT/$1/.batch"
-}
-
-ctl() {
-	echo "$2" >"$MNT/$1/.ctl"
-}
-
-missing() {
-	echo ENOENT >expect.one &&
-	errno_of read "$1" >out.one &&
-	test_cmp expect.one out.one
-}
-
-lines() {
-	"$@" >out &&
-	test_cmp expect out
-}
-
-scan() {
-	cat "$MNT/$1/.scan/$2"
-}
 
 # kdc TABLE VERSIONS: the three families, KEEP_DELETED_CELLS=TRUE
 kdc() {
