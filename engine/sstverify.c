@@ -86,6 +86,19 @@ static int same_meta(const struct sst_meta *a, const struct sst_meta *b)
 			 b->last_key.len) == 0;
 }
 
+/* The raw bytes of part h of f, which must start at expect (where the
+ * part before it ended): *p (the caller's) and *n.  *bad_off is set to
+ * h's offset first.  CF_ECORRUPT for a gap or an overlap. */
+static int part_at(struct env_file *f, const struct handle *h,
+		   uint64_t expect, uint64_t *bad_off, unsigned char **p,
+		   size_t *n)
+{
+	*bad_off = h->off;
+	if (h->off != expect)
+		return CF_ECORRUPT;
+	return block_read_raw(f, h->off, h->size, p, n);
+}
+
 int sst_verify(const char *path, uint64_t *bad_off)
 {
 	struct env_file *f = NULL;
@@ -134,11 +147,7 @@ int sst_verify(const char *path, uint64_t *bad_off)
 		expect += x.e[i].h.size + BLOCK_TRAILER;
 	}
 	if (ft.filter.size) {
-		*bad_off = ft.filter.off;
-		rc = CF_ECORRUPT;
-		if (ft.filter.off != expect)
-			goto out;
-		rc = block_read_raw(f, ft.filter.off, ft.filter.size, &p, &n);
+		rc = part_at(f, &ft.filter, expect, bad_off, &p, &n);
 		if (rc)
 			goto out;
 		rc = bloom_init(&bl, p, n);
@@ -151,11 +160,7 @@ int sst_verify(const char *path, uint64_t *bad_off)
 	rc = buf_append(&seen.last_key, prev.p, prev.len);
 	if (rc)
 		goto out;
-	*bad_off = ft.meta.off;
-	rc = CF_ECORRUPT;
-	if (ft.meta.off != expect)
-		goto out;
-	rc = block_read_raw(f, ft.meta.off, ft.meta.size, &p, &n);
+	rc = part_at(f, &ft.meta, expect, bad_off, &p, &n);
 	if (rc)
 		goto out;
 	rc = sst_decode_meta(p, n, &stored, &blocks);

@@ -999,63 +999,6 @@ static int rmw_begin_cols(struct cf_table *t, const void *row, size_t rowlen,
 			 cols->ops[0].famlen, stripe);
 }
 
-/*
- * Every column's new value is computed under the row's stripe (reads of
- * the latest versions), then all are written as one batch: a reader sees
- * all of them or none, as HBase's Append of several columns.  A column
- * named again takes the last value named: HBase's reckonDeltas computes
- * each from the same value read and writes them at one timestamp, so the
- * last wins (as in increment_row).  Memory: the new values together,
- * plus one column's current value.
- */
-int cf_table_append_row(cf_table *t, const void *row, size_t rowlen,
-			const cf_batch *cols)
-{
-	cf_batch out = { 0 };
-	struct buf cur = BUF_INIT;
-	unsigned char *last = NULL;
-	unsigned stripe;
-	int64_t now, ts;
-	int rc = CF_OK;
-
-	if ((rc = rmw_begin_cols(t, row, rowlen, cols, 0, &last, &stripe)))
-		goto out;
-	now = env_now_ms();
-	for (size_t i = 0; !rc && i < cols->n; i++) {
-		const struct bop *o = &cols->ops[i];
-		if (!last[i])	/* named again: the last one counts */
-			continue;
-		buf_reset(&cur);
-		ts = 0;
-		rc = table_get_latest(t, row, rowlen,
-				      (const char *)bop_bytes(cols, o->fam),
-				      o->famlen, bop_bytes(cols, o->qual),
-				      o->qlen, &cur, &ts);
-		if (rc == CF_ENOTFOUND)
-			rc = CF_OK;
-		if (!rc)
-			rc = buf_append(&cur, bop_val(cols, o), o->vlen);
-		if (!rc)
-			rc = cf_batch_put(&out, row, rowlen,
-					  (const char *)bop_bytes(cols, o->fam),
-					  o->famlen, bop_bytes(cols, o->qual),
-					  o->qlen, now > ts ? now : ts, cur.p,
-					  cur.len);
-	}
-	rc = rmw_commit(t, &out, rc, stripe);
-	if (!rc) {
-		atomic_fetch_add(&t->st.appends, out.n);
-		atomic_fetch_add(&t->db->st.appends, out.n);
-	}
-out:
-	count_error(t, rc);
-	free(last);
-	free(out.ops);
-	buf_release(&out.data);
-	buf_release(&cur);
-	return rc;
-}
-
 int cf_table_increment(cf_table *t, const void *row, size_t rowlen,
 		       const char *fam, size_t famlen, const void *qual,
 		       size_t qlen, int64_t delta, int64_t *result)
@@ -1103,65 +1046,63 @@ out:
 	return rc;
 }
 
+/* The new value of a column of an Append or Increment of several
+ * columns from its value cur (found: the cell exists) and the op's data
+ * d (dlen bytes); cur becomes the new value.  CF_* on error. */
+typedef int (*rmw_fn)(struct cf_table *t, struct buf *cur, int found,
+		      const unsigned char *d, size_t dlen);
+
 /*
- * Every column's new value is its value before the Increment plus its
- * delta, computed under the row's stripe, and all are written as one
- * batch, as append_row does: a reader sees all of them or none.  A column
- * named again takes the last delta named, as HBase's Increment writes the
- * sums of each from the same value read (its
- * TestIncrementsFromClientSide.testIncrementOnSameColumn).
+ * The frame of an Append or Increment of several columns of one row:
+ * every column's new value is computed under the row's stripe (f, from
+ * the latest version read), then all are written as one batch at a
+ * timestamp never below the versions read: a reader sees all of them
+ * or none.  A column named again takes the last op named: HBase's
+ * reckonDeltas computes each from the same value read and writes them
+ * at one timestamp, so the last wins (its
+ * TestIncrementsFromClientSide.testIncrementOnSameColumn).  *st and
+ * *dbst count the columns written.  Memory: the new values together,
+ * plus one column's current value.
  */
-int cf_table_increment_row(cf_table *t, const void *row, size_t rowlen,
-			   const cf_batch *cols)
+static int rmw_cols(struct cf_table *t, const void *row, size_t rowlen,
+		    const cf_batch *cols, size_t vlen, rmw_fn f,
+		    atomic_uint_least64_t *st, atomic_uint_least64_t *dbst)
 {
 	cf_batch out = { 0 };
 	struct buf cur = BUF_INIT;
+	unsigned char *last = NULL;
 	unsigned stripe;
-	int64_t now, ts, old, delta, nv;
-	unsigned char v[8], *last = NULL;
+	int64_t now, ts;
 	int rc = CF_OK;
 
-	if ((rc = rmw_begin_cols(t, row, rowlen, cols, 8, &last, &stripe)))
+	if ((rc = rmw_begin_cols(t, row, rowlen, cols, vlen, &last, &stripe)))
 		goto out;
 	now = env_now_ms();
 	for (size_t i = 0; !rc && i < cols->n; i++) {
 		const struct bop *o = &cols->ops[i];
+		const char *fam = (const char *)bop_bytes(cols, o->fam);
+		int found;
 		if (!last[i])	/* named again: the last one counts */
 			continue;
 		buf_reset(&cur);
 		ts = 0;
-		old = 0;
-		rc = table_get_latest(t, row, rowlen,
-				      (const char *)bop_bytes(cols, o->fam),
-				      o->famlen, bop_bytes(cols, o->qual),
-				      o->qlen, &cur, &ts);
-		if (rc == CF_ENOTFOUND) {
+		rc = table_get_latest(t, row, rowlen, fam, o->famlen,
+				      bop_bytes(cols, o->qual), o->qlen, &cur,
+				      &ts);
+		found = rc == CF_OK;
+		if (rc == CF_ENOTFOUND)
 			rc = CF_OK;
-		} else if (rc == CF_OK && cur.len != 8) {
-			cf_log(CF_LOG_WARN, "%s: increment of a %zu-byte "
-			       "value (counters are 8 bytes)", t->name,
-			       cur.len);
-			rc = CF_EINVAL;
-		} else if (rc == CF_OK) {
-			old = (int64_t)dec_u64be(cur.p);
-		}
-		delta = (int64_t)dec_u64be(bop_val(cols, o));
-		if (rc == CF_OK && __builtin_add_overflow(old, delta, &nv)) {
-			cf_log(CF_LOG_WARN, "%s: counter overflow", t->name);
-			rc = CF_ERANGE;
-		}
-		if (rc == CF_OK) {
-			enc_u64be(v, (uint64_t)nv);
-			rc = cf_batch_put(&out, row, rowlen,
-					  (const char *)bop_bytes(cols, o->fam),
-					  o->famlen, bop_bytes(cols, o->qual),
-					  o->qlen, now > ts ? now : ts, v, 8);
-		}
+		if (!rc)
+			rc = f(t, &cur, found, bop_val(cols, o), o->vlen);
+		if (!rc)
+			rc = cf_batch_put(&out, row, rowlen, fam, o->famlen,
+					  bop_bytes(cols, o->qual), o->qlen,
+					  now > ts ? now : ts, cur.p, cur.len);
 	}
 	rc = rmw_commit(t, &out, rc, stripe);
 	if (!rc) {
-		atomic_fetch_add(&t->st.increments, out.n);
-		atomic_fetch_add(&t->db->st.increments, out.n);
+		atomic_fetch_add(st, out.n);
+		atomic_fetch_add(dbst, out.n);
 	}
 out:
 	count_error(t, rc);
@@ -1170,6 +1111,52 @@ out:
 	buf_release(&out.data);
 	buf_release(&cur);
 	return rc;
+}
+
+static int append_value(struct cf_table *t, struct buf *cur, int found,
+			const unsigned char *d, size_t dlen)
+{
+	(void)t;
+	(void)found;
+	return buf_append(cur, d, dlen);
+}
+
+int cf_table_append_row(cf_table *t, const void *row, size_t rowlen,
+			const cf_batch *cols)
+{
+	return rmw_cols(t, row, rowlen, cols, 0, append_value,
+			&t->st.appends, &t->db->st.appends);
+}
+
+/* A counter's 8 bytes plus the delta's (an absent cell counts from 0). */
+static int increment_value(struct cf_table *t, struct buf *cur, int found,
+			   const unsigned char *d, size_t dlen)
+{
+	int64_t old = 0, nv;
+	unsigned char v[8];
+
+	(void)dlen;		/* 8: rmw_begin_cols checked */
+	if (found && cur->len != 8) {
+		cf_log(CF_LOG_WARN, "%s: increment of a %zu-byte value "
+		       "(counters are 8 bytes)", t->name, cur->len);
+		return CF_EINVAL;
+	}
+	if (found)
+		old = (int64_t)dec_u64be(cur->p);
+	if (__builtin_add_overflow(old, (int64_t)dec_u64be(d), &nv)) {
+		cf_log(CF_LOG_WARN, "%s: counter overflow", t->name);
+		return CF_ERANGE;
+	}
+	enc_u64be(v, (uint64_t)nv);
+	buf_reset(cur);
+	return buf_append(cur, v, 8);
+}
+
+int cf_table_increment_row(cf_table *t, const void *row, size_t rowlen,
+			   const cf_batch *cols)
+{
+	return rmw_cols(t, row, rowlen, cols, 8, increment_value,
+			&t->st.increments, &t->db->st.increments);
 }
 
 /* What a check-and-apply's read must show for the write to go on: 1
