@@ -268,6 +268,21 @@ test_expect_success 'append of a column named twice: the last value named' '
 	has "$MNT/ap/r/f:n" c
 '
 
+# What a check applied and an append acknowledged survive kill -9 (the
+# write(2) returned: the batch is in the WAL); a check that failed left
+# nothing to replay
+test_expect_success 'kill -9 after checks and appends: what was acknowledged is there' '
+	table cr "f\n" &&
+	cam cr OK "put r f:q bbbb" &&
+	cam cr OK "ifmatches r f:q > cccc\nput r f:p applied" &&
+	cam cr ECANCELED "ifmatches r f:q < cccc\nput r f:n refused" &&
+	cam cr OK "append r f:q 1 f:q 2" &&
+	cellfs_kill9 &&
+	cellfs_mount &&
+	has "$MNT/cr/r/f:p" applied && has "$MNT/cr/r/f:q" bbbb2 &&
+	missing "$MNT/cr/r/f:n"
+'
+
 test_expect_success 'unmount' '
 	cellfs_umount &&
 	! cellfs_is_mounted
