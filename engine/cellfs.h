@@ -107,13 +107,18 @@ enum cf_bloom { CF_BLOOM_NONE = 0, CF_BLOOM_ROW = 1, CF_BLOOM_ROWCOL = 2 };
  * (HBase's DATA_BLOCK_ENCODING): TSDB stores OpenTSDB columns densely
  * (util/tsblock.h, docs/tsblock_format.md). */
 enum cf_encoding { CF_ENCODING_NONE = 0, CF_ENCODING_TSDB = 1 };
+/* KEEP_DELETED_CELLS (HBase's KeepDeletedCells): with TRUE a read whose
+ * time range ends at or before a delete's timestamp does not see that
+ * delete; with TTL only while the delete is younger than the family's
+ * TTL (an older one is honoured by every read, as with FALSE). */
+enum cf_kdc { CF_KDC_FALSE = 0, CF_KDC_TRUE = 1, CF_KDC_TTL = 2 };
 
 struct cf_family {
 	char name[CF_FAMILY_MAX + 1];
 	int versions;		/* VERSIONS >= 1 (default 1) */
 	int min_versions;	/* MIN_VERSIONS >= 0 (default 0) */
 	int64_t ttl;		/* TTL in seconds, or CF_TTL_FOREVER */
-	int keep_deleted;	/* KEEP_DELETED_CELLS */
+	int keep_deleted;	/* enum cf_kdc (default FALSE) */
 	int compression;	/* enum cf_compression (default SNAPPY) */
 	int bloom;		/* enum cf_bloom (default ROW) */
 	uint32_t blocksize;	/* BLOCKSIZE (default 65536) */

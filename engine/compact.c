@@ -269,13 +269,11 @@ static int group_flush(struct group *g, const struct cf_family *f,
 	 * KEEP_DELETED_CELLS: only what some read of some time range can
 	 * still need (visible.c, vis_kdc_row); every cell past its bound or
 	 * when its check fails (keeping the masked puts and markers but
-	 * dropping the dead puts, as before, is not safe: a put dead in
-	 * every evaluation may be the only record that a kept one was
-	 * crowded out in one).  With TTL and MIN_VERSIONS, where rule 4
-	 * looks at moments before the compaction too, as before.
+	 * dropping the dead puts, as compactions once did, is not safe: a
+	 * put dead in every evaluation may be the only record that a kept
+	 * one was crowded out in one).
 	 */
 	if (f->keep_deleted &&
-	    !(f->ttl != CF_TTL_FOREVER && f->min_versions > 0) &&
 	    !(kdc = vis_kdc_row(&vc, &g->kdc, g->cells, g->n, g->keep))) {
 		memset(g->keep, 1, g->n);
 		kdc = 1;
@@ -307,10 +305,7 @@ static int group_flush(struct group *g, const struct cf_family *f,
 		struct rcell *c = &g->cells[i];
 		int keep = kdc ? g->keep[i] :
 			   c->state == VIS_LIVE || c->expiring ||
-			   (fam_markers &&
-			    c->k.type == KT_DELETE_FAMILY) ||
-			   (f->keep_deleted && (c->state == VIS_MASKED ||
-						c->state == VIS_MARKER));
+			   (fam_markers && c->k.type == KT_DELETE_FAMILY);
 		if (!keep)
 			continue;
 		{
@@ -462,17 +457,13 @@ static int cs_same_col(const struct cstream *s, const unsigned char *k,
 /* Does cell x (of state st, expiring/whole ex) survive? (group_flush) */
 static int cs_keep(const struct cstream *s, int type, int st, int ex)
 {
-	/* KEEP_DELETED_CELLS (not with TTL and MIN_VERSIONS): every cell,
-	 * as group_flush keeps a row past vis_kdc_row's bound */
-	if (s->f->keep_deleted &&
-	    !(s->f->ttl != CF_TTL_FOREVER && s->f->min_versions > 0))
+	/* KEEP_DELETED_CELLS: every cell, as group_flush keeps a row past
+	 * vis_kdc_row's bound */
+	if (s->f->keep_deleted)
 		return 1;
 	if (type == KT_DELETE_FAMILY)
-		return ex || s->fam_whole ||
-		       (s->f->keep_deleted && st == VIS_MARKER);
-	return st == VIS_LIVE || ex ||
-	       (s->f->keep_deleted && (st == VIS_MASKED ||
-				       st == VIS_MARKER));
+		return ex || s->fam_whole;
+	return st == VIS_LIVE || ex;
 }
 
 /* Classifies the column's m cells in s->vs.v (vis_column): 1 if one of

@@ -270,7 +270,8 @@ struct vis_ctx {
 	uint64_t snapshot;	/* cells with larger seq are VIS_FUTURE */
 	int64_t now_ms;
 	int64_t read_max_ts;	/* for KEEP_DELETED_CELLS time travel */
-	int expiring;		/* set rcell.expiring (compaction) */
+	int expiring;		/* set rcell.expiring (compaction): 1 in
+				 * columns with deletes, 2 in every one */
 };
 
 /* Classifies cells[0..n) (one family of one row, in ikey order) in
@@ -466,17 +467,18 @@ struct vis_kdc {
 	size_t vcap, wcap;
 	size_t *ri;		/* v[i] is cells[ri[i]] */
 	size_t ricap;
-	uint32_t *live, *live2;	/* bit t: live in evaluation t */
+	uint64_t *live, *live2;	/* bit t: live in evaluation t; bit
+				   32 + t: expiring there */
 	size_t lcap, l2cap;
 	struct vis_mark *kp;	/* the row's kept puts */
 	size_t kpcap;
 };
 /* Zeroed to start, k is scratch reused from row to row.  cells[0..n),
- * one family of one row in ikey order (c->f with KEEP_DELETED_CELLS;
- * the caller rules out TTL with MIN_VERSIONS: rule 4), every one at or
- * below c->snapshot: sets keep[i] for each cell a major compaction must
- * keep so that no read of any time range, at any later snapshot,
- * changes, and returns 1; or returns 0 (keep undefined) when a column
+ * one family of one row in ikey order (c->f with KEEP_DELETED_CELLS),
+ * every one at or below c->snapshot: sets keep[i] for each cell a
+ * major compaction must keep so that no read of any time range, at any
+ * later snapshot and time, changes, and returns 1; or returns 0 (keep
+ * undefined) when a column
  * passes VIS_KDC_MAX_TS or the check of what the rule keeps fails: the
  * caller then keeps every cell.  O(k n log n) for k marker timestamps;
  * aborts without memory, as vis_column does. */

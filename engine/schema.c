@@ -31,6 +31,7 @@ void cf_family_default(struct cf_family *f, const char *name)
 static const char *const bloom_names[] = { "NONE", "ROW", "ROWCOL" };
 static const char *const comp_names[] = { "NONE", "SNAPPY", "ZSTD" };
 static const char *const enc_names[] = { "NONE", "TSDB" };
+static const char *const kdc_names[] = { "FALSE", "TRUE", "TTL" };
 
 int cf_family_format(const struct cf_family *f, struct buf *out)
 {
@@ -45,7 +46,8 @@ int cf_family_format(const struct cf_family *f, struct buf *out)
 			  "KEEP_DELETED_CELLS=%s COMPRESSION=%s "
 			  "BLOOMFILTER=%s BLOCKSIZE=%u IN_MEMORY=%s ENCODING=%s",
 			  f->name, f->versions, f->min_versions, ttl,
-			  f->keep_deleted ? "TRUE" : "FALSE",
+			  kdc_names[f->keep_deleted >= 0 && f->keep_deleted <= 2 ?
+				    f->keep_deleted : 0],
 			  comp_names[f->compression >= 0 && f->compression <= 2 ?
 				     f->compression : 0],
 			  bloom_names[f->bloom >= 0 && f->bloom <= 2 ?
@@ -181,7 +183,9 @@ int cf_family_parse(const char *line, size_t len, struct cf_family *f,
 			else
 				f->ttl = v;
 		} else if (word_is(w, kl, "KEEP_DELETED_CELLS")) {
-			if (parse_bool(val, vl, &f->keep_deleted))
+			if (word_is(val, vl, "TTL"))
+				f->keep_deleted = CF_KDC_TTL;
+			else if (parse_bool(val, vl, &f->keep_deleted))
 				goto bad_value;
 		} else if (word_is(w, kl, "COMPRESSION")) {
 			if (word_is(val, vl, "SNAPPY"))

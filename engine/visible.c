@@ -48,12 +48,28 @@
 #define NEVER UINT64_MAX
 #define NONE SIZE_MAX
 
+/* Has the TTL of a cell of timestamp ts passed? */
+static int expired(const struct vis_ctx *c, int64_t ts)
+{
+	int64_t ttl = c->f ? c->f->ttl : CF_TTL_FOREVER;
+	return ttl != CF_TTL_FOREVER && c->now_ms - ts > ttl * 1000;
+}
+
+/* With KEEP_DELETED_CELLS, may a read not see a marker of timestamp
+ * ts?  With TRUE always, with TTL only while the marker's own TTL has
+ * not passed. */
+static int kdc_ignorable(const struct vis_ctx *c, int64_t ts)
+{
+	return c->f->keep_deleted != CF_KDC_TTL || !expired(c, ts);
+}
+
+/* Is a marker of timestamp ts one this read does not see?  Only with
+ * KEEP_DELETED_CELLS: a read whose time range ends at or before a
+ * delete's timestamp does not see that delete (HBase's time travel). */
 static int ignored_ts(const struct vis_ctx *c, int64_t ts)
 {
-	/* KEEP_DELETED_CELLS: a read whose time range ends at or before
-	 * a delete's timestamp does not see that delete (HBase). */
 	return c->f && c->f->keep_deleted && c->read_max_ts != INT64_MAX &&
-	       ts >= c->read_max_ts;
+	       ts >= c->read_max_ts && kdc_ignorable(c, ts);
 }
 
 static void *grow(void *p, size_t *cap, size_t want, size_t size)
@@ -359,11 +375,13 @@ void vis_column(const struct vis_ctx *c, const struct vis_family *vf,
 			if (minv == 0 ||
 			    crowded(s, &t, ncoord, from, minv) != NEVER)
 				x->state = VIS_DEAD;
-		} else if (c->expiring && minv > 0 && nd > 0 &&
+		} else if (c->expiring && minv > 0 &&
+			   (nd > 0 || c->expiring == 2) &&
 			   crowded(s, &t, ncoord, from, minv) != NEVER) {
 			/* (with no deletes, the newer puts that crowded x
 			 * once, or those that crowded them out, are all
-			 * still live, so they stay the evidence) */
+			 * still live, so they stay the evidence; the
+			 * check of vis_kdc_row asks anyway) */
 			x->expiring = 1;
 		}
 	}
@@ -1122,9 +1140,26 @@ int vis_stream_next(struct vis_stream *st, struct vcell *x)
  * timestamp alive at a moment after S (rule 3: the same puts alive at
  * S, then the same writes); TTL without MIN_VERSIONS kills by the
  * clock alone.  So at every moment after S the same puts are live in
- * H_T and H'_T, and every read returns the same cells.  Rule 4 (TTL
- * with MIN_VERSIONS) looks at every moment, before S too: the caller
- * keeps such families as before.
+ * H_T and H'_T, and every read returns the same cells.
+ *
+ * Rule 4 (TTL with MIN_VERSIONS) looks at every moment, before S too:
+ * a put whose TTL has not passed dies when it passes iff at some moment
+ * MIN_VERSIONS newer puts were alive, and those may be puts dropped
+ * here.  So each evaluation also marks such puts (vcell.expiring,
+ * asked in every column: vis_ctx.expiring 2), and the check below
+ * wants the same marks from what is kept: then a kept put dies by
+ * rule 4 in H_T iff it does in H'_T, the moments before S decided
+ * alike and those after S the same puts alive.
+ *
+ * KEEP_DELETED_CELLS=TTL: a read ignores a marker of timestamp >= T
+ * only while the marker's TTL has not passed, i.e. its timestamp is at
+ * least a cutoff C that only grows with the clock.  Such a read sees
+ * exactly what E_max(T, C) of KEEP_DELETED_CELLS=TRUE sees, which is
+ * E_t for the least marker timestamp t >= max(T, C): so the
+ * evaluations at S are those of the markers of timestamp >= C(S) (and
+ * E_inf), the markers below C(S) honoured by all of them, and since C
+ * only grows every later read is one of these.  A put masked by an
+ * expired marker is dead in all of them and goes, with the marker.
  *
  * The check is needed: a dropped put, dead at S in every evaluation,
  * may have been alive at some moment before S in one, and there have
@@ -1144,18 +1179,20 @@ static int same_col(const struct rcell *cells, size_t a, size_t b)
 }
 
 /* The evaluations of column v[0..m) (key order, no DeleteFamily
- * markers) in a row of DeleteFamily timestamps df[0..ndf) (ascending):
- * T[] the distinct marker timestamps ascending, then INT64_MAX; their
- * number, or 0 past VIS_KDC_MAX_TS. */
-static size_t kdc_tset(const struct vcell *v, size_t m, const int64_t *df,
-		       size_t ndf, int64_t *T)
+ * markers) in a row of DeleteFamily timestamps df[0..ndf) (ascending,
+ * those a read may ignore): T[] the distinct timestamps of the markers
+ * a read may ignore ascending, then INT64_MAX; their number, or 0 past
+ * VIS_KDC_MAX_TS. */
+static size_t kdc_tset(const struct vis_ctx *c, const struct vcell *v,
+		       size_t m, const int64_t *df, size_t ndf, int64_t *T)
 {
 	int64_t col[VIS_KDC_MAX_TS];
 	size_t nc = 0, n = 0, i = 0, j = 0;
 
 	/* key order is timestamp descending: backwards, ascending */
 	for (size_t x = m; x-- > 0;)
-		if (v[x].type != KT_PUT && (!nc || col[nc - 1] != v[x].ts)) {
+		if (v[x].type != KT_PUT && (!nc || col[nc - 1] != v[x].ts) &&
+		    kdc_ignorable(c, v[x].ts)) {
 			if (nc == VIS_KDC_MAX_TS)
 				return 0;
 			col[nc++] = v[x].ts;
@@ -1181,7 +1218,7 @@ static size_t kdc_tset(const struct vcell *v, size_t m, const int64_t *df,
 static void kdc_eval(const struct vis_ctx *c, struct vis_kdc *k,
 		     const struct vis_family *vfs, const int64_t *df,
 		     size_t ndf, struct vcell *v, size_t m, const int64_t *T,
-		     size_t nT, uint32_t *live)
+		     size_t nT, uint64_t *live)
 {
 	memset(live, 0, m * sizeof *live);
 	for (size_t t = 0; t < nT; t++) {
@@ -1190,17 +1227,20 @@ static void kdc_eval(const struct vis_ctx *c, struct vis_kdc *k,
 		while (j < ndf && df[j] < T[t])
 			j++;
 		e.read_max_ts = T[t];
-		e.expiring = 0;
+		e.expiring = 2;
 		vis_column(&e, &vfs[j], &k->s, v, m);
 		for (size_t i = 0; i < m; i++)
 			if (v[i].type == KT_PUT && v[i].state == VIS_LIVE)
-				live[i] |= UINT32_C(1) << t;
+				live[i] |= (UINT64_C(1) << t) |
+					   ((uint64_t)v[i].expiring << (32 + t));
 	}
 }
 
+#define KDC_LIVE UINT64_C(0xffffffff)
+
 /* The markers of column v[0..m) that cover a kept put (live[i] != 0):
  * keep[ri[i]]. */
-static void kdc_markers(const struct vcell *v, const uint32_t *live,
+static void kdc_markers(const struct vcell *v, const uint64_t *live,
 			size_t m, const size_t *ri, unsigned char *keep)
 {
 	uint64_t suf = NEVER;	/* least seq of a kept put at or below */
@@ -1210,7 +1250,8 @@ static void kdc_markers(const struct vcell *v, const uint32_t *live,
 		for (g = h - 1; g > 0 && v[g - 1].ts == v[h - 1].ts; g--)
 			;
 		for (size_t x = g; x < h; x++)
-			if (v[x].type == KT_PUT && live[x] && v[x].seq < gmin)
+			if (v[x].type == KT_PUT && (live[x] & KDC_LIVE) &&
+			    v[x].seq < gmin)
 				gmin = v[x].seq;
 		if (gmin < suf)
 			suf = gmin;
@@ -1229,10 +1270,11 @@ static int cmp_mark_ts(const void *a, const void *b)
 }
 
 /* vfs[0..ndf] from the DeleteFamily markers of cells (those with
- * keep[i], when keep is given): vfs[j] those below df[j] (all: j =
- * ndf). */
-static void kdc_families(struct vis_family *vfs, const int64_t *df,
-			 size_t ndf, const struct rcell *cells, size_t n,
+ * keep[i], when keep is given): vfs[j] those below df[j] and those no
+ * read ignores (all: j = ndf). */
+static void kdc_families(const struct vis_ctx *c, struct vis_family *vfs,
+			 const int64_t *df, size_t ndf,
+			 const struct rcell *cells, size_t n,
 			 const unsigned char *keep)
 {
 	struct vis_ctx all = { NULL, UINT64_MAX, 0, INT64_MAX, 0 };
@@ -1243,7 +1285,8 @@ static void kdc_families(struct vis_family *vfs, const int64_t *df,
 		for (size_t i = 0; i < n; i++)
 			if (cells[i].k.type == KT_DELETE_FAMILY &&
 			    (!keep || keep[i]) &&
-			    (j == ndf || cells[i].k.ts < df[j]))
+			    (j == ndf || cells[i].k.ts < df[j] ||
+			     !kdc_ignorable(c, cells[i].k.ts)))
 				vis_family_add(&all, &vfs[j], cells[i].k.ts,
 					       cells[i].k.seq);
 		vis_family_done(&vfs[j]);
@@ -1264,7 +1307,8 @@ int vis_kdc_row(const struct vis_ctx *c, struct vis_kdc *k,
 		if (cells[i].k.seq > c->snapshot ||
 		    (cells[i].k.type != KT_PUT && cells[i].k.ts == INT64_MAX))
 			return 0;
-		if (cells[i].k.type != KT_DELETE_FAMILY)
+		if (cells[i].k.type != KT_DELETE_FAMILY ||
+		    !kdc_ignorable(c, cells[i].k.ts))
 			continue;
 		while (j < ndf && df[j] != cells[i].k.ts)
 			j++;
@@ -1280,7 +1324,7 @@ int vis_kdc_row(const struct vis_ctx *c, struct vis_kdc *k,
 			df[j] = df[j - 1];
 			df[j - 1] = x;
 		}
-	kdc_families(k->vf, df, ndf, cells, n, NULL);
+	kdc_families(c, k->vf, df, ndf, cells, n, NULL);
 
 	k->v = grow(k->v, &k->vcap, n, sizeof *k->v);
 	k->ri = grow(k->ri, &k->ricap, n, sizeof *k->ri);
@@ -1299,12 +1343,13 @@ int vis_kdc_row(const struct vis_ctx *c, struct vis_kdc *k,
 		for (b = a + 1; b < nv && same_col(cells, k->ri[b], k->ri[a]);
 		     b++)
 			;
-		if (!(nT = kdc_tset(k->v + a, b - a, df, ndf, T)))
+		if (!(nT = kdc_tset(c, k->v + a, b - a, df, ndf, T)))
 			return 0;
 		kdc_eval(c, k, k->vf, df, ndf, k->v + a, b - a, T, nT,
 			 k->live + a);
 		for (size_t x = a; x < b; x++)
-			if (k->v[x].type == KT_PUT && k->live[x]) {
+			if (k->v[x].type == KT_PUT &&
+			    (k->live[x] & KDC_LIVE)) {
 				keep[k->ri[x]] = 1;
 				k->kp[nkp].ts = k->v[x].ts;
 				k->kp[nkp++].seq = k->v[x].seq;
@@ -1334,13 +1379,13 @@ int vis_kdc_row(const struct vis_ctx *c, struct vis_kdc *k,
 		}
 	}
 	/* the check: what is kept classifies the kept puts as before */
-	kdc_families(k->vk, df, ndf, cells, n, keep);
+	kdc_families(c, k->vk, df, ndf, cells, n, keep);
 	for (size_t a = 0, b; a < nv; a = b) {
 		size_t nT, m = 0;
 		for (b = a + 1; b < nv && same_col(cells, k->ri[b], k->ri[a]);
 		     b++)
 			;
-		nT = kdc_tset(k->v + a, b - a, df, ndf, T);
+		nT = kdc_tset(c, k->v + a, b - a, df, ndf, T);
 		k->w = grow(k->w, &k->wcap, b - a, sizeof *k->w);
 		k->live2 = grow(k->live2, &k->l2cap, b - a,
 				sizeof *k->live2);

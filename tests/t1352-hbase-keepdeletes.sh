@@ -1,6 +1,6 @@
 #!/bin/sh
 
-test_description='cellfs: HBase TestKeepDeletes through the mount (issue #18): what a major compaction keeps with KEEP_DELETED_CELLS=TRUE, counted by raw scans'
+test_description='cellfs: HBase TestKeepDeletes through the mount (issue #18): what a major compaction keeps with KEEP_DELETED_CELLS=TRUE and TTL, counted by raw scans'
 
 . /usr/share/sharness/sharness.sh
 . "$SHARNESS_TEST_DIRECTORY/lib-cellfs.sh"
@@ -230,6 +230,100 @@ test_expect_success 'testDeleteMarkerVersioning' '
 	ctl kv major_compact && ctl kv major_compact && markers kv 0 &&
 	printf "1 fam1:fam1 1004 4\n1 fam1:fam2 990 1\n" >expect &&
 	lines scan kv raw
+'
+
+# fams TABLE SETTINGS: the three families, each with SETTINGS
+fams() {
+	table "$1" "fam1 $2\nfam2 $2\nfam3 $2\n"
+}
+
+# testWithMinVersions: VERSIONS 1000, MIN_VERSIONS 3, a TTL of 1 s that
+# has passed for every put (HBase's are 2 s old, these are from 1970).
+# A put past its TTL lives while fewer than MIN_VERSIONS newer puts were
+# ever alive at once, counting those the read's range sees (a range
+# ending before the markers ignores them).  HBase shows T1 T0 until the
+# flush (T0 is the fourth newest), and T1 after the put at ts+1 until a
+# major compaction rewrites its file; here each put dies as soon as
+# the third newer put is written.  HBase then counts 2 markers and 0 at
+# the next major compaction; here the first drops all four: none covers
+# a put some read needs.
+test_expect_success 'testWithMinVersions' '
+	fams km "VERSIONS=1000 MIN_VERSIONS=3 TTL=1 KEEP_DELETED_CELLS=TRUE" &&
+	batch km "put 1 fam1:fam1@1000 3\nput 1 fam1:fam1@999 2\nput 1 fam1:fam1@997 1\nput 1 fam1:fam1@996 0\n" &&
+	batch km "deleteall 1 @999\ndeletecolumns 1 fam1:fam1@999\n" &&
+	echo "997 1" >expect && lines get km 998 &&
+	markers km 4 &&
+	ctl km flush && markers km 4 &&
+	lines get km 998 &&
+	batch km "put 1 fam1:fam1@1001 4\n" &&
+	ctl km flush && markers km 4 &&
+	missing "$MNT/km/1/fam1:fam1@0,998,v=2147483647" &&
+	printf "1001 4\n1000 3\n" >expect &&
+	lines cat "$MNT/km/1/fam1:fam1@v=2147483647" &&
+	batch km "put 1 fam1:fam1@1002 5\n" &&
+	ctl km flush && ctl km major_compact &&
+	markers km 0 &&
+	printf "1 fam1:fam1 1002 5\n1 fam1:fam1 1001 4\n1 fam1:fam1 1000 3\n" >expect &&
+	lines scan km raw &&
+	missing "$MNT/km/1/fam1:fam1@0,998,v=2147483647"
+'
+
+# testWithTTL: VERSIONS 1000, MIN_VERSIONS 1, a TTL of 1 s that has
+# passed, KEEP_DELETED_CELLS=TTL: a delete older than the TTL is
+# honoured by every read, so the put it covers is gone (HBase shows it
+# until the flush), and a major compaction drops both; the old row of
+# another put stays.
+test_expect_success 'testWithTTL' '
+	fams kt "VERSIONS=1000 MIN_VERSIONS=1 TTL=1 KEEP_DELETED_CELLS=TTL" &&
+	grep -q "^fam1 .*KEEP_DELETED_CELLS=TTL " "$MNT/kt/.schema" &&
+	batch kt "put 1 fam1:fam1@1000 3\nput 2 fam1:fam1@990 1\n" &&
+	echo "1000 3" >expect && lines get kt 1001 &&
+	batch kt "deleteall 1 @1002\n" &&
+	missing "$MNT/kt/1/fam1:fam1@0,1001,v=2147483647" &&
+	markers kt 3 &&
+	ctl kt flush && markers kt 3 &&
+	missing "$MNT/kt/1/fam1:fam1@0,1001,v=2147483647" &&
+	ctl kt major_compact && markers kt 0 &&
+	echo "2 fam1:fam1 990 1" >expect &&
+	lines scan kt raw
+'
+
+# KEEP_DELETED_CELLS=TTL against TRUE (TTL an hour, MIN_VERSIONS 1, so a
+# put two hours old lives as the newest version): a range ending before
+# a delete a minute old sees the put with both; before a delete older
+# than the TTL only with TRUE, and a major compaction then keeps that
+# delete and its put only with TRUE.  (Column c keeps row r a directory;
+# row s, all of whose cells are deleted, is not one, and is read with a
+# scan: docs/usage.md.)
+test_expect_success 'KEEP_DELETED_CELLS=TTL: a delete past the TTL is honoured by every read' '
+	now=$(date +%s%3N) &&
+	old=$((now - 7200000)) young=$((now - 60000)) aged=$((now - 7100000)) &&
+	for m in TTL TRUE; do
+		t=kk$m &&
+		fams $t "VERSIONS=1 MIN_VERSIONS=1 TTL=3600 KEEP_DELETED_CELLS=$m" &&
+		batch $t "put r fam1:a@$old p\nput r fam1:b@$old p\nput r fam1:c@$old x\nput s fam1:a@$old p\n" &&
+		batch $t "deletecolumns r fam1:a@$young\ndeletecolumns r fam1:b@$aged\ndeletecolumns s fam1:a@$aged\n" &&
+		has "$MNT/$t/r/fam1:a@0,$young" p &&
+		missing "$MNT/$t/r/fam1:a" &&
+		missing "$MNT/$t/r/fam1:b" &&
+		missing "$MNT/$t/s" || return 1
+	done &&
+	missing "$MNT/kkTTL/r/fam1:b@0,$aged" &&
+	has "$MNT/kkTRUE/r/fam1:b@0,$aged" p &&
+	: >expect && lines scan kkTTL "start=s&stop=s%00&time=0,$aged" &&
+	echo "s fam1:a $old p" >expect &&
+	lines scan kkTRUE "start=s&stop=s%00&time=0,$aged" &&
+	ctl kkTTL flush && ctl kkTTL major_compact &&
+	ctl kkTRUE flush && ctl kkTRUE major_compact &&
+	printf "r fam1:a $young @DeleteColumn\nr fam1:a $old p\nr fam1:c $old x\n" >expect &&
+	lines scan kkTTL raw &&
+	printf "r fam1:a $young @DeleteColumn\nr fam1:a $old p\nr fam1:b $aged @DeleteColumn\nr fam1:b $old p\nr fam1:c $old x\ns fam1:a $aged @DeleteColumn\ns fam1:a $old p\n" >expect &&
+	lines scan kkTRUE raw &&
+	has "$MNT/kkTTL/r/fam1:a@0,$young" p &&
+	missing "$MNT/kkTTL/r/fam1:b@0,$aged" &&
+	has "$MNT/kkTRUE/r/fam1:b@0,$aged" p &&
+	echo "s fam1:a $old p" >expect &&
+	lines scan kkTRUE "start=s&stop=s%00&time=0,$aged"
 '
 
 test_expect_success 'unmount' '

@@ -27,9 +27,13 @@
 
 #define TS INT64_C(1000)	/* HBase's ts, of an IncrementingEnvironmentEdge */
 
+#define NOW INT64_C(1700000000000)	/* the clock, but where a test moves it */
+
 static cf_db *db;
 
-static cf_table *make(const char *name, int versions, int keep)
+/* A table of three families of these settings (keep: enum cf_kdc) */
+static cf_table *make_ttl(const char *name, int versions, int minv,
+			  int64_t ttl, int keep)
 {
 	static const char *const fams[] = { "fam1", "fam2", "fam3" };
 	struct cf_family f[3];
@@ -38,11 +42,18 @@ static cf_table *make(const char *name, int versions, int keep)
 	for (int i = 0; i < 3; i++) {
 		cf_family_default(&f[i], fams[i]);
 		f[i].versions = versions;
+		f[i].min_versions = minv;
+		f[i].ttl = ttl;
 		f[i].keep_deleted = keep;
 	}
 	if (cf_table_create(db, name, f, 3) || cf_table_open(db, name, &t))
 		bail("create %s", name);
 	return t;
+}
+
+static cf_table *make(const char *name, int versions, int keep)
+{
+	return make_ttl(name, versions, 0, CF_TTL_FOREVER, keep);
 }
 
 /* A raw scan of t: " fam:qual@ts=value" a put, " fam:qual@ts=Dk" a
@@ -456,9 +467,9 @@ static void hidden_crowder(void)
  * rule before it kept every masked put and marker but dropped the dead
  * puts, and so showed q to [0, 30) and [0, 11) after the compaction.)
  */
-static void dead_crowder(void)
+static void dead_crowder(const char *name, int minv, int64_t ttl)
 {
-	cf_table *t = make("deadcrowder", 2, 1);
+	cf_table *t = make_ttl(name, 2, minv, ttl, CF_KDC_TRUE);
 
 	put(t, "r", "fam1", "b", TS + 40, "x1");
 	put(t, "r", "fam1", "b", TS + 10, "p");
@@ -479,6 +490,122 @@ static void dead_crowder(void)
 	is_str(raw(t, &(int){ 0 }), "r: fam1:@30=D3 fam1:b@40=x3 fam1:b@40=x2 "
 	       "fam1:b@40=x1 fam1:b@10=D1 fam1:b@10=p fam1:b@0=q",
 	       "the row keeps every cell, the rewritten versions too");
+	cf_table_close(t);
+}
+
+/* testWithMinVersions: VERSIONS 1000, MIN_VERSIONS 3, a TTL of 1 s that
+ * has passed for every put (HBase's are 2 s old; these are older).  A
+ * put whose TTL has passed lives while fewer than three newer puts were
+ * ever alive at once (rule 4), counting those a read of the range sees:
+ * a range ending before the markers ignores them. */
+static void with_min_versions(void)
+{
+	cf_table *t = make_ttl("minversions", 1000, 3, 1, CF_KDC_TRUE);
+
+	put(t, "T1", "fam1", "fam1", TS, "T3");
+	put(t, "T1", "fam1", "fam1", TS - 1, "T2");
+	put(t, "T1", "fam1", "fam1", TS - 3, "T1");
+	put(t, "T1", "fam1", "fam1", TS - 4, "T0");
+	del(t, CF_DEL_ROW, "T1", NULL, NULL, TS - 1);
+	del(t, CF_DEL_COLUMN, "T1", "fam1", "fam1", TS - 1);
+	/* HBase's memstore shows T1 T0 until the flush, which drops T0 */
+	is_str(GET(t, "T1", "fam1", "fam1", -2), "T1",
+	       "testWithMinVersions: [0, ts-2) sees T1 (T0 is the fourth, "
+	       "past MIN_VERSIONS)");
+	is_int(markers(t), 4, "... 3 DeleteFamily markers, 1 DeleteColumn");
+	cf_table_flush(t);
+	is_int(markers(t), 4, "... the flush removes none");
+	is_str(GET(t, "T1", "fam1", "fam1", -2), "T1", "... still T1");
+	put(t, "T1", "fam1", "fam1", TS + 1, "T4");
+	cf_table_flush(t);
+	is_int(markers(t), 4, "... a newer put flushed: four markers");
+	/* HBase shows T1 until a major compaction rewrites its file */
+	is_str(GET(t, "T1", "fam1", "fam1", -2), "",
+	       "... [0, ts-2): T4 T3 T2 alive at once put T1 past "
+	       "MIN_VERSIONS (HBase: T1 until a major compaction)");
+	is_str(GET(t, "T1", "fam1", "fam1", INT64_MAX), "T4 T3",
+	       "... no range: T4 T3, the markers honoured");
+	put(t, "T1", "fam1", "fam1", TS + 2, "T5");
+	cf_table_flush(t);
+	major(t);
+	/* HBase: 2, then 0 after the next: its earliest put decides */
+	is_int(markers(t), 0, "... T5 and a major compaction: no marker "
+	       "covers a put some read needs (HBase: 2, then 0)");
+	is_str(raw(t, &(int){ 0 }),
+	       "T1: fam1:fam1@2=T5 fam1:fam1@1=T4 fam1:fam1@0=T3",
+	       "... the three newest, MIN_VERSIONS, are what is kept");
+	is_str(GET(t, "T1", "fam1", "fam1", INT64_MAX), "T5 T4 T3",
+	       "... no range: T5 T4 T3");
+	is_str(GET(t, "T1", "fam1", "fam1", -2), "", "... [0, ts-2): nothing");
+	cf_table_close(t);
+}
+
+/* testWithTTL: VERSIONS 1000, MIN_VERSIONS 1, a TTL of 1 s that has
+ * passed, KEEP_DELETED_CELLS=TTL: a marker whose TTL has passed is
+ * honoured by every read, so what it covers is gone for good. */
+static void with_ttl(void)
+{
+	cf_table *t = make_ttl("withttl", 1000, 1, 1, CF_KDC_TTL);
+
+	put(t, "T1", "fam1", "fam1", TS, "T3");
+	put(t, "T2", "fam1", "fam1", TS - 10, "T1");	/* an old row */
+	is_str(GET(t, "T1", "fam1", "fam1", 1), "T3",
+	       "testWithTTL: its TTL passed, T3 lives as MIN_VERSIONS");
+	del(t, CF_DEL_ROW, "T1", NULL, NULL, TS + 2);
+	/* HBase's memstore shows T3 until the flush */
+	is_str(GET(t, "T1", "fam1", "fam1", 1), "",
+	       "... a row delete whose TTL has passed: [0, ts+1) sees "
+	       "nothing (HBase: T3 until the flush)");
+	is_int(markers(t), 3, "... three DeleteFamily markers");
+	cf_table_flush(t);
+	is_int(markers(t), 3, "... the flush removes none");
+	is_str(GET(t, "T1", "fam1", "fam1", 1), "", "... the put is gone");
+	major(t);
+	is_int(markers(t), 0, "... all markers gone after a major compaction");
+	is_str(raw(t, &(int){ 0 }), "T2: fam1:fam1@-10=T1",
+	       "... and the put they covered; the old row stays");
+	cf_table_close(t);
+}
+
+/* KEEP_DELETED_CELLS=TRUE against TTL as the clock passes a marker's
+ * TTL (10 s; VERSIONS 1, MIN_VERSIONS 1, so the put outlives its own
+ * TTL as the newest version): a read of a range before the delete sees
+ * the put while the delete is young, and with TTL no more once it has
+ * aged past the TTL; a major compaction then drops both. */
+static void marker_expiry(int keep)
+{
+	const char *m = keep == CF_KDC_TTL ? "TTL" : "TRUE";
+	cf_table *t = make_ttl(keep == CF_KDC_TTL ? "expiry_ttl" :
+			       "expiry_true", 1, 1, 10, keep);
+	int64_t before = NOW - 3000 - TS;	/* [0, now - 3 s) */
+
+	put(t, "r", "fam1", "q", NOW - 5000, "p");
+	del(t, CF_DEL_COLUMN, "r", "fam1", "q", NOW - 3000);
+	is_str(GET(t, "r", "fam1", "q", before), "p",
+	       "%s: a range before a young delete sees the put", m);
+	is_str(GET(t, "r", "fam1", "q", INT64_MAX), "",
+	       "%s: no range: deleted", m);
+	cf_table_flush(t);
+	major(t);
+	is_str(raw(t, &(int){ 0 }),
+	       "r: fam1:q@1699999996000=D2 fam1:q@1699999994000=p",
+	       "%s: a major compaction keeps both while the delete is young",
+	       m);
+	env_clock_set(NOW + 8000);	/* the delete is 11 s old, the put 13 */
+	is_str(GET(t, "r", "fam1", "q", before),
+	       keep == CF_KDC_TTL ? "" : "p",
+	       "%s: the delete past its TTL: the range %s", m,
+	       keep == CF_KDC_TTL ? "honours it" : "still sees the put");
+	is_str(GET(t, "r", "fam1", "q", INT64_MAX), "",
+	       "%s: no range: deleted", m);
+	major(t);
+	is_int(markers(t), keep == CF_KDC_TTL ? 0 : 1,
+	       "%s: a major compaction %s the delete", m,
+	       keep == CF_KDC_TTL ? "drops" : "keeps");
+	is_str(GET(t, "r", "fam1", "q", before),
+	       keep == CF_KDC_TTL ? "" : "p",
+	       "%s: and the range reads as before", m);
+	env_clock_set(NOW);
 	cf_table_close(t);
 }
 
@@ -525,7 +652,14 @@ int main(void)
 	ranges();
 	marker_versioning();
 	hidden_crowder();
-	dead_crowder();
+	dead_crowder("deadcrowder", 0, CF_TTL_FOREVER);
+	/* the same with MIN_VERSIONS and a TTL that has not passed (rule 4
+	 * then marks q, crowded once, to die when it passes) */
+	dead_crowder("deadcrowder_minv", 1, INT64_C(4000000000));
+	with_min_versions();
+	with_ttl();
+	marker_expiry(CF_KDC_TRUE);
+	marker_expiry(CF_KDC_TTL);
 	bound();
 	cf_db_close(db);
 	return done_testing();

@@ -31,7 +31,7 @@
 
 #define NROWS 24
 #define NQUALS 4
-#define NFAMS 4
+#define NFAMS 6
 
 enum { T_PUT, T_DEL, T_DELCOL, T_DELFAM };
 
@@ -53,12 +53,14 @@ static const struct {
 	const char *name;
 	int versions, minv;
 	int64_t ttl;
-	int kdc;		/* KEEP_DELETED_CELLS */
+	int kdc;		/* KEEP_DELETED_CELLS: enum cf_kdc */
 } fams[NFAMS] = {
-	{ "a", 3, 0, CF_TTL_FOREVER, 0 },
-	{ "b", 1, 0, 20, 0 },
-	{ "c", 2, 1, 10, 0 },
-	{ "d", 2, 0, CF_TTL_FOREVER, 1 },
+	{ "a", 3, 0, CF_TTL_FOREVER, CF_KDC_FALSE },
+	{ "b", 1, 0, 20, CF_KDC_FALSE },
+	{ "c", 2, 1, 10, CF_KDC_FALSE },
+	{ "d", 2, 0, CF_TTL_FOREVER, CF_KDC_TRUE },
+	{ "e", 2, 1, 10, CF_KDC_TRUE },	/* rule 4 under time travel */
+	{ "f", 2, 1, 10, CF_KDC_TTL },	/* markers that expire too */
 };
 
 static uint64_t rng_state;
@@ -125,12 +127,17 @@ static void add_ev(int row, int fam, int qual, int64_t ts, int type,
 
 /* Does delete d cover put p for a read whose time range ends at hi
  * (INT64_MAX: no range)?  With KEEP_DELETED_CELLS such a read does not
- * see a delete of timestamp >= hi (HBase's time travel). */
+ * see a delete of timestamp >= hi (HBase's time travel); with
+ * KEEP_DELETED_CELLS=TTL only while the delete's TTL has not passed. */
 static int covers(const struct ev *d, const struct ev *p, int64_t hi)
 {
-	if (d->row != p->row || d->fam != p->fam || d->seq <= p->seq)
+	int f = d->fam;
+
+	if (d->row != p->row || f != p->fam || d->seq <= p->seq)
 		return 0;
-	if (fams[d->fam].kdc && hi != INT64_MAX && d->ts >= hi)
+	if (fams[f].kdc && hi != INT64_MAX && d->ts >= hi &&
+	    !(fams[f].kdc == CF_KDC_TTL && fams[f].ttl != CF_TTL_FOREVER &&
+	      now_ms - d->ts > fams[f].ttl * 1000))
 		return 0;
 	if (d->type == T_DELFAM)
 		return d->ts >= p->ts;

@@ -265,6 +265,16 @@ int main(void)
 	buf_putc(&b, 0);
 	ok(strstr((const char *)b.p, " COMPRESSION=ZSTD ") != NULL,
 	   "and is spelled COMPRESSION=ZSTD");
+	is_int(cf_family_parse("k KEEP_DELETED_CELLS=ttl", 24, &fams[1], &why),
+	       CF_OK, "KEEP_DELETED_CELLS=ttl parses (any case)");
+	is_int(fams[1].keep_deleted, CF_KDC_TTL, "as CF_KDC_TTL");
+	buf_reset(&b);
+	cf_family_format(&fams[1], &b);
+	buf_putc(&b, 0);
+	ok(strstr((const char *)b.p, " KEEP_DELETED_CELLS=TTL ") != NULL,
+	   "and is spelled KEEP_DELETED_CELLS=TTL");
+	is_int(cf_family_parse("k KEEP_DELETED_CELLS=1", 22, &fams[1], &why),
+	       CF_EINVAL, "KEEP_DELETED_CELLS=1 is refused");
 	is_int(cf_family_parse("z COMPRESSION=LZ4", 17, &fams[1], &why),
 	       CF_EINVAL, "an unknown compression is refused");
 	is_str(why, "bad setting value", "saying why");
