@@ -61,6 +61,11 @@
 #include "util/escape.h"
 
 static _Thread_local char whybuf[200];
+/* Why the last parse_col of a line failed on its family (NULL: it did
+ * not), which says more than the line's form: HBase's
+ * NoSuchColumnFamilyException. */
+static _Thread_local const char *col_why;
+static _Thread_local char colbuf[CF_FAMILY_MAX + 40];
 
 #define IS(i, s) (tl[i] == sizeof(s) - 1 && !memcmp(tok[i], s, tl[i]))
 #define ROWP(r) ((r).len ? (const void *)(r).p : "")
@@ -144,9 +149,18 @@ static int parse_col(cf_table *t, const char *p, size_t len, size_t *famlen,
 	*famlen = colon ? (size_t)(colon - p) : end;
 	*hasq = colon != NULL;
 	*ts = CF_TS_NOW;
-	if (!cf_family_name_valid(p, *famlen) ||
-	    !cf_table_has_family(t, p, *famlen))
+	if (!cf_family_name_valid(p, *famlen)) {
+		/* (an empty word: the line's form says more) */
+		if (*famlen)
+			col_why = "a malformed family name";
 		return CF_EINVAL;
+	}
+	if (!cf_table_has_family(t, p, *famlen)) {
+		snprintf(colbuf, sizeof colbuf, "no family '%.*s' in the table",
+			 (int)*famlen, p);
+		col_why = colbuf;
+		return CF_EINVAL;
+	}
 	if (at && parse_at(at, len - end, ts))
 		return CF_EINVAL;
 	buf_reset(qual);
@@ -459,6 +473,7 @@ int fs_batch_write(cf_table *t, const char *p, size_t len, const char **why)
 		}
 		lines++;
 		nt = tokens(p + i, j - i, tok, tl, 4);
+		col_why = NULL;
 		rc = CF_EINVAL;
 		bad = "not a known verb with its arguments and a known family";
 		if (nt < 2)
@@ -664,7 +679,8 @@ next:
 		i = j + 1;
 		continue;
 bad:
-		snprintf(whybuf, sizeof whybuf, "line %zu: %s", lineno, bad);
+		snprintf(whybuf, sizeof whybuf, "line %zu: %s", lineno,
+			 col_why ? col_why : bad);
 		*why = whybuf;
 		break;
 	}

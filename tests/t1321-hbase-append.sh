@@ -59,7 +59,7 @@ test_expect_success 'a version in the future: the append is newer still' '
 test_expect_success 'bad lines: EINVAL, a .log line, nothing applied' '
 	values all >before &&
 	for l in "append r" "append r f:a" "append r f:a x g:b" \
-		 "append r f:a@5 x" "append r nofam:a x" "append r f x" \
+		 "append r f:a@5 x" "append r f x" \
 		 "append r f:a %zz" "append r f:a x " "append r f:a  x" \
 		 "append r f:a x${nl}put r f:b y" \
 		 "put r f:b y${nl}append r f:a x" \
@@ -68,6 +68,23 @@ test_expect_success 'bad lines: EINVAL, a .log line, nothing applied' '
 		errno_of write "$B" "$l$nl" >out && test_cmp expect out &&
 		last_log >log &&
 		grep "line [12]: .*append" log || return 1
+	done &&
+	values all >after && test_cmp before after
+'
+
+# TestAtomicOperation.testAppendWithNonExistingFamily and
+# testIncrementWithNonExistingFamily: an Append or Increment naming a
+# family the table lacks fails whole (HBase: NoSuchColumnFamilyException),
+# the columns of the families it has unchanged; the line in .log names
+# the family.
+test_expect_success 'append and incr naming a family the table lacks: EINVAL, the family named, nothing applied' '
+	values all >before &&
+	for l in "append r nofam:a x" "append r f:a x nofam:a y" \
+		 "append r f:a x g:b y nofam:c z" "incr r f:n 1 nofam:n 2"; do
+		echo EINVAL >expect &&
+		errno_of write "$B" "$l$nl" >out && test_cmp expect out &&
+		last_log >log &&
+		grep "line 1: no family .nofam. in the table" log || return 1
 	done &&
 	values all >after && test_cmp before after
 '
