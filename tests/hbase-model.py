@@ -17,13 +17,22 @@ live in family c, whose versions (at now) are compared by value only;
 so do the columns c:x, c:y, d:x, d:y that multi-column appends (at now)
 write, checked through a scan of them that must show all of one append
 or none.
+
+Family k has KEEP_DELETED_CELLS=TRUE: a read whose time range ends at or
+before a delete's timestamp does not see that delete.  Its model keeps
+the whole history (KdcModel, as tests/test-engine-model.c does) and
+works out each put's death for the range read; its reads go through
+`.scan/start=R&stop=R%00&column=k:Q&time=LO,HI&versions=N` (a row none
+of whose cells a read without a range sees is not a directory), and
+major compactions in between must change none of them.
 """
 import errno
 import os
 import random
 import sys
 
-SCHEMA = "f VERSIONS=3\ng VERSIONS=2\nc VERSIONS=1\nd VERSIONS=1\n"
+SCHEMA = ("f VERSIONS=3\ng VERSIONS=2\nc VERSIONS=1\nd VERSIONS=1\n"
+          "k VERSIONS=2 KEEP_DELETED_CELLS=TRUE\n")
 VERSIONS = {"f": 3, "g": 2, "c": 1, "d": 1}
 APPEND_COLS = ["c:x", "c:y", "d:x", "d:y"]
 ROWS = ["r0", "r1", "r2"]
@@ -73,6 +82,63 @@ class Model:
         return out
 
 
+NOW = 10 ** 13  # a delete "at now": past every explicit timestamp
+PUT, DEL, DELCOL, DELFAM = range(4)
+
+
+class KdcModel:
+    """The history of family k (VERSIONS 2, KEEP_DELETED_CELLS=TRUE)."""
+
+    def __init__(self, versions):
+        self.versions = versions
+        self.ev = []  # [seq, row, qual, ts, type, value]
+        self.seq = 0
+
+    def add(self, row, qual, ts, typ, val=None):
+        self.seq += 1
+        self.ev.append((self.seq, row, qual, ts, typ, val))
+
+    @staticmethod
+    def covers(d, p, hi):
+        """does delete d cover put p for a read ending at hi (None: no
+        range)?  such a read ignores the deletes of timestamp >= hi"""
+        if d[1] != p[1] or d[0] <= p[0] or d[4] == PUT:
+            return False
+        if hi is not None and d[3] >= hi:
+            return False
+        if d[4] == DELFAM:
+            return d[3] >= p[3]
+        if d[2] != p[2]:
+            return False
+        return d[3] == p[3] if d[4] == DEL else d[3] >= p[3]
+
+    def column(self, row, qual, lo=0, hi=None):
+        """the visible puts of k:qual in [lo, hi), newest first"""
+        ps = sorted((e for e in self.ev if e[4] == PUT and e[1] == row and
+                     e[2] == qual), key=lambda e: (-e[3], -e[0]))
+        death, out = [], []
+        for i, p in enumerate(ps):
+            d = min([e[0] for e in self.ev if self.covers(e, p, hi)] +
+                    [e[0] for e in ps if e[3] == p[3] and e[0] > p[0]] +
+                    [float("inf")])
+            # crowded out: VERSIONS newer puts alive at once, at a birth
+            for t in sorted({p[0]} | {q[0] for q in ps[:i] if q[0] > p[0]}):
+                if t >= d:
+                    break
+                if sum(1 for k, q in enumerate(ps[:i]) if q[3] > p[3] and
+                       q[0] <= t and death[k] > t) >= self.versions:
+                    d = t
+                    break
+            death.append(d)
+            if d == float("inf") and p[3] >= lo and (hi is None or p[3] < hi):
+                out.append(p)
+        return out
+
+    def latest(self, row, qual):
+        c = self.column(row, qual)
+        return c[0] if c else None
+
+
 class Mismatch(Exception):
     pass
 
@@ -81,6 +147,7 @@ def run(mnt, table, seed, nops):
     rnd = random.Random(seed)
     t = os.path.join(mnt, table)
     m = Model()
+    km = KdcModel(2)
     counters = {}  # (row, qual) -> int
     appended = {}  # (row, "fam:qual") -> str, of APPEND_COLS
     log = []
@@ -113,7 +180,8 @@ def run(mnt, table, seed, nops):
         if not isinstance(got, str):
             return got
         return "".join(l for l in got.splitlines(True)
-                       if " c:" not in l and " d:" not in l)
+                       if " c:" not in l and " d:" not in l and
+                       " k:" not in l)
 
     def by_row(lines, reverse):
         """lines of rows in key order -> rows reversed, a row's lines
@@ -154,6 +222,28 @@ def run(mnt, table, seed, nops):
         got = read("%s/%s:%s@%d,%d" % (row, fam, qual, lo, hi))
         expect("range %s/%s:%s@%d,%d" % (row, fam, qual, lo, hi), got,
                vs[0][1] if vs else errno.ENOENT)
+
+    def check_kdc(row, qual):
+        """k:qual of row in a time range (often ending at a delete's
+        timestamp, where a read starts or stops seeing it) and without"""
+        marks = [e[3] for e in km.ev if e[4] != PUT and e[1] == row and
+                 e[3] < NOW]
+        if marks and rnd.random() < 0.6:
+            hi = rnd.choice(marks) + rnd.choice([-1000, 0, 1, 1000])
+        else:
+            hi = rnd.choice(TSS + [9000])
+        lo = max(rnd.choice([0, 0, hi - 2000]), 0)
+        hi = max(hi, lo + 1)
+        n = rnd.randint(1, 3)
+        for rng in ([lo, hi], None):
+            vs = km.column(row, qual, *(rng or [0]))[:n]
+            q = "start=%s&stop=%s%%00&column=k:%s&versions=%d" % (
+                row, row, qual, n)
+            if rng:
+                q += "&time=%d,%d" % tuple(rng)
+            expect("kdc scan " + q, read(".scan/" + q),
+                   "".join("%s k:%s %d %s\n" % (row, qual, p[3], p[5])
+                           for p in vs))
 
     def check_counter(row, q):
         got = read("%s/c:%s@counter" % (row, q))
@@ -245,7 +335,7 @@ def run(mnt, table, seed, nops):
         qual = rnd.choice(QUALS)
         ts = rnd.choice(TSS)
         val = rnd.choice(VALS)
-        op = rnd.randrange(21)
+        op = rnd.randrange(25)
         if op <= 3:
             log.append("put %s %s:%s@%d %s" % (row, fam, qual, ts, val))
             if op <= 1:
@@ -309,6 +399,7 @@ def run(mnt, table, seed, nops):
                 "deleteall %s @%d" % (row, ts)
             log.append(line)
             expect(line, batch(line + "\n"), 0)
+            km.add(row, None, NOW if now else ts, DELFAM)
             for k in m.columns(row):
                 m.kill(k, (lambda p: True) if now else
                        (lambda p: p[0] <= ts))
@@ -438,6 +529,7 @@ def run(mnt, table, seed, nops):
                 seen = [p[1] for (r, f_, q_) in m.columns(row)
                         for p in m.alive(r, f_, q_)]
                 seen += [v for (r, c), v in appended.items() if r == row]
+                seen += [p[5] for q in QUALS for p in km.column(row, q)]
                 ok = exp in seen
             else:
                 name = rnd.choice(sorted(CMP))
@@ -449,6 +541,67 @@ def run(mnt, table, seed, nops):
                    0 if ok else errno.ECANCELED)
             if ok:
                 m.put(row, "f", "b", ts, val + "o")
+        elif op >= 19:
+            # family k: puts and every kind of delete, at a timestamp
+            # and at now
+            kind = rnd.choice(["put", "put", "put", "deletecolumn",
+                               "deletecolumn@", "deletecolumns",
+                               "deletefamily", "deletefamilyversion",
+                               "deleteall@", "deleteall", "flush",
+                               "major_compact"])
+            if kind in ("flush", "major_compact"):
+                # a major compaction keeps what some read of some time
+                # range needs: every row's k, in ranges around markers
+                log.append(kind)
+                with open(os.path.join(t, ".ctl"), "w") as f:
+                    f.write(kind + "\n")
+                for r in ROWS:
+                    for q in QUALS:
+                        check_kdc(r, q)
+                        check_kdc(r, q)
+                continue
+            if kind == "put":
+                line = "put %s k:%s@%d %s" % (row, qual, ts, val)
+                km.add(row, qual, ts, PUT, val)
+            elif kind == "deletecolumn":
+                # the latest version, read under the row's lock
+                line = "deletecolumn %s k:%s" % (row, qual)
+                lt = km.latest(row, qual)
+                if lt:
+                    km.add(row, qual, lt[3], DEL)
+            elif kind == "deletecolumn@":
+                line = "deletecolumn %s k:%s@%d" % (row, qual, ts)
+                km.add(row, qual, ts, DEL)
+            elif kind == "deletecolumns":
+                line = "deletecolumns %s k:%s@%d" % (row, qual, ts)
+                km.add(row, qual, ts, DELCOL)
+            elif kind == "deletefamily":
+                line = "deletefamily %s k@%d" % (row, ts)
+                km.add(row, None, ts, DELFAM)
+            elif kind == "deletefamilyversion":
+                line = "deletefamilyversion %s k@%d" % (row, ts)
+                # a Delete of that version of each column a read of
+                # [ts, ts + 1) sees (fs/batch.c, family_version)
+                for q in [q for q in QUALS if km.column(row, q, ts, ts + 1)]:
+                    km.add(row, q, ts, DEL)
+            elif kind == "deleteall@":
+                line = "deleteall %s @%d" % (row, ts)
+                km.add(row, None, ts, DELFAM)
+                for k in m.columns(row):
+                    m.kill(k, lambda p: p[0] <= ts)
+            else:
+                line = "deleteall %s" % row
+                km.add(row, None, NOW, DELFAM)
+                for k in m.columns(row):
+                    m.kill(k, lambda p: True)
+                for k in list(counters):
+                    if k[0] == row:
+                        del counters[k]
+                for k in list(appended):
+                    if k[0] == row:
+                        del appended[k]
+            log.append(line)
+            expect(line, batch(line + "\n"), 0)
         elif op == 16 and rnd.random() < 0.3:
             w = rnd.choice(["flush", "major_compact", "compact"])
             log.append(w)
@@ -459,12 +612,15 @@ def run(mnt, table, seed, nops):
         check_cell(rnd.choice(ROWS), rnd.choice(["f", "g"]),
                    rnd.choice(QUALS))
         check_counter(row, rnd.choice(QUALS))
+        check_kdc(row, rnd.choice(QUALS))
         if i % 5 == 0:
             check_scan()
         if i % 7 == 0:
             check_filtered()
     check_scan()
     for row in ROWS:
+        for q in QUALS:
+            check_kdc(row, q)
         check_appended(row)
         for q in QUALS:
             check_counter(row, q)

@@ -1,6 +1,6 @@
 #!/bin/sh
 
-test_description='cellfs: random HBase operations through the mount (cell files, .batch verbs, counters, multi-column appends, flush, compaction; scans forward and reversed) agree with a model of the engine semantics (tests/hbase-model.py)'
+test_description='cellfs: random HBase operations through the mount (cell files, .batch verbs, counters, multi-column appends, flush, compaction; scans forward and reversed; a KEEP_DELETED_CELLS family read in time ranges around its deletes) agree with a model of the engine semantics (tests/hbase-model.py)'
 
 . /usr/share/sharness/sharness.sh
 . "$SHARNESS_TEST_DIRECTORY/lib-cellfs.sh"
