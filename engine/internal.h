@@ -623,8 +623,6 @@ int table_split_at(struct cf_db *db, struct cf_table *t, const void *key,
  * split, CF_OK if it did not need to or could not (a single row). */
 int region_split_if_big(struct cf_db *db, struct region *r);
 
-#endif
-
 /* --- batches and the write path (write.c) ------------------------------ */
 
 enum { BOP_PUT = 1, BOP_DEL_VERSION, BOP_DEL_COLUMN, BOP_DEL_FAMILY,
@@ -699,3 +697,5 @@ int region_write_info(struct cf_db *db, struct region *r);
 /* Parses the text of a .regioninfo file (NUL-terminated), as
  * cellfs-fsck reads it: CF_OK, CF_ECORRUPT (tests/fuzz). */
 int check_regioninfo_parse(const char *text);
+
+#endif

@@ -609,6 +609,58 @@ static void marker_expiry(int keep)
 	cf_table_close(t);
 }
 
+/* A row past the compaction window is streamed column by column: a
+ * column that fits the window is decided as in a whole row, with every
+ * DeleteFamily marker of the row kept (engine/majorrow.c).  Column a:
+ * p@10 masked by a DeleteColumn at 20, crowded out by x@30 and y@40
+ * where the delete is ignored (VERSIONS 2): no read needs p or the
+ * delete.  The same writes in a whole row (the default window) drop
+ * the DeleteFamily marker at 1 too, which covers nothing. */
+static void streamed(void)
+{
+	static const char *const name[] = { "streamed", "whole" };
+	static const char *const quals[] = { "b", "c", "d", "e" };
+	struct cf_options o;
+	cf_db *whole = db, *small;
+
+	cf_options_default(&o);
+	o.background = 0;
+	o.compact_window = 4;
+	if (cf_db_open(tap_tmpdir("engine-kdc-stream"), &o, &small))
+		bail("open");
+	for (int w = 0; w < 2; w++) {
+		cf_table *t;
+		db = w ? whole : small;
+		t = make(name[w], 2, CF_KDC_TRUE);
+		put(t, "r", "fam1", "a", TS + 10, "p");
+		del(t, CF_DEL_COLUMN, "r", "fam1", "a", TS + 20);
+		put(t, "r", "fam1", "a", TS + 30, "x");
+		put(t, "r", "fam1", "a", TS + 40, "y");
+		for (int i = 0; i < 4; i++)
+			put(t, "r", "fam1", quals[i], TS + 5, "v");
+		del(t, CF_DEL_FAMILY, "r", "fam1", NULL, TS + 1);
+		cf_table_flush(t);
+		is_str(GET(t, "r", "fam1", "a", 20), "", "%s: [0, 20): nothing",
+		       name[w]);
+		major(t);
+		is_str(raw(t, &(int){ 0 }), w ?
+		       "r: fam1:a@40=y fam1:a@30=x fam1:b@5=v fam1:c@5=v "
+		       "fam1:d@5=v fam1:e@5=v" :
+		       "r: fam1:@1=D3 fam1:a@40=y fam1:a@30=x fam1:b@5=v "
+		       "fam1:c@5=v fam1:d@5=v fam1:e@5=v",
+		       "%s: a major compaction drops p and its delete%s",
+		       name[w], w ? " and the DeleteFamily marker" :
+		       ", keeps the DeleteFamily marker");
+		is_str(GET(t, "r", "fam1", "a", 20), "", "%s: [0, 20): still "
+		       "nothing", name[w]);
+		is_str(GET(t, "r", "fam1", "a", INT64_MAX), "y x",
+		       "%s: no range: y x", name[w]);
+		cf_table_close(t);
+	}
+	db = whole;
+	cf_db_close(small);
+}
+
 /* More than VIS_KDC_MAX_TS (16) distinct marker timestamps in a column:
  * the row keeps every marker, as before; 16 are decided by the rule. */
 static void bound(void)
@@ -660,6 +712,7 @@ int main(void)
 	with_ttl();
 	marker_expiry(CF_KDC_TRUE);
 	marker_expiry(CF_KDC_TTL);
+	streamed();
 	bound();
 	cf_db_close(db);
 	return done_testing();
