@@ -35,6 +35,27 @@ int group_add(struct group *g, const unsigned char *k, size_t kl,
 	return rc;
 }
 
+/* Room for want cells in g->cells and, with keep, want bytes in
+ * g->keep (KEEP_DELETED_CELLS). */
+static int group_room(struct group *g, size_t want, int keep)
+{
+	if (want > g->ccap) {
+		struct rcell *c = realloc(g->cells, want * sizeof *c);
+		if (!c)
+			return CF_ENOMEM;
+		g->cells = c;
+		g->ccap = want;
+	}
+	if (keep && want > g->kcap) {
+		unsigned char *k = realloc(g->keep, want);
+		if (!k)
+			return CF_ENOMEM;
+		g->keep = k;
+		g->kcap = want;
+	}
+	return CF_OK;
+}
+
 /* Classifies the gathered group and writes what survives. */
 int group_flush(struct group *g, const struct cf_family *f, uint64_t snap,
 		int64_t now, struct sst_builder *b)
@@ -44,20 +65,8 @@ int group_flush(struct group *g, const struct cf_family *f, uint64_t snap,
 
 	if (!g->n)
 		return CF_OK;
-	if (g->n > g->ccap) {
-		struct rcell *n = realloc(g->cells, g->n * sizeof *n);
-		if (!n)
-			return CF_ENOMEM;
-		g->cells = n;
-		g->ccap = g->n;
-	}
-	if (f->keep_deleted && g->n > g->kcap) {
-		unsigned char *n = realloc(g->keep, g->n);
-		if (!n)
-			return CF_ENOMEM;
-		g->keep = n;
-		g->kcap = g->n;
-	}
+	if (group_room(g, g->n, f->keep_deleted))
+		return CF_ENOMEM;
 	for (size_t i = 0; i < g->n; i++) {
 		const unsigned char *p = g->data.p + g->offs[i];
 		uint64_t kl = 0, vl = 0;
@@ -253,23 +262,11 @@ static int cs_classify(struct cstream *s, size_t m)
 static int cs_column_kdc(struct cstream *s)
 {
 	struct group *g = &s->g;
-	size_t want = s->ndfm + g->n, n = s->ndfm, j = s->ndfm;
+	size_t n = s->ndfm, j = s->ndfm;
 	int all, rc = CF_OK;
 
-	if (want > g->ccap) {
-		struct rcell *c = realloc(g->cells, want * sizeof *c);
-		if (!c)
-			return CF_ENOMEM;
-		g->cells = c;
-		g->ccap = want;
-	}
-	if (want > g->kcap) {
-		unsigned char *k = realloc(g->keep, want);
-		if (!k)
-			return CF_ENOMEM;
-		g->keep = k;
-		g->kcap = want;
-	}
+	if (group_room(g, s->ndfm + g->n, 1))
+		return CF_ENOMEM;
 	memset(g->cells, 0, s->ndfm * sizeof *g->cells);
 	for (size_t i = 0; i < s->ndfm; i++) {
 		g->cells[i].k.type = KT_DELETE_FAMILY;
