@@ -245,6 +245,19 @@ def run(mnt, table, seed, nops):
                    "".join("%s k:%s %d %s\n" % (row, qual, p[3], p[5])
                            for p in vs))
 
+    def deleteall(row, ts):
+        """the model of `deleteall ROW [@TS]` (ts None: at now): a
+        DeleteFamily marker in every family"""
+        km.add(row, None, NOW if ts is None else ts, DELFAM)
+        for k in m.columns(row):
+            m.kill(k, (lambda p: True) if ts is None else
+                   (lambda p: p[0] <= ts))
+        if ts is None:
+            for k in [k for k in counters if k[0] == row]:
+                del counters[k]
+            for k in [k for k in appended if k[0] == row]:
+                del appended[k]
+
     def check_counter(row, q):
         got = read("%s/c:%s@counter" % (row, q))
         want = counters.get((row, q))
@@ -399,17 +412,7 @@ def run(mnt, table, seed, nops):
                 "deleteall %s @%d" % (row, ts)
             log.append(line)
             expect(line, batch(line + "\n"), 0)
-            km.add(row, None, NOW if now else ts, DELFAM)
-            for k in m.columns(row):
-                m.kill(k, (lambda p: True) if now else
-                       (lambda p: p[0] <= ts))
-            if now:
-                for k in list(counters):
-                    if k[0] == row:
-                        del counters[k]
-                for k in list(appended):
-                    if k[0] == row:
-                        del appended[k]
+            deleteall(row, None if now else ts)
         elif op == 11:
             q = rnd.choice(QUALS)
             d = rnd.randint(-5, 9)
@@ -586,20 +589,10 @@ def run(mnt, table, seed, nops):
                     km.add(row, q, ts, DEL)
             elif kind == "deleteall@":
                 line = "deleteall %s @%d" % (row, ts)
-                km.add(row, None, ts, DELFAM)
-                for k in m.columns(row):
-                    m.kill(k, lambda p: p[0] <= ts)
+                deleteall(row, ts)
             else:
                 line = "deleteall %s" % row
-                km.add(row, None, NOW, DELFAM)
-                for k in m.columns(row):
-                    m.kill(k, lambda p: True)
-                for k in list(counters):
-                    if k[0] == row:
-                        del counters[k]
-                for k in list(appended):
-                    if k[0] == row:
-                        del appended[k]
+                deleteall(row, None)
             log.append(line)
             expect(line, batch(line + "\n"), 0)
         elif op == 16 and rnd.random() < 0.3:
