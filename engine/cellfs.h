@@ -364,6 +364,15 @@ void cf_row_free(cf_row *r);
 int cf_table_get(cf_table *t, const void *row, size_t rowlen,
 		 const struct cf_read_opts *o, cf_row **out);
 
+/* Does the store hold a put of row (of a family of t) that the current
+ * snapshot sees, in any state: masked, crowded out or expired too?  What
+ * a read with a time range may still show of a row with
+ * KEEP_DELETED_CELLS when a read without one shows nothing.  *has 1 or
+ * 0; errors of cf_row_cursor_open.  Memory: the iterator's blocks; time:
+ * the row's cells up to its first such put. */
+int cf_table_row_stored(cf_table *t, const void *row, size_t rowlen,
+			int *has);
+
 /*
  * A Get read in pages, for rows too large to hold at once (a listing of
  * a row with millions of columns or versions).  The cursor sees the row

@@ -436,3 +436,33 @@ void cf_row_cursor_close(cf_row_cursor *c)
 	free(c);
 }
 
+int cf_table_row_stored(cf_table *t, const void *row, size_t rowlen,
+			int *has)
+{
+	cf_row_cursor *c;
+	int rc;
+
+	*has = 0;
+	if ((rc = cf_row_cursor_open(t, row, rowlen, NULL, &c)))
+		return rc;
+	for (; !*has && iter_valid(c->it); iter_next(c->it)) {
+		size_t kl;
+		const unsigned char *k = iter_key(c->it, &kl);
+		struct ikey x;
+		if (ikey_decode(k, kl, &x)) {
+			rc = CF_ECORRUPT;
+			break;
+		}
+		if (bytes_cmp(x.row, x.rowlen, row, rowlen))
+			break;
+		if (x.type != KT_PUT || x.seq > c->snap)
+			continue;
+		pthread_rwlock_rdlock(&t->lock);
+		*has = table_family(t, (const char *)x.fam, x.famlen) != NULL;
+		pthread_rwlock_unlock(&t->lock);
+	}
+	if (rc == CF_OK && !*has)
+		rc = iter_status(c->it);
+	cf_row_cursor_close(c);
+	return rc;
+}

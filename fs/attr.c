@@ -51,6 +51,21 @@ static int table_ttl(cf_table *t)
 	return ttl;
 }
 
+/* 1 if a family of t has KEEP_DELETED_CELLS (0 also when the schema
+ * cannot be read). */
+static int table_keeps_deleted(cf_table *t)
+{
+	struct cf_family *f = NULL;
+	size_t n = 0, i;
+	int kdc = 0;
+
+	if (!cf_table_schema(t, &f, &n))
+		for (i = 0; i < n; i++)
+			kdc |= f[i].keep_deleted != CF_KDC_FALSE;
+	free(f);
+	return kdc;
+}
+
 /* 1 if every write to table passes through this daemon's files, so
  * what they remember of the table's cells and rows (attributes, absent
  * rows, empty rows) stays true: the time-series layer writes its tables
@@ -265,18 +280,27 @@ int node_stat(struct node *n, struct stat *st)
 	case K_ROW: {
 		/* under the table and under any region directory alike, a
 		 * row exists when it has cells or was made empty (tools
-		 * such as cp -a take a resolving name for an existing one) */
+		 * such as cp -a take a resolving name for an existing one);
+		 * with KEEP_DELETED_CELLS also when it has none a read
+		 * without a range sees but puts one with a range may show,
+		 * as an empty row (its cells' names with a range read them) */
 		uint64_t rg = rows_gen(n->table);
 		uint64_t eg = erow_gen(n->table, &n->key);
 		int64_t newest = 0;
 		int fill = attr_cacheable(n->table) && !table_ttl(t);
+		int kept = 0;
 		rc = row_cells_at(t, &n->key, &cnt, &newest);
+		if (!rc && !cnt && n->key.len && table_keeps_deleted(t)) {
+			rc = cf_table_row_stored(t, n->key.p, n->key.len, &kept);
+			fill = 0;	/* a major compaction may drop them */
+		}
 		if (!rc) {
 			/* its time: its newest cell's version (an empty row
 			 * kept for mkdir has none: 0) */
 			set_time(st, newest);
 			pthread_mutex_lock(&fs_mu);
-			n->rabsent = cnt == 0 && !erow_kept(n->table, &n->key);
+			n->rabsent = cnt == 0 && !kept &&
+				     !erow_kept(n->table, &n->key);
 			n->rgen = rg;
 			n->regen = eg;
 			if (n->rabsent)

@@ -292,9 +292,10 @@ test_expect_success 'testWithTTL' '
 # put two hours old lives as the newest version): a range ending before
 # a delete a minute old sees the put with both; before a delete older
 # than the TTL only with TRUE, and a major compaction then keeps that
-# delete and its put only with TRUE.  (Column c keeps row r a directory;
-# row s, all of whose cells are deleted, is not one, and is read with a
-# scan: docs/usage.md.)
+# delete and its put only with TRUE.  Row s, all of whose cells are
+# deleted, is an empty directory while its store holds a put (ls of the
+# table does not list it), read by its cells' names with a range and
+# by a scan (docs/usage.md).
 test_expect_success 'KEEP_DELETED_CELLS=TTL: a delete past the TTL is honoured by every read' '
 	now=$(date +%s%3N) &&
 	old=$((now - 7200000)) young=$((now - 60000)) aged=$((now - 7100000)) &&
@@ -306,10 +307,13 @@ test_expect_success 'KEEP_DELETED_CELLS=TTL: a delete past the TTL is honoured b
 		has "$MNT/$t/r/fam1:a@0,$young" p &&
 		missing "$MNT/$t/r/fam1:a" &&
 		missing "$MNT/$t/r/fam1:b" &&
-		missing "$MNT/$t/s" || return 1
+		missing "$MNT/$t/s/fam1:a" &&
+		echo r >expect && lines ls "$MNT/$t/@" || return 1
 	done &&
 	missing "$MNT/kkTTL/r/fam1:b@0,$aged" &&
 	has "$MNT/kkTRUE/r/fam1:b@0,$aged" p &&
+	missing "$MNT/kkTTL/s/fam1:a@0,$aged" &&
+	has "$MNT/kkTRUE/s/fam1:a@0,$aged" p &&
 	: >expect && lines scan kkTTL "start=s&stop=s%00&time=0,$aged" &&
 	echo "s fam1:a $old p" >expect &&
 	lines scan kkTRUE "start=s&stop=s%00&time=0,$aged" &&
@@ -323,7 +327,9 @@ test_expect_success 'KEEP_DELETED_CELLS=TTL: a delete past the TTL is honoured b
 	missing "$MNT/kkTTL/r/fam1:b@0,$aged" &&
 	has "$MNT/kkTRUE/r/fam1:b@0,$aged" p &&
 	echo "s fam1:a $old p" >expect &&
-	lines scan kkTRUE "start=s&stop=s%00&time=0,$aged"
+	lines scan kkTRUE "start=s&stop=s%00&time=0,$aged" &&
+	has "$MNT/kkTRUE/s/fam1:a@0,$aged" p &&
+	missing "$MNT/kkTTL/s"
 '
 
 test_expect_success 'unmount' '

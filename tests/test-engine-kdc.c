@@ -661,6 +661,37 @@ static void streamed(void)
 	cf_db_close(small);
 }
 
+/* cf_table_row_stored: does the store hold a put of the row, whatever
+ * its state (what a read with a time range may show; fs/attr.c makes
+ * such a row an empty directory)? */
+static void row_stored(void)
+{
+	cf_table *t = make("stored", 1, CF_KDC_TRUE);
+	int has = -1;
+
+	put(t, "masked", "fam1", "q", TS + 10, "p");
+	del(t, CF_DEL_COLUMN, "masked", "fam1", "q", TS + 20);
+	del(t, CF_DEL_ROW, "marks", NULL, NULL, TS + 20);
+	put(t, "live", "fam2", "q", TS + 10, "v");
+	is_int(cf_table_row_stored(t, "masked", 6, &has), CF_OK, "row_stored");
+	is_int(has, 1, "a row whose only put is masked holds a put");
+	is_str(GET(t, "masked", "fam1", "q", INT64_MAX), "", "... no read "
+	       "without a range shows it");
+	is_str(GET(t, "masked", "fam1", "q", 20), "p", "... [0, 20) does");
+	cf_table_row_stored(t, "marks", 5, &has);
+	is_int(has, 0, "a row of markers only holds none");
+	cf_table_row_stored(t, "absent", 6, &has);
+	is_int(has, 0, "nor does an absent row");
+	cf_table_row_stored(t, "live", 4, &has);
+	is_int(has, 1, "a row with a live put holds one");
+	cf_table_flush(t);
+	major(t);
+	cf_table_row_stored(t, "masked", 6, &has);
+	is_int(has, 1, "after a major compaction the masked put stays "
+	       "(a read of [0, 20) needs it)");
+	cf_table_close(t);
+}
+
 /* More than VIS_KDC_MAX_TS (16) distinct marker timestamps in a column:
  * the row keeps every marker, as before; 16 are decided by the rule. */
 static void bound(void)
@@ -713,6 +744,7 @@ int main(void)
 	marker_expiry(CF_KDC_TRUE);
 	marker_expiry(CF_KDC_TTL);
 	streamed();
+	row_stored();
 	bound();
 	cf_db_close(db);
 	return done_testing();
