@@ -1179,9 +1179,10 @@ static int check_then_apply(struct cf_table *t, const void *row,
 	int rc, yes = 0;
 
 	*applied = 0;
+	/* (a batch of empty rows may hold no data: no NULL + 0) */
 	for (size_t i = 0; i < b->n; i++)
-		if (bytes_cmp(b->data.p + b->ops[i].row, b->ops[i].rowlen,
-			      row, rowlen) != 0)
+		if (b->ops[i].rowlen != rowlen ||
+		    (rowlen && memcmp(b->data.p + b->ops[i].row, row, rowlen)))
 			return CF_EXDEV;
 	rc = rmw_begin(t, row, rowlen, fam, famlen, &stripe);
 	if (rc)

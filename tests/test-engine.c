@@ -222,6 +222,15 @@ static void check_mutate_cases(cf_table *t, cf_batch *bb)
 		ok(cf_row_count(r) == 1, "written once, by the last check");
 		cf_row_free(r);
 	}
+	/* a batch whose only op has an empty row holds no data at all
+	 * (fuzz-batch: `checkanddelete  cf:q v `, an empty row) */
+	c.filter = NULL;
+	cf_batch_clear(bb);
+	cf_batch_delete(bb, CF_DEL_ROW, "", 0, NULL, 0, NULL, 0, CF_TS_NOW);
+	is_int(cf_table_check_mutate(t, "m", 1, &c, bb, &applied), CF_EXDEV,
+	       "an op of an empty row under a check of another row: EXDEV");
+	ok(cf_table_check_mutate(t, "", 0, &c, bb, &applied) != CF_OK &&
+	   !applied, "a check of the empty row is refused");
 }
 
 int main(void)
