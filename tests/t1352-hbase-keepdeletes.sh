@@ -332,6 +332,23 @@ test_expect_success 'KEEP_DELETED_CELLS=TTL: a delete past the TTL is honoured b
 	missing "$MNT/kkTTL/s"
 '
 
+# The setting through .schema: a value other than FALSE, TRUE or TTL is
+# refused (EINVAL, logged, the schema unchanged); TTL, and what the
+# cases above kept, survive a remount.
+test_expect_success 'KEEP_DELETED_CELLS: a bad value is EINVAL and logged; TTL survives a remount' '
+	cat "$MNT/kkTTL/.schema" >before &&
+	echo EINVAL >expect &&
+	errno_of write "$MNT/kkTTL/.schema" "fam1 KEEP_DELETED_CELLS=1
+" >out && test_cmp expect out &&
+	last_log >log && grep "bad setting value" log &&
+	cat "$MNT/kkTTL/.schema" >after && test_cmp before after &&
+	scan kkTTL raw >raw.before &&
+	cellfs_umount && cellfs_mount &&
+	cat "$MNT/kkTTL/.schema" >after && test_cmp before after &&
+	grep -q "^fam1 .*KEEP_DELETED_CELLS=TTL " after &&
+	scan kkTTL raw >raw.after && test_cmp raw.before raw.after
+'
+
 test_expect_success 'unmount' '
 	cellfs_umount &&
 	! cellfs_is_mounted
