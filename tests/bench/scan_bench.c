@@ -2,11 +2,14 @@
  * scan_bench.c: a full-table scan through the engine and through the
  * mount's scan file (T/.scan/all), small cells.
  *
- *   scan_bench [-n CELLS] [-v BYTES] [-r ROUNDS] [-b READ] [-o OPTS]
- *              CELLFS_BINARY DIR
+ *   scan_bench [-n CELLS] [-v BYTES] [-c RATIO] [-r ROUNDS] [-b READ]
+ *              [-o OPTS] CELLFS_BINARY DIR
  *
  * Loads CELLS rows of one cell of BYTES (default 200000 of 16) into
- * DIR/data through the engine, flushes and compacts them, copies DIR/data
+ * DIR/data through the engine (values cut from tests/bench/values.h's
+ * pool as db_bench cuts them: compression ratio RATIO, default 0.5;
+ * -c 0: every value BYTES of 'v', the input of the figures before
+ * 2026-11-29), flushes and compacts them, copies DIR/data
  * to DIR/engine, opens that copy in this process and mounts DIR/data at
  * DIR/mnt with CELLFS_BINARY (given -o OPTS, the mount's options: io_uring
  * for tests/bench/fuse_uring.sh).  Each of ROUNDS (default 3) then times a
@@ -41,6 +44,7 @@
 
 #include "engine/cellfs.h"
 #include "fs/scan.h"
+#include "values.h"
 
 #define FUSE_MAGIC 0x65735546
 
@@ -79,7 +83,7 @@ static void die(const char *what, int rc)
 	exit(1);
 }
 
-static void load(cf_db *db, uint64_t n, size_t vbytes)
+static void load(cf_db *db, uint64_t n, size_t vbytes, double ratio)
 {
 	struct cf_family f;
 	cf_table *t;
@@ -88,6 +92,8 @@ static void load(cf_db *db, uint64_t n, size_t vbytes)
 	uint64_t i;
 	int rc;
 
+	if (ratio > 0)
+		bench_values_init_ratio(ratio);
 	memset(val, 'v', vbytes);
 	cf_family_default(&f, "cf");
 	if ((rc = cf_table_create(db, "s", &f, 1)) ||
@@ -95,6 +101,8 @@ static void load(cf_db *db, uint64_t n, size_t vbytes)
 		die("create", rc);
 	for (i = 0; i < n; i++) {
 		int len = snprintf(row, sizeof row, "r%010" PRIu64, i);
+		if (ratio > 0)
+			bench_slice(i, val, vbytes);
 		cf_batch_put(b, row, (size_t)len, "cf", 2, "q", 1, 1000,
 			     val, vbytes);
 		if (cf_batch_count(b) == 1000 || i + 1 == n) {
@@ -217,6 +225,7 @@ int main(int argc, char **argv)
 	uint64_t n = 200000, cells;
 	size_t vbytes = 16;
 	size_t rsize = 128 << 10;
+	double ratio = 0.5;
 	int rounds = 3, c, i, rc;
 	double best_f = 1e9, cpu_f = 1e9, best_e = 1e9, best_m = 1e9, best_er = 1e9, best_mr = 1e9, s;
 	double cpu_e = 1e9, cpu_m[2] = { 1e9, 0 }, cpu_er = 1e9,
@@ -226,11 +235,13 @@ int main(int argc, char **argv)
 	cf_db *db;
 	pid_t pid;
 
-	while ((c = getopt(argc, argv, "n:v:r:b:o:")) != -1) {
+	while ((c = getopt(argc, argv, "n:v:c:r:b:o:")) != -1) {
 		if (c == 'n')
 			n = strtoull(optarg, NULL, 10);
 		else if (c == 'v')
 			vbytes = strtoul(optarg, NULL, 10);
+		else if (c == 'c')
+			ratio = strtod(optarg, NULL);
 		else if (c == 'r')
 			rounds = atoi(optarg);
 		else if (c == 'b')
@@ -240,9 +251,12 @@ int main(int argc, char **argv)
 		else
 			return 2;
 	}
-	if (optind + 2 != argc || !n || rounds < 1 || !rsize) {
+	if (optind + 2 != argc || !n || rounds < 1 || !rsize ||
+	    !vbytes || (ratio > 0 && vbytes > BENCH_POOL) || ratio < 0 ||
+	    ratio > 1) {
 		fprintf(stderr, "usage: scan_bench [-n CELLS] [-v BYTES] "
-			"[-r ROUNDS] [-b READ] [-o OPTS] CELLFS_BINARY DIR\n");
+			"[-c RATIO] [-r ROUNDS] [-b READ] [-o OPTS] "
+			"CELLFS_BINARY DIR\n");
 		return 2;
 	}
 	snprintf(data, sizeof data, "%s/data", argv[optind + 1]);
@@ -255,7 +269,7 @@ int main(int argc, char **argv)
 	cf_options_default(&o);
 	if ((rc = cf_db_open(data, &o, &db)))
 		die("open", rc);
-	load(db, n, vbytes);
+	load(db, n, vbytes, ratio);
 	cf_db_close(db);
 	pid = fork();
 	if (pid == 0) {
@@ -330,6 +344,10 @@ int main(int argc, char **argv)
 		;
 	printf("scan of %" PRIu64 " cells of %zu bytes, %zu-byte reads, "
 	       "best of %d\n", n, vbytes, rsize, rounds);
+	if (ratio > 0)
+		printf("values: db_bench's, compression ratio %.2f\n", ratio);
+	else
+		printf("values: every byte 'v'\n");
 #define NS(c) ((c) * 1e9 / (double)n)
 	printf("%-22s %8s %10s %s\n", "", "", "", "CPU ns per cell");
 	printf("%-22s %8s %10s %7s %7s\n", "target", "seconds", "cells/s",

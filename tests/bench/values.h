@@ -9,7 +9,8 @@
  * of each piece random and repeats them (db_bench's CompressibleString):
  * 1.0 gives values no compressor can shrink.  bench_value(i) is the 100 bytes of piece i (a
  * value depends on its key only, so every store gets the same bytes);
- * bench_fill() copies the pool over a larger buffer.
+ * bench_slice(i) is value i cut from the pool as db_bench cuts short
+ * values; bench_fill() copies the pool over a larger buffer.
  *
  * Earlier values were 26 letters in a period-26 pattern, repeated: snappy
  * shrank them about ten times, which favoured every store that compresses
@@ -66,6 +67,17 @@ static inline void bench_value(uint64_t i, char *v, size_t len)
 	uint64_t piece = (i * 0x9e3779b97f4a7c15ULL >> 20) %
 			 (BENCH_POOL / BENCH_PIECE);
 	memcpy(v, bench_pool + piece * BENCH_PIECE, len);
+}
+
+/* Copies value i of len bytes (len <= BENCH_PIECE) as db_bench's
+ * RandomGenerator::Generate hands out values: consecutive slices of the
+ * pool, so that values shorter than a piece are compressible only
+ * together, as the pieces they cut are (value i is the i-th slice). */
+static inline void bench_slice(uint64_t i, char *v, size_t len)
+{
+	uint64_t per = BENCH_POOL / len;
+
+	memcpy(v, bench_pool + (size_t)(i % per) * len, len);
 }
 
 /* Fills dst[0..len) from the pool, starting at piece `from`. */
