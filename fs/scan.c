@@ -585,12 +585,14 @@ static inline unsigned char *put_ts(struct fs_scan *s, unsigned char *d,
 }
 
 /* The line of cell c at most this long: KEY FAM:QUAL TS VALUE\n (a
- * key or value '' or a marker's text at most 13 bytes). */
+ * key or value '' or a marker's text at most 13 bytes), and the 16
+ * bytes past an escaped name that cf_escape_put() may write over
+ * (CF_ESCAPE_ROOM). */
 static inline size_t line_max(const struct fs_scan *s,
 			      const struct cf_cell *c)
 {
 	return (s->klen + c->qlen + c->vlen) * 3 + c->famlen +
-	       13 + 1 + 1 + 21 + 13 + 1;
+	       13 + 1 + 1 + 21 + 13 + 1 + 16;
 }
 
 /* Writes the lines of the current row from cell ci on into chunk f:

@@ -19,11 +19,21 @@
 
 /* The most bytes the escaped form of len bytes takes. */
 #define CF_ESCAPE_MAX(len) ((len) * 3)
+/* The room cf_escape_put() needs at d: the escaped form and 16 bytes
+ * past it that it may write over. */
+#define CF_ESCAPE_ROOM(len) ((len) * 3 + 16)
 
 /* Writes key[0..len) escaped at d (CF_ESCAPE_MAX(len) bytes room) one
  * byte at a time; returns the end of what it wrote. */
 unsigned char *cf_escape_put_slow(unsigned char *d, const unsigned char *k,
 				  size_t len);
+#if defined(__SSE2__)
+/* The same bytes, sixteen source bytes at a time (any name; it reads
+ * nothing past the name and may write 16 bytes past what it returns:
+ * CF_ESCAPE_ROOM(len) bytes room). */
+unsigned char *cf_escape_put_vec(unsigned char *d, const unsigned char *k,
+				 size_t len);
+#endif
 
 /* --- plain integer words (any machine) --------------------------------- */
 
@@ -151,7 +161,8 @@ static inline int cf_escape_plain_v(__m128i v, unsigned mask)
 
 /* As cf_escape_put(), sixteen bytes at a time: 1 to 16 bytes are
  * gathered into one vector without reading past them (two overlapping
- * words), more in whole vectors, the last overlapping. */
+ * words), more in whole vectors, the last overlapping.  A name with a
+ * byte to escape goes to cf_escape_put_vec. */
 __attribute__((always_inline))
 static inline unsigned char *cf_escape_put_sse2(unsigned char *d,
 						const unsigned char *k,
@@ -165,21 +176,21 @@ static inline unsigned char *cf_escape_put_sse2(unsigned char *d,
 	if (!len)
 		return d;
 	if (k[0] == '.')
-		return cf_escape_put_slow(d, k, len);
+		return cf_escape_put_vec(d, k, len);
 	if (len > 16) {
-		/* each vector stored as checked (the byte loop writes
-		 * over them if one is not plain) */
+		/* each vector stored as checked (cf_escape_put_vec
+		 * writes over them if one is not plain) */
 		for (i = 0; i + 16 < len; i += 16) {
 			v = _mm_loadu_si128((const __m128i *)(const void *)
 					    (k + i));
 			if (!cf_escape_plain_v(v, 0xffff))
-				return cf_escape_put_slow(d, k, len);
+				return cf_escape_put_vec(d, k, len);
 			_mm_storeu_si128((__m128i *)(void *)(d + i), v);
 		}
 		v = _mm_loadu_si128((const __m128i *)(const void *)
 				    (k + len - 16));
 		if (!cf_escape_plain_v(v, 0xffff))
-			return cf_escape_put_slow(d, k, len);
+			return cf_escape_put_vec(d, k, len);
 		_mm_storeu_si128((__m128i *)(void *)(d + len - 16), v);
 		return d + len;
 	}
@@ -188,7 +199,7 @@ static inline unsigned char *cf_escape_put_sse2(unsigned char *d,
 		memcpy(&b, k + len - 8, 8);
 		if (!cf_escape_plain_v(_mm_set_epi64x((long long)b,
 						      (long long)a), 0xffff))
-			return cf_escape_put_slow(d, k, len);
+			return cf_escape_put_vec(d, k, len);
 		memcpy(d, &a, 8);
 		memcpy(d + len - 8, &b, 8);
 		return d + len;
@@ -198,7 +209,7 @@ static inline unsigned char *cf_escape_put_sse2(unsigned char *d,
 		memcpy(&y, k + len - 4, 4);
 		if (!cf_escape_plain_v(_mm_set_epi32(0, 0, (int)y, (int)x),
 				       0xff))
-			return cf_escape_put_slow(d, k, len);
+			return cf_escape_put_vec(d, k, len);
 		memcpy(d, &x, 4);
 		memcpy(d + len - 4, &y, 4);
 		return d + len;
@@ -206,7 +217,7 @@ static inline unsigned char *cf_escape_put_sse2(unsigned char *d,
 	/* first, middle and last cover 1 to 3 bytes */
 	x = k[0] | (uint32_t)k[len / 2] << 8 | (uint32_t)k[len - 1] << 16;
 	if (!cf_escape_plain_v(_mm_cvtsi32_si128((int)x), 7))
-		return cf_escape_put_slow(d, k, len);
+		return cf_escape_put_vec(d, k, len);
 	d[0] = k[0];
 	d[len / 2] = k[len / 2];
 	d[len - 1] = k[len - 1];
@@ -215,8 +226,9 @@ static inline unsigned char *cf_escape_put_sse2(unsigned char *d,
 #endif
 
 /* Writes key[0..len) escaped as cf_escape() does at d, which has room
- * for CF_ESCAPE_MAX(len) bytes; returns the end of what it wrote (d
- * itself for len 0). */
+ * for CF_ESCAPE_ROOM(len) bytes; returns the end of the escaped form (d
+ * itself for len 0).  Bytes past that end, within the room, may have
+ * been written. */
 __attribute__((always_inline))
 static inline unsigned char *cf_escape_put(unsigned char *d, const void *key,
 					   size_t len)
