@@ -43,6 +43,10 @@ static const struct way {
 #if defined(__SSE2__)
 	{ "sse2", cf_escape_put_sse2, 16 },
 	{ "vec", cf_escape_put_vec, 16 },
+	{ "vec-sse2", cf_escape_put_vec_sse2, 16 },
+#if defined(__x86_64__) || defined(__i386__)
+	{ "vec-ssse3", cf_escape_put_vec_ssse3, 16 },
+#endif
 #endif
 	{ "slow", cf_escape_put_slow, 0 },
 };
@@ -64,6 +68,9 @@ static int same(const unsigned char *key, size_t len, const char **why)
 	if (cf_escape(key, len, &want))
 		return 0;
 	for (i = 0; i < NWAYS && r; i++) {
+		if (!strcmp(ways[i].name, "vec-ssse3") &&
+		    !__builtin_cpu_supports("ssse3"))
+			continue;
 		memset(out, 0xa5, sizeof out);
 		e = ways[i].fn(out, k, len);
 		r = (size_t)(e - out) == want.len &&

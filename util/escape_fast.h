@@ -33,6 +33,15 @@ unsigned char *cf_escape_put_slow(unsigned char *d, const unsigned char *k,
  * CF_ESCAPE_ROOM(len) bytes room). */
 unsigned char *cf_escape_put_vec(unsigned char *d, const unsigned char *k,
 				 size_t len);
+/* Its two ways, which it picks by the CPU (for tests): the escaped
+ * bytes by a loop over them (SSE2), and by shuffles (SSSE3, x86 only;
+ * only where __builtin_cpu_supports("ssse3")). */
+unsigned char *cf_escape_put_vec_sse2(unsigned char *d,
+				      const unsigned char *k, size_t len);
+#if defined(__x86_64__) || defined(__i386__)
+unsigned char *cf_escape_put_vec_ssse3(unsigned char *d,
+				       const unsigned char *k, size_t len);
+#endif
 #endif
 
 /* --- plain integer words (any machine) --------------------------------- */
