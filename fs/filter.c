@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
@@ -69,7 +70,8 @@ struct node {
 struct fs_filter {
 	struct node *root;
 	int reversed;
-	int keys_only;
+	int keys_only;		/* FS_KEYS_* */
+	int64_t len_as;		/* FS_KEYS_LEN: -1, or the length shown */
 	uint64_t page;
 	size_t *colidx;		/* each cell's column number in the row */
 	size_t ccap;
@@ -315,10 +317,12 @@ static int arg_num(struct lex *l, const char *f, const struct arg *a,
 static int arg_bool(struct lex *l, const char *f, const struct arg *a,
 		    int *v)
 {
-	if (a->t == T_WORD && a->s.len == 4 && !memcmp(a->s.p, "true", 4))
+	/* in either case, as ParseFilter.convertByteArrayToBoolean */
+	if (a->t == T_WORD && a->s.len == 4 &&
+	    !strncasecmp((const char *)a->s.p, "true", 4))
 		*v = 1;
 	else if (a->t == T_WORD && a->s.len == 5 &&
-		 !memcmp(a->s.p, "false", 5))
+		 !strncasecmp((const char *)a->s.p, "false", 5))
 		*v = 0;
 	else
 		return fail(l, "filter: %s: expected true or false", f);
@@ -423,6 +427,9 @@ static int leaf(struct lex *l, const char *f, enum kind k, struct arg *a,
 
 	switch (k) {
 	case F_KEYONLY:
+		/* KeyOnlyFilter(lenAsVal) */
+		return arity(l, f, na, 0, 1) ? l->err :
+		       na && arg_bool(l, f, &a[0], &n->f1) ? l->err : 0;
 	case F_FIRSTKEY:
 		return arity(l, f, na, 0, 0);
 	case F_PREFIX:
@@ -665,8 +672,17 @@ static void mark(struct fs_filter *f, struct node *n, int must)
 	size_t i;
 
 	n->must = must;
-	if (n->k == F_KEYONLY)
-		f->keys_only = 1;
+	if (n->k == F_KEYONLY && !n->f1) {
+		f->keys_only = FS_KEYS_EMPTY;
+	} else if (n->k == F_KEYONLY) {
+		/* each KeyOnlyFilter transforms what the one before it
+		 * left, in the order of the text (HBase's lists apply
+		 * transformCell so, AND or OR: a KeyOnlyFilter includes
+		 * every cell): the length of '' is 0, of a length 4 */
+		f->len_as = f->keys_only == FS_KEYS_NONE ? -1 :
+			    f->keys_only == FS_KEYS_EMPTY ? 0 : 4;
+		f->keys_only = FS_KEYS_LEN;
+	}
 	if (n->k == F_PAGE && n->n1 && (!f->page ||
 					(uint64_t)n->n1 < f->page))
 		f->page = (uint64_t)n->n1;
@@ -724,8 +740,9 @@ void fs_filter_free(struct fs_filter *f)
 	free(f);
 }
 
-int fs_filter_keys_only(const struct fs_filter *f)
+int fs_filter_keys_only(const struct fs_filter *f, int64_t *len)
 {
+	*len = f->len_as;
 	return f->keys_only;
 }
 

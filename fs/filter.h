@@ -32,8 +32,12 @@ int fs_filter_parse(const char *s, size_t len, int reversed,
 		    struct fs_filter **out, char *why, size_t whylen);
 void fs_filter_free(struct fs_filter *f);
 
-/* 1 if the filter shows keys only (KeyOnlyFilter: values as ''). */
-int fs_filter_keys_only(const struct fs_filter *f);
+/* How the filter's KeyOnlyFilters show values: FS_KEYS_NONE (none:
+ * as they are), FS_KEYS_EMPTY (KeyOnlyFilter(): as ''), FS_KEYS_LEN
+ * (KeyOnlyFilter(true): as 4 bytes, the big-endian length of the value,
+ * or *len when it is not -1: what an earlier KeyOnlyFilter left). */
+enum { FS_KEYS_NONE, FS_KEYS_EMPTY, FS_KEYS_LEN };
+int fs_filter_keys_only(const struct fs_filter *f, int64_t *len);
 /* The rows a PageFilter allows (the least of them; 0: no PageFilter). */
 uint64_t fs_filter_page(const struct fs_filter *f);
 

@@ -162,7 +162,8 @@ struct fs_scan {
 	int filtered;		/* cell filters: row_lines counts versions */
 	unsigned char *keep;	/* filter=: the row's cells shown (kcap) */
 	size_t kcap;
-	int keys_only;		/* filter= KeyOnlyFilter: values as '' */
+	int keys_only;		/* filter= KeyOnlyFilter: FS_KEYS_* */
+	int64_t len_as;		/* FS_KEYS_LEN: -1, or the length shown */
 };
 
 static void query_release(struct query *q)
@@ -412,7 +413,8 @@ static int scan_start(struct fs_scan *s)
 	/* filters apply before versions are counted: every kept one */
 	s->filtered = q->has_value || q->nts || q->has_qualifier ||
 		      q->has_colprefix || q->has_filter;
-	s->keys_only = q->flt && fs_filter_keys_only(q->flt);
+	s->keys_only = q->flt ? fs_filter_keys_only(q->flt, &s->len_as) :
+		       FS_KEYS_NONE;
 	o.read.max_versions = s->filtered ? INT32_MAX : q->versions;
 	if (q->has_start) {
 		o.start = q->start.len ? (const void *)q->start.p : "";
@@ -665,7 +667,17 @@ static int row_lines(struct fs_scan *s, struct chunk *f)
 				"@DeleteFamily";
 			memcpy(d, m, strlen(m));
 			d += strlen(m);
-		} else if (c->vlen && !s->keys_only)
+		} else if (s->keys_only == FS_KEYS_LEN) {
+			/* KeyOnlyFilter(true): the value's length as 4
+			 * big-endian bytes (at most 12 escaped, within
+			 * line_max's 13 for a marker) */
+			uint32_t vl = s->len_as < 0 ? (uint32_t)c->vlen :
+				      (uint32_t)s->len_as;
+			unsigned char be[4] = { (unsigned char)(vl >> 24),
+				(unsigned char)(vl >> 16),
+				(unsigned char)(vl >> 8), (unsigned char)vl };
+			d = cf_escape_put(d, be, 4);
+		} else if (c->vlen && s->keys_only == FS_KEYS_NONE)
 			d = cf_escape_put(d, c->val, c->vlen);
 		else {
 			memcpy(d, "''", 2);

@@ -45,6 +45,21 @@ filters() {
 		"row1 g:c 1000 '"''"'" "row2 f:a 1000 '"''"'" \
 		"row2 f:b 3000 '"''"'" "row2 g:c 1000 '"''"'" \
 		"row3 f:b 1000 '"''"'" "row3 g:d 4000 '"''"'" &&
+	: KeyOnlyFilter\(true\): the value is its length, 4 bytes big-endian &&
+	check "KeyOnlyFilter(true)" "row1 f:a 2000 %00%00%00%06" \
+		"row1 f:b 1000 %00%00%00%06" "row1 g:c 1000 %00%00%00%04" \
+		"row2 f:a 1000 %00%00%00%05" "row2 f:b 3000 %00%00%00%03" \
+		"row2 g:c 1000 %00%00%00%05" "row3 f:b 1000 %00%00%00%04" \
+		"row3 g:d 4000 %00%00%00%06" &&
+	check "PrefixFilter('row3') AND KeyOnlyFilter(FALSE)" \
+		"row3 f:b 1000 ''" "row3 g:d 4000 ''" &&
+	: each transforms what the one before it left, in text order &&
+	check "PrefixFilter('row3') AND (KeyOnlyFilter() OR KeyOnlyFilter(True))" \
+		"row3 f:b 1000 %00%00%00%00" "row3 g:d 4000 %00%00%00%00" &&
+	check "PrefixFilter('row3') AND (KeyOnlyFilter(true) AND KeyOnlyFilter(true))" \
+		"row3 f:b 1000 %00%00%00%04" "row3 g:d 4000 %00%00%00%04" &&
+	check "PrefixFilter('row3') AND KeyOnlyFilter(true) AND KeyOnlyFilter(false)" \
+		"row3 f:b 1000 ''" "row3 g:d 4000 ''" &&
 	check " FirstKeyOnlyFilter( ) " "row1 f:a 2000 Banana" \
 		"row2 f:a 1000 elder" "row3 f:b 1000 Pear" &&
 	check "PrefixFilter('row2')" "row2 f:a 1000 elder" \
@@ -105,6 +120,9 @@ value_filters() {
 	check "SingleColumnValueFilter('f', 'a', =, 'binary:apple', true, false)" \
 		"row1 f:a 2000 Banana" "row1 f:b 1000 cherry" "row1 g:c 1000 date" &&
 	check "SingleColumnValueFilter('f', 'a', =, 'binary:elder', true, true)" \
+		"row2 f:a 1000 elder" "row2 f:b 3000 fig" "row2 g:c 1000 grape" &&
+	: booleans in either case, as ParseFilter reads them &&
+	check "SingleColumnValueFilter('f', 'a', =, 'binary:elder', TRUE, True)" \
 		"row2 f:a 1000 elder" "row2 f:b 3000 fig" "row2 g:c 1000 grape" &&
 	check "SingleColumnValueExcludeFilter('f', 'a', =, 'binary:elder', true, true)" \
 		"row2 f:b 3000 fig" "row2 g:c 1000 grape" &&
@@ -224,7 +242,8 @@ test_expect_success 'malformed filters (TestParseFilter'"'"'s): EINVAL and a .lo
 		 "()" "NoSuchFilter()" "DependentColumnFilter('"'"'f'"'"', '"'"'q'"'"', true, =)" \
 		 "PrefixFilter('"'"'a'"'"') AND" "PrefixFilter('"'"'a'"'"') XOR PageFilter(1)" \
 		 "PrefixFilter('"'"'a)" "QualifierFilter(=, '"'"'regexstring:('"'"')" \
-		 "SingleColumnValueFilter('"'"'f'"'"', '"'"'a'"'"', =, '"'"'binary:x'"'"', true)"; do
+		 "SingleColumnValueFilter('"'"'f'"'"', '"'"'a'"'"', =, '"'"'binary:x'"'"', true)" \
+		 "KeyOnlyFilter(yes)" "KeyOnlyFilter(true, true)" "KeyOnlyFilter(1)"; do
 		echo EINVAL >expect &&
 		errno_of read "$S/filter=$f" >out && test_cmp expect out &&
 		grep -F "lookup filter=$f: scan query: filter" "$MNT/.log" >/dev/null || return 1
