@@ -63,8 +63,11 @@
 static _Thread_local char whybuf[200];
 /* Why the last parse_col of a line failed on its family (NULL: it did
  * not), which says more than the line's form: HBase's
- * NoSuchColumnFamilyException. */
+ * NoSuchColumnFamilyException; col_rc its code (CF_ENOTFOUND for a
+ * family the table lacks: SPEC's ENOENT for an unknown family, as a
+ * cell's create and a scan's query say). */
 static _Thread_local const char *col_why;
+static _Thread_local int col_rc;
 static _Thread_local char colbuf[CF_FAMILY_MAX + 40];
 
 #define IS(i, s) (tl[i] == sizeof(s) - 1 && !memcmp(tok[i], s, tl[i]))
@@ -137,10 +140,15 @@ static int parse_at(const char *p, size_t len, int64_t *ts)
 	return parse_ts(p + 1, len - 1, ts);
 }
 
+/* What a column token must hold: a qualifier (Q_NEED), none (Q_NONE:
+ * a family), or either. */
+enum { Q_ANY, Q_NEED, Q_NONE };
+
 /* Parses "FAM[:QUAL][@TS]" of a known family: *hasq says whether the
- * qualifier was given (with need_q, it must be). */
-static int parse_col(cf_table *t, const char *p, size_t len, size_t *famlen,
-		     int *hasq, struct buf *qual, int64_t *ts)
+ * qualifier was given (q: whether it must be).  A token of the wrong
+ * form is malformed before its family is looked up. */
+static int parse_col(cf_table *t, const char *p, size_t len, int q,
+		     size_t *famlen, int *hasq, struct buf *qual, int64_t *ts)
 {
 	const char *at = memchr(p, '@', len), *colon;
 	size_t end = at ? (size_t)(at - p) : len;
@@ -149,6 +157,8 @@ static int parse_col(cf_table *t, const char *p, size_t len, size_t *famlen,
 	*famlen = colon ? (size_t)(colon - p) : end;
 	*hasq = colon != NULL;
 	*ts = CF_TS_NOW;
+	if ((q == Q_NEED && !colon) || (q == Q_NONE && colon))
+		return CF_EINVAL;
 	if (!cf_family_name_valid(p, *famlen)) {
 		/* (an empty word: the line's form says more) */
 		if (*famlen)
@@ -159,6 +169,7 @@ static int parse_col(cf_table *t, const char *p, size_t len, size_t *famlen,
 		snprintf(colbuf, sizeof colbuf, "no family '%.*s' in the table",
 			 (int)*famlen, p);
 		col_why = colbuf;
+		col_rc = CF_ENOTFOUND;
 		return CF_EINVAL;
 	}
 	if (at && parse_at(at, len - end, ts))
@@ -224,7 +235,8 @@ static int parse_check_col(cf_table *t, const char *p, size_t len,
 
 	c->tmin = 0;
 	c->tmax = INT64_MAX;
-	if (parse_col(t, p, end, &c->famlen, &hasq, &c->qual, &ts) || !hasq ||
+	if (parse_col(t, p, end, Q_NEED, &c->famlen, &hasq, &c->qual, &ts) ||
+	    !hasq ||
 	    (at && parse_range(at + 1, len - end - 1, &c->tmin, &c->tmax)))
 		return CF_EINVAL;
 	memcpy(c->fam, p, c->famlen);
@@ -474,6 +486,7 @@ int fs_batch_write(cf_table *t, const char *p, size_t len, const char **why)
 		lines++;
 		nt = tokens(p + i, j - i, tok, tl, 4);
 		col_why = NULL;
+		col_rc = 0;
 		rc = CF_EINVAL;
 		bad = "not a known verb with its arguments and a known family";
 		if (nt < 2)
@@ -497,8 +510,9 @@ int fs_batch_write(cf_table *t, const char *p, size_t len, const char **why)
 		}
 		if (IS(0, "put")) {
 			/* no value: the empty value */
-			if (nt < 3 || parse_col(t, tok[2], tl[2], &famlen,
-						&hasq, &qual, &ts) || !hasq ||
+			if (nt < 3 || parse_col(t, tok[2], tl[2], Q_NEED,
+						&famlen, &hasq, &qual, &ts) ||
+			    !hasq ||
 			    parse_val(nt == 4 ? tok[3] : "", nt == 4 ? tl[3]
 				      : 0, &val))
 				goto bad;
@@ -521,8 +535,10 @@ int fs_batch_write(cf_table *t, const char *p, size_t len, const char **why)
 						     ts);
 				goto next;
 			}
-			if (parse_col(t, tok[2], tl[2], &famlen, &hasq, &qual,
-				      &ts))
+			if (parse_col(t, tok[2], tl[2],
+				      IS(0, "deletefamily") ? Q_NONE :
+				      IS(0, "deleteall") ? Q_ANY : Q_NEED,
+				      &famlen, &hasq, &qual, &ts))
 				goto bad;
 			if (IS(0, "deletefamily") ||
 			    (IS(0, "deleteall") && !hasq)) {
@@ -541,8 +557,9 @@ int fs_batch_write(cf_table *t, const char *p, size_t len, const char **why)
 					     tok[2], famlen, ROWP(qual),
 					     qual.len, ts);
 		} else if (IS(0, "deletefamilyversion")) {
-			if (nt != 3 || parse_col(t, tok[2], tl[2], &famlen,
-						 &hasq, &qual, &ts) || hasq ||
+			if (nt != 3 || parse_col(t, tok[2], tl[2], Q_NONE,
+						 &famlen, &hasq, &qual, &ts) ||
+			    hasq ||
 			    ts == CF_TS_NOW)
 				goto bad;
 			rc = family_version(t, b, &row, tok[2], famlen, ts);
@@ -560,8 +577,8 @@ int fs_batch_write(cf_table *t, const char *p, size_t len, const char **why)
 			while (q < end) {
 				n = tokens(q + 1, (size_t)(end - q - 1), pt, pl,
 					   3);
-				if (parse_col(t, pt[0], pl[0], &famlen, &hasq,
-					      &qual, &ts) || !hasq ||
+				if (parse_col(t, pt[0], pl[0], Q_NEED, &famlen,
+					      &hasq, &qual, &ts) || !hasq ||
 				    ts != CF_TS_NOW)
 					goto bad;
 				delta = 1;
@@ -595,8 +612,8 @@ int fs_batch_write(cf_table *t, const char *p, size_t len, const char **why)
 			while (q < end) {
 				if (tokens(q + 1, (size_t)(end - q - 1), pt, pl,
 					   3) < 2 ||
-				    parse_col(t, pt[0], pl[0], &famlen, &hasq,
-					      &qual, &ts) || !hasq ||
+				    parse_col(t, pt[0], pl[0], Q_NEED, &famlen,
+					      &hasq, &qual, &ts) || !hasq ||
 				    ts != CF_TS_NOW || pl[1] == 0 ||
 				    parse_val(pt[1], pl[1], &val))
 					goto bad;
@@ -634,8 +651,8 @@ int fs_batch_write(cf_table *t, const char *p, size_t len, const char **why)
 			rc = CF_EINVAL;
 			oneline = 1;
 			if (put) {
-				if (parse_col(t, k4[1], t4[1], &famlen, &hasq,
-					      &qual, &ts) || !hasq ||
+				if (parse_col(t, k4[1], t4[1], Q_NEED, &famlen,
+					      &hasq, &qual, &ts) || !hasq ||
 				    parse_val(k4[2], t4[2], &val))
 					goto bad;
 				rc = cf_batch_put(b, ROWP(row), row.len, k4[1],
@@ -652,8 +669,8 @@ int fs_batch_write(cf_table *t, const char *p, size_t len, const char **why)
 						     row.len, NULL, 0, NULL, 0,
 						     ts);
 			} else {
-				if (parse_col(t, k4[1], t4[1], &famlen, &hasq,
-					      &qual, &ts))
+				if (parse_col(t, k4[1], t4[1], Q_ANY, &famlen,
+					      &hasq, &qual, &ts))
 					goto bad;
 				rc = cf_batch_delete(b, hasq ? CF_DEL_COLUMN :
 						     CF_DEL_FAMILY, ROWP(row),
@@ -682,6 +699,8 @@ bad:
 		snprintf(whybuf, sizeof whybuf, "line %zu: %s", lineno,
 			 col_why ? col_why : bad);
 		*why = whybuf;
+		if (col_rc)
+			rc = col_rc;
 		break;
 	}
 	if (rc)

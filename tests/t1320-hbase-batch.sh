@@ -243,7 +243,7 @@ test_expect_success 'malformed lines: EINVAL, the line in .log, nothing applied'
 	printf "put z f:q 1\n" >"$B" &&
 	for l in "deletefamily z f:q" "deletefamilyversion z f" \
 		 "deletefamilyversion z f:q@1" "deleteall z @x" \
-		 "deletecolumns z f" "deletecolumn z nofam:q" "incr z f:q x" \
+		 "deletecolumns z f" "incr z f:q x" \
 		 "incr z f:q@5 1" "checkandput z f:q 1 f:p" \
 		 "checkanddelete z f:q" "ifequals z f:q" "ifequals z f:q 1" \
 		 "frobnicate z" "put z f:q %zz"; do
@@ -258,6 +258,28 @@ test_expect_success 'malformed lines: EINVAL, the line in .log, nothing applied'
 	echo EINVAL >expect && test_cmp expect out &&
 	grep "line 2: the lines after a check change its row only" "$MNT/.log" &&
 	errno_of write "$B" "put z f:q 3${nl}checkandput z f:q 1 f:q 5${nl}" >out &&
+	test_cmp expect out &&
+	printf 1 >expect && cat "$MNT/t/z/f:q" >out && test_cmp expect out
+'
+
+test_expect_success 'a line naming a family the table lacks: ENOENT, the family in .log, nothing applied' '
+	for l in "deletecolumn z nofam:q" "put z nofam:q 3" "deletefamily z nofam" \
+		 "deleteall z nofam" "deletefamilyversion z nofam@5"; do
+		echo ENOENT >expect &&
+		errno_of write "$B" "put z f:q 2${nl}$l${nl}put z f:q 4${nl}" >out &&
+		test_cmp expect out &&
+		last_log | grep -F "write .batch: line 2: no family '"'"'nofam'"'"' in the table" &&
+		printf 1 >expect && cat "$MNT/t/z/f:q" >out &&
+		test_cmp expect out || return 1
+	done &&
+	echo ENOENT >expect &&
+	errno_of write "$B" "ifequals z nofam:q 1${nl}put z f:q 4${nl}" >out &&
+	test_cmp expect out &&
+	last_log | grep -F "write .batch: line 1: no family" &&
+	: the wrong form is EINVAL before the family is looked up &&
+	echo EINVAL >expect &&
+	errno_of write "$B" "delete z nofam${nl}" >out && test_cmp expect out &&
+	errno_of write "$B" "deletefamily z nofam:q${nl}" >out &&
 	test_cmp expect out &&
 	printf 1 >expect && cat "$MNT/t/z/f:q" >out && test_cmp expect out
 '

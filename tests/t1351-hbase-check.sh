@@ -165,8 +165,10 @@ test_expect_success 'testCheckAndMutate: put and delete in one, bogus family' '
 	cam cm OK "ifequals 12345 cf:A a\nput 12345 cf:A a\nput 12345 cf:B b\ndeletecolumn 12345 cf:C" &&
 	has "$MNT/cm/12345/cf:A" a && has "$MNT/cm/12345/cf:B" b &&
 	missing "$MNT/cm/12345/cf:C" &&
-	cam cm EINVAL "ifequals 12345 cf:A a\nput 12345 bogus:A $E" &&
-	grep -F "write .batch: line 2: " "$MNT/.log"
+	: NoSuchColumnFamilyException: ENOENT, nothing applied &&
+	cam cm ENOENT "ifequals 12345 cf:A a\nput 12345 bogus:A $E" &&
+	grep -F "write .batch: line 2: no family '"'"'bogus'"'"' in the table" "$MNT/.log" &&
+	has "$MNT/cm/12345/cf:A" a && missing "$MNT/cm/12345/cf:C"
 '
 
 # TestCheckAndMutate.testCheckAndMutateWithSingleFilter and
