@@ -203,6 +203,66 @@ static int add_tag(struct tsd_line *l, const char *w, size_t wl, char *why,
 	return CF_OK;
 }
 
+int tsd_line_words(const char *s, size_t len, int has_metric,
+		   struct tsd_line_words *out)
+{
+	const char *w[3];
+	size_t wl[3], nw = 0, i = 0, need = has_metric ? 2 : 3;
+	int first = 1;
+
+	/* the words as tsd_line_parse splits them */
+	if (len && s[len - 1] == '\r')
+		len--;
+	if (len > TSD_LINE_MAX)
+		return 0;
+	out->tags = NULL;
+	out->tagslen = 0;
+	while (i < len) {
+		while (i < len && (s[i] == ' ' || s[i] == '\t'))
+			i++;
+		if (i == len)
+			break;
+		size_t b = i;
+		while (i < len && s[i] != ' ' && s[i] != '\t')
+			i++;
+		if (first && !has_metric && i - b == 3 &&
+		    !memcmp(s + b, "put", 3)) {
+			first = 0;
+			continue;
+		}
+		first = 0;
+		if (nw < need) {
+			w[nw] = s + b;
+			wl[nw++] = i - b;
+			continue;
+		}
+		if (!out->tags)
+			out->tags = s + b;
+		out->tagslen = (size_t)(s + i - out->tags);
+	}
+	if (nw < need || !out->tags)
+		return 0;
+	out->metric = has_metric ? NULL : w[0];
+	out->mlen = has_metric ? 0 : wl[0];
+	out->ts = w[need - 2];
+	out->tslen = wl[need - 2];
+	out->val = w[need - 1];
+	out->vlen = wl[need - 1];
+	return 1;
+}
+
+int tsd_line_point(const struct tsd_line_words *w, int64_t *ts,
+		   struct tsd_value *v, char *why, size_t whylen)
+{
+	int rc;
+
+	if (why && whylen)
+		why[0] = '\0';
+	if ((rc = parse_ts(w->ts, w->tslen, ts, why, whylen)))
+		return rc;
+	return parse_value(w->val, w->vlen, v, why, whylen);
+}
+
 int tsd_line_parse(const char *s, size_t len, const char *metric,
 		   size_t mlen, struct tsd_line *out, char *why,
 		   size_t whylen)

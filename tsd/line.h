@@ -63,6 +63,33 @@ int tsd_line_parse(const char *s, size_t len, const char *metric,
 		   size_t mlen, struct tsd_line *out, char *why,
 		   size_t whylen);
 
+/* The words of a put line as tsd_line_parse() splits them, unchecked:
+ * the metric (NULL with has_metric: the caller's), the timestamp, the
+ * value, and tags[0..tagslen), from the first tag word to the end of the
+ * last word.  Two lines with the same metric word and the same tag text
+ * have the same names, which tsd_line_parse() accepts or refuses alike
+ * (a memo of them: tsd/tsd.c). */
+struct tsd_line_words {
+	const char *metric;
+	size_t mlen;
+	const char *ts;
+	size_t tslen;
+	const char *val;
+	size_t vlen;
+	const char *tags;
+	size_t tagslen;
+};
+/* 1 and *out when s[0..len) has a timestamp, a value and a tag word
+ * (and a metric word unless has_metric) and is at most TSD_LINE_MAX
+ * bytes, else 0. */
+int tsd_line_words(const char *s, size_t len, int has_metric,
+		   struct tsd_line_words *out);
+/* The timestamp and value of a line whose names tsd_line_parse()
+ * accepted: what it would give for them, its refusal (CF_EINVAL, why)
+ * worded as it words it. */
+int tsd_line_point(const struct tsd_line_words *w, int64_t *ts,
+		   struct tsd_value *v, char *why, size_t whylen);
+
 /* 1 if s[0..len) is a valid metric, tag key or tag value name (OpenTSDB's
  * Tags.validateString on the UTF-8 text), else 0. */
 int tsd_name_valid(const char *s, size_t len);

@@ -17,6 +17,7 @@
 
 #include "tsd/internal.h"
 #include "tsd/line.h"
+#include "util/coding.h"
 #include "util/env.h"
 #include "util/err.h"
 #include "util/log.h"
@@ -445,6 +446,7 @@ int tsd_names(tsd *t, enum tsd_kind kind, const char *prefix, size_t max,
  * is freed after the write: a writer keeps at most about 7 MiB. */
 struct scratch {
 	struct tsd_line *lines;	/* CHUNK of them */
+	struct tsd_line_words *words;	/* theirs (tags NULL: none) */
 	struct tsd_uid_req *req;	/* CHUNK * (1 + 2 * TSD_MAX_TAGS) */
 	struct tsd_point *pts;
 	size_t pcap;
@@ -464,6 +466,36 @@ struct rowgrp {
 
 #define SCRATCH_KEEP ((size_t)4 << 20)
 
+/*
+ * A writer's memo of the series its lines name: the row key (its base
+ * time aside) last made for each metric word and tag text, so that a line
+ * of a series seen before skips the checks of its names and their UID
+ * lookups, most of what a put line costs once its row is known
+ * (docs/timeseries_performance.md).  Two lines with the same metric word
+ * and the same tag text have the same names (tsd_line_words), so the memo
+ * answers only what tsd_line_parse and the UID caches would; it forgets
+ * everything when a name's UID may have changed (tsd_uids_epoch: a
+ * rename, tsdb-uid recreated).  Direct-mapped: MEMO_SLOTS slots, a tag
+ * text over MEMO_KEY bytes with its metric is not kept; 256 KiB a writer,
+ * made once it has taken MEMO_AFTER lines (a short write never pays it).
+ */
+#define MEMO_SLOTS 1024
+#define MEMO_KEY 192
+#define MEMO_AFTER 1024
+
+struct memo_slot {
+	uint32_t hash;
+	uint16_t klen;		/* 0: empty */
+	unsigned char rklen;
+	unsigned char rowkey[TSD_ROWKEY_MAX];
+	char key[MEMO_KEY];	/* the metric word, '\n', the tag text */
+};
+
+struct memo {
+	uint64_t epoch;		/* tsd_uids_epoch() of the mappings held */
+	struct memo_slot slot[MEMO_SLOTS];
+};
+
 struct tsd_writer {
 	tsd *t;
 	pthread_mutex_t mu;
@@ -474,11 +506,13 @@ struct tsd_writer {
 	tsd_reject_fn *on_reject;
 	void *reject_ctx;
 	struct scratch sc;	/* under mu */
+	struct memo *memo;	/* under mu; NULL: none yet */
 };
 
 static void scratch_free(struct scratch *sc)
 {
 	free(sc->lines);
+	free(sc->words);
 	free(sc->pts);
 	free(sc->order);
 	free(sc->slot);
@@ -522,6 +556,7 @@ void tsd_writer_close(tsd_writer *w)
 		return;
 	buf_release(&w->pending);
 	scratch_free(&w->sc);
+	free(w->memo);
 	pthread_mutex_destroy(&w->mu);
 	free(w->metric);
 	free(w);
@@ -566,27 +601,117 @@ static int point_cmp(const void *a, const void *b)
  * 69 KiB of requests. */
 #define CHUNK 128
 
+static uint32_t key_hash(const unsigned char *k, size_t n)
+{
+	uint64_t h = n * UINT64_C(0x9e3779b97f4a7c15);
+
+	for (; n >= 8; n -= 8, k += 8) {
+		uint64_t w;
+		memcpy(&w, k, 8);
+		h = (h ^ w) * UINT64_C(0xff51afd7ed558ccd);
+		h ^= h >> 29;
+	}
+	for (; n; n--, k++)
+		h = (h ^ *k) * UINT64_C(0x100000001b3);
+	h ^= h >> 32;
+	return (uint32_t)h;
+}
+
+/* The memo's hash of a line's metric word and tag text. */
+static uint32_t memo_hash(const struct tsd_line_words *lw)
+{
+	return key_hash((const unsigned char *)lw->tags, lw->tagslen) * 31u +
+	       key_hash((const unsigned char *)lw->metric, lw->mlen);
+}
+
+/* The slot holding lw's series, or NULL. */
+static const struct memo_slot *memo_find(const struct memo *m,
+					 const struct tsd_line_words *lw)
+{
+	uint32_t h = memo_hash(lw);
+	const struct memo_slot *e = &m->slot[h & (MEMO_SLOTS - 1)];
+
+	if (e->klen != lw->mlen + 1 + lw->tagslen || e->hash != h ||
+	    memcmp(e->key, lw->metric, lw->mlen) || e->key[lw->mlen] != '\n' ||
+	    memcmp(e->key + lw->mlen + 1, lw->tags, lw->tagslen))
+		return NULL;
+	return e;
+}
+
+/* Remembers that lw's series has row key key[0..klen) (any base time). */
+static void memo_put(struct memo *m, const struct tsd_line_words *lw,
+		     const unsigned char *key, size_t klen)
+{
+	uint32_t h;
+	struct memo_slot *e;
+
+	if (!lw->tags || lw->mlen + 1 + lw->tagslen > MEMO_KEY)
+		return;
+	h = memo_hash(lw);
+	e = &m->slot[h & (MEMO_SLOTS - 1)];
+	e->hash = h;
+	e->klen = (uint16_t)(lw->mlen + 1 + lw->tagslen);
+	memcpy(e->key, lw->metric, lw->mlen);
+	e->key[lw->mlen] = '\n';
+	memcpy(e->key + lw->mlen + 1, lw->tags, lw->tagslen);
+	e->rklen = (unsigned char)klen;
+	memcpy(e->rowkey, key, klen);
+}
+
+/* Room in sc->pts for n points more than the np it holds. */
+static int pts_room(struct scratch *sc, size_t np, size_t n)
+{
+	size_t nc;
+	struct tsd_point *p;
+
+	if (np + n <= sc->pcap)
+		return CF_OK;
+	nc = sc->pcap ? 2 * sc->pcap : 4 * CHUNK;
+	while (nc < np + n)
+		nc *= 2;
+	if (!(p = realloc(sc->pts, nc * sizeof *p)))
+		return CF_ENOMEM;
+	sc->pts = p;
+	sc->pcap = nc;
+	return CF_OK;
+}
+
+/* Appends the point (ts, v) of a series whose row key the memo holds. */
+static void point_from_memo(struct scratch *sc, size_t *np,
+			    const struct memo_slot *e, int64_t ts,
+			    const struct tsd_value *v)
+{
+	struct tsd_point *p = &sc->pts[*np];
+	unsigned flags;
+
+	memcpy(p->key, e->rowkey, e->rklen);
+	enc_u32be(p->key + TSD_UID_WIDTH, tsd_base_time(ts));
+	p->klen = e->rklen;
+	if (v->is_float)
+		p->vlen = (unsigned char)tsd_value_encode_float(p->v, v->d,
+								&flags);
+	else
+		p->vlen = (unsigned char)tsd_value_encode_int(p->v, v->i,
+							      &flags);
+	p->qlen = (unsigned char)tsd_qualifier_build(p->q, ts, flags);
+	p->seq = (uint32_t)*np;
+	(*np)++;
+}
+
 /* Resolves the names of sc->lines[0..n) and appends their points to
- * sc->pts, which holds *np already.  UIDs are assigned in line order; a
- * failure leaves earlier assignments (harmless: OpenTSDB does the
- * same). */
+ * sc->pts, which holds *np already; m (or NULL) remembers their series.
+ * UIDs are assigned in line order; a failure leaves earlier assignments
+ * (harmless: OpenTSDB does the same). */
 static int encode_lines(tsd *t, cf_table *uidt, struct scratch *sc,
-			size_t n, size_t *np, struct tsd_error *err)
+			struct memo *m, size_t n, size_t *np,
+			struct tsd_error *err)
 {
 	struct tsd_uid_req *req = sc->req;
 	size_t nr = 0, bad;
 	int rc;
 
-	if (*np + n > sc->pcap) {
-		size_t nc = sc->pcap ? 2 * sc->pcap : 4 * CHUNK;
-		struct tsd_point *p;
-		while (nc < *np + n)
-			nc *= 2;
-		if (!(p = realloc(sc->pts, nc * sizeof *p)))
-			return CF_ENOMEM;
-		sc->pts = p;
-		sc->pcap = nc;
-	}
+	if ((rc = pts_room(sc, *np, n)))
+		return rc;
 	for (size_t i = 0; i < n; i++) {
 		const struct tsd_line *l = &sc->lines[i];
 		req[nr++] = (struct tsd_uid_req){ l->metric, l->mlen,
@@ -619,6 +744,8 @@ static int encode_lines(tsd *t, cf_table *uidt, struct scratch *sc,
 		p->klen = (unsigned char)tsd_rowkey_build(p->key, metric,
 							  tsd_base_time(l->ts),
 							  tags, l->ntags);
+		if (m)
+			memo_put(m, &sc->words[i], p->key, p->klen);
 		if (l->value.is_float)
 			p->vlen = (unsigned char)tsd_value_encode_float(
 				p->v, l->value.d, &flags);
@@ -631,22 +758,6 @@ static int encode_lines(tsd *t, cf_table *uidt, struct scratch *sc,
 		(*np)++;
 	}
 	return CF_OK;
-}
-
-static uint32_t key_hash(const unsigned char *k, size_t n)
-{
-	uint64_t h = n * UINT64_C(0x9e3779b97f4a7c15);
-
-	for (; n >= 8; n -= 8, k += 8) {
-		uint64_t w;
-		memcpy(&w, k, 8);
-		h = (h ^ w) * UINT64_C(0xff51afd7ed558ccd);
-		h ^= h >> 29;
-	}
-	for (; n; n--, k++)
-		h = (h ^ *k) * UINT64_C(0x100000001b3);
-	h ^= h >> 32;
-	return (uint32_t)h;
 }
 
 /* Rows by key. */
@@ -823,18 +934,69 @@ static int write_lines(tsd_writer *w, const char *text, size_t len,
 
 	if (!sc->lines) {
 		sc->lines = malloc(CHUNK * sizeof *sc->lines);
+		sc->words = malloc(CHUNK * sizeof *sc->words);
 		sc->req = malloc(CHUNK * (1 + 2 * TSD_MAX_TAGS) *
 				 sizeof *sc->req);
-		if (!sc->lines || !sc->req) {
+		if (!sc->lines || !sc->words || !sc->req) {
 			scratch_free(sc);
 			return CF_ENOMEM;
+		}
+	}
+	if (!w->memo && w->lines >= MEMO_AFTER &&
+	    (w->memo = malloc(sizeof *w->memo))) {
+		w->memo->epoch = tsd_uids_epoch(w->t->uids);
+		for (size_t i = 0; i < MEMO_SLOTS; i++)
+			w->memo->slot[i].klen = 0;
+	} else if (w->memo) {
+		uint64_t epoch = tsd_uids_epoch(w->t->uids);
+		if (epoch != w->memo->epoch) {
+			w->memo->epoch = epoch;
+			for (size_t i = 0; i < MEMO_SLOTS; i++)
+				w->memo->slot[i].klen = 0;
 		}
 	}
 	for (size_t b = 0; b < len;) {
 		const char *nlp = memchr(text + b, '\n', len - b);
 		size_t e = nlp ? (size_t)(nlp - text) : len;
+		struct tsd_line_words *lw = &sc->words[nl];
+		const struct memo_slot *known = NULL;
 		w->lines++;
 		res->lines++;
+		if (!tsd_line_words(text + b, e - b, w->metric != NULL, lw)) {
+			lw->tags = NULL;
+		} else {
+			if (w->metric) {
+				/* the writer's metric: not in the key */
+				lw->metric = "";
+				lw->mlen = 0;
+			}
+			if (w->memo)
+				known = memo_find(w->memo, lw);
+		}
+		if (known) {
+			int64_t ts;
+			struct tsd_value v;
+			if (tsd_line_point(lw, &ts, &v, why, sizeof why)) {
+				refuse(w, w->lines, text + b, e - b, why, res,
+				       err);
+			} else {
+				/* the lines before it first: the points
+				 * keep the order of their lines */
+				if (nl && !uidt &&
+				    (rc = tsd_tables(w->t, &uidt, &dbt)))
+					goto out;
+				if (nl && (rc = encode_lines(w->t, uidt, sc,
+							     w->memo, nl, &np,
+							     err)))
+					goto out;
+				nl = 0;
+				if ((rc = pts_room(sc, np, 1)))
+					goto out;
+				point_from_memo(sc, &np, known, ts, &v);
+			}
+			b = e + 1;
+			continue;
+		}
 		rc = tsd_line_parse(text + b, e - b, w->metric, mlen,
 				    &sc->lines[nl], why, sizeof why);
 		if (rc == TSD_LINE_BLANK)
@@ -847,12 +1009,22 @@ static int write_lines(tsd_writer *w, const char *text, size_t len,
 		if (nl == CHUNK || (b >= len && nl)) {
 			if (!uidt && (rc = tsd_tables(w->t, &uidt, &dbt)))
 				goto out;
-			if ((rc = encode_lines(w->t, uidt, sc, nl, &np, err)))
+			if ((rc = encode_lines(w->t, uidt, sc, w->memo, nl,
+					       &np, err)))
 				goto out;
 			nl = 0;
 		}
 	}
+	if (nl) {
+		/* the last lines, when a known one ended the text */
+		if (!uidt && (rc = tsd_tables(w->t, &uidt, &dbt)))
+			goto out;
+		if ((rc = encode_lines(w->t, uidt, sc, w->memo, nl, &np, err)))
+			goto out;
+	}
 	rc = CF_OK;
+	if (np && !dbt && (rc = tsd_tables(w->t, &uidt, &dbt)))
+		goto out;	/* every line was a known series */
 	if (np && (rc = store_points(w->t, dbt, sc, np, err)) == CF_OK)
 		res->stored += np;
 out:

@@ -48,6 +48,7 @@ struct tsd_uids {
 	/* renames so far: a mapping read from the table is cached only if
 	 * no rename came between the read and the caching */
 	uint64_t renames;
+	uint64_t clears;	/* tsd_uids_clear calls */
 	tsd_uid_assigned_fn *on_assign;
 	void *on_assign_arg;
 };
@@ -228,7 +229,16 @@ void tsd_uids_clear(struct tsd_uids *u)
 	pthread_mutex_lock(&u->mu);
 	for (int k = 0; k < 3; k++)
 		cache_free(&u->c[k]);
+	u->clears++;
 	pthread_mutex_unlock(&u->mu);
+}
+
+uint64_t tsd_uids_epoch(struct tsd_uids *u)
+{
+	pthread_mutex_lock(&u->mu);
+	uint64_t n = u->renames + u->clears;
+	pthread_mutex_unlock(&u->mu);
+	return n;
 }
 
 uint64_t tsd_uids_assigned(struct tsd_uids *u)

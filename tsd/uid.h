@@ -37,6 +37,10 @@ int tsd_uids_new(struct tsd_uids **out);
 void tsd_uids_free(struct tsd_uids *u);
 /* Forgets every cached mapping (after tsdb-uid was recreated). */
 void tsd_uids_clear(struct tsd_uids *u);
+/* Grows whenever a mapping of a name to a UID may have changed (a rename,
+ * a clear): what remembers mappings outside the caches (a writer's memo
+ * of its lines' series) forgets them when it grows. */
+uint64_t tsd_uids_epoch(struct tsd_uids *u);
 /* Called after each UID this process assigns, outside the caches'
  * locks, with the table it was assigned in (NULL fn: nothing). */
 typedef void tsd_uid_assigned_fn(void *arg, cf_table *uidt,
