@@ -475,12 +475,14 @@ struct rowgrp {
  * and the same tag text have the same names (tsd_line_words), so the memo
  * answers only what tsd_line_parse and the UID caches would; it forgets
  * everything when a name's UID may have changed (tsd_uids_epoch: a
- * rename, tsdb-uid recreated).  Direct-mapped: MEMO_SLOTS slots, a tag
- * text over MEMO_KEY bytes with its metric is not kept; 256 KiB a writer,
- * made once it has taken MEMO_AFTER lines (a short write never pays it).
+ * rename, tsdb-uid recreated).  Two ways a set, MEMO_SETS sets (a
+ * collector's thousand series fit with room), the way used less recently
+ * replaced; a metric word and tag text over MEMO_KEY bytes is not kept.
+ * 768 KiB a writer, made once it has taken MEMO_AFTER lines (a short
+ * write never pays it).
  */
-#define MEMO_SLOTS 1024
-#define MEMO_KEY 192
+#define MEMO_SETS 2048
+#define MEMO_KEY 128
 #define MEMO_AFTER 1024
 
 struct memo_slot {
@@ -493,7 +495,8 @@ struct memo_slot {
 
 struct memo {
 	uint64_t epoch;		/* tsd_uids_epoch() of the mappings held */
-	struct memo_slot slot[MEMO_SLOTS];
+	unsigned char last[MEMO_SETS];	/* the way a set used last */
+	struct memo_slot slot[MEMO_SETS][2];
 };
 
 struct tsd_writer {
@@ -624,18 +627,37 @@ static uint32_t memo_hash(const struct tsd_line_words *lw)
 	       key_hash((const unsigned char *)lw->metric, lw->mlen);
 }
 
+/* 1 when slot e holds lw's series (hash h). */
+static int memo_is(const struct memo_slot *e, uint32_t h,
+		   const struct tsd_line_words *lw)
+{
+	return e->klen == lw->mlen + 1 + lw->tagslen && e->hash == h &&
+	       !memcmp(e->key, lw->metric, lw->mlen) &&
+	       e->key[lw->mlen] == '\n' &&
+	       !memcmp(e->key + lw->mlen + 1, lw->tags, lw->tagslen);
+}
+
+/* Forgets every series. */
+static void memo_clear(struct memo *m)
+{
+	memset(m->last, 0, sizeof m->last);
+	for (size_t i = 0; i < MEMO_SETS; i++)
+		m->slot[i][0].klen = m->slot[i][1].klen = 0;
+}
+
 /* The slot holding lw's series, or NULL. */
-static const struct memo_slot *memo_find(const struct memo *m,
+static const struct memo_slot *memo_find(struct memo *m,
 					 const struct tsd_line_words *lw)
 {
 	uint32_t h = memo_hash(lw);
-	const struct memo_slot *e = &m->slot[h & (MEMO_SLOTS - 1)];
+	size_t set = h & (MEMO_SETS - 1);
 
-	if (e->klen != lw->mlen + 1 + lw->tagslen || e->hash != h ||
-	    memcmp(e->key, lw->metric, lw->mlen) || e->key[lw->mlen] != '\n' ||
-	    memcmp(e->key + lw->mlen + 1, lw->tags, lw->tagslen))
-		return NULL;
-	return e;
+	for (int way = 0; way < 2; way++)
+		if (memo_is(&m->slot[set][way], h, lw)) {
+			m->last[set] = (unsigned char)way;
+			return &m->slot[set][way];
+		}
+	return NULL;
 }
 
 /* Remembers that lw's series has row key key[0..klen) (any base time). */
@@ -643,12 +665,18 @@ static void memo_put(struct memo *m, const struct tsd_line_words *lw,
 		     const unsigned char *key, size_t klen)
 {
 	uint32_t h;
+	size_t set;
+	int way;
 	struct memo_slot *e;
 
 	if (!lw->tags || lw->mlen + 1 + lw->tagslen > MEMO_KEY)
 		return;
 	h = memo_hash(lw);
-	e = &m->slot[h & (MEMO_SLOTS - 1)];
+	set = h & (MEMO_SETS - 1);
+	way = memo_is(&m->slot[set][0], h, lw) ? 0 :
+	      memo_is(&m->slot[set][1], h, lw) ? 1 : !m->last[set];
+	m->last[set] = (unsigned char)way;
+	e = &m->slot[set][way];
 	e->hash = h;
 	e->klen = (uint16_t)(lw->mlen + 1 + lw->tagslen);
 	memcpy(e->key, lw->metric, lw->mlen);
@@ -945,14 +973,12 @@ static int write_lines(tsd_writer *w, const char *text, size_t len,
 	if (!w->memo && w->lines >= MEMO_AFTER &&
 	    (w->memo = malloc(sizeof *w->memo))) {
 		w->memo->epoch = tsd_uids_epoch(w->t->uids);
-		for (size_t i = 0; i < MEMO_SLOTS; i++)
-			w->memo->slot[i].klen = 0;
+		memo_clear(w->memo);
 	} else if (w->memo) {
 		uint64_t epoch = tsd_uids_epoch(w->t->uids);
 		if (epoch != w->memo->epoch) {
 			w->memo->epoch = epoch;
-			for (size_t i = 0; i < MEMO_SLOTS; i++)
-				w->memo->slot[i].klen = 0;
+			memo_clear(w->memo);
 		}
 	}
 	for (size_t b = 0; b < len;) {
