@@ -368,6 +368,86 @@ static void test_lines(void)
 	   "metric-file line takes no put word");
 }
 
+/* The words tsd_line_words finds are tsd_line_parse's: every line the
+ * parser takes has its metric, timestamp and value words, and the tag
+ * text parsed alone (after "m 1 1 ") gives the same tags; a line it
+ * splits into fewer words is one tsd_line_words refuses. */
+static void test_line_words(void)
+{
+	static const char *const lines[] = {
+		"put m 1356998400 1 host=a",
+		"m 1356998400 1 host=a dc=b",
+		"  put\tm  1356998400\t\t1.5  host=a \t dc=b  \r",
+		"m 1356998400 1 host=a host=a",
+		"put put 1356998400 1 host=a",
+		"m 1356998400 1",
+		"m 1356998400 1    ",
+		"put m 1356998400",
+		"",
+		"   \t ",
+		"m 1356998400 1 host=a\r",
+		"m 1356998400 1 a=1 b=2 c=3 d=4 e=5 f=6 g=7 h=8",
+	};
+	struct tsd_line l, t;
+	struct tsd_line_words w;
+	char why[128], tl[256];
+	int good = 1;
+
+	for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++) {
+		const char *s = lines[i];
+		int rc = tsd_line_parse(s, strlen(s), NULL, 0, &l, why,
+					sizeof why);
+		int words = tsd_line_words(s, strlen(s), 0, &w);
+		if (rc != CF_OK) {
+			/* refused or blank: whatever the words, the parse
+			 * of the same bytes refuses again */
+			continue;
+		}
+		if (!words || w.mlen != l.mlen ||
+		    memcmp(w.metric, l.metric, l.mlen)) {
+			good = 0;
+			diag("line %zu: the metric word", i);
+			continue;
+		}
+		snprintf(tl, sizeof tl, "m 1 1 %.*s", (int)w.tagslen,
+			 w.tags);
+		if (tsd_line_parse(tl, strlen(tl), NULL, 0, &t, why,
+				   sizeof why) != CF_OK ||
+		    t.ntags != l.ntags) {
+			good = 0;
+			diag("line %zu: the tag text '%s'", i, tl);
+			continue;
+		}
+		for (size_t j = 0; j < l.ntags; j++)
+			if (t.tags[j].klen != l.tags[j].klen ||
+			    memcmp(t.tags[j].k, l.tags[j].k, l.tags[j].klen) ||
+			    t.tags[j].vlen != l.tags[j].vlen ||
+			    memcmp(t.tags[j].v, l.tags[j].v, l.tags[j].vlen))
+				good = 0;
+		{
+			int64_t ts;
+			struct tsd_value v;
+			if (tsd_line_point(&w, &ts, &v, why, sizeof why) ||
+			    ts != l.ts || v.is_float != l.value.is_float ||
+			    v.i != l.value.i || v.d != l.value.d)
+				good = 0;
+		}
+	}
+	ok(good, "tsd_line_words splits lines as tsd_line_parse does");
+	ok(!tsd_line_words("m 1356998400 1", 14, 0, &w) &&
+	   !tsd_line_words("m 1356998400 1 \t ", 17, 0, &w) &&
+	   !tsd_line_words("put m 1", 7, 0, &w),
+	   "no tag word: no words");
+	ok(tsd_line_words("1356998400 7 host=a ", 20, 1, &w) &&
+	   w.tagslen == 6 && !memcmp(w.tags, "host=a", 6) &&
+	   w.tslen == 10 && w.vlen == 1,
+	   "a metric file's line: timestamp, value, tags");
+	ok(tsd_line_words("m 1356998400 x host=a", 21, 0, &w) &&
+	   tsd_line_point(&w, &l.ts, &l.value, why, sizeof why) ==
+	   CF_EINVAL && !strcmp(why, "invalid value: x"),
+	   "tsd_line_point refuses as the parse does: %s", why);
+}
+
 int main(void)
 {
 	test_qualifiers();
@@ -377,5 +457,6 @@ int main(void)
 	test_numbers();
 	test_names();
 	test_lines();
+	test_line_words();
 	return done_testing();
 }

@@ -215,13 +215,11 @@ int tsd_line_words(const char *s, size_t len, int has_metric,
 		len--;
 	if (len > TSD_LINE_MAX)
 		return 0;
-	out->tags = NULL;
-	out->tagslen = 0;
-	while (i < len) {
+	while (nw < need) {
 		while (i < len && (s[i] == ' ' || s[i] == '\t'))
 			i++;
 		if (i == len)
-			break;
+			return 0;
 		size_t b = i;
 		while (i < len && s[i] != ' ' && s[i] != '\t')
 			i++;
@@ -231,17 +229,19 @@ int tsd_line_words(const char *s, size_t len, int has_metric,
 			continue;
 		}
 		first = 0;
-		if (nw < need) {
-			w[nw] = s + b;
-			wl[nw++] = i - b;
-			continue;
-		}
-		if (!out->tags)
-			out->tags = s + b;
-		out->tagslen = (size_t)(s + i - out->tags);
+		w[nw] = s + b;
+		wl[nw++] = i - b;
 	}
-	if (nw < need || !out->tags)
+	/* the tag words: from the next word to the end of the last (their
+	 * bytes are not looked at here) */
+	while (i < len && (s[i] == ' ' || s[i] == '\t'))
+		i++;
+	while (len > i && (s[len - 1] == ' ' || s[len - 1] == '\t'))
+		len--;
+	if (i == len)
 		return 0;
+	out->tags = s + i;
+	out->tagslen = len - i;
 	out->metric = has_metric ? NULL : w[0];
 	out->mlen = has_metric ? 0 : wl[0];
 	out->ts = w[need - 2];
