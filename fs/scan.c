@@ -541,27 +541,10 @@ static int cell_passes(const struct query *q, const struct cf_cell *c)
 /* Copies n bytes: the few of a name without a call. */
 static inline unsigned char *put(unsigned char *d, const void *p, size_t n)
 {
-	const unsigned char *q = p;
-	uint64_t a, b;
-	uint32_t x, y;
-
-	/* two overlapping words (a byte loop would become a call) */
-	if (n >= 8 && n <= 16) {
-		memcpy(&a, q, 8);
-		memcpy(&b, q + n - 8, 8);
-		memcpy(d, &a, 8);
-		memcpy(d + n - 8, &b, 8);
-	} else if (n >= 4 && n < 8) {
-		memcpy(&x, q, 4);
-		memcpy(&y, q + n - 4, 4);
-		memcpy(d, &x, 4);
-		memcpy(d + n - 4, &y, 4);
-	} else if (n && n < 4) {
-		d[0] = q[0];
-		d[n / 2] = q[n / 2];
-		d[n - 1] = q[n - 1];
-	} else if (n)
-		memcpy(d, q, n);
+	if (n <= 16)
+		cf_copy_short(d, p, n);	/* a byte loop would become a call */
+	else
+		memcpy(d, p, n);
 	return d + n;
 }
 

@@ -209,25 +209,8 @@ static inline unsigned char *put_vec(unsigned char *d, const unsigned char *k,
 	if (!len)
 		return d;
 	if (len < 16) {
-		/* gathered without reading past the name: first and last
-		 * words overlap */
-		uint64_t a, b;
-		uint32_t x, y;
-		if (len >= 8) {
-			memcpy(&a, k, 8);
-			memcpy(&b, k + len - 8, 8);
-			memcpy(buf, &a, 8);
-			memcpy(buf + len - 8, &b, 8);
-		} else if (len >= 4) {
-			memcpy(&x, k, 4);
-			memcpy(&y, k + len - 4, 4);
-			memcpy(buf, &x, 4);
-			memcpy(buf + len - 4, &y, 4);
-		} else {
-			buf[0] = k[0];
-			buf[len / 2] = k[len / 2];
-			buf[len - 1] = k[len - 1];
-		}
+		/* gathered without reading past the name */
+		cf_copy_short(buf, k, len);
 		return esc_block(d, buf, (unsigned)len, 1, ssse3);
 	}
 	for (; i + 16 <= len; i += 16) {

@@ -44,6 +44,31 @@ unsigned char *cf_escape_put_vec_ssse3(unsigned char *d,
 #endif
 #endif
 
+/* Copies n bytes (0 to 16) from k to d with overlapping words: no call,
+ * nothing read or written outside the two ranges. */
+static inline void cf_copy_short(unsigned char *d, const unsigned char *k,
+				 size_t n)
+{
+	uint64_t a, b;
+	uint32_t x, y;
+
+	if (n >= 8) {
+		memcpy(&a, k, 8);
+		memcpy(&b, k + n - 8, 8);
+		memcpy(d, &a, 8);
+		memcpy(d + n - 8, &b, 8);
+	} else if (n >= 4) {
+		memcpy(&x, k, 4);
+		memcpy(&y, k + n - 4, 4);
+		memcpy(d, &x, 4);
+		memcpy(d + n - 4, &y, 4);
+	} else if (n) {
+		d[0] = k[0];
+		d[n / 2] = k[n / 2];
+		d[n - 1] = k[n - 1];
+	}
+}
+
 /* --- plain integer words (any machine) --------------------------------- */
 
 #define ESCF_ONES 0x0101010101010101u
