@@ -90,6 +90,15 @@ test_expect_success 'a writer of one metric (MNT/tsd/metrics/M) keeps its memo t
 	test_cmp expect got
 '
 
+test_expect_success 'tsdb-uid and tsdb dropped while the writer is open: a known series is named anew, not stored under the old UIDs' '
+	echo drop >"$MNT/tsdb-uid/.ctl" &&
+	echo drop >"$MNT/tsdb/.ctl" &&
+	printf "m %s 13 host=a dc=x\n" $((T + 90)) >&7 &&
+	cat "$MNT/tsd/q/$Q&m=sum:m{host=*}" >out &&
+	echo "m $((T + 90)) 13 dc=x host=a" >expect &&
+	test_cmp expect out
+'
+
 test_expect_success 'unmount' '
 	exec 7>&- 8>&- &&
 	cellfs_umount

@@ -970,6 +970,12 @@ static int write_lines(tsd_writer *w, const char *text, size_t len,
 			return CF_ENOMEM;
 		}
 	}
+	/* the tables before the memo answers: opening them makes a dropped
+	 * tsdb-uid anew, which empties the UID caches and moves the epoch
+	 * (tsd_tables), and the memo must not give a line UIDs from before */
+	if ((w->memo || w->lines >= MEMO_AFTER) &&
+	    (rc = tsd_tables(w->t, &uidt, &dbt)))
+		return rc;
 	if (!w->memo && w->lines >= MEMO_AFTER &&
 	    (w->memo = malloc(sizeof *w->memo))) {
 		w->memo->epoch = tsd_uids_epoch(w->t->uids);
