@@ -236,7 +236,6 @@ static int parse_check_col(cf_table *t, const char *p, size_t len,
 	c->tmin = 0;
 	c->tmax = INT64_MAX;
 	if (parse_col(t, p, end, Q_NEED, &c->famlen, &hasq, &c->qual, &ts) ||
-	    !hasq ||
 	    (at && parse_range(at + 1, len - end - 1, &c->tmin, &c->tmax)))
 		return CF_EINVAL;
 	memcpy(c->fam, p, c->famlen);
@@ -512,7 +511,6 @@ int fs_batch_write(cf_table *t, const char *p, size_t len, const char **why)
 			/* no value: the empty value */
 			if (nt < 3 || parse_col(t, tok[2], tl[2], Q_NEED,
 						&famlen, &hasq, &qual, &ts) ||
-			    !hasq ||
 			    parse_val(nt == 4 ? tok[3] : "", nt == 4 ? tl[3]
 				      : 0, &val))
 				goto bad;
@@ -540,13 +538,10 @@ int fs_batch_write(cf_table *t, const char *p, size_t len, const char **why)
 				      IS(0, "deleteall") ? Q_ANY : Q_NEED,
 				      &famlen, &hasq, &qual, &ts))
 				goto bad;
-			if (IS(0, "deletefamily") ||
-			    (IS(0, "deleteall") && !hasq)) {
-				if (hasq)
-					goto bad;
+			/* (the form is parse_col's: deletefamily names a
+			 * family, deleteall either, the others a column) */
+			if (!hasq) {
 				kind = CF_DEL_FAMILY;
-			} else if (!hasq) {
-				goto bad;
 			} else if (IS(0, "deletecolumn") ||
 				   (IS(0, "delete") && ts != CF_TS_NOW)) {
 				kind = CF_DEL_VERSION;
@@ -559,7 +554,6 @@ int fs_batch_write(cf_table *t, const char *p, size_t len, const char **why)
 		} else if (IS(0, "deletefamilyversion")) {
 			if (nt != 3 || parse_col(t, tok[2], tl[2], Q_NONE,
 						 &famlen, &hasq, &qual, &ts) ||
-			    hasq ||
 			    ts == CF_TS_NOW)
 				goto bad;
 			rc = family_version(t, b, &row, tok[2], famlen, ts);
@@ -578,7 +572,7 @@ int fs_batch_write(cf_table *t, const char *p, size_t len, const char **why)
 				n = tokens(q + 1, (size_t)(end - q - 1), pt, pl,
 					   3);
 				if (parse_col(t, pt[0], pl[0], Q_NEED, &famlen,
-					      &hasq, &qual, &ts) || !hasq ||
+					      &hasq, &qual, &ts) ||
 				    ts != CF_TS_NOW)
 					goto bad;
 				delta = 1;
@@ -613,7 +607,7 @@ int fs_batch_write(cf_table *t, const char *p, size_t len, const char **why)
 				if (tokens(q + 1, (size_t)(end - q - 1), pt, pl,
 					   3) < 2 ||
 				    parse_col(t, pt[0], pl[0], Q_NEED, &famlen,
-					      &hasq, &qual, &ts) || !hasq ||
+					      &hasq, &qual, &ts) ||
 				    ts != CF_TS_NOW || pl[1] == 0 ||
 				    parse_val(pt[1], pl[1], &val))
 					goto bad;
@@ -652,7 +646,7 @@ int fs_batch_write(cf_table *t, const char *p, size_t len, const char **why)
 			oneline = 1;
 			if (put) {
 				if (parse_col(t, k4[1], t4[1], Q_NEED, &famlen,
-					      &hasq, &qual, &ts) || !hasq ||
+					      &hasq, &qual, &ts) ||
 				    parse_val(k4[2], t4[2], &val))
 					goto bad;
 				rc = cf_batch_put(b, ROWP(row), row.len, k4[1],
