@@ -187,6 +187,60 @@ test_expect_success 'the same series at the same time again: the newest write wi
 	echo "w.m 3999999616 5 host=ubuntu" >expect && test_cmp expect out
 '
 
+# One write giving a time twice: its two cells would share a version, so
+# the write keeps only the later line's (OpenTSDB's fix_duplicates keeps
+# the latest written), whatever the widths, kinds (int, float) and units
+# (s, ms) of the two.
+test_expect_success 'one write giving a time twice: the later line wins, one cell a time' '
+	cat >in <<-\EOF &&
+	w.m 3999999620 100 host=ubuntu
+	w.m 3999999620 200 host=ubuntu
+	w.m 3999999621 1.5 host=ubuntu
+	w.m 3999999621 7 host=ubuntu
+	w.m 3999999622 7 host=ubuntu
+	w.m 3999999622 70000 host=ubuntu
+	w.m 3999999622 0.25 host=ubuntu
+	w.m 3999999623 5 host=ubuntu
+	w.m 3999999623000 6 host=ubuntu
+	w.m 3999999624000 8 host=ubuntu
+	w.m 3999999624 9 host=ubuntu
+	w.m 3999999625500 300 host=ubuntu
+	w.m 3999999625500 1 host=ubuntu
+	w.m 3999999626 1 host=ubuntu
+	w.m 3999999626 2 host=x
+	w.m 3999999627 2 host=ubuntu
+	w.m 3999999627 1 host=ubuntu
+	w.m 3999999627000 3 host=ubuntu
+	EOF
+	put_one in &&
+	cat >expect <<-\EOF &&
+	t:%01A 00c8
+	t:%01P 07
+	t:%01k 3e800000
+	t:%01%80 09
+	t:%01%A0 01
+	t:%F0%16v%00 06
+	t:%F0%18%E7%00 01
+	t:%F0%1A%5E%00 03
+	EOF
+	: the cells of the lines above: 20 s, 21, 22, 24, 26, 23.000 ms, 25.500, 27.000 &&
+	cells "$MNT/tsdb/$WROW" | grep "^t:%01[^%]\|^t:%01%[89AB]\|^t:%F0%1" >out &&
+	test_cmp expect out &&
+	cat >expect <<-\EOF &&
+	w.m 3999999620 200 host=ubuntu
+	w.m 3999999621 7 host=ubuntu
+	w.m 3999999622 0.25 host=ubuntu
+	w.m 3999999623000 6 host=ubuntu
+	w.m 3999999624 9 host=ubuntu
+	w.m 3999999625500 1 host=ubuntu
+	w.m 3999999626 1 host=ubuntu
+	w.m 3999999627000 3 host=ubuntu
+	EOF
+	grep "host=ubuntu" "$MNT/tsd/metrics/w.m" | tail -8 >out &&
+	test_cmp expect out &&
+	grep "^w.m 3999999626 2 host=x$" "$MNT/tsd/metrics/w.m"
+'
+
 # Compaction (docs/tsd_format.md): once an hour is over (plus 60 s), a
 # background pass every 60 s, and any dump or query meeting the row,
 # merge its cells into one.  A fresh mount restarts the pass clock, so

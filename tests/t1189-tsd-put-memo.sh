@@ -48,6 +48,12 @@ test_expect_success 'mount; one writer takes 1100 lines, then the series of the 
 		$((T + 70)) $((T + 70)) >&7 &&
 	cat "$MNT/tsd/q/start=$((T + 70))&end=$((T + 71))&m=sum:m{host=a}" >out &&
 	echo "m $((T + 70)) 101 dc=x host=a" >expect &&
+	test_cmp expect out &&
+	: twice by known texts, values of other widths and kinds: the later wins &&
+	printf "m %s 100 host=a dc=x\nm %s 300 host=a dc=x\nm %s 1.5 host=b dc=x\nm %s 7 host=b dc=x\n" \
+		$((T + 71)) $((T + 71)) $((T + 71)) $((T + 71)) >&7 &&
+	cat "$MNT/tsd/q/start=$((T + 71))&end=$((T + 72))&m=sum:m{host=*}" >out &&
+	printf "%s\n" "m $((T + 71)) 300 dc=x host=a" "m $((T + 71)) 7 dc=x host=b" >expect &&
 	test_cmp expect out
 '
 
@@ -71,7 +77,7 @@ test_expect_success 'a tag value renamed while the writer is open: the old name 
 	echo "m $((T + 60)) 9 dc=x host=a" >expect &&
 	test_cmp expect out &&
 	cat "$MNT/tsd/q/$Q&m=sum:m{host=c}" >out &&
-	test $(wc -l <out) -eq 6 &&
+	test $(wc -l <out) -eq 7 &&
 	test_must_fail grep " 9 " out
 '
 

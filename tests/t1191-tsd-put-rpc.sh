@@ -60,6 +60,21 @@ test_expect_success 'putSingle, putTwo: 204 and no body; the points are stored' 
 	test_cmp expect "$MNT/tsd/metrics/$MB"
 '
 
+test_expect_success 'one request giving a time twice: the later point stored (fix_duplicates), both counted as added' '
+	added=$(counter tsd.datapoints.added) &&
+	api /api/put -X POST -d "[$(dp dup.m 42),$(dp dup.m 300),$(dp dup.m 7)]" &&
+	echo >expect &&
+	is 204 &&
+	test $(counter tsd.datapoints.added) -eq $((added + 3)) &&
+	echo "dup.m $TS 7 host=web01" >expect &&
+	test_cmp expect "$MNT/tsd/metrics/dup.m" &&
+	api /api/put -X POST -d "[$(dp dup.m 7),$(dp dup.m 3.5)]" &&
+	echo >expect &&
+	is 204 &&
+	echo "dup.m $TS 3.5 host=web01" >expect &&
+	test_cmp expect "$MNT/tsd/metrics/dup.m"
+'
+
 test_expect_success 'putSingleSummary, putSingleDetails, putSingleSummaryAndDetails, putTwoSummary: 200 and the counts' '
 	api "/api/put?summary" -X POST -d "$(dp $M 42)" &&
 	echo "{\"success\":1,\"failed\":0}" >expect &&

@@ -105,7 +105,7 @@ static int qual_is_ms(const unsigned char *q)
 	return (q[0] & TSD_MS_BYTE_FLAG) == TSD_MS_BYTE_FLAG;
 }
 
-static uint32_t qual_offset_ms(const unsigned char *q)
+uint32_t tsd_qualifier_offset_ms(const unsigned char *q)
 {
 	if (qual_is_ms(q))
 		return (dec_u32be(q) & 0x0FFFFFC0u) >> 6;
@@ -138,7 +138,7 @@ int tsd_cell_split(const unsigned char *q, size_t qlen,
 		/* the length bits say what the value really holds */
 		p->q[qlen - 1] = (unsigned char)((q[qlen - 1] & ~TSD_LENGTH_MASK) |
 						 (unsigned)(vlen - 1));
-		p->offset_ms = qual_offset_ms(q);
+		p->offset_ms = tsd_qualifier_offset_ms(q);
 		p->v = v;
 		p->vlen = (unsigned char)vlen;
 		*n = 1;
@@ -155,7 +155,7 @@ int tsd_cell_split(const unsigned char *q, size_t qlen,
 		struct tsd_cellpt *p = &out[k++];
 		memcpy(p->q, q + i, ql);
 		p->qlen = (unsigned char)ql;
-		p->offset_ms = qual_offset_ms(q + i);
+		p->offset_ms = tsd_qualifier_offset_ms(q + i);
 		p->v = v + vi;
 		p->vlen = (unsigned char)len;
 		vi += len;

@@ -60,6 +60,11 @@ struct tsd_cellpt {
 	const unsigned char *v;
 };
 
+/* The time of the point of qualifier q (2 or 4 bytes, one point's) from
+ * its row's base time, in milliseconds: a seconds qualifier and a
+ * milliseconds one may name the same time. */
+uint32_t tsd_qualifier_offset_ms(const unsigned char *q);
+
 /* 1 when ts (seconds or milliseconds) is in milliseconds: OpenTSDB's rule
  * is "does not fit in 32 bits". */
 static inline int tsd_ts_is_ms(int64_t ts)

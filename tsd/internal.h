@@ -140,6 +140,8 @@ struct tsd_point {
 	unsigned char q[4], v[8];
 	unsigned char klen, qlen, vlen;
 	uint32_t seq;		/* its line's place in the write */
+	unsigned char gone;	/* a later line of the write gives its time
+				 * again: not stored (tsd.c) */
 };
 
 /* --- point arrays of queries (pool.c) --------------------------------- */

@@ -472,6 +472,8 @@ void tsd_recent_put(tsd *t, const struct tsd_point *const *pts, size_t n)
 		goto out;	/* the rebuild will read them */
 	for (size_t i = 0; i < n && rc == CF_OK; i++) {
 		const struct tsd_point *p = pts[i];
+		if (p->gone)
+			continue;
 		uint32_t base = dec_u32be(p->key + TSD_UID_WIDTH);
 		struct tsd_cellpt cp;
 		struct tsd_value v;

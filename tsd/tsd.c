@@ -723,6 +723,7 @@ static void point_from_memo(struct scratch *sc, size_t *np,
 							      &flags);
 	p->qlen = (unsigned char)tsd_qualifier_build(p->q, ts, flags);
 	p->seq = (uint32_t)*np;
+	p->gone = 0;
 	(*np)++;
 }
 
@@ -783,6 +784,7 @@ static int encode_lines(tsd *t, cf_table *uidt, struct scratch *sc,
 		p->qlen = (unsigned char)tsd_qualifier_build(p->q, l->ts,
 							     flags);
 		p->seq = (uint32_t)*np;
+		p->gone = 0;
 		(*np)++;
 	}
 	return CF_OK;
@@ -830,9 +832,76 @@ static int order_room(struct scratch *sc, size_t n)
 	return CF_OK;
 }
 
+/* Of the points order[a..b) with the same time (a run of equal
+ * offsets), keeps the one of the latest line: the others are gone. */
+static void keep_latest(struct tsd_point **order, size_t a, size_t b)
+{
+	size_t w = a;
+
+	for (size_t i = a + 1; i < b; i++)
+		if (order[i]->seq > order[w]->seq)
+			w = i;
+	for (size_t i = a; i < b; i++)
+		if (i != w)
+			order[i]->gone = 1;
+}
+
 /*
- * Puts sc->order[0..n) in key order, the order of two writes of one
- * point kept (the later one wins): the points are grouped by row with a
+ * One row's points order[a..b), in point_cmp order: the seconds points
+ * by time, then the milliseconds points by time.  Where lines of the
+ * write gave one time twice (another value, or another width or kind of
+ * one: 100 then 200 are a 1-byte and a 2-byte qualifier), the later line
+ * is kept and the others are marked gone, as a later write's newer
+ * version wins (docs/timeseries.md): two cells of one time in one write
+ * would share their version, and a read could not tell the later.
+ */
+static void drop_row_repeats(struct tsd_point **order, size_t a, size_t b)
+{
+	size_t ms = b, run = a, i, j;
+	uint32_t prev = 0;
+
+	for (i = a; i < b; i++) {
+		uint32_t off = tsd_qualifier_offset_ms(order[i]->q);
+		if ((order[i]->qlen == 4 && ms == b) ||
+		    (i > run && off != prev)) {
+			if (i - run > 1)
+				keep_latest(order, run, i);
+			run = i;
+			if (order[i]->qlen == 4 && ms == b)
+				ms = i;
+		}
+		prev = off;
+	}
+	if (b - run > 1)
+		keep_latest(order, run, b);
+	/* a seconds point and a milliseconds point of one time: each
+	 * list is in time order */
+	for (i = a, j = ms; ms > a && i < ms && j < b;) {
+		uint32_t x, y;
+		if (order[i]->gone) {
+			i++;
+			continue;
+		}
+		if (order[j]->gone) {
+			j++;
+			continue;
+		}
+		x = tsd_qualifier_offset_ms(order[i]->q);
+		y = tsd_qualifier_offset_ms(order[j]->q);
+		if (x < y)
+			i++;
+		else if (y < x)
+			j++;
+		else if (order[i]->seq < order[j]->seq)
+			order[i++]->gone = 1;
+		else
+			order[j++]->gone = 1;
+	}
+}
+
+/*
+ * Puts sc->order[0..n) in key order and marks gone each point that a
+ * later line of the write gives again (drop_row_repeats).  The points are grouped by row with a
  * hash table (in line order, so each row's points keep the order of
  * their lines, which is usually time order already), the rows sorted,
  * and only a row whose points are out of order sorted itself.  A
@@ -879,11 +948,16 @@ static void order_points(struct scratch *sc, size_t n)
 	for (size_t i = 0; i < n; i++)
 		order[slot[grp[i]]++] = &sc->pts[i];
 	for (size_t g = 0, at = 0; g < nrows; g++) {
-		if (rows[g].n > 1 && !row_sorted(order + at, rows[g].n))
-			qsort(order + at, rows[g].n, sizeof *order, point_cmp);
+		if (rows[g].n > 1) {
+			if (!row_sorted(order + at, rows[g].n))
+				qsort(order + at, rows[g].n, sizeof *order,
+				      point_cmp);
+			drop_row_repeats(order, at, at + rows[g].n);
+		}
 		at += rows[g].n;
 	}
 }
+
 
 /* Puts the points sc->pts[0..n) in one batch. */
 static int store_points(tsd *t, cf_table *dbt, struct scratch *sc, size_t n,
@@ -901,12 +975,16 @@ static int store_points(tsd *t, cf_table *dbt, struct scratch *sc, size_t n,
 	}
 	order = sc->order;
 	/* in key order: the memstore's inserts then walk to neighbouring
-	 * nodes, and a row's points are compacted in order (the order of
-	 * two writes of one point is kept: the later one wins) */
+	 * nodes, and a row's points are compacted in order (a point the
+	 * write gives twice is put once, as its later line gives it;
+	 * tsd.datapoints.added and the series' counters count both, as
+	 * OpenTSDB's do) */
 	order_points(sc, n);
 	cf_batch_clear(sc->b);
 	for (size_t i = 0; i < n; i++) {
 		const struct tsd_point *p = order[i];
+		if (p->gone)
+			continue;
 		if ((rc = cf_batch_put(sc->b, p->key, p->klen, "t", 1, p->q,
 				       p->qlen, CF_TS_NOW, p->v, p->vlen)))
 			return rc;
