@@ -43,7 +43,7 @@ struct fs_hq_file {
 	struct buf text;	/* FQ_CELL, FQ_COUNTER: what reads see */
 	struct buf in;		/* FQ_COUNTER: what was written */
 	int writable;
-	struct fs_scan *scan;	/* FQ_SCAN */
+	struct fs_scan *scan;	/* FQ_SCAN, FQ_DUMP */
 };
 
 /* Parses a decimal timestamp of len bytes (0 <= ts < INT64_MAX). */
@@ -315,6 +315,8 @@ int fs_hq_open(cf_db *db, enum fs_hq_kind k, const struct fs_hq_target *t,
 	if (!rc && k == FQ_SCAN)
 		rc = fs_scan_open(db, t->table, t->arg, &f->scan, why,
 				  whylen);
+	else if (!rc && k == FQ_DUMP)
+		rc = fs_scan_open_dump(db, t->table, &f->scan, why, whylen);
 	else if (!rc && !f->writable && k != FQ_SCANS)
 		rc = fill_text(f, t, &ts, why, whylen);
 	else if (!rc && f->writable) {

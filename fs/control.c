@@ -121,65 +121,6 @@ static int regions_text(cf_table *t, struct buf *out)
 	return rc;
 }
 
-/* Cells the dump reads at a time (a row's pages come one after another). */
-#define DUMP_PAGE 1024
-
-/* Every kept version of every cell as `put ROW FAM:QUAL@TS VALUE`.
- * The dump is built whole at open, so its growth is charged to the write
- * budget as it goes (fs/budget.c) and given back at the end, for the
- * caller to charge what it keeps: CF_ETOOBIG once the budget is spent
- * (over by at most DUMP_PAGE cells). */
-static int batch_dump(cf_table *t, struct buf *out)
-{
-	uint64_t charged = 0;
-	struct cf_scan_opts so;
-	cf_scanner *s = NULL;
-	const cf_row *r;
-	const struct cf_cell *c;
-	const unsigned char *k;
-	size_t klen, i;
-	int rc;
-
-	memset(&so, 0, sizeof so);
-	so.read.max_ts = INT64_MAX;
-	so.read.max_versions = INT32_MAX;
-	so.batch = DUMP_PAGE;	/* a row of millions of cells: a page */
-	rc = cf_scan_open(t, &so, &s);
-	while (!rc) {
-		rc = cf_scan_next(s, &r);
-		if (rc || !r)
-			break;
-		k = cf_row_key(r, &klen);
-		for (i = 0; !rc && i < cf_row_count(r); i++) {
-			c = cf_row_cell(r, i);
-			rc = buf_append(out, "put ", 4);
-			if (!rc)
-				rc = key_text(k, klen, out);
-			if (!rc)
-				rc = buf_printf(out, " %.*s:", (int)c->famlen,
-						c->fam);
-			if (!rc)
-				rc = cf_escape(c->qual, c->qlen, out);
-			if (!rc)
-				rc = buf_printf(out, "@%" PRId64 " ", c->ts);
-			if (!rc)
-				rc = cf_escape(c->val, c->vlen, out);
-			if (!rc)
-				rc = buf_putc(out, '\n');
-		}
-		if (!rc && out->cap > charged) {
-			if (fs_budget_take(out->cap - charged))
-				rc = CF_ETOOBIG;
-			else
-				charged = out->cap;
-		}
-	}
-	fs_budget_give(charged);
-	if (s)
-		cf_scan_close(s);
-	return rc;
-}
-
 /* The daemon's own counters. */
 static int fs_stats_text(struct buf *out)
 {
@@ -278,7 +219,7 @@ int fs_control_text(cf_db *db, enum fs_ctl which, const char *table,
 		rc = regions_text(t, out);
 		break;
 	default:
-		rc = batch_dump(t, out);
+		rc = CF_EINVAL;	/* .batch's dump is fs/scan.c's */
 		break;
 	}
 	cf_table_close(t);

@@ -20,7 +20,8 @@ enum fs_ctl {
 	FS_TCTL, FS_TSTATS, FS_REGIONS, FS_BATCH
 };
 /* Appends the text a read of file which (of table, if a table's) shows
- * to out; db is borrowed.  CF_* code. */
+ * to out; db is borrowed.  CF_* code (CF_EINVAL for FS_BATCH: its dump
+ * is read as a scan file, fs_scan_open_dump). */
 int fs_control_text(cf_db *db, enum fs_ctl which, const char *table,
 		    struct buf *out);
 /* Acts on one write(2) of p[0..len) to which: whole lines, all or

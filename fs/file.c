@@ -163,6 +163,7 @@ static void fileh_free(struct fileh *h)
 	buf_release(&h->tail);
 	fs_tsd_file_close(h->tf);
 	fs_hq_close(h->hf);
+	fs_hq_close(h->dump);
 	pthread_mutex_destroy(&h->lock);
 	pthread_mutex_lock(&fs_mu);
 	*h->oprev = h->onext;
@@ -292,20 +293,30 @@ static int file_open(struct node *n, int flags, int created,
 		}
 		/* fall through */
 	case K_ROOT_STATS: case K_ROOT_LOG: case K_TSTATS: case K_REGIONS:
-	case K_BATCH:
 		if (acc == O_WRONLY && n->kind != K_SCHEMA)
 			break;
 		rc = control_text(n, &h->data);
-		/* a .batch dump is the whole table: it counts against the
-		 * write budget while the file is open */
-		if (n->kind == K_BATCH && !rc && h->data.cap) {
-			if (fs_budget_take(h->data.cap))
-				rc = CF_ETOOBIG;
-			else
-				h->held = h->data.cap;
+		break;
+	case K_BATCH:
+		if (acc != O_WRONLY) {
+			/* reads see the dump, made while read as a scan
+			 * file's lines (fs/scan.c): a few chunks held,
+			 * whatever the table's size */
+			static __thread char dwhy[160];
+			struct fs_hq_target tg;
+			int err;
+			memset(&tg, 0, sizeof tg);
+			tg.table = n->table;
+			tg.row = tg.qual = tg.arg = "";
+			tg.fam = "";
+			err = fs_hq_open(fs_db, FQ_DUMP, &tg, O_RDONLY,
+					 &h->dump, dwhy, sizeof dwhy);
+			if (err) {
+				*why = dwhy;
+				fileh_free(h);
+				return err;
+			}
 		}
-		if (rc == CF_ETOOBIG && n->kind == K_BATCH)
-			*why = "the dump would pass write_buffers bytes";
 		break;
 	case K_ROOT_CTL: case K_TCTL:
 		break;

@@ -203,7 +203,10 @@ enum fs_hq_kind {
 	FQ_CELL,	/* ROW/F:Q@T1,T2[,v=N] or F:Q@v=N: read only */
 	FQ_COUNTER,	/* ROW/F:Q@counter: read as decimal, write adds */
 	FQ_SCANS,	/* T/.scan/: lists nothing, any query resolves */
-	FQ_SCAN		/* T/.scan/QUERY: read only, produced while read */
+	FQ_SCAN,	/* T/.scan/QUERY: read only, produced while read */
+	FQ_DUMP		/* T/.batch's dump (the reads of a .batch open):
+			 * produced while read, as a scan file; opened by
+			 * fs/file.c with the node's table (read only) */
 };
 /* What a special name stands for (pointers borrowed from the node). */
 struct fs_hq_target {

@@ -140,6 +140,8 @@ struct fileh {
 	int64_t ts;		/* timestamp of the Put at flush */
 	struct fs_tsd_file *tf;	/* K_TSD: everything is done by tsdfs.c */
 	struct fs_hq_file *hf;	/* K_HQ: everything is done by cellq.c */
+	struct fs_hq_file *dump;	/* K_BATCH opened to read: its dump,
+					 * read as a scan file (FQ_DUMP) */
 	struct buf tail;	/* .batch, .ctl: a line not finished yet */
 	int skip;		/* ... the rest of a refused line follows */
 	uint64_t held;		/* bytes of data and tail charged to the

@@ -48,7 +48,8 @@ static void scan_reply(void *arg, const struct iovec *iov, int niov,
 		fuse_reply_buf(req, NULL, 0);
 }
 
-static void read_hq(fuse_req_t req, struct fileh *h, size_t size, off_t off)
+static void read_hq(fuse_req_t req, struct fileh *h, struct fs_hq_file *hf,
+		    size_t size, off_t off)
 {
 	struct fs_scan *scan;
 	struct iovec iov[FS_HQ_IOV];
@@ -66,7 +67,7 @@ static void read_hq(fuse_req_t req, struct fileh *h, size_t size, off_t off)
 	 * production has not made yet is left to it (FS_HQ_LATER: it
 	 * replies with scan_reply).  Another file's slice (one cell's
 	 * versions) is sent from a copy. */
-	err = fs_hq_read(h->hf, size, (uint64_t)off, iov, &niov, &got,
+	err = fs_hq_read(hf, size, (uint64_t)off, iov, &niov, &got,
 			 &scan, why, sizeof why, scan_reply, req);
 	if (err == FS_HQ_LATER)
 		return;
@@ -103,8 +104,8 @@ void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		read_tsd(req, h, size, off);
 		return;
 	}
-	if (h->hf) {
-		read_hq(req, h, size, off);
+	if (h->hf || h->dump) {
+		read_hq(req, h, h->hf ? h->hf : h->dump, size, off);
 		return;
 	}
 	if (h->fv) {

@@ -32,6 +32,10 @@
  * reads need and up to AHEAD reads further, so `head` of a huge table
  * stops the work, and an open file holds at most NCHUNK chunks of lines
  * (struct fs_scan).
+ * T/.batch's dump is read the same way (fs_scan_open_dump): every kept
+ * version as `put ROW FAM:QUAL@TS VALUE`, rows read in pages of
+ * DUMP_PAGE cells.
+ *
  * As in HBase, the filters apply before versions are counted: with
  * value=, ts= (or qualifier filters) every kept version is read and the
  * N newest that pass are shown.
@@ -164,7 +168,13 @@ struct fs_scan {
 	size_t kcap;
 	int keys_only;		/* filter= KeyOnlyFilter: FS_KEYS_* */
 	int64_t len_as;		/* FS_KEYS_LEN: -1, or the length shown */
+	int dump;		/* T/.batch's dump: `put` lines, rows read
+				 * in pages of DUMP_PAGE cells */
 };
+
+/* Cells the dump reads at a time: a row of millions of cells comes a
+ * page after another (each of its lines names the row). */
+#define DUMP_PAGE 1024
 
 static void query_release(struct query *q)
 {
@@ -429,6 +439,8 @@ static int scan_start(struct fs_scan *s)
 		o.prefixlen = q->prefix.len;
 	}
 	o.reversed = q->reversed;
+	if (s->dump)
+		o.batch = DUMP_PAGE;
 	s->rows = 0;
 	s->end = 0;
 	s->row = NULL;
@@ -454,8 +466,9 @@ static void scan_free(struct fs_scan *s)
 	free(s);
 }
 
-int fs_scan_open(cf_db *db, const char *table, const char *qs,
-		 struct fs_scan **out, char *why, size_t whylen)
+/* Opens a scan of table: query qs, or with dump the .batch dump. */
+static int scan_new(cf_db *db, const char *table, const char *qs, int dump,
+		    struct fs_scan **out, char *why, size_t whylen)
 {
 	struct fs_scan *s = calloc(1, sizeof *s);
 	size_t i;
@@ -471,6 +484,11 @@ int fs_scan_open(cf_db *db, const char *table, const char *qs,
 	if (query_parse(qs, &s->q, why, whylen)) {
 		scan_free(s);
 		return CF_EINVAL;
+	}
+	if (dump) {
+		/* every kept version, as a Get of all of them sees it */
+		s->dump = 1;
+		s->q.versions = INT32_MAX;
 	}
 	rc = cf_table_open(db, table, &s->t);
 	for (i = 0; !rc && i < s->q.ncols; i++)
@@ -488,6 +506,18 @@ int fs_scan_open(cf_db *db, const char *table, const char *qs,
 	}
 	*out = s;
 	return 0;
+}
+
+int fs_scan_open(cf_db *db, const char *table, const char *qs,
+		 struct fs_scan **out, char *why, size_t whylen)
+{
+	return scan_new(db, table, qs, 0, out, why, whylen);
+}
+
+int fs_scan_open_dump(cf_db *db, const char *table, struct fs_scan **out,
+		      char *why, size_t whylen)
+{
+	return scan_new(db, table, "all", 1, out, why, whylen);
 }
 
 /* Drops a reference; the last frees s. */
@@ -570,14 +600,15 @@ static inline unsigned char *put_ts(struct fs_scan *s, unsigned char *d,
 }
 
 /* The line of cell c at most this long: KEY FAM:QUAL TS VALUE\n (a
- * key or value '' or a marker's text at most 13 bytes), and the 16
+ * key or value '' or a marker's text at most 13 bytes; a dump's "put "
+ * before it, '@' for the first space of " TS "), and the 16
  * bytes past an escaped name that cf_escape_put() may write over
  * (CF_ESCAPE_ROOM). */
 static inline size_t line_max(const struct fs_scan *s,
 			      const struct cf_cell *c)
 {
 	return (s->klen + c->qlen + c->vlen) * 3 + c->famlen +
-	       13 + 1 + 1 + 21 + 13 + 1 + 16;
+	       4 + 13 + 1 + 1 + 21 + 13 + 1 + 16;
 }
 
 /* Writes the lines of the current row from cell ci on into chunk f:
@@ -623,6 +654,10 @@ static int row_lines(struct fs_scan *s, struct chunk *f)
 		s->prev = c;
 		s->shown = 1;
 		d = f->b.p + f->b.len;
+		if (s->dump) {
+			memcpy(d, "put ", 4);
+			d += 4;
+		}
 		/* the key escaped once per row and chunk, then copied
 		 * from the line before (not from a buffer just written,
 		 * whose overlapping words would stall the load) */
@@ -643,7 +678,12 @@ static int row_lines(struct fs_scan *s, struct chunk *f)
 		*d++ = ':';
 		d = cf_escape_put(d, c->qual, c->qlen);
 		d = put_ts(s, d, c->ts);
-		if (c->kind) {
+		if (s->dump) {
+			/* put ROW FAM:QUAL@TS VALUE (the empty value is
+			 * nothing: a .batch line's value is the rest) */
+			d[-(ptrdiff_t)s->tslen] = '@';
+			d = cf_escape_put(d, c->val, c->vlen);
+		} else if (c->kind) {
 			/* a marker (raw): '@' in a value is always %40 */
 			const char *m = c->kind == CF_DEL_VERSION ? "@Delete" :
 				c->kind == CF_DEL_COLUMN ? "@DeleteColumn" :

@@ -24,6 +24,12 @@ int fs_scan_check(const char *q, char *why, size_t whylen);
  * Returns a CF_* code (CF_EINVAL, CF_ENOTFOUND: an unknown family). */
 int fs_scan_open(cf_db *db, const char *table, const char *q,
 		 struct fs_scan **out, char *why, size_t whylen);
+/* Opens the dump of table that reading T/.batch shows: every kept
+ * version of every cell as a line `put ROW FAM:QUAL@TS VALUE`, rows in
+ * key order, read from the engine a page of 1024 cells at a time; read
+ * as a scan file is (fs_scan_read). */
+int fs_scan_open_dump(cf_db *db, const char *table, struct fs_scan **out,
+		      char *why, size_t whylen);
 /* How a read left to the producer is answered (from its thread): with
  * the pieces (err 0), or err, an errno, and why for MNT/.log. */
 typedef void fs_scan_reply_fn(void *arg, const struct iovec *iov, int niov,

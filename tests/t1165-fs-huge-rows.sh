@@ -1,6 +1,6 @@
 #!/bin/sh
 
-test_description='cellfs: rows of a million cells cost a page, not the row: ls of a row of a million columns and of .versions of a cell of a million versions stream page by page (complete, in order), a major compaction streams such rows, a write into such a row reads none of it, ls of their region and the .batch dump read them in pages, and .versions of a cell with many versions and deletes is classified in n log n; the daemon'"'"'s peak memory (VmHWM) rises by a page'
+test_description='cellfs: rows of a million cells cost a page, not the row: ls of a row of a million columns and of .versions of a cell of a million versions stream page by page (complete, in order), a major compaction streams such rows, a write into such a row reads none of it, ls of their region and the .batch dump read them in pages (the dump streamed), and .versions of a cell with many versions and deletes is classified in n log n; the daemon'"'"'s peak memory (VmHWM) rises by a page'
 
 . /usr/share/sharness/sharness.sh
 . "$SHARNESS_TEST_DIRECTORY/lib-cellfs.sh"
@@ -191,7 +191,7 @@ test_expect_success 'the row listed in the region has its newest cell'"'"'s time
 	test_cmp cell-time region-time
 '
 
-test_expect_success 'the .batch dump: every cell, the peak the dump and a page' '
+test_expect_success 'the .batch dump: every cell, streamed (the peak a page and the chunks, not the dump)' '
 	cellfs_umount &&
 	cellfs_mount block_cache=8M &&
 	hwm_kb >before-dump &&
@@ -202,7 +202,9 @@ test_expect_success 'the .batch dump: every cell, the peak the dump and a page' 
 	test $(grep -c "^put deep cf:c@" dump) = $N &&
 	kb=$(( $(wc -c <dump) / 1024 )) &&
 	echo "dump $kb kB; VmHWM $(cat before-dump) -> $(cat after-dump) kB" &&
-	test $(( $(cat after-dump) - $(cat before-dump) )) -lt $((2 * kb + HWM_MB * 1024))
+	: the dump is larger than the rise allowed, but under sanitizers &&
+	{ test -n "${CELLFS_HUGE_HWM_MB:-}" || test $kb -gt $((HWM_MB * 1024)); } &&
+	test $(( $(cat after-dump) - $(cat before-dump) )) -lt $((HWM_MB * 1024))
 '
 
 # Each version of a column with delete markers was classified against
