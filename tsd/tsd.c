@@ -901,11 +901,12 @@ static void drop_row_repeats(struct tsd_point **order, size_t a, size_t b)
 
 /*
  * Puts sc->order[0..n) in key order and marks gone each point that a
- * later line of the write gives again (drop_row_repeats).  The points are grouped by row with a
- * hash table (in line order, so each row's points keep the order of
- * their lines, which is usually time order already), the rows sorted,
- * and only a row whose points are out of order sorted itself.  A
- * qsort of all the points compared full keys about 14 times a point.
+ * later line of the write gives again (drop_row_repeats).  The points
+ * are grouped by row with a hash table (in line order, so each row's
+ * points keep the order of their lines, which is usually time order
+ * already), the rows sorted, and only a row whose points are out of
+ * order sorted itself.  A qsort of all the points compared full keys
+ * about 14 times a point.
  */
 static void order_points(struct scratch *sc, size_t n)
 {
@@ -957,7 +958,6 @@ static void order_points(struct scratch *sc, size_t n)
 		at += rows[g].n;
 	}
 }
-
 
 /* Puts the points sc->pts[0..n) in one batch. */
 static int store_points(tsd *t, cf_table *dbt, struct scratch *sc, size_t n,
