@@ -238,7 +238,21 @@ test_expect_success 'one write giving a time twice: the later line wins, one cel
 	EOF
 	grep "host=ubuntu" "$MNT/tsd/metrics/w.m" | tail -8 >out &&
 	test_cmp expect out &&
-	grep "^w.m 3999999626 2 host=x$" "$MNT/tsd/metrics/w.m"
+	grep "^w.m 3999999626 2 host=x$" "$MNT/tsd/metrics/w.m" &&
+	: a query, from the recent points, says the same: 7 prints as a \
+		float before the float 0.25, as OpenTSDB aggregates &&
+	cat "$MNT/tsd/q/start=3999999620&end=3999999628&ms&m=sum:w.m{host=ubuntu}" >out &&
+	cat >expect <<-\EOF &&
+	w.m 3999999620000 200 host=ubuntu
+	w.m 3999999621000 7.0 host=ubuntu
+	w.m 3999999622000 0.25 host=ubuntu
+	w.m 3999999623000 6 host=ubuntu
+	w.m 3999999624000 9 host=ubuntu
+	w.m 3999999625500 1 host=ubuntu
+	w.m 3999999626000 1 host=ubuntu
+	w.m 3999999627000 3 host=ubuntu
+	EOF
+	test_cmp expect out
 '
 
 # Compaction (docs/tsd_format.md): once an hour is over (plus 60 s), a
