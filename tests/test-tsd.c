@@ -4,7 +4,8 @@
  * floats), row compaction and reading both forms, all-or-nothing writes
  * with line numbers, lines split across writes, metric dumps through the
  * cursor, queries end to end with exact output, name listings, UID
- * exhaustion, concurrent writers racing for the same new names, and a
+ * exhaustion, concurrent writers racing for the same new names, a model
+ * of writes giving a time twice (the later line wins), and a
  * PNG graph from gnuplot.
  */
 #include <ctype.h>
@@ -2140,6 +2141,101 @@ static void test_tree_builder(void)
 	   !names, "tree builder: bad JSON is refused");
 }
 
+/* qsort of C strings. */
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The lines of text, sorted, as one string (malloc'd). */
+static char *sorted_lines(const char *text)
+{
+	char *copy = strdup(text), **v = NULL, *p, *save = NULL;
+	size_t n = 0, len = 0, o = 0;
+
+	for (p = strtok_r(copy, "\n", &save); p; p = strtok_r(NULL, "\n", &save)) {
+		v = realloc(v, (n + 1) * sizeof *v);
+		v[n++] = p;
+		len += strlen(p) + 1;
+	}
+	qsort(v, n, sizeof *v, cmp_str);
+	char *out = malloc(len + 1);
+	for (size_t i = 0; i < n; i++)
+		o += (size_t)sprintf(out + o, "%s\n", v[i]);
+	out[o] = '\0';
+	free(v);
+	free(copy);
+	return out;
+}
+
+/*
+ * A model of one write giving a time of a series twice (tsd.c's
+ * order_points): writes of random lines, each into an hour of its own,
+ * of two series, at three seconds given as seconds or as milliseconds
+ * (T and T000 are one time; T500 is another), with values of each width
+ * and kind (1, 2 and 4-byte integers, floats).  The later line of a time
+ * wins; the dump shows it as written, one point a time.
+ */
+static void test_repeats_model(void)
+{
+	static const char *const vals[] = { "7", "-3", "300", "70000", "2.5",
+					     "-0.5" };
+	tsd *t = open_tsd(0);
+	struct buf text = BUF_INIT, want = BUF_INIT;
+	uint32_t seed = 12345;
+	int bad = 0, rounds = 300;
+
+	for (int r = 0; r < rounds; r++) {
+		/* the winning line of (series, time in ms): its ts text
+		 * and value */
+		static char win[2][3000][64];
+		memset(win, 0, sizeof win);
+		long long base = T0 + 3600LL * r;
+		int n;
+		buf_reset(&text);
+		seed = seed * 1103515245u + 12345u;
+		n = 1 + (int)((seed >> 16) % 24);
+		for (int i = 0; i < n; i++) {
+			seed = seed * 1103515245u + 12345u;
+			uint32_t x = seed >> 8;
+			int h = (int)(x % 2), sec = (int)(x / 2 % 3);
+			int form = (int)(x / 6 % 3);	/* s, T000, T500 */
+			const char *v = vals[x / 18 % 6];
+			long long ms = (base + sec) * 1000 + (form == 2 ? 500 : 0);
+			char ts[24];
+			if (form == 0)
+				snprintf(ts, sizeof ts, "%lld", base + sec);
+			else
+				snprintf(ts, sizeof ts, "%lld", ms);
+			buf_printf(&text, "rep.m %s %s host=%c\n", ts, v, "ab"[h]);
+			snprintf(win[h][ms - base * 1000], sizeof win[0][0],
+				 "%s %s", ts, v);
+		}
+		if (put(t, (const char *)text.p, NULL)) {
+			bad++;
+			continue;
+		}
+		for (int h = 0; h < 2; h++)
+			for (int k = 0; k < 3000; k++)
+				if (win[h][k][0])
+					buf_printf(&want, "rep.m %s host=%c\n",
+						   win[h][k], "ab"[h]);
+	}
+	is_int(bad, 0, "every write of the model stored");
+	buf_putc(&want, 0);
+	char *got = dump(t, "rep.m");
+	char *g = sorted_lines(got), *w = sorted_lines((const char *)want.p);
+	if (!ok(!strcmp(g, w), "%d writes with times given twice: the later "
+		"line of each time, one point a time", rounds))
+		diag("got:\n%.2000s\nwant:\n%.2000s", g, w);
+	free(g);
+	free(w);
+	free(got);
+	buf_release(&text);
+	buf_release(&want);
+	tsd_close(t);
+}
+
 int main(void)
 {
 	struct cf_options o;
@@ -2166,6 +2262,7 @@ int main(void)
 	test_race();
 	test_big_dump();
 	test_mixed();
+	test_repeats_model();
 	test_compactor_thread();
 	test_query_stream();
 	test_tsmeta_tracking();
