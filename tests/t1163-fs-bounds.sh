@@ -130,6 +130,29 @@ test_expect_success 'a .batch opened to read and write: reads see the dump, writ
 	test "$(cat "$MNT/e/zz/cf:a")" = one
 '
 
+test_expect_success 'a table dropped while its dump is read: the next read fails, logged' '
+	mkdir "$MNT/g" &&
+	v=$(head -c 4000 /dev/zero | tr "\0" v) &&
+	for i in $(seq 400); do echo "put r$i cf:a $v"; done >"$MNT/g/.batch" &&
+	exec 7<"$MNT/g/.batch" &&
+	head -c 100 <&7 >part &&
+	grep "^put r1 cf:a@" part &&
+	echo drop >"$MNT/g/.ctl" &&
+	: reading on from the open file, past the lines made before the drop &&
+	python3 -c "import errno, os
+try:
+    while os.read(7, 1 << 17):
+        pass
+    print(\"EOF\")
+except OSError as e:
+    print(errno.errorcode[e.errno])" >result &&
+	exec 7<&- &&
+	echo ENOENT >expect &&
+	test_cmp expect result &&
+	test ! -e "$MNT/g" &&
+	grep -a -E "read (.batch|scan file): scan: closed or dropped" "$MNT/.log"
+'
+
 test_expect_success 'unmount' '
 	cellfs_umount
 '
