@@ -829,10 +829,26 @@ out:
 	return rc;
 }
 
+/* HBase's SteppingSplitPolicy: a table's only region splits early, so
+ * that a growing table spreads over regions whose stores compact on
+ * their own (each minor compaction rewrites half as much); from two
+ * regions on, a region splits at split_size. */
+uint64_t table_split_size(const struct cf_db *db, struct cf_table *t)
+{
+	uint64_t first = 2 * db->o.flush_size;
+	size_t n;
+
+	pthread_rwlock_rdlock(&t->lock);
+	n = t->nregions;
+	pthread_rwlock_unlock(&t->lock);
+	return n == 1 && first < db->o.split_size ? first : db->o.split_size;
+}
+
 int region_split_if_big(struct cf_db *db, struct region *r)
 {
 	struct view *v = region_view(r);
 	uint64_t size = region_disk_bytes(v);
+	uint64_t limit = table_split_size(db, r->t);
 	struct buf mid = BUF_INIT;
 	int rc = CF_OK;
 
@@ -841,7 +857,7 @@ int region_split_if_big(struct cf_db *db, struct region *r)
 	 * before it may split again (HBase's rule): its size counts the
 	 * whole parent files, and a split point from them may lie outside
 	 * it */
-	if (size <= db->o.split_size || !region_live(r) || region_has_refs(r))
+	if (size <= limit || !region_live(r) || region_has_refs(r))
 		return CF_OK;
 	rc = middle_row(db, r, &mid);
 	if (rc == CF_OK)

@@ -504,10 +504,11 @@ static void *compactor_main(void *arg)
 			struct region *big = NULL;
 			if (atomic_load(&t->dropped))
 				continue;
+			uint64_t limit = table_split_size(db, t);
 			pthread_rwlock_rdlock(&t->lock);
 			for (size_t j = 0; j < t->nregions && !big; j++) {
 				struct view *v = region_view(t->regions[j]);
-				if (region_disk_bytes(v) > db->o.split_size)
+				if (region_disk_bytes(v) > limit)
 					big = t->regions[j];
 				view_unref(v);
 			}

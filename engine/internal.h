@@ -619,8 +619,12 @@ int compact_pick(const uint64_t *sizes, size_t n,
 		 const struct compact_conf *c, size_t *first, size_t *count);
 int table_split_at(struct cf_db *db, struct cf_table *t, const void *key,
 		   size_t keylen);
-/* Splits r at its middle when its store files pass split_size: 1 if it
- * split, CF_OK if it did not need to or could not (a single row). */
+/* The store bytes past which a region of t splits: 2 * flush_size while
+ * t has one region, then split_size (HBase's SteppingSplitPolicy). */
+uint64_t table_split_size(const struct cf_db *db, struct cf_table *t);
+/* Splits r at its middle when its store files pass table_split_size: 1
+ * if it split, CF_OK if it did not need to or could not (a single
+ * row). */
 int region_split_if_big(struct cf_db *db, struct region *r);
 
 /* --- batches and the write path (write.c) ------------------------------ */

@@ -327,6 +327,8 @@ static void usage(const char *prog)
 	       "cellfs options:\n"
 	       "    -o flush_size=BYTES   memstore size that flushes a region\n"
 	       "    -o split_size=BYTES   store size that splits a region\n"
+	       "                          (a table's only region: 2 x flush_size,\n"
+	       "                          if that is smaller)\n"
 	       "    -o block_cache=BYTES  block cache capacity\n"
 	       "    -o sync=batch|always|none  WAL sync policy\n"
 	       "    -o sync_ms=MS         longest wait for fsync under batch\n"

@@ -10,6 +10,8 @@
  *     delete markers leave the disk, reads do not change);
  *   - a big old file is left out of a run of small new ones (ratio 1.2),
  *     two small ones wait for a third, and the compaction stays minor;
+ *   - HBase's SteppingSplitPolicy: a table's only region splits past
+ *     2 * flush_size, later regions past split_size;
  *   - a store whose files the ratio rule leaves alone does not keep the
  *     compactor from splitting the region (it used to: the compactor
  *     picked the region for its file count, did nothing, and never came
@@ -289,6 +291,65 @@ static void hbase_selection(void)
 	pick_is(&c, "nothing", SZ(0), SZ(0));
 }
 
+/* region_split_if_big on each region of t: how many split */
+static int split_check(cf_db *db, cf_table *t)
+{
+	struct region *r[16];
+	size_t n;
+	int split = 0;
+
+	pthread_rwlock_rdlock(&t->lock);
+	n = t->nregions < 16 ? t->nregions : 16;
+	for (size_t i = 0; i < n; i++)
+		r[i] = t->regions[i];	/* split parents are kept with t */
+	pthread_rwlock_unlock(&t->lock);
+	for (size_t i = 0; i < n; i++) {
+		int rc = region_split_if_big(db, r[i]);
+		if (rc < 0)
+			bail("split check: %s", cf_strerror(rc));
+		split += rc == 1;
+	}
+	return split;
+}
+
+/*
+ * HBase's SteppingSplitPolicy: a table's only region splits once its
+ * store passes 2 * flush_size (or split_size, if smaller); from two
+ * regions on, a region splits at split_size.
+ */
+static void stepping_split(void)
+{
+	cf_db *db = open_db(64u << 10, 1ull << 40, 0);
+	cf_table *t = table(db, "stepping");
+
+	load(t, 0, 100, 1000, 1);	/* ~100 KB: under 2 * 64 KiB */
+	cf_table_flush(t);
+	is_int(split_check(db, t), 0, "one region of 100 KB, flush_size "
+	       "64 KiB: no split");
+	load(t, 100, 200, 1000, 1);	/* ~300 KB */
+	cf_table_flush(t);
+	cf_table_compact(t, 1);
+	is_int(split_check(db, t), 1, "the table's only region past 2 * "
+	       "flush_size splits, split_size 1 TiB");
+	is_int((int)stats(t).regions, 2, "two regions");
+	cf_table_compact(t, 1);		/* out of their references */
+	is_int(split_check(db, t), 0, "two regions of ~150 KB each, past "
+	       "2 * flush_size: no split under split_size");
+	ok(stats(t).regions == 2 && gen_of(t, 0) == '1' &&
+	   gen_of(t, 299) == '1', "still two regions; every row read");
+	cf_table_close(t);
+	cf_db_close(db);
+
+	db = open_db(64u << 10, 96u << 10, 0);
+	t = table(db, "stepping2");
+	load(t, 0, 110, 1000, 1);	/* ~110 KB: over 96 KiB, under 128 */
+	cf_table_flush(t);
+	is_int(split_check(db, t), 1, "split_size under 2 * flush_size: "
+	       "the only region splits at split_size");
+	cf_table_close(t);
+	cf_db_close(db);
+}
+
 int main(void)
 {
 	struct cf_stats a, b;
@@ -387,6 +448,8 @@ int main(void)
 	   "every row readable after the split");
 	cf_table_close(t);
 	cf_db_close(db);
+
+	stepping_split();
 
 	/* --- after open, a store that needs it is compacted unasked ----- */
 	db = open_db(1u << 20, 1ull << 40, 0);
