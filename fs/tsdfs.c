@@ -520,7 +520,9 @@ int fs_tsd_open(enum fs_tsd_node k, const struct buf *arg, int flags,
 		qlen = query_of(arg, &fmt);
 		rc = get(0, &t);
 		if (!rc)
-			rc = tsd_query_open(t, (const char *)arg->p, qlen, fmt,
+			rc = tsd_query_open(t, (const char *)arg->p, qlen,
+					    (enum tsd_format)(fmt |
+							      TSD_FMT_EXP),
 					    &f->c, &e);
 		if (rc)
 			why_set(why, whylen, &e, rc);

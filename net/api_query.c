@@ -567,6 +567,21 @@ int net_api_query(struct net_req *r)
 	return 0;
 }
 
+/* /api/query/gexp (QueryRpc.handleQuery with expressions): the query
+ * string of /api/query's GET whose exp= parameters (tsd/expr.h) are
+ * evaluated over their metric queries; the answer holds the
+ * expressions' results only.  OpenTSDB reads no expression from a POST
+ * body (it fails with a NullPointerException): cellfs takes GET only. */
+int net_api_query_gexp(struct net_req *r)
+{
+	if (!net_method(r))
+		return 0;
+	if (strcmp(r->method, "GET"))
+		return net_bad_method(r);
+	return run_as(r, r->query, strlen(r->query),
+		      (enum tsd_format)(TSD_FMT_JSON | TSD_FMT_GEXP));
+}
+
 /* The hours of a tsdb row (OpenTSDB's Const.MAX_TIMESPAN). */
 #define ROW_SPAN_S 3600
 

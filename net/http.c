@@ -335,6 +335,7 @@ static const struct {
 	{ "/api/put", net_api_put },
 	{ "/api/query", net_api_query },
 	{ "/api/query/last", net_api_query_last },
+	{ "/api/query/gexp", net_api_query_gexp },
 	{ "/api/suggest", net_api_suggest },
 	{ "/api/aggregators", net_api_aggregators },
 	{ "/api/version", net_api_version },
@@ -560,9 +561,9 @@ static const char *endpoint(struct net_req *r, const char *path, char *key,
 		if (!strcmp(one, whole[i]))
 			goto one_part;
 	if (!strcmp(one, "query")) {
-		if (!strcmp(two, "exp") || !strcmp(two, "gexp"))
-			return NULL;	/* expressions: not served */
-		if (strcmp(two, "last"))
+		if (!strcmp(two, "exp"))
+			return NULL;	/* JEXL expressions: not served */
+		if (strcmp(two, "last") && strcmp(two, "gexp"))
 			goto one_part;
 		goto two_parts;
 	}

@@ -21,6 +21,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "tsd/expr.h"
 #include "tsd/internal.h"
 #include "tsd/json.h"
 #include "tsd/number.h"
@@ -77,6 +78,11 @@ struct result {
 	struct tsd_agg_spec as;	/* its tz points into run.q */
 	int skip_nan;		/* fill policy null: NaN points are gaps */
 	const struct tsd_subquery *sq;	/* its sub query (in run.q) */
+	/* expressions (run.q->gexp): the metric's UID, the shared tags and
+	 * the aggregated keys with their names (tsd/expr.h) */
+	uint32_t muid;
+	struct tsd_xtag *xt, *xa;
+	size_t nxt, nxa;
 };
 
 /* The statistics of a sub query (show_stats, show_summary: OpenTSDB's
@@ -121,6 +127,7 @@ struct run {
 	size_t ptcap;
 	struct qstat *qst;	/* show_stats or show_summary: one a sub
 				 * query; else NULL */
+	struct tsd_expr **x;	/* q->exps parsed (q->nexps of them) */
 	int64_t t0;		/* when loading began (ns) */
 };
 
@@ -684,9 +691,9 @@ static int cmp_u32(const void *a, const void *b)
 /* " k k": the tag keys of the series g[0..ng) that are not among the
  * nc common pairs, sorted by UID, each once (OpenTSDB's aggregateTags). */
 static int agg_tags(struct run *r, const struct qspan *g, size_t ng,
-		    const unsigned char *common, size_t nc, struct buf *out)
+		    const unsigned char *common, size_t nc, struct buf *out,
+		    uint32_t *keys, size_t *nkeys)
 {
-	uint32_t keys[TSD_MAX_TAGS];
 	size_t nk = 0;
 	int rc = CF_OK;
 
@@ -700,10 +707,51 @@ static int agg_tags(struct run *r, const struct qspan *g, size_t ng,
 				keys[nk++] = k;
 		}
 	qsort(keys, nk, sizeof keys[0], cmp_u32);
+	*nkeys = nk;
 	for (size_t i = 0; i < nk && rc == CF_OK; i++)
 		if (!(rc = buf_putc(out, ' ')))
 			rc = tsd_uid_name(r->t->uids, r->uidt, TSD_TAGK,
 					  keys[i], out);
+	return rc;
+}
+
+/* The name of UID u of kind k (malloc'd) into *name. */
+static int uid_name(struct run *r, enum tsd_kind k, uint32_t u, char **name)
+{
+	struct buf b = BUF_INIT;
+	int rc = tsd_uid_name(r->t->uids, r->uidt, k, u, &b);
+
+	if (rc == CF_OK)
+		rc = buf_putc(&b, '\0');
+	*name = rc == CF_OK ? (char *)b.p : NULL;
+	if (rc)
+		buf_release(&b);
+	return rc;
+}
+
+/* An expression's view of result res: its tag pairs common[0..nc) and
+ * aggregated keys keys[0..nk), named. */
+static int expr_tags(struct run *r, struct result *res,
+		     const unsigned char *common, size_t nc,
+		     const uint32_t *keys, size_t nk)
+{
+	int rc = CF_OK;
+
+	if ((nc && !(res->xt = calloc(nc, sizeof *res->xt))) ||
+	    (nk && !(res->xa = calloc(nk, sizeof *res->xa))))
+		return CF_ENOMEM;
+	for (size_t i = 0; i < nc && rc == CF_OK; i++, res->nxt++) {
+		struct tsd_xtag *x = &res->xt[i];
+		x->k = tsd_uid_get(common + 6 * i);
+		x->v = tsd_uid_get(common + 6 * i + 3);
+		rc = uid_name(r, TSD_TAGK, x->k, &x->kname);
+		if (rc == CF_OK)
+			rc = uid_name(r, TSD_TAGV, x->v, &x->vname);
+	}
+	for (size_t i = 0; i < nk && rc == CF_OK; i++, res->nxa++) {
+		res->xa[i].k = keys[i];
+		rc = uid_name(r, TSD_TAGK, keys[i], &res->xa[i].kname);
+	}
 	return rc;
 }
 
@@ -837,9 +885,10 @@ static int add_result(struct run *r, const struct tsd_subquery *sq,
 		      size_t ng, const struct tsd_agg_spec *as)
 {
 	unsigned char common[TAGS_MAX];
+	uint32_t keys[TSD_MAX_TAGS];
 	struct tsd_dp **dps;
 	struct result *res;
-	size_t nc;
+	size_t nc, nk;
 	int rc;
 
 	dps = realloc(r->dps, (r->ndps + ng) * sizeof *dps);
@@ -886,7 +935,10 @@ static int add_result(struct run *r, const struct tsd_subquery *sq,
 	}
 	if ((rc = tsd_format_tags(r->t, r->uidt, common, nc, &res->tags)))
 		return rc;
-	return agg_tags(r, g, ng, common, nc, &res->aggtags);
+	res->muid = muid;
+	if ((rc = agg_tags(r, g, ng, common, nc, &res->aggtags, keys, &nk)))
+		return rc;
+	return r->q->gexp ? expr_tags(r, res, common, nc, keys, nk) : CF_OK;
 }
 
 static int cmp_result(const void *a, const void *b)
@@ -1000,6 +1052,15 @@ out:
 	return rc;
 }
 
+static void xtags_free(struct tsd_xtag *t, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(t[i].kname);
+		free(t[i].vname);
+	}
+	free(t);
+}
+
 static void free_results(struct run *r)
 {
 	for (size_t i = 0; i < r->nres; i++) {
@@ -1009,6 +1070,8 @@ static void free_results(struct run *r)
 		buf_release(&r->res[i].tsuids);
 		buf_release(&r->res[i].notes);
 		free(r->res[i].sp);
+		xtags_free(r->res[i].xt, r->res[i].nxt);
+		xtags_free(r->res[i].xa, r->res[i].nxa);
 	}
 	free(r->res);
 	r->res = NULL;
@@ -1269,6 +1332,172 @@ out:
 	return rc;
 }
 
+/* --- expressions (exp=: tsd/expr.h) ----------------------------------- */
+
+static int cmp_xtag_name(const void *a, const void *b)
+{
+	const struct tsd_xtag *const *x = a, *const *y = b;
+
+	return strcmp((*x)->kname, (*y)->kname);
+}
+
+/* " k=v k=v" of s's tags, by name (none for an alias). */
+static int xs_tags(const struct tsd_xseries *s, struct buf *out)
+{
+	const struct tsd_xtag *by[TSD_MAX_TAGS];
+	size_t n = 0;
+	int rc = CF_OK;
+
+	for (size_t i = 0; i < s->ntags && n < TSD_MAX_TAGS; i++)
+		if (!s->alias && s->tags[i].vname)
+			by[n++] = &s->tags[i];
+	qsort(by, n, sizeof by[0], cmp_xtag_name);
+	for (size_t i = 0; i < n && rc == CF_OK; i++)
+		rc = buf_printf(out, " %s=%s", by[i]->kname, by[i]->vname);
+	return rc;
+}
+
+/* " k k" of s's aggregated keys, in UID order. */
+static int xs_agg(const struct tsd_xseries *s, struct buf *out)
+{
+	int rc = CF_OK;
+
+	for (size_t i = 0; i < s->nagg && !s->alias && rc == CF_OK; i++)
+		rc = buf_printf(out, " %s", s->agg[i].kname);
+	return rc;
+}
+
+/* The results of the metric queries as the expressions' inputs, one set
+ * a sub query; each group's points aggregated whole (collect(): at most
+ * max_graph_points in all).  The names and tags move to the sets. */
+static int expr_inputs(struct run *r, struct tsd_xset *in, uint64_t *total)
+{
+	int rc = CF_OK;
+
+	for (size_t i = 0; i < r->nres && rc == CF_OK; i++) {
+		struct result *res = &r->res[i];
+		struct tsd_xset *set = &in[res->sq - r->q->subs];
+		struct tsd_xseries *ns, *x;
+		ns = realloc(set->s, (set->n + 1) * sizeof *ns);
+		if (!ns)
+			return CF_ENOMEM;
+		set->s = ns;
+		x = memset(&ns[set->n++], 0, sizeof *x);
+		x->muid = res->muid;
+		x->tags = res->xt;
+		x->ntags = res->nxt;
+		x->agg = res->xa;
+		x->nagg = res->nxa;
+		res->xt = res->xa = NULL;
+		res->nxt = res->nxa = 0;
+		if (!(x->metric = strdup(res->metric)))
+			return CF_ENOMEM;
+		rc = collect(r, res, "expression", &x->dp, &x->n, total);
+	}
+	return rc;
+}
+
+/* Evaluates the query's expressions over its results and writes theirs:
+ * OpenTSDB's JSON answer, or (text) "M TS VALUE TAGS" lines; points in
+ * [start, end] only, as OpenTSDB's serializer prints them. */
+static int format_exp(struct run *r, int text, struct buf *out)
+{
+	struct tsd_xset *in = calloc(r->q->nsubs ? r->q->nsubs : 1,
+				     sizeof *in);
+	struct tsd_xset *res = calloc(r->q->nexps ? r->q->nexps : 1,
+				      sizeof *res);
+	struct tsd_json_series *js = NULL;
+	struct buf tags = BUF_INIT, agg = BUF_INIT;
+	size_t nout = 0, k = 0;
+	char **names = NULL;
+	uint64_t total = 0, made = 0;
+	char why[256];
+	int rc;
+
+	if (!in || !res) {
+		rc = CF_ENOMEM;
+		goto out;
+	}
+	if ((rc = expr_inputs(r, in, &total)))
+		goto out;
+	/* the points the functions make: max_graph_points for all the
+	 * expressions together, as for their inputs */
+	for (size_t i = 0; i < r->q->nexps && rc == CF_OK; i++) {
+		uint64_t left = r->t->o.max_graph_points > made ?
+				r->t->o.max_graph_points - made : 1;
+		rc = tsd_expr_eval(r->x[i], in, r->q->nsubs,
+				   r->q->start_ms, r->q->end_ms, left, &res[i],
+				   why, sizeof why);
+		if (rc == CF_EINVAL || rc == CF_ETOOBIG)
+			set_err(r->err, "%s", why);
+		for (size_t j = 0; j < res[i].n; j++)
+			made += res[i].s[j].n;
+		nout += res[i].n;
+	}
+	if (rc)
+		goto out;
+	js = calloc(nout ? nout : 1, sizeof *js);
+	names = calloc(nout ? nout : 1, sizeof *names);
+	if (!js || !names) {
+		rc = CF_ENOMEM;
+		goto out;
+	}
+	/* the tags' texts of all series in one buffer each: offsets first,
+	 * pointers once the buffers no longer move */
+	for (size_t i = 0; i < r->q->nexps && rc == CF_OK; i++)
+		for (size_t j = 0; j < res[i].n && rc == CF_OK; j++, k++) {
+			const struct tsd_xseries *s = &res[i].s[j];
+			if (!(names[k] = tsd_xseries_name(s))) {
+				rc = CF_ENOMEM;
+				break;
+			}
+			js[k].metric = names[k];
+			js[k].tags = (const void *)(uintptr_t)tags.len;
+			rc = xs_tags(s, &tags);
+			js[k].tagslen = tags.len - (size_t)(uintptr_t)js[k].tags;
+			js[k].aggtags = (const void *)(uintptr_t)agg.len;
+			if (rc == CF_OK)
+				rc = xs_agg(s, &agg);
+			js[k].aggtagslen = agg.len -
+					   (size_t)(uintptr_t)js[k].aggtags;
+			js[k].dp = s->dp;
+			js[k].n = s->n;
+		}
+	for (size_t i = 0; i < k && rc == CF_OK; i++) {
+		size_t t = (size_t)(uintptr_t)js[i].tags;
+		size_t a = (size_t)(uintptr_t)js[i].aggtags;
+		js[i].tags = tags.p ? (const void *)(tags.p + t) : "";
+		js[i].aggtags = agg.p ? (const void *)(agg.p + a) : "";
+	}
+	if (rc == CF_OK && !text)
+		rc = tsd_json_format(out, js, k, r->q->ms, r->q->arrays,
+				     r->q->start_ms, r->q->end_ms);
+	for (size_t i = 0; i < k && rc == CF_OK && text; i++)
+		for (size_t j = 0; j < js[i].n && rc == CF_OK; j++) {
+			const struct tsd_dp *p = &js[i].dp[j];
+			if (p->ts < r->q->start_ms || p->ts > r->q->end_ms)
+				continue;
+			rc = tsd_buf_point(out, js[i].metric, r->q->ms ?
+					   p->ts : p->ts / 1000, p->is_float,
+					   p->i, p->d, js[i].tags,
+					   js[i].tagslen);
+		}
+out:
+	for (size_t i = 0; names && i < nout; i++)
+		free(names[i]);
+	free(names);
+	free(js);
+	buf_release(&tags);
+	buf_release(&agg);
+	for (size_t i = 0; in && i < r->q->nsubs; i++)
+		tsd_xset_release(&in[i]);
+	for (size_t i = 0; res && i < r->q->nexps; i++)
+		tsd_xset_release(&res[i]);
+	free(in);
+	free(res);
+	return rc;
+}
+
 static int format_png(struct run *r, struct buf *out)
 {
 	struct tsd_plot_series *ps = calloc(r->nres ? r->nres : 1, sizeof *ps);
@@ -1385,8 +1614,17 @@ static int load_query(struct run *r)
 	return rc;
 }
 
+static void free_exprs(struct tsd_expr **x, size_t n)
+{
+	for (size_t i = 0; x && i < n; i++)
+		tsd_expr_free(x[i]);
+	free(x);
+}
+
 static void release_run(struct run *r)
 {
+	free_exprs(r->x, r->q ? r->q->nexps : 0);
+	r->x = NULL;
 	free(r->qst);
 	r->qst = NULL;
 	free_results(r);
@@ -1539,19 +1777,56 @@ static void qtext_release(struct tsd_cursor *c)
 	c->state = NULL;
 }
 
-static int parse(const char *qs, size_t len, struct tsd_query *q,
+struct xctx {
+	struct tsd_query *q;
+	char *why;
+	size_t whylen;
+};
+
+/* tsd_xadd_fn: an expression's metric query becomes a sub query (as
+ * QueryRpc.parseMTypeSubQuery adds it), numbered by its index. */
+static int add_metric(void *ctx, const char *m, size_t len, size_t *query)
+{
+	struct xctx *x = ctx;
+	int rc = tsd_query_add_m(x->q, m, len, x->why, x->whylen);
+
+	*query = x->q->nsubs - 1;
+	return rc;
+}
+
+/* Parses query string qs with flags into q, and its expressions into
+ * *x (NULL when it has none; free_exprs).  On failure q is released. */
+static int parse(const char *qs, size_t len, unsigned flags,
+		 struct tsd_query *q, struct tsd_expr ***x,
 		 struct tsd_error *err)
 {
 	char why[200];
-	int rc = tsd_query_parse(qs, len, env_now_ms(), q, why, sizeof why);
+	int rc = tsd_query_parse_flags(qs, len, env_now_ms(), flags, q, why,
+				       sizeof why);
+	struct xctx c = { q, why, sizeof why };
+	int parsed = rc == CF_OK;
+
+	*x = NULL;
+	if (rc == CF_OK && q->nexps && !(*x = calloc(q->nexps, sizeof **x)))
+		rc = CF_ENOMEM;
+	for (size_t i = 0; rc == CF_OK && i < q->nexps; i++)
+		rc = tsd_expr_parse(q->exps[i], strlen(q->exps[i]),
+				    add_metric, &c, &(*x)[i], why,
+				    sizeof why);
 	if (rc == CF_EINVAL)
 		set_err(err, "%s", why);
+	if (rc && parsed) {
+		free_exprs(*x, q->nexps);
+		*x = NULL;
+		tsd_query_release(q);
+	}
 	return rc;
 }
 
 int tsd_query_check(tsd *t, const char *qs, size_t len,
 		    struct tsd_error *err)
 {
+	struct tsd_expr **x;
 	struct tsd_query q;
 	cf_table *uidt, *dbt;
 	uint32_t uid;
@@ -1560,8 +1835,9 @@ int tsd_query_check(tsd *t, const char *qs, size_t len,
 
 	if (err)
 		err->reason[0] = '\0';
-	if ((rc = parse(qs, len, &q, err)))
+	if ((rc = parse(qs, len, TSD_QUERY_EXP, &q, &x, err)))
 		return rc;
+	free_exprs(x, q.nexps);
 	if ((rc = tsd_tables(t, &uidt, &dbt)))
 		goto out;
 	for (size_t i = 0; i < q.nsubs && rc == CF_OK; i++) {
@@ -1599,9 +1875,15 @@ int tsd_query_open(tsd *t, const char *qs, size_t len, enum tsd_format fmt,
 		   tsd_cursor **out, struct tsd_error *err)
 {
 	struct tsd_cursor *c = NULL;
+	unsigned flags = 0;
 	struct qtext *st;
 	int rc;
 
+	if (fmt & (TSD_FMT_EXP | TSD_FMT_GEXP))
+		flags |= TSD_QUERY_EXP;
+	if (fmt & TSD_FMT_GEXP)
+		flags |= TSD_QUERY_GEXP;
+	fmt = (enum tsd_format)((unsigned)fmt & 0xffu);
 	if (err) {
 		err->line = 0;
 		err->reason[0] = '\0';
@@ -1609,11 +1891,20 @@ int tsd_query_open(tsd *t, const char *qs, size_t len, enum tsd_format fmt,
 	if (!(st = calloc(1, sizeof *st)))
 		return CF_ENOMEM;
 	st->t = t;
-	if ((rc = parse(qs, len, &st->q, err))) {
+	if ((rc = parse(qs, len, flags, &st->q, &st->r.x, err))) {
 		free(st);
 		return rc;
 	}
+	if (st->q.gexp && fmt != TSD_FMT_TEXT && fmt != TSD_FMT_JSON) {
+		set_err(err, "%s", "expressions are answered as JSON or "
+			"text, not drawn");
+		free_exprs(st->r.x, st->q.nexps);
+		tsd_query_release(&st->q);
+		free(st);
+		return CF_EINVAL;
+	}
 	if ((rc = tsd_cursor_new(&c))) {
+		free_exprs(st->r.x, st->q.nexps);
 		tsd_query_release(&st->q);
 		free(st);
 		return rc;
@@ -1623,14 +1914,19 @@ int tsd_query_open(tsd *t, const char *qs, size_t len, enum tsd_format fmt,
 	st->r.t = t;
 	st->r.q = &st->q;
 	st->r.err = err;
-	st->r.want_notes = fmt == TSD_FMT_JSON && !st->q.no_annotations;
+	st->r.want_notes = fmt == TSD_FMT_JSON && !st->q.no_annotations &&
+			   !st->q.gexp;
 	rc = load_query(&st->r);
 	/* the points are loaded and the tags named: no table is needed
 	 * while the result is read */
 	cf_table_close(st->r.uidt);
 	cf_table_close(st->r.dbt);
 	st->r.uidt = st->r.dbt = NULL;
-	if (rc == CF_OK && fmt != TSD_FMT_TEXT) {
+	if (rc == CF_OK && st->q.gexp) {
+		rc = format_exp(&st->r, fmt == TSD_FMT_TEXT, &c->win);
+		c->eof = 1;
+		release_run(&st->r);
+	} else if (rc == CF_OK && fmt != TSD_FMT_TEXT) {
 		rc = fmt == TSD_FMT_PNG ? format_png(&st->r, &c->win) :
 		     fmt == TSD_FMT_JSON ? format_json(&st->r, &c->win) :
 		     format_graph_json(&st->r, &c->win);
@@ -1716,6 +2012,7 @@ static int delete_sub(struct run *r, const struct tsd_subquery *sq,
 int tsd_query_delete(tsd *t, const char *qs, size_t len, uint64_t *rows,
 		     struct tsd_error *err)
 {
+	struct tsd_expr **x;
 	struct tsd_query q;
 	struct run r;
 	cf_batch *b = NULL;
@@ -1728,7 +2025,7 @@ int tsd_query_delete(tsd *t, const char *qs, size_t len, uint64_t *rows,
 		err->line = 0;
 		err->reason[0] = '\0';
 	}
-	if ((rc = parse(qs, len, &q, err)))
+	if ((rc = parse(qs, len, 0, &q, &x, err)))
 		return rc;
 	memset(&r, 0, sizeof r);
 	r.t = t;

@@ -1034,8 +1034,34 @@ static int set_str(char **dst, const char *v)
 	return *dst ? CF_OK : CF_ENOMEM;
 }
 
+int tsd_query_add_m(struct tsd_query *q, const char *s, size_t n,
+		    char *why, size_t whylen)
+{
+	return parse_sub(q, s, n, 0, why, whylen);
+}
+
+static int add_exp(struct tsd_query *q, const char *s, size_t n)
+{
+	char **ne = realloc(q->exps, (q->nexps + 1) * sizeof *ne);
+
+	if (!ne)
+		return CF_ENOMEM;
+	q->exps = ne;
+	if (!(ne[q->nexps] = tsd_dupn(s, n)))
+		return CF_ENOMEM;
+	q->nexps++;
+	return CF_OK;
+}
+
 int tsd_query_parse(const char *qs, size_t len, int64_t now_ms,
 		    struct tsd_query *q, char *why, size_t whylen)
+{
+	return tsd_query_parse_flags(qs, len, now_ms, 0, q, why, whylen);
+}
+
+int tsd_query_parse_flags(const char *qs, size_t len, int64_t now_ms,
+			  unsigned flags, struct tsd_query *q, char *why,
+			  size_t whylen)
 {
 	char *key = NULL, *val = NULL;
 	int have_start = 0, have_end = 0, start_date = 0, end_date = 0;
@@ -1087,6 +1113,9 @@ int tsd_query_parse(const char *qs, size_t len, int64_t now_ms,
 		} else if (!strcmp(key, "m") || !strcmp(key, "tsuid")) {
 			if ((rc = parse_sub(q, val, vl, key[0] == 't', why,
 					    whylen)))
+				goto out;
+		} else if (!strcmp(key, "exp") && (flags & TSD_QUERY_EXP)) {
+			if ((rc = add_exp(q, val, vl)))
 				goto out;
 		} else if (!strcmp(key, "ms")) {
 			q->ms = 1;
@@ -1190,8 +1219,11 @@ int tsd_query_parse(const char *qs, size_t len, int64_t now_ms,
 			       (long long)q->start_ms);
 		goto out;
 	}
-	if (q->nsubs == 0)
+	/* an expression's metric queries become subs once it is parsed
+	 * (tsd_query_add_m) */
+	if (q->nsubs == 0 && q->nexps == 0)
 		rc = cf_einval(why, whylen, "Missing sub queries");
+	q->gexp = (flags & TSD_QUERY_GEXP) || q->nexps;
 out:
 	free(key);
 	free(val);
@@ -1214,6 +1246,9 @@ void tsd_query_release(struct tsd_query *q)
 		free(sq->filters);
 	}
 	free(q->subs);
+	for (size_t i = 0; i < q->nexps; i++)
+		free(q->exps[i]);
+	free(q->exps);
 	tsd_tz_free(q->tz);
 	free(q->title);
 	free(q->ylabel);

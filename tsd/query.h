@@ -146,6 +146,13 @@ struct tsd_query {
 				 * dates; NULL: UTC */
 	struct tsd_subquery *subs;
 	size_t nsubs;
+	/* exp= (read with TSD_QUERY_EXP): the expressions as written, in
+	 * order; whoever parses them (tsd/expr.h) adds their metric queries
+	 * to subs with tsd_query_add_m() */
+	char **exps;
+	size_t nexps;
+	int gexp;		/* the answer is the expressions' results
+				 * (TSD_QUERY_GEXP, or an exp= given) */
 	/* graph options (OpenTSDB's /q parameters) */
 	int width, height;	/* wxh=800x600 */
 	char *title;
@@ -170,6 +177,21 @@ int tsd_agg_lookup(const char *name, size_t n, enum tsd_agg *out);
  */
 int tsd_query_parse(const char *qs, size_t len, int64_t now_ms,
 		    struct tsd_query *q, char *why, size_t whylen);
+
+/* tsd_query_parse with flags: TSD_QUERY_EXP keeps exp= parameters
+ * (OpenTSDB's /api/query/gexp and MNT/tsd/q/; without it they are
+ * ignored, as /api/query ignores them) in q->exps, and a query of
+ * expressions only is not missing its sub queries; TSD_QUERY_GEXP also
+ * makes the answer the expressions' results only, even with none. */
+#define TSD_QUERY_EXP 0x100
+#define TSD_QUERY_GEXP 0x200
+int tsd_query_parse_flags(const char *qs, size_t len, int64_t now_ms,
+			  unsigned flags, struct tsd_query *q, char *why,
+			  size_t whylen);
+/* Adds the m= sub query s[0..n) to q (an expression's metric query).
+ * CF_EINVAL with why, CF_ENOMEM. */
+int tsd_query_add_m(struct tsd_query *q, const char *s, size_t n,
+		    char *why, size_t whylen);
 void tsd_query_release(struct tsd_query *q);
 
 /* OpenTSDB's DateTime.parseDuration: "N" followed by ms, s, m, h, d, w, n

@@ -248,7 +248,13 @@ int tsd_names(tsd *t, enum tsd_kind kind, const char *prefix, size_t max,
 /* --- reading ----------------------------------------------------------- */
 
 enum tsd_format {
-	TSD_FMT_TEXT = 0, TSD_FMT_PNG = 1, TSD_FMT_JSON = 2, TSD_FMT_GRAPH_JSON = 3
+	TSD_FMT_TEXT = 0, TSD_FMT_PNG = 1, TSD_FMT_JSON = 2, TSD_FMT_GRAPH_JSON = 3,
+	/* or'ed into tsd_query_open()'s format: exp= parameters are read
+	 * (graphite-style expressions, tsd/expr.h) and, when there are any,
+	 * the answer is their results (MNT/tsd/q/); with TSD_FMT_GEXP the
+	 * answer is the expressions' results even with none
+	 * (/api/query/gexp).  Text and JSON only. */
+	TSD_FMT_EXP = 0x100, TSD_FMT_GEXP = 0x200
 };
 
 /*
