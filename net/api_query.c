@@ -366,6 +366,8 @@ static void nsun(const char *reason, char *msg, size_t n)
 	snprintf(msg, n, "%s", reason);
 }
 
+static int query_failed(struct net_req *r, int rc, const struct tsd_error *e);
+
 /* Runs qs and puts its answer in format fmt (or the error) into r. */
 static int run_as(struct net_req *r, const char *qs, size_t len,
 		  enum tsd_format fmt)
@@ -373,7 +375,6 @@ static int run_as(struct net_req *r, const char *qs, size_t len,
 	struct tsd_error err;
 	tsd_cursor *c = NULL;
 	tsd *t;
-	char msg[400];
 	int rc;
 
 	err.reason[0] = '\0';
@@ -404,6 +405,15 @@ static int run_as(struct net_req *r, const char *qs, size_t len,
 		}
 	}
 	buf_release(&r->out);
+	return query_failed(r, rc, &err);
+}
+
+/* The answer to a query that failed with rc (err says why). */
+static int query_failed(struct net_req *r, int rc, const struct tsd_error *e)
+{
+	struct tsd_error err = *e;
+	char msg[400];
+
 	switch (rc) {
 	case CF_EINVAL:
 		cf_log(CF_LOG_WARN, "tsd http: query: %s", err.reason);
@@ -580,6 +590,38 @@ int net_api_query_gexp(struct net_req *r)
 		return net_bad_method(r);
 	return run_as(r, r->query, strlen(r->query),
 		      (enum tsd_format)(TSD_FMT_JSON | TSD_FMT_GEXP));
+}
+
+/* /api/query/exp (QueryRpc.handleExpressionQuery): the JSON query of
+ * metrics, filters, expressions and outputs in the body, answered by
+ * tsd_query_exp() (docs/api.md). */
+int net_api_query_exp(struct net_req *r)
+{
+	struct tsd_error err;
+	tsd *t;
+	int rc;
+
+	if (!net_method(r))
+		return 0;
+	if (strcmp(r->method, "GET") && strcmp(r->method, "POST"))
+		return net_bad_method(r);
+	if (!net_has_body(r))
+		return net_no_body(r);
+	err.reason[0] = '\0';
+	rc = r->get(0, &t);
+	if (rc == CF_ENOTFOUND)
+		return net_error(r, 400, "No such name for 'metrics': no "
+				 "data point was ever written", NULL);
+	if (rc == CF_OK)
+		rc = tsd_query_exp(t, r->body, r->body_len, &r->out, &err);
+	if (rc == CF_OK && r->out.len > NET_REPLY_MAX)
+		rc = CF_ETOOBIG;
+	if (rc == CF_OK) {
+		r->status = 200;
+		return 0;
+	}
+	buf_release(&r->out);
+	return query_failed(r, rc, &err);
 }
 
 /* The hours of a tsdb row (OpenTSDB's Const.MAX_TIMESPAN). */

@@ -336,6 +336,7 @@ static const struct {
 	{ "/api/query", net_api_query },
 	{ "/api/query/last", net_api_query_last },
 	{ "/api/query/gexp", net_api_query_gexp },
+	{ "/api/query/exp", net_api_query_exp },
 	{ "/api/suggest", net_api_suggest },
 	{ "/api/aggregators", net_api_aggregators },
 	{ "/api/version", net_api_version },
@@ -561,9 +562,8 @@ static const char *endpoint(struct net_req *r, const char *path, char *key,
 		if (!strcmp(one, whole[i]))
 			goto one_part;
 	if (!strcmp(one, "query")) {
-		if (!strcmp(two, "exp"))
-			return NULL;	/* JEXL expressions: not served */
-		if (strcmp(two, "last") && strcmp(two, "gexp"))
+		if (strcmp(two, "last") && strcmp(two, "gexp") &&
+		    strcmp(two, "exp"))
 			goto one_part;
 		goto two_parts;
 	}

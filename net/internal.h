@@ -118,6 +118,7 @@ int net_api_put(struct net_req *r);
 int net_api_query(struct net_req *r);
 int net_api_query_last(struct net_req *r);
 int net_api_query_gexp(struct net_req *r);
+int net_api_query_exp(struct net_req *r);
 int net_api_suggest(struct net_req *r);
 int net_api_aggregators(struct net_req *r);
 int net_api_version(struct net_req *r);

@@ -192,7 +192,7 @@ test_expect_success 'TestHttpQuery getQueryBaseRoute: the first part after /api/
 	api "/api/uid/nothing" &&
 	echo "{\"error\":{\"code\":501,\"message\":\"Other UID endpoints have not been implemented yet\"}}" >expect &&
 	is 501 &&
-	for p in /api /api/ /api/v1 /api/error /api/stats/jvm /api/query/exp; do
+	for p in /api /api/ /api/v1 /api/error /api/stats/jvm /api/stats/threads; do
 		api $p &&
 		echo "{\"error\":{\"code\":404,\"message\":\"Endpoint not found\"}}" >expect &&
 		is 404 || return 1

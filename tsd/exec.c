@@ -1777,6 +1777,31 @@ static void qtext_release(struct tsd_cursor *c)
 	c->state = NULL;
 }
 
+int tsd_query_sets(tsd *t, const struct tsd_query *q, struct tsd_xset *sets,
+		   struct tsd_error *err)
+{
+	struct run r;
+	uint64_t total = 0;
+	int rc;
+
+	memset(&r, 0, sizeof r);
+	r.t = t;
+	r.q = q;
+	r.err = err;
+	if (err) {
+		err->line = 0;
+		err->reason[0] = '\0';
+	}
+	rc = load_query(&r);
+	if (rc == CF_OK)
+		rc = expr_inputs(&r, sets, &total);
+	release_run(&r);
+	if (rc)
+		for (size_t i = 0; i < q->nsubs; i++)
+			tsd_xset_release(&sets[i]);
+	return rc;
+}
+
 struct xctx {
 	struct tsd_query *q;
 	char *why;

@@ -361,6 +361,19 @@ struct tsd_cursor {
  * caller on the returned cursor).  CF_ENOMEM. */
 int tsd_cursor_new(struct tsd_cursor **out);
 
+struct tsd_query;
+struct tsd_xset;
+/*
+ * Runs the parsed query q (tsd/exec.c) and gives each sub query's groups,
+ * aggregated whole, as expressions' inputs (tsd/expr.h): sets[i] gets
+ * q->subs[i]'s (release each with tsd_xset_release).  q->gexp must be
+ * set (the groups keep their tags' UIDs and names).  The points of all
+ * groups count against max_graph_points (CF_ETOOBIG, *err says so).
+ * Errors: those of tsd_query_open().
+ */
+int tsd_query_sets(tsd *t, const struct tsd_query *q, struct tsd_xset *sets,
+		   struct tsd_error *err);
+
 /* Renders the query q (already parsed) to a graph: the result groups in
  * data are drawn by gnuplot into a PNG appended to out.  CF_EIO with
  * *err when gnuplot fails. */

@@ -310,6 +310,21 @@ int tsd_query_open(tsd *t, const char *qs, size_t len, enum tsd_format fmt,
 		   tsd_cursor **out, struct tsd_error *err);
 
 /*
+ * OpenTSDB 2.3's /api/query/exp: the JSON query body[0..len) (its
+ * metrics, filters, expressions and outputs; docs/api.md) run, and its
+ * answer, {"outputs":[...],"query":{...}}, appended to out.  Memory: the
+ * metric queries' points aggregated whole (at most max_graph_points)
+ * and the points the expressions make (at most max_graph_points more),
+ * plus the answer's text.  Errors: CF_EINVAL (a body that is not such a
+ * query, an expression that does not parse, no intersection; *err says
+ * why as OpenTSDB's pojos do), CF_ENOTFOUND (an unknown metric or tag),
+ * CF_ETOOBIG, engine errors.
+ */
+struct buf;
+int tsd_query_exp(tsd *t, const char *body, size_t len, struct buf *out,
+		  struct tsd_error *err);
+
+/*
  * Deletes what query qs[0..len) reads, as OpenTSDB's delete query does
  * (DELETE /api/query; rm MNT/tsd/q/QUERY): every row of tsdb that a
  * sub query selects (its metric and filters, or its TSUIDs), whole,

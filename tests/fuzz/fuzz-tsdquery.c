@@ -1,12 +1,14 @@
 /* fuzz-tsdquery: query strings of MNT/tsd/q?... (tsd/query.c), the
  * times and durations inside them, the names of MNT/tsd/lookup/ files
- * and lookups' m= values (tsd/lookup.c's parsers), and the exp=
+ * and lookups' m= values (tsd/lookup.c's parsers), the exp=
  * expressions (tsd/expr.c), parsed and evaluated over two made-up
- * series a metric query. */
+ * series a metric query, and the input as the JEXL arithmetic of
+ * /api/query/exp (tsd/jexl.c), evaluated with every variable 2. */
 #include <string.h>
 
 #include "tests/fuzz/fuzz.h"
 #include "tsd/expr.h"
+#include "tsd/jexl.h"
 #include "tsd/query.h"
 #include "tsd/tsd.h"
 
@@ -71,6 +73,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				  TSD_QUERY_EXP, &q, why, sizeof why) == 0) {
 		expressions(&q);
 		tsd_query_release(&q);
+	}
+	{
+		struct tsd_jexl *j;
+		double vals[64];
+		for (size_t i = 0; i < 64; i++)
+			vals[i] = 2;
+		if (tsd_jexl_parse((const char *)data, size, &j, why,
+				   sizeof why) == 0) {
+			if (tsd_jexl_nvars(j) <= 64)
+				(void)tsd_jexl_eval(j, vals);
+			tsd_jexl_free(j);
+		}
 	}
 	tsd_parse_time((const char *)data, size, 1700000000000LL, &ms);
 	tsd_parse_duration((const char *)data, size, &ms);
