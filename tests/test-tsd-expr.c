@@ -262,7 +262,7 @@ static void parser(void)
 	ok(parse("scale(sum:a:b:c:d,2)", &e, &q) == CF_EINVAL,
 	   "a metric query of five parts refused");
 	{
-		char deep[400] = "";
+		char deep[512] = "";
 		for (int i = 0; i < 40; i++)
 			strcat(deep, "absolute(");
 		strcat(deep, "sum:m");
