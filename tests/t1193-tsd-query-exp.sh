@@ -71,6 +71,14 @@ test_expect_success 'mount with the HTTP API, write oneExtraSameE and threeSameE
 	AE $((T + 60)) 6 E=E
 	AE $((T + 120)) 7 E=E
 	AE $((T + 180)) 8 E=E
+	OA $T 1 D=D E=E
+	OA $((T + 60)) 2 D=D E=E
+	OA $T 4 D=F E=E
+	OA $((T + 60)) 5 D=F E=E
+	OB $((T + 120)) 13 D=D E=E
+	OB $((T + 180)) 14 D=D E=E
+	OB $((T + 120)) 16 D=F E=E
+	OB $((T + 180)) 17 D=F E=E
 	EOF
 	cat in >"$MNT/tsd/put"
 '
@@ -108,6 +116,14 @@ test_expect_success 'a metric fill policy (scalar) and a NaN fill' '
 	# a union: a variable with no series of the tags is 0, not its fill
 	exp "$TIME,$F1,\"metrics\":[{\"id\":\"a\",\"metric\":\"A\",\"filter\":\"f1\",\"fillPolicy\":{\"policy\":\"scalar\",\"value\":100}},{\"id\":\"b\",\"metric\":\"B\",\"filter\":\"f1\"}],\"expressions\":[{\"id\":\"e\",\"expr\":\"a + b\"}]" &&
 	has "\"dps\":[[1431561600000,12.0,18.0,17.0]"
+'
+
+test_expect_success 'aPlusBResultsOffsetDefaultFill and ...FillInfectiousNaN (TestExpressionIterator)' '
+	M="\"metrics\":[{\"id\":\"a\",\"metric\":\"OA\",\"filter\":\"f1\"},{\"id\":\"b\",\"metric\":\"OB\",\"filter\":\"f1\"}]" &&
+	exp "\"time\":{\"start\":\"1431561600\",\"end\":\"1431561780\",\"aggregator\":\"sum\"},$F1,$M,\"expressions\":[{\"id\":\"e\",\"expr\":\"a + b\",$ISECT}]" &&
+	has "\"dps\":[[1431561600000,1.0,4.0],[1431561660000,2.0,5.0],[1431561720000,13.0,16.0],[1431561780000,14.0,17.0]]" &&
+	exp "$TIME,$F1,\"metrics\":[{\"id\":\"a\",\"metric\":\"GA\",\"filter\":\"f1\",\"fillPolicy\":{\"policy\":\"nan\"}},{\"id\":\"b\",\"metric\":\"GB\",\"filter\":\"f1\",\"fillPolicy\":{\"policy\":\"nan\"}}],\"expressions\":[{\"id\":\"e\",\"expr\":\"a + b\",$ISECT}]" &&
+	has "\"dps\":[[1431561600000,\"NaN\",\"NaN\",\"NaN\"],[1431561660000,\"NaN\",20.0,\"NaN\"],[1431561720000,16.0,\"NaN\",28.0]]"
 '
 
 test_expect_success 'oneExpressionNoFilter: every series summed' '
