@@ -33,6 +33,16 @@ err() {
 	is "$1"
 }
 
+# chain N: E is the expressions eN = e(N-1) + 1, ..., e1 = e0 + 1,
+# e0 = a + b + 1, in that order
+chain() {
+	E= &&
+	i=$1 && while test $i -ge 1; do
+		E="$E{\"id\":\"e$i\",\"expr\":\"e$((i - 1)) + 1\"}," && i=$((i - 1))
+	done &&
+	E="$E{\"id\":\"e0\",\"expr\":\"a + b + 1\"}"
+}
+
 # oneExtraSameE (A and B; B has the series D=G A lacks) and
 # threeSameEGaps (GA and GB, every series with gaps); Z has a point an
 # hour before, none in the range
@@ -203,6 +213,20 @@ test_expect_success 'bad queries: 400 with the pojos'"'"' reasons' '
 	err 400 "Invalid metric at index 0: The value for ZERO must be 0" &&
 	exp "$TIME,\"metrics\":[{\"id\":\"a\",\"metric\":\"nosuch\"}]" &&
 	grep -q "\"message\":\"No such name for .metrics.: .nosuch.\"" body &&
+	# bounds: expressions naming expressions 64 deep (listed last
+	# first, so that each evaluation starts the next), 1024 of a kind
+	chain 70 &&
+	exp "$TIME,$F1,$AB,\"expressions\":[$E]" &&
+	err 400 "expressions nested over 64 deep at e6" &&
+	chain 60 &&
+	exp "$TIME,$F1,$AB,\"expressions\":[$E],\"outputs\":[{\"id\":\"e60\"}]" &&
+	has "\"id\":\"e60\",\"dps\":[[1431561600000,78.0,73.0,79.0]" &&
+	M="{\"id\":\"m0\",\"metric\":\"A\"}" &&
+	i=1 && while test $i -le 1024; do
+		M="$M,{\"id\":\"m$i\",\"metric\":\"A\"}" && i=$((i + 1))
+	done &&
+	exp "$TIME,\"metrics\":[$M]" &&
+	err 400 "more than 1024 metrics, filters, expressions or outputs" &&
 	api /api/query/exp -X PUT -d "{}" &&
 	grep -q "\"code\":405" body &&
 	api /api/query/exp &&

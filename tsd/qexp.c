@@ -89,10 +89,17 @@ struct qx {
 	int have_q;
 	int64_t qs, qe;			/* the range, ms */
 	uint64_t budget, made;
+	int depth;			/* expressions being evaluated */
 	struct tsd_error *err;
 };
 
 enum { FILL_NONE, FILL_ZERO, FILL_NAN, FILL_NULL, FILL_SCALAR };
+
+/* The bounds of one query (docs/api.md): metrics, expressions and
+ * outputs each, and the depth of expressions naming expressions (the
+ * evaluation recurses). */
+#define QX_MAX_ITEMS 1024
+#define QX_MAX_DEPTH 64
 
 static int bad(struct qx *x, const char *fmt, const char *a, const char *b)
 {
@@ -315,6 +322,16 @@ static int parse_query(struct qx *x)
 	if (x->outputs && !json_is_null(x->outputs) &&
 	    !json_is_array(x->outputs))
 		return bad(x, "outputs is not an array", NULL, NULL);
+	if (json_array_size(ms) > QX_MAX_ITEMS ||
+	    (json_is_array(es) && json_array_size(es) > QX_MAX_ITEMS) ||
+	    (json_is_array(x->outputs) &&
+	     json_array_size(x->outputs) > QX_MAX_ITEMS) ||
+	    (json_is_array(x->filters) &&
+	     json_array_size(x->filters) > QX_MAX_ITEMS)) {
+		snprintf(what, sizeof what, "%d", QX_MAX_ITEMS);
+		return bad(x, "more than %s metrics, filters, expressions or "
+			   "outputs", what, NULL);
+	}
 	if (!(x->m = calloc(json_array_size(ms), sizeof *x->m)))
 		return CF_ENOMEM;
 	json_array_foreach(ms, i, v) {
@@ -963,9 +980,18 @@ static int eval_expr(struct qx *x, struct xexpr *e)
 		return CF_OK;
 	if (e->state == 1)
 		return bad(x, "Circular reference found: %s", e->id, NULL);
+	if (x->depth == QX_MAX_DEPTH) {
+		char n[16];
+		snprintf(n, sizeof n, "%d", QX_MAX_DEPTH);
+		return bad(x, "expressions nested over %s deep at %s", n,
+			   e->id);
+	}
+	x->depth++;
 	e->state = 1;
-	if (!(vs = calloc(nv, sizeof *vs)))
+	if (!(vs = calloc(nv, sizeof *vs))) {
+		x->depth--;
 		return CF_ENOMEM;
+	}
 	for (size_t v = 0; v < nv && rc == CF_OK; v++)
 		rc = get_var(x, e, tsd_jexl_var(e->j, v), &vs[v]);
 	if (rc == CF_OK)
@@ -1000,6 +1026,7 @@ static int eval_expr(struct qx *x, struct xexpr *e)
 	free(rows);
 	free(vs);
 	e->state = 2;
+	x->depth--;
 	return rc;
 }
 
