@@ -368,6 +368,20 @@ static void nsun(const char *reason, char *msg, size_t n)
 
 static int query_failed(struct net_req *r, int rc, const struct tsd_error *e);
 
+/* The tsd layer of the mount into *t: CF_OK, an engine error, or 1 with
+ * the answer set (nothing was ever written: OpenTSDB's unknown metric). */
+static int get_tsd(struct net_req *r, tsd **t)
+{
+	int rc = r->get(0, t);
+
+	if (rc == CF_ENOTFOUND) {
+		net_error(r, 400, "No such name for 'metrics': no data point "
+			  "was ever written", NULL);
+		return 1;
+	}
+	return rc;
+}
+
 /* Runs qs and puts its answer in format fmt (or the error) into r. */
 static int run_as(struct net_req *r, const char *qs, size_t len,
 		  enum tsd_format fmt)
@@ -378,10 +392,8 @@ static int run_as(struct net_req *r, const char *qs, size_t len,
 	int rc;
 
 	err.reason[0] = '\0';
-	rc = r->get(0, &t);
-	if (rc == CF_ENOTFOUND)
-		return net_error(r, 400, "No such name for 'metrics': no "
-				 "data point was ever written", NULL);
+	if ((rc = get_tsd(r, &t)) > 0)
+		return 0;
 	if (rc == CF_OK)
 		rc = tsd_query_open(t, qs, len, fmt, &c, &err);
 	if (rc == CF_OK) {
@@ -608,10 +620,8 @@ int net_api_query_exp(struct net_req *r)
 	if (!net_has_body(r))
 		return net_no_body(r);
 	err.reason[0] = '\0';
-	rc = r->get(0, &t);
-	if (rc == CF_ENOTFOUND)
-		return net_error(r, 400, "No such name for 'metrics': no "
-				 "data point was ever written", NULL);
+	if ((rc = get_tsd(r, &t)) > 0)
+		return 0;
 	if (rc == CF_OK)
 		rc = tsd_query_exp(t, r->body, r->body_len, &r->out, &err);
 	if (rc == CF_OK && r->out.len > NET_REPLY_MAX)

@@ -53,26 +53,12 @@ test_expect_success 'mount with the HTTP API, write OpenTSDB oneExtraSameE' '
 	cellfs_mount "tsd_http=$HP" &&
 	$CLIENT wait $HP &&
 	cat >in <<-EOF &&
-	A $T 1 D=D E=E
-	A $((T + 60)) 2 D=D E=E
-	A $((T + 120)) 3 D=D E=E
-	A $T 4 D=F E=E
-	A $((T + 60)) 5 D=F E=E
-	A $((T + 120)) 6 D=F E=E
-	B $T 11 D=D E=E
-	B $((T + 60)) 12 D=D E=E
-	B $((T + 120)) 13 D=D E=E
-	B $T 14 D=F E=E
-	B $((T + 60)) 15 D=F E=E
-	B $((T + 120)) 16 D=F E=E
-	B $T 17 D=G E=E
-	B $((T + 60)) 18 D=G E=E
-	B $((T + 120)) 19 D=G E=E
 	N $T -3 h=a
 	N $((T + 60)) -2.5 h=a
 	N $((T + 120)) 4 h=a
 	EOF
-	cat in >"$MNT/tsd/put"
+	cat "$SHARNESS_TEST_DIRECTORY/data/tsd-one-extra-same-e.txt" in \
+		>"$MNT/tsd/put"
 '
 
 test_expect_success 'divideSeries: joined by tags, x / 0 is 0, named by the least metric UID (TestDivideSeries)' '

@@ -51,21 +51,6 @@ test_expect_success 'mount with the HTTP API, write oneExtraSameE and threeSameE
 	cellfs_mount "tsd_http=$HP" &&
 	$CLIENT wait $HP &&
 	cat >in <<-EOF &&
-	A $T 1 D=D E=E
-	A $((T + 60)) 2 D=D E=E
-	A $((T + 120)) 3 D=D E=E
-	A $T 4 D=F E=E
-	A $((T + 60)) 5 D=F E=E
-	A $((T + 120)) 6 D=F E=E
-	B $T 11 D=D E=E
-	B $((T + 60)) 12 D=D E=E
-	B $((T + 120)) 13 D=D E=E
-	B $T 14 D=F E=E
-	B $((T + 60)) 15 D=F E=E
-	B $((T + 120)) 16 D=F E=E
-	B $T 17 D=G E=E
-	B $((T + 60)) 18 D=G E=E
-	B $((T + 120)) 19 D=G E=E
 	GA $T 1 D=D E=E
 	GA $((T + 120)) 3 D=D E=E
 	GA $T 4 D=F E=E
@@ -90,7 +75,8 @@ test_expect_success 'mount with the HTTP API, write oneExtraSameE and threeSameE
 	OB $((T + 120)) 16 D=F E=E
 	OB $((T + 180)) 17 D=F E=E
 	EOF
-	cat in >"$MNT/tsd/put"
+	cat "$SHARNESS_TEST_DIRECTORY/data/tsd-one-extra-same-e.txt" in \
+		>"$MNT/tsd/put"
 '
 
 test_expect_success 'oneExpressionWithOutputAlias: the whole answer' '

@@ -17,6 +17,7 @@
 
 #include "tsd/agg.h"
 #include "tsd/codec.h"
+#include "tsd/number.h"
 #include "util/err.h"
 
 struct series {
@@ -48,17 +49,6 @@ static double to_double(const struct tsd_dp *p)
 	return p->is_float ? p->d : (double)p->i;
 }
 
-/* Java's (long) cast of a double: NaN is 0, out of range saturates. */
-static int64_t java_d2l(double d)
-{
-	if (isnan(d))
-		return 0;
-	if (d >= 9223372036854775807.0)
-		return INT64_MAX;
-	if (d <= -9223372036854775808.0)
-		return INT64_MIN;
-	return (int64_t)d;
-}
 
 /* --- the aggregators (Aggregators.java) -------------------------------- */
 
@@ -198,7 +188,7 @@ int64_t tsd_agg_long(enum tsd_agg a, const int64_t *v, size_t n)
 			old_mean = new_mean;
 			k++;
 		}
-		return java_d2l(sqrt(m2 / (double)(k - 1)));
+		return tsd_java_d2l(sqrt(m2 / (double)(k - 1)));
 	}
 	case TSD_AGG_DIFF:
 		return n == 1 ? 0 : (int64_t)((uint64_t)v[n - 1] - (uint64_t)v[0]);
@@ -223,7 +213,7 @@ int64_t tsd_agg_long(enum tsd_agg a, const int64_t *v, size_t n)
 		qsort(c, n, sizeof *c, cmp_double);
 		r = percentile_est(c, n, pct_of(a), est_of(a));
 		free(c);
-		return java_d2l(r);
+		return tsd_java_d2l(r);
 	}
 	case TSD_AGG_COUNT_ALL:
 		break;

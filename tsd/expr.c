@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "tsd/expr.h"
+#include "tsd/number.h"
 #include "util/err.h"
 
 #define W(len) ((int)((len) > 80 ? 80 : (len)))
@@ -530,18 +531,6 @@ static int out_alloc(struct tsd_xset *out, size_t n)
 	return out->s ? CF_OK : CF_ENOMEM;
 }
 
-/* Java's (long) of a double: NaN 0, saturating. */
-static int64_t to_long(double d)
-{
-	if (d != d)
-		return 0;
-	if (d >= 9223372036854775807.0)
-		return INT64_MAX;
-	if (d <= -9223372036854775808.0)
-		return INT64_MIN;
-	return (int64_t)d;
-}
-
 /* Java's long multiplication and Math.abs: wrapping. */
 static int64_t mul_wrap(int64_t a, int64_t b)
 {
@@ -610,7 +599,7 @@ static int map_series(struct ev *v, const struct args *a,
 				switch (kind) {
 				case MAP_SCALE:
 					if (!p.is_float && f_int) {
-						p.i = mul_wrap(to_long(f), p.i);
+						p.i = mul_wrap(tsd_java_d2l(f), p.i);
 					} else {
 						p.d = f * dval(&p);
 						p.is_float = 1;
@@ -909,22 +898,22 @@ static int same_key(const struct jent *x, const struct jent *y)
 	       (!x->klen || !memcmp(x->key, y->key, x->klen));
 }
 
-/* Adds key k (name kn) to d's aggregated keys unless there. */
-static int agg_add(struct tsd_xseries *d, const struct tsd_xtag *t)
+int tsd_xtags_add_key(struct tsd_xtag **agg, size_t *n,
+		      const struct tsd_xtag *t)
 {
 	size_t i = 0;
 	struct tsd_xtag *na;
 
-	while (i < d->nagg && d->agg[i].k < t->k)
+	while (i < *n && (*agg)[i].k < t->k)
 		i++;
-	if (i < d->nagg && d->agg[i].k == t->k)
+	if (i < *n && (*agg)[i].k == t->k)
 		return CF_OK;
-	if (!(na = realloc(d->agg, (d->nagg + 1) * sizeof *na)))
+	if (!(na = realloc(*agg, (*n + 1) * sizeof *na)))
 		return CF_ENOMEM;
-	d->agg = na;
-	memmove(na + i + 1, na + i, (d->nagg - i) * sizeof *na);
+	*agg = na;
+	memmove(na + i + 1, na + i, (*n - i) * sizeof *na);
 	na[i] = (struct tsd_xtag){ t->k, 0, strdup(t->kname), NULL };
-	d->nagg++;
+	(*n)++;
 	return na[i].kname ? CF_OK : CF_ENOMEM;
 }
 
@@ -957,7 +946,8 @@ static int join_one(struct ev *v, const struct tsd_xseries **s, size_t nv,
 	d->ntags = s[0] ? s[0]->ntags : 0;
 	for (size_t j = 0; j < nv && rc == CF_OK; j++)
 		for (size_t x = 0; s[j] && x < s[j]->nagg && rc == CF_OK; x++)
-			rc = agg_add(d, &s[j]->agg[x]);
+			rc = tsd_xtags_add_key(&d->agg, &d->nagg,
+					       &s[j]->agg[x]);
 	if (rc || (rc = spend(v, len)))
 		return rc;
 	if (len && !(d->dp = malloc(len * sizeof *d->dp)))

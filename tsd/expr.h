@@ -104,6 +104,11 @@ void tsd_xseries_release(struct tsd_xseries *s);
 /* A deep copy of s into *d.  CF_ENOMEM. */
 int tsd_xseries_copy(struct tsd_xseries *d, const struct tsd_xseries *s);
 
+/* Adds aggregated key t (its UID and name, copied) to agg[0..*n), kept
+ * in UID order, unless there.  CF_ENOMEM. */
+int tsd_xtags_add_key(struct tsd_xtag **agg, size_t *n,
+		      const struct tsd_xtag *t);
+
 /* The output name of s: its metric, or its alias with each "@TAGK"
  * replaced by the series' value of TAGK (malloc'd; NULL: no memory). */
 char *tsd_xseries_name(const struct tsd_xseries *s);

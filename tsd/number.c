@@ -334,3 +334,14 @@ int tsd_buf_point(struct buf *b, const char *metric, int64_t ts,
 		rc = buf_putc(b, '\n');
 	return rc;
 }
+
+int64_t tsd_java_d2l(double d)
+{
+	if (d != d)
+		return 0;
+	if (d >= 9223372036854775807.0)
+		return INT64_MAX;
+	if (d <= -9223372036854775808.0)
+		return INT64_MIN;
+	return (int64_t)d;
+}

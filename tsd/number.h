@@ -47,6 +47,9 @@ int tsd_buf_double(struct buf *b, double d);
 /* Appends v in decimal to b (printf's %lld, without printf).  CF_ENOMEM. */
 int tsd_buf_long(struct buf *b, int64_t v);
 
+/* Java's (long) cast of a double: NaN is 0, out of range saturates. */
+int64_t tsd_java_d2l(double d);
+
 /* Appends one output line `METRIC TS VALUE` + tags + '\n' to b: the value
  * an integer (i) or, with is_float, tsd_format_double(d); tags already
  * formatted (` k=v` pairs, or empty).  CF_ENOMEM. */

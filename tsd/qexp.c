@@ -760,24 +760,6 @@ static int add_uid(uint32_t **u, size_t *n, uint32_t v)
 	return CF_OK;
 }
 
-static int add_agg(struct vseries *d, const struct tsd_xtag *t)
-{
-	size_t i = 0;
-	struct tsd_xtag *na;
-
-	while (i < d->nagg && d->agg[i].k < t->k)
-		i++;
-	if (i < d->nagg && d->agg[i].k == t->k)
-		return CF_OK;
-	if (!(na = realloc(d->agg, (d->nagg + 1) * sizeof *na)))
-		return CF_ENOMEM;
-	d->agg = na;
-	memmove(na + i + 1, na + i, (d->nagg - i) * sizeof *na);
-	na[i] = (struct tsd_xtag){ t->k, 0, strdup(t->kname), NULL };
-	d->nagg++;
-	return na[i].kname ? CF_OK : CF_ENOMEM;
-}
-
 static double dval(const struct tsd_dp *p)
 {
 	return p->is_float ? p->d : (double)p->i;
@@ -1018,7 +1000,8 @@ static int eval_expr(struct qx *x, struct xexpr *e)
 				rc = add_uid(&d->muids, &d->nmuids,
 					     s->muids[k]);
 			for (size_t k = 0; s && k < s->nagg && !rc; k++)
-				rc = add_agg(d, &s->agg[k]);
+				rc = tsd_xtags_add_key(&d->agg, &d->nagg,
+						       &s->agg[k]);
 		}
 	}
 	if (rc == CF_OK)
