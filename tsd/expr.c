@@ -879,16 +879,23 @@ struct jent {
 	size_t order;		/* found order: the last of a key wins */
 };
 
-static int cmp_jent(const void *a, const void *b)
+int tsd_xkey_cmp(const unsigned char *a, size_t an, const unsigned char *b,
+		 size_t bn)
 {
-	const struct jent *x = a, *y = b;
-	size_t n = x->klen < y->klen ? x->klen : y->klen;
-	int c = n ? memcmp(x->key, y->key, n) : 0;
+	int c = an && bn ? memcmp(a, b, an < bn ? an : bn) : 0;
 
 	if (c)
 		return c;
-	if (x->klen != y->klen)
-		return x->klen < y->klen ? -1 : 1;
+	return an < bn ? -1 : an > bn;
+}
+
+static int cmp_jent(const void *a, const void *b)
+{
+	const struct jent *x = a, *y = b;
+	int c = tsd_xkey_cmp(x->key, x->klen, y->key, y->klen);
+
+	if (c)
+		return c;
 	return x->order < y->order ? -1 : x->order > y->order;
 }
 

@@ -104,6 +104,11 @@ void tsd_xseries_release(struct tsd_xseries *s);
 /* A deep copy of s into *d.  CF_ENOMEM. */
 int tsd_xseries_copy(struct tsd_xseries *d, const struct tsd_xseries *s);
 
+/* The order of two join keys (tag UID bytes, as UnionIterator's ByteMap
+ * orders them): the bytes, then the shorter first. */
+int tsd_xkey_cmp(const unsigned char *a, size_t an, const unsigned char *b,
+		 size_t bn);
+
 /* Adds aggregated key t (its UID and name, copied) to agg[0..*n), kept
  * in UID order, unless there.  CF_ENOMEM. */
 int tsd_xtags_add_key(struct tsd_xtag **agg, size_t *n,

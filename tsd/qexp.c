@@ -725,13 +725,10 @@ struct jent {
 static int cmp_jent(const void *a, const void *b)
 {
 	const struct jent *x = a, *y = b;
-	size_t n = x->klen < y->klen ? x->klen : y->klen;
-	int c = n ? memcmp(x->key, y->key, n) : 0;
+	int c = tsd_xkey_cmp(x->key, x->klen, y->key, y->klen);
 
 	if (c)
 		return c;
-	if (x->klen != y->klen)
-		return x->klen < y->klen ? -1 : 1;
 	if (x->var != y->var)
 		return x->var < y->var ? -1 : 1;
 	return x->ser < y->ser ? -1 : x->ser > y->ser;
