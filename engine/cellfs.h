@@ -450,13 +450,20 @@ void cf_regions_free(struct cf_region_info *r, size_t n);
 /* Splits the region holding key at key (a no-op CF_EEXIST if key already
  * starts a region).  keylen 0: at the region's middle key. */
 int cf_table_split(cf_table *t, const void *key, size_t keylen);
+/* HBase's merge_region: the region starting at key and the region before
+ * it become one (referencing both regions' files until its compactions
+ * rewrite them), in one catalog transaction after both are flushed.
+ * CF_ENOTFOUND: no region starts at key; CF_EINVAL: it is the first
+ * region; CF_EBUSY: writes to the two kept coming through three
+ * flushes; CF_ENOMEM, CF_EIO. */
+int cf_table_merge(cf_table *t, const void *key, size_t keylen);
 int cf_table_flush(cf_table *t);
 int cf_table_compact(cf_table *t, int major);
 
 struct cf_stats {
 	uint64_t puts, deletes, appends, increments, gets, scans, scan_rows;
 	uint64_t bytes_written, bytes_read;
-	uint64_t flushes, compactions, major_compactions, splits;
+	uint64_t flushes, compactions, major_compactions, splits, merges;
 	uint64_t cache_hits, cache_misses, bloom_skips, files_skipped;
 	uint64_t multi_file_reads;	/* reads that consulted two or more
 					 * store files of a store (read-driven

@@ -697,27 +697,6 @@ static void check_wal(struct chk *c)
 
 /* --- rebuilding the catalog ----------------------------------------- */
 
-static int strictly_inside(const struct rinfo *a, const struct rinfo *b)
-{
-	/* a's range inside b's and not equal */
-	int lo = bytes_cmp(a->start.p, a->start.len, b->start.p,
-			   b->start.len) >= 0;
-	int hi;
-
-	if (!b->end.len)
-		hi = 1;
-	else if (!a->end.len)
-		hi = 0;
-	else
-		hi = bytes_cmp(a->end.p, a->end.len, b->end.p, b->end.len) <= 0;
-	return lo && hi && !(a->start.len == b->start.len &&
-			     !bytes_cmp(a->start.p, a->start.len, b->start.p,
-					b->start.len) &&
-			     a->end.len == b->end.len &&
-			     !bytes_cmp(a->end.p, a->end.len, b->end.p,
-					b->end.len));
-}
-
 static int overlaps(const struct rinfo *a, const struct rinfo *b)
 {
 	int a_before = a->end.len && bytes_cmp(a->end.p, a->end.len,
@@ -847,11 +826,14 @@ static int rebuild(struct chk *c)
 	rc = meta_open((const char *)p.p, &c->m);
 	if (!rc)
 		rc = meta_begin(c->m);
-	/* split parents: regions with another inside them */
+	/* replaced regions: a newer one (a larger id, as region ids only
+	 * grow) overlaps them: split parents, whose daughters lie inside,
+	 * and merged regions, inside the region they became */
 	for (size_t i = 0; i < c->nri; i++)
 		for (size_t j = 0; j < c->nri; j++)
 			if (i != j && !strcmp(c->ri[i].table, c->ri[j].table) &&
-			    strictly_inside(&c->ri[j], &c->ri[i]))
+			    c->ri[j].id > c->ri[i].id &&
+			    overlaps(&c->ri[j], &c->ri[i]))
 				c->ri[i].retired = 1;
 	for (size_t i = 0; i < c->nri && !rc; i++) {
 		struct rinfo *t = &c->ri[i];

@@ -592,31 +592,112 @@ static int middle_row(struct cf_db *db, struct region *r, struct buf *out)
 	return rc;
 }
 
+/* d's reference to file pf (id and home) already in dv, or NULL: a
+ * merge meets the file of a split parent twice, once through each of
+ * the two daughters it merges. */
+static struct sfile *ref_of(struct view *dv, const char *fam,
+			    const struct sfile *pf)
+{
+	for (size_t s = 0; s < dv->nstores; s++) {
+		if (strcmp(dv->stores[s].fam, fam))
+			continue;
+		for (size_t i = 0; i < dv->stores[s].n; i++) {
+			struct sfile *f = dv->stores[s].files[i];
+			if (f->id == pf->id &&
+			    f->home_region == pf->home_region)
+				return f;
+		}
+	}
+	return NULL;
+}
+
+/* The catalog entry of d's reference f (to store fam). */
+static int ref_put(struct cf_db *db, struct region *d, const char *fam,
+		   const struct sfile *f)
+{
+	struct meta_file mf = { 0 };
+
+	mf.id = f->id;
+	mf.region_id = (int64_t)d->id;
+	mf.family = fam;
+	mf.home_region = f->home_region;
+	mf.size = f->size;
+	mf.max_seq = sst_get_meta(f->sst)->max_seq;
+	mf.lo = f->lo.p ? f->lo.p : (const void *)"";
+	mf.lolen = f->lo.len;
+	mf.hi = f->hi_set ? (f->hi.p ? f->hi.p : (const void *)"") : NULL;
+	mf.hilen = f->hi.len;
+	return meta_file_add(db->meta, &mf);
+}
+
+/*
+ * Region d (a split's daughter, or a merge's region) references every
+ * file of pv, each bounded by the tighter of its own bounds and d's
+ * range, at its size over div (2: a daughter's half).  A file d already
+ * references through a region merged before (the two daughters of one
+ * split) has its bounds widened to hold both: the two ranges are
+ * adjacent.
+ */
 static int add_refs(struct cf_db *db, struct region *d, struct view *pv,
-		    struct view *dv)
+		    struct view *dv, unsigned div)
 {
 	int rc = CF_OK;
 
 	for (size_t s = 0; s < pv->nstores && !rc; s++) {
 		struct fstore *st = &pv->stores[s];
 		for (size_t i = 0; i < st->n && !rc; i++) {
-			struct sfile *pf = st->files[i], *f;
-			struct meta_file mf = { 0 };
+			struct sfile *pf = st->files[i], *f, *old;
+			int hi_set = 0;
+			struct buf hi = BUF_INIT;
 
-			if (!(f = calloc(1, sizeof *f)))
-				return CF_ENOMEM;
-			if (!pf->sst) {
-				free(f);
+			if (!pf->sst)
 				return CF_ECORRUPT;	/* fsck first */
+			/* the upper bound: the tighter of the file's and
+			 * d's */
+			if (d->end.len) {
+				hi_set = 1;
+				if (pf->hi_set &&
+				    bytes_cmp(pf->hi.p, pf->hi.len, d->end.p,
+					      d->end.len) < 0)
+					rc = buf_append(&hi, pf->hi.p,
+							pf->hi.len);
+				else
+					rc = buf_append(&hi, d->end.p,
+							d->end.len);
+			} else if (pf->hi_set) {
+				hi_set = 1;
+				rc = buf_append(&hi, pf->hi.p, pf->hi.len);
+			}
+			if (!rc && (old = ref_of(dv, st->fam, pf))) {
+				/* widened to this one's upper bound */
+				buf_reset(&old->hi);
+				old->hi_set = hi_set;
+				rc = buf_append(&old->hi, hi.p, hi.len);
+				old->size += pf->size / div;
+				if (!rc)
+					rc = meta_file_del(db->meta,
+							   (int64_t)d->id,
+							   old->id);
+				if (!rc)
+					rc = ref_put(db, d, st->fam, old);
+				buf_release(&hi);
+				continue;
+			}
+			if (!rc && !(f = calloc(1, sizeof *f)))
+				rc = CF_ENOMEM;
+			if (rc) {
+				buf_release(&hi);
+				return rc;
 			}
 			f->sst = pf->sst;
 			sst_ref(f->sst);
 			f->max_seq = pf->max_seq;
 			f->id = pf->id;
 			f->home_region = pf->home_region;
-			f->size = pf->size / 2;
-			/* bounds: the tighter of the parent's and the
-			 * daughter's */
+			f->size = pf->size / div;
+			f->hi = hi;
+			f->hi_set = hi_set;
+			/* the lower bound: the tighter of the file's and d's */
 			f->lo_set = 1;
 			if (pf->lo_set && bytes_cmp(pf->lo.p, pf->lo.len,
 						    d->start.p,
@@ -625,34 +706,8 @@ static int add_refs(struct cf_db *db, struct region *d, struct view *pv,
 			else
 				rc = buf_append(&f->lo, d->start.p,
 						d->start.len);
-			if (d->end.len) {
-				f->hi_set = 1;
-				if (pf->hi_set &&
-				    bytes_cmp(pf->hi.p, pf->hi.len, d->end.p,
-					      d->end.len) < 0)
-					rc = rc ? rc : buf_append(&f->hi,
-						pf->hi.p, pf->hi.len);
-				else
-					rc = rc ? rc : buf_append(&f->hi,
-						d->end.p, d->end.len);
-			} else if (pf->hi_set) {
-				f->hi_set = 1;
-				rc = rc ? rc : buf_append(&f->hi, pf->hi.p,
-							  pf->hi.len);
-			}
-			mf.id = f->id;
-			mf.region_id = (int64_t)d->id;
-			mf.family = st->fam;
-			mf.home_region = f->home_region;
-			mf.size = f->size;
-			mf.max_seq = sst_get_meta(f->sst)->max_seq;
-			mf.lo = f->lo.p ? f->lo.p : (const void *)"";
-			mf.lolen = f->lo.len;
-			mf.hi = f->hi_set ? (f->hi.p ? f->hi.p :
-					     (const void *)"") : NULL;
-			mf.hilen = f->hi.len;
 			if (!rc)
-				rc = meta_file_add(db->meta, &mf);
+				rc = ref_put(db, d, st->fam, f);
 			if (!rc)
 				rc = view_add_file(dv, st->fam, f);
 			if (rc)
@@ -743,9 +798,9 @@ int table_split_at(struct cf_db *db, struct cf_table *t, const void *key,
 		if (!rc)
 			rc = meta_region_put(db->meta, &mb);
 		if (!rc)
-			rc = add_refs(db, a, pv, a->view);
+			rc = add_refs(db, a, pv, a->view, 2);
 		if (!rc)
-			rc = add_refs(db, b, pv, b->view);
+			rc = add_refs(db, b, pv, b->view, 2);
 		if (!rc)
 			rc = meta_set_u64(db->meta, "next_region",
 					  db->next_region);
@@ -829,6 +884,173 @@ out:
 	return rc;
 }
 
+/* Moves every entry of memstore from into to (the same sequence
+ * numbers); *bytes: from's size.  CF_ENOMEM. */
+static int move_mem(struct memstore *from, struct memstore *to,
+		    uint64_t *bytes)
+{
+	struct iter *it;
+	int rc = CF_OK;
+
+	*bytes = 0;
+	if (!memstore_count(from))
+		return CF_OK;
+	*bytes = memstore_bytes(from);
+	if (!(it = memstore_iter(from)))
+		return CF_ENOMEM;
+	for (iter_seek_first(it); !rc && iter_valid(it); iter_next(it)) {
+		size_t kl, vl;
+		const unsigned char *k = iter_key(it, &kl);
+		const unsigned char *v = iter_value(it, &vl);
+		struct ikey x;
+		ikey_decode(k, kl, &x);
+		rc = memstore_add(to, &x, v, vl);
+	}
+	iter_destroy(it);
+	return rc;
+}
+
+/*
+ * HBase's merge_region of two adjacent regions: a (before) and b, the
+ * region starting at key, become one region m over [a.start, b.end)
+ * that references the files of both (as a split's daughters reference
+ * their parent's), in one catalog transaction; m's compactions then
+ * rewrite them into files of its own.  Both are flushed first.  m's
+ * flushed sequence number is the greater of theirs, which is right only
+ * when neither memstore holds a write after its flush (a write below
+ * it would be skipped by a replay): writes that came in between make
+ * the merge flush again, up to three times, then CF_EBUSY.
+ */
+int table_merge_at(struct cf_db *db, struct cf_table *t, const void *key,
+		   size_t keylen)
+{
+	struct region *a = NULL, *b = NULL, *m = NULL;
+	struct meta_region mm = { 0 };
+	int rc = CF_OK, tries = 0;
+
+	pthread_mutex_lock(&db->ddl_mu);
+	pthread_mutex_lock(&db->compact_mu);
+	if (atomic_load(&t->dropped)) {
+		rc = CF_ECLOSED;
+		goto out;
+	}
+	pthread_rwlock_rdlock(&t->lock);
+	for (size_t i = 0; i < t->nregions; i++)
+		if (!bytes_cmp(key, keylen, t->regions[i]->start.p,
+			       t->regions[i]->start.len)) {
+			b = t->regions[i];
+			a = i ? t->regions[i - 1] : NULL;
+		}
+	pthread_rwlock_unlock(&t->lock);
+	if (!b) {
+		rc = CF_ENOTFOUND;	/* no region starts there */
+		goto out;
+	}
+	if (!a) {
+		rc = CF_EINVAL;		/* the first region: none before */
+		goto out;
+	}
+	for (;;) {
+		struct view *av, *bv;
+		int empty;
+		if ((rc = region_flush(db, a)) || (rc = region_flush(db, b)))
+			goto out;
+		pthread_mutex_lock(&db->mem_mu);
+		pthread_rwlock_wrlock(&t->lock);
+		av = region_view(a);
+		bv = region_view(b);
+		empty = !memstore_count(av->mem) && !memstore_count(bv->mem);
+		view_unref(av);
+		view_unref(bv);
+		if (empty)
+			break;	/* the locks stay taken */
+		pthread_rwlock_unlock(&t->lock);
+		pthread_mutex_unlock(&db->mem_mu);
+		if (++tries == 3) {
+			rc = CF_EBUSY;
+			goto out;
+		}
+	}
+	pthread_mutex_lock(&db->meta_mu);
+	m = region_new(t, db->next_region++, a->start.p, a->start.len,
+		       b->end.p, b->end.len);
+	rc = m ? CF_OK : CF_ENOMEM;
+	/* m describes itself before the catalog names it (cellfs-fsck
+	 * rebuilds from the newest regions: docs/engine.md) */
+	if (!rc)
+		rc = region_write_info(db, m);
+	if (!rc)
+		rc = meta_begin(db->meta);
+	if (!rc) {
+		struct view *av = region_view(a), *bv = region_view(b);
+		uint64_t from_a = 0, from_b = 0;
+		m->flushed_seq = a->flushed_seq > b->flushed_seq ?
+				 a->flushed_seq : b->flushed_seq;
+		m->created_ms = env_now_ms();
+		mm = (struct meta_region){ (int64_t)m->id, t->id, m->start.p,
+			m->start.len, m->end.p, m->end.len, m->flushed_seq,
+			m->created_ms };
+		rc = meta_region_del(db->meta, (int64_t)a->id);
+		if (!rc)
+			rc = meta_region_del(db->meta, (int64_t)b->id);
+		if (!rc)
+			rc = meta_region_put(db->meta, &mm);
+		if (!rc)
+			rc = add_refs(db, m, av, m->view, 1);
+		if (!rc)
+			rc = add_refs(db, m, bv, m->view, 1);
+		if (!rc)
+			rc = meta_set_u64(db->meta, "next_region",
+					  db->next_region);
+		/* empty under the locks, but a write may have come between
+		 * the check and now only through these locks: none did */
+		if (!rc)
+			rc = move_mem(av->mem, m->view->mem, &from_a);
+		if (!rc)
+			rc = move_mem(bv->mem, m->view->mem, &from_b);
+		view_unref(av);
+		view_unref(bv);
+		if (!rc)
+			rc = meta_commit(db->meta);
+		else
+			meta_rollback(db->meta);
+	}
+	pthread_mutex_unlock(&db->meta_mu);
+	if (!rc) {
+		struct region **rt = realloc(t->retired, (t->nretired + 2) *
+					     sizeof *rt);
+		if (!rt) {
+			/* the catalog has m; reopen loads it */
+			rc = CF_ENOMEM;
+		} else {
+			size_t i = 0;
+			t->retired = rt;
+			while (t->regions[i] != a)
+				i++;
+			t->regions[i] = m;
+			memmove(&t->regions[i + 1], &t->regions[i + 2],
+				(t->nregions - i - 2) * sizeof *t->regions);
+			t->nregions--;
+			t->retired[t->nretired++] = a;
+			t->retired[t->nretired++] = b;
+			m = NULL;
+		}
+	}
+	pthread_rwlock_unlock(&t->lock);
+	pthread_mutex_unlock(&db->mem_mu);
+	if (!rc) {
+		atomic_fetch_add(&t->st.merges, 1);
+		atomic_fetch_add(&db->st.merges, 1);
+		cf_log(CF_LOG_INFO, "%s: regions %016" PRIx64 " and %016"
+		       PRIx64 " merged", t->name, a->id, b->id);
+	}
+out:
+	pthread_mutex_unlock(&db->compact_mu);
+	pthread_mutex_unlock(&db->ddl_mu);
+	region_free(m);
+	return rc;
+}
+
 /* HBase's SteppingSplitPolicy: a table's only region splits early, so
  * that a growing table spreads over regions whose stores compact on
  * their own (each minor compaction rewrites half as much); from two
@@ -867,6 +1089,21 @@ int region_split_if_big(struct cf_db *db, struct region *r)
 	else if (rc == CF_EEXIST || rc == CF_ENOTFOUND)
 		rc = CF_OK;	/* one row, or nothing to split */
 	buf_release(&mid);
+	return rc;
+}
+
+int cf_table_merge(cf_table *t, const void *key, size_t keylen)
+{
+	int rc;
+
+	if (atomic_load(&t->dropped))
+		return CF_ECLOSED;
+	if (keylen > CF_ROW_MAX)
+		return CF_ETOOBIG;
+	rc = table_merge_at(t->db, t, key, keylen);
+	if (rc && rc != CF_ENOTFOUND && rc != CF_EINVAL && rc != CF_EBUSY)
+		cf_log(CF_LOG_ERROR, "%s: merge: %s", t->name,
+		       cf_strerror(rc));
 	return rc;
 }
 

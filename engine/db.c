@@ -1326,6 +1326,7 @@ static void copy_stats(const struct tstats *s, struct cf_stats *o)
 	o->compactions = atomic_load(&s->compactions);
 	o->major_compactions = atomic_load(&s->major_compactions);
 	o->splits = atomic_load(&s->splits);
+	o->merges = atomic_load(&s->merges);
 	o->errors = atomic_load(&s->errors);
 	o->stalls = atomic_load(&s->stalls);
 	o->bloom_skips = atomic_load(&s->bloom_skips);

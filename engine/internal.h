@@ -98,7 +98,7 @@ struct region {
 struct tstats {
 	atomic_uint_least64_t puts, deletes, appends, increments, gets, scans,
 		scan_rows, bytes_written, bytes_read, flushes, compactions,
-		major_compactions, splits, errors, stalls, wal_bytes,
+		major_compactions, splits, merges, errors, stalls, wal_bytes,
 		bloom_skips, files_skipped, multi_file_reads;
 };
 
@@ -617,6 +617,8 @@ struct compact_conf {
 };
 int compact_pick(const uint64_t *sizes, size_t n,
 		 const struct compact_conf *c, size_t *first, size_t *count);
+int table_merge_at(struct cf_db *db, struct cf_table *t, const void *key,
+		   size_t keylen);
 int table_split_at(struct cf_db *db, struct cf_table *t, const void *key,
 		   size_t keylen);
 /* The store bytes past which a region of t splits: 2 * flush_size while
