@@ -41,6 +41,7 @@ static int stats_text(const struct cf_stats *s, const char *table,
 		C(compactions, "counter", "Compactions (minor and major)."),
 		C(major_compactions, "counter", "Major compactions."),
 		C(splits, "counter", "Region splits."),
+		C(merges, "counter", "Region merges."),
 		D(cache_hits, "counter", "Block cache hits."),
 		D(cache_misses, "counter", "Block cache misses."),
 		D(bloom_skips, "counter", "Store file reads a bloom filter "
@@ -349,15 +350,41 @@ static int ctl_word(cf_db *db, enum fs_ctl which, const char *table,
 			*why = "malformed escape in split key";
 		else
 			rc = cf_table_split(t, key.p, key.len);
+	} else if (len > 6 && !memcmp(w, "merge ", 6)) {
+		/* HBase's merge_region: the region starting at KEY and
+		 * the one before it */
+		rc = cf_unescape(w + 6, len - 6, &key);
+		if (rc)
+			*why = "malformed escape in merge key";
+		else
+			rc = fs_merge_region(t, table, &key, why);
 	} else {
 		*why = "unknown control word (flush, compact, "
-		       "major_compact, split [KEY], truncate, "
+		       "major_compact, split [KEY], merge KEY, truncate, "
 		       "truncate_preserve, drop)";
 		rc = CF_EINVAL;
 	}
 #undef IS
 	buf_release(&key);
 	cf_table_close(t);
+	return rc;
+}
+
+int fs_merge_region(cf_table *t, const char *table, const struct buf *key,
+		    const char **why)
+{
+	int rc = cf_table_merge(t, key->p, key->len);
+
+	if (rc == CF_EINVAL)
+		*why = "the first region has no region before it to merge "
+		       "with";
+	else if (rc == CF_ENOTFOUND)
+		*why = "no region starts at the key";
+	else if (rc == CF_EBUSY)
+		*why = "the regions kept taking writes through three "
+		       "flushes; try again";
+	if (!rc)	/* the region names changed */
+		fs_table_changed(table, 0);
 	return rc;
 }
 

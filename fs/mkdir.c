@@ -1,14 +1,16 @@
 /*
  * mkdir.c: MKDIR and RMDIR: a table (created with one family "cf", or
- * dropped), a region (a split at the name's key) and a row (kept as an
- * empty row until a cell is written in it, or removed when it has no
- * cell).  Nothing else can be made or removed as a directory (EPERM).
+ * dropped), a region (a split at the name's key, or merged into the
+ * region before it) and a row (kept as an empty row until a cell is
+ * written in it, or removed when it has no cell).  Nothing else can be
+ * made or removed as a directory (EPERM).
  *
  * Locks: engine calls without fs_mu; the empty rows and the pin under it.
  */
 #include <errno.h>
 #include <string.h>
 
+#include "fs/control.h"
 #include "fs/internal.h"
 
 void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name,
@@ -181,6 +183,21 @@ void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 		empty = !rc;
 		break;
 	}
+	case K_REGION:
+		/* the inverse of mkdir T/@KEY: the region merges into the
+		 * one before it (HBase's merge_region) */
+		rc = topen(n->table, &t);
+		if (rc)
+			break;
+		why = NULL;
+		rc = fs_merge_region(t, n->table, &n->key, &why);
+		cf_table_close(t);
+		if (rc) {
+			err = fs_errno(rc);
+			why = why ? why : cf_strerror(rc);
+			rc = 0;
+		}
+		break;
 	default:
 		err = EPERM;
 		why = "this directory cannot be removed";
