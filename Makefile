@@ -256,7 +256,7 @@ check-build: all
 TSAN_TESTS := $(basename $(notdir $(wildcard $(addprefix tests/,\
 	test-engine-concurrent.c test-engine-append.c test-memstore.c \
 	test-wal.c test-cache.c \
-	test-sst.c test-tsd.c test-engine-readpath.c))))
+	test-sst.c test-tsd.c test-engine-readpath.c test-engine-merge.c))))
 check-thread: deps
 	@$(MAKE) --no-print-directory SANITIZE=thread \
 		$(addprefix build/thread/tests/,$(TSAN_TESTS))
