@@ -74,6 +74,15 @@ test_expect_success 'mount with the HTTP API, write oneExtraSameE and threeSameE
 	OB $((T + 180)) 14 D=D E=E
 	OB $((T + 120)) 16 D=F E=E
 	OB $((T + 180)) 17 D=F E=E
+	QA $T 1 D=D E=E
+	QA $((T + 60)) 2 D=D E=E
+	QA $((T + 120)) 3 D=D E=E
+	QA $T 1 D=E E=F
+	QA $((T + 60)) 2 D=E E=F
+	QA $((T + 120)) 3 D=E E=F
+	QB $T 11 D=D E=E
+	QB $((T + 60)) 12 D=D E=E
+	QB $((T + 120)) 13 D=D E=E
 	EOF
 	cat "$SHARNESS_TEST_DIRECTORY/data/tsd-one-extra-same-e.txt" in \
 		>"$MNT/tsd/put"
@@ -170,6 +179,12 @@ test_expect_success 'an output holds the times of the range' '
 	exp "\"time\":{\"start\":\"1431561600\",\"end\":\"1431561700\",\"aggregator\":\"sum\"},\"metrics\":[{\"id\":\"x\",\"metric\":\"AE\"}],\"expressions\":[{\"id\":\"e\",\"expr\":\"x * 10\"}],\"outputs\":[{\"id\":\"e\"},{\"id\":\"x\"}]" &&
 	has "\"id\":\"x\",\"dps\":[[1431561600000,5.0],[1431561660000,6.0]]," \
 		"\"id\":\"e\",\"dps\":[[1431561600000,50.0],[1431561660000,60.0]],\"dpsMeta\":{\"firstTimestamp\":1431561600000,\"lastTimestamp\":1431561660000,\"setCount\":2,\"series\":1}"
+'
+
+test_expect_success 'aPlusBOneAggedOneTaggedUseQueryTagsWoutQueryTags: no filter, no key, one row' '
+	exp "$TIME,\"metrics\":[{\"id\":\"a\",\"metric\":\"QA\"},{\"id\":\"b\",\"metric\":\"QB\"}],\"expressions\":[{\"id\":\"e\",\"expr\":\"a + b\",\"join\":{\"operator\":\"intersection\",\"useQueryTags\":true,\"includeAggTags\":false}}]" &&
+	has "\"dps\":[[1431561600000,13.0],[1431561660000,16.0],[1431561720000,19.0]]" \
+		"\"aggregatedTags\":[\"D\",\"E\"]"
 '
 
 test_expect_success 'bad queries: 400 with the pojos'"'"' reasons' '
