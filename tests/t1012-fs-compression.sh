@@ -169,12 +169,12 @@ test_expect_success 'an unknown compression is EINVAL with one .log line, and ch
 	test_cmp expect out
 '
 
-test_expect_success 'the tsdb table tsd/ makes is COMPRESSION=ZSTD; its points read back after a flush and a major compaction' '
+test_expect_success 'the tsdb table tsd/ makes is COMPRESSION=ZSTD, ENCODING=TSDB, BLOCKSIZE=262144; its points read back after a flush and a major compaction' '
 	for i in $(seq 0 99); do
 		echo "sys.cpu.user $((1356998400 + 10 * i)) $i.5 host=web01"
 	done >>"$MNT/tsd/put" &&
-	grep "^t .* COMPRESSION=ZSTD .* ENCODING=TSDB$" "$MNT/tsdb/.schema" &&
-	grep "^id .* COMPRESSION=SNAPPY " "$MNT/tsdb-uid/.schema" &&
+	grep "^t .* COMPRESSION=ZSTD .* BLOCKSIZE=262144 .* ENCODING=TSDB$" "$MNT/tsdb/.schema" &&
+	grep "^id .* COMPRESSION=SNAPPY .* BLOCKSIZE=65536 " "$MNT/tsdb-uid/.schema" &&
 	echo flush >"$MNT/tsdb/.ctl" &&
 	echo major_compact >"$MNT/tsdb/.ctl" &&
 	f=$(ls "$DATA"/data/tsdb/*/t/*.sst) &&

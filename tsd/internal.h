@@ -359,6 +359,9 @@ struct tsd_cursor {
 
 /* A cursor over content produced on demand by the callbacks (set by the
  * caller on the returned cursor).  CF_ENOMEM. */
+/* The BLOCKSIZE of the tsdb table's family t when tsd/ makes it. */
+#define TSD_BLOCKSIZE (256 * 1024)
+
 int tsd_cursor_new(struct tsd_cursor **out);
 
 struct tsd_query;
