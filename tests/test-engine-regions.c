@@ -18,36 +18,12 @@
 
 #include "engine/cellfs.h"
 #include "util/log.h"
+#include "tests/regions.h"
 #include "tests/tap.h"
 
 #define ROWS 20000
 
 static const char *dir;
-static char said[65536];
-
-static void say(void *arg, enum cf_check_kind kind, const char *path,
-		const char *what)
-{
-	size_t n = strlen(said);
-	(void)arg;
-	snprintf(said + n, sizeof said - n, "%s: %s%s\n", path,
-		 kind == CF_CHECK_DEBRIS ? "debris: " : "", what);
-}
-
-/* values that do not compress, so the store grows past split_size */
-static void value_of(int i, char *v, size_t *n)
-{
-	uint32_t x = (uint32_t)i * 2654435761u + 1;
-	int len = snprintf(v, 160, "value-%06d-", i);
-
-	while (len < 100) {
-		x ^= x << 13;
-		x ^= x >> 17;
-		x ^= x << 5;
-		v[len++] = (char)('!' + x % 90);
-	}
-	*n = (size_t)len;
-}
 
 static int check_all(cf_table *t, int rows, const char *why)
 {
