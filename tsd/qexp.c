@@ -820,7 +820,7 @@ static int join(struct qx *x, const struct xexpr *e, const struct var *vs,
 
 /* Java's HashMap order of the variables' names (the first one names a
  * joined series' tags): by bucket of a 16-slot table, then as given. */
-static size_t first_var(const struct tsd_jexl *j, const struct vseries **row)
+static size_t first_var(const struct tsd_jexl *j)
 {
 	size_t nv = tsd_jexl_nvars(j), best = 0;
 	uint32_t cap = 16;
@@ -831,7 +831,6 @@ static size_t first_var(const struct tsd_jexl *j, const struct vseries **row)
 		if ((jhash(tsd_jexl_var(j, v)) & (cap - 1)) <
 		    (jhash(tsd_jexl_var(j, best)) & (cap - 1)))
 			best = v;
-	(void)row;
 	return best;
 }
 
@@ -983,7 +982,7 @@ static int eval_expr(struct qx *x, struct xexpr *e)
 		e->res.n = nr;
 	/* each row: the first variable's tags, every series' metrics and
 	 * aggregated keys (ExpressionIterator.compile) */
-	first = first_var(e->j, NULL);
+	first = first_var(e->j);
 	for (size_t r = 0; r < nr && rc == CF_OK; r++) {
 		struct vseries *d = &e->res.s[r];
 		const struct vseries *f = rows[r * nv + first];
