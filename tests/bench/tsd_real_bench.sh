@@ -10,7 +10,8 @@
 # day so that every hour is over (and compacts); -k FILE keeps those put
 # lines, -f FILE uses lines kept before instead of sampling.  Then, for
 # each family line of tsdb in turn (SNAPPY, ZSTD, ZSTD with
-# ENCODING=TSDB), a fresh mount of $CELLFS_BUILD/cellfs (default
+# ENCODING=TSDB, and that in 256 KiB blocks: the table tsd/ makes), a
+# fresh mount of $CELLFS_BUILD/cellfs (default
 # build/default) takes the lines through MNT/tsd/put, every metric is
 # dumped (which compacts each hourly row), tsdb is flushed and
 # major-compacted, and the size of its store files over the points is
@@ -86,4 +87,5 @@ run() {
 
 run snappy SNAPPY &&
 run zstd ZSTD &&
-run tsdb "ZSTD ENCODING=TSDB"
+run tsdb "ZSTD ENCODING=TSDB" &&
+run tsdb256 "ZSTD ENCODING=TSDB BLOCKSIZE=262144"
