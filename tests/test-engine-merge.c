@@ -44,52 +44,6 @@ static void put_rows(cf_table *t, int from, int to)
 	cf_batch_free(b);
 }
 
-/* Every row of [0, rows) once, in order, with its value; and by gets. */
-static int check_all(cf_table *t, int rows, const char *why)
-{
-	struct cf_scan_opts so = { .read = CF_READ_OPTS_INIT };
-	cf_scanner *s;
-	const cf_row *r;
-	int n = 0, bad = 0;
-
-	if (cf_scan_open(t, &so, &s))
-		return 0;
-	while (!bad && cf_scan_next(s, &r) == CF_OK && r) {
-		size_t kl, vl;
-		const unsigned char *k = cf_row_key(r, &kl);
-		char key[32], v[160];
-		snprintf(key, sizeof key, "row%06d", n);
-		value_of(n, v, &vl);
-		if (kl != strlen(key) || memcmp(k, key, kl) ||
-		    cf_row_count(r) != 1 || cf_row_cell(r, 0)->vlen != vl ||
-		    memcmp(cf_row_cell(r, 0)->val, v, vl)) {
-			diag("%s: row %d is %.*s", why, n, (int)kl, k);
-			bad = 1;
-		}
-		n++;
-	}
-	cf_scan_close(s);
-	if (!bad && n != rows) {
-		diag("%s: %d rows scanned, want %d", why, n, rows);
-		bad = 1;
-	}
-	for (int i = 0; i < rows && !bad; i += 89) {
-		char key[32], v[160];
-		size_t vl;
-		cf_row *row;
-		snprintf(key, sizeof key, "row%06d", i);
-		value_of(i, v, &vl);
-		if (cf_table_get(t, key, strlen(key), NULL, &row) ||
-		    cf_row_count(row) != 1 ||
-		    memcmp(cf_row_cell(row, 0)->val, v, vl)) {
-			diag("%s: get row %d", why, i);
-			bad = 1;
-		}
-		cf_row_free(row);
-	}
-	return !bad;
-}
-
 /* The regions' start keys, ' '-separated ("" for the first), in *out. */
 static void starts(cf_table *t, char *out, size_t n)
 {

@@ -25,55 +25,6 @@
 
 static const char *dir;
 
-static int check_all(cf_table *t, int rows, const char *why)
-{
-	struct cf_scan_opts so = { .read = CF_READ_OPTS_INIT };
-	cf_scanner *s;
-	const cf_row *r;
-	int n = 0, bad = 0;
-	char prev[32] = "";
-
-	if (cf_scan_open(t, &so, &s))
-		return 0;
-	while (!bad && cf_scan_next(s, &r) == CF_OK && r) {
-		size_t kl, vl;
-		const unsigned char *k = cf_row_key(r, &kl);
-		char key[32], v[160];
-		snprintf(key, sizeof key, "row%06d", n);
-		value_of(n, v, &vl);
-		if (kl != strlen(key) || memcmp(k, key, kl) ||
-		    cf_row_count(r) != 1 || cf_row_cell(r, 0)->vlen != vl ||
-		    memcmp(cf_row_cell(r, 0)->val, v, vl)) {
-			diag("%s: row %d is %.*s (after %s)", why, n, (int)kl,
-			     k, prev);
-			bad = 1;
-		}
-		snprintf(prev, sizeof prev, "%.*s", (int)kl, k);
-		n++;
-	}
-	cf_scan_close(s);
-	if (!bad && n != rows) {
-		diag("%s: %d rows scanned, want %d", why, n, rows);
-		bad = 1;
-	}
-	/* and each row by a get */
-	for (int i = 0; i < rows && !bad; i += 97) {
-		char key[32], v[160];
-		size_t vl;
-		cf_row *row;
-		snprintf(key, sizeof key, "row%06d", i);
-		value_of(i, v, &vl);
-		if (cf_table_get(t, key, strlen(key), NULL, &row) ||
-		    cf_row_count(row) != 1 ||
-		    memcmp(cf_row_cell(row, 0)->val, v, vl)) {
-			diag("%s: get row %d", why, i);
-			bad = 1;
-		}
-		cf_row_free(row);
-	}
-	return !bad;
-}
-
 static size_t nregions(cf_table *t)
 {
 	struct cf_region_info *ri;
